@@ -1,0 +1,227 @@
+// The `onnxsurgeon` command.
+//
+//   onnxsurgeon [--pass PIPELINE] [options] IN -o OUT   rewrite a model
+//   onnxsurgeon inspect [--json] IN                     health report
+//   onnxsurgeon passes                                  list passes and options
+//
+// Exit status: 0 success, 1 the model is bad or a pass failed (nothing written),
+// 2 usage error (unknown flag, bad pipeline).
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "core/inspect/inspect.h"
+#include "core/inspect/json_writer.h"
+#include "core/io/model_io.h"
+#include "core/pass/pass_manager.h"
+#include "core/pass/pipeline.h"
+
+namespace onnxsurgeon {
+namespace {
+
+constexpr int kOk = 0, kModelError = 1, kUsageError = 2;
+
+const char* kUsage = R"(usage:
+  onnxsurgeon [--pass PIPELINE] [options] IN -o OUT
+  onnxsurgeon inspect [--json] IN
+  onnxsurgeon passes
+  onnxsurgeon --help | --version
+
+Rewrites an ONNX model with a pipeline of passes, e.g.
+  onnxsurgeon --pass fold-constants,dce,downgrade-opset=15 model.onnx -o fixed.onnx
+Pipeline grammar: name | name=value | name(key=value,...), separated by commas.
+
+options:
+  -o, --output OUT             where to write the result (written atomically)
+  --pass PIPELINE              passes to run; none means a load -> save round trip
+  --external-data MODE         keep (default: external tensors stay external),
+                               inline, or all (tensors >= threshold to one file)
+  --external-threshold BYTES   size threshold for --external-data all (default 1024)
+  --external-location NAME     file for --external-data all (default OUT.data)
+  --dry-run                    run the passes and report, write nothing
+  --report text|json           per-pass report on stderr (text) or stdout (json)
+  --verify-each                run the onnx checker after every pass
+  --print-after PASS           print the model as ONNX text after PASS
+)";
+
+int Usage(const std::string& message) {
+  std::cerr << "onnxsurgeon: " << message << "\n\n" << kUsage;
+  return kUsageError;
+}
+
+int Fail(const Status& s) {
+  std::cerr << "onnxsurgeon: error: " << s.message() << "\n";
+  return kModelError;
+}
+
+int CmdInspect(const std::vector<std::string>& args) {
+  bool json = false;
+  std::string input;
+  for (const auto& a : args) {
+    if (a == "--json") json = true;
+    else if (a.starts_with("-")) return Usage("inspect: unknown option '" + a + "'");
+    else if (input.empty()) input = a;
+    else return Usage("inspect takes one model");
+  }
+  if (input.empty()) return Usage("inspect: which model?");
+  auto model = LoadModel(input);
+  if (!model.ok()) return Fail(model.status());
+  InspectReport report = Inspect(**model);
+  std::cout << (json ? FormatInspectJson(report) : FormatInspectText(report));
+  return kOk;
+}
+
+int CmdPasses() {
+  for (const PassInfo& p : AllPasses()) {
+    std::cout << p.name << "\n    " << p.summary << "\n";
+    for (size_t i = 0; i < p.options.size(); ++i) {
+      const auto& o = p.options[i];
+      std::cout << "    " << (i == 0 ? "[primary] " : "") << o.name << " (default: "
+                << (o.default_value.empty() ? "none" : o.default_value) << "): " << o.help << "\n";
+    }
+  }
+  return kOk;
+}
+
+std::string ReportJson(const std::vector<PassRunReport>& reports) {
+  JsonWriter w;
+  w.BeginArray();
+  for (const auto& r : reports) {
+    w.BeginObject().Key("pass").Value(r.name).Key("changed").Bool(r.result.changed).Key("seconds").Value(r.seconds);
+    w.Key("counts").BeginObject();
+    for (const auto& [k, v] : r.result.counts) w.Key(k).Value(v);
+    w.EndObject();
+    for (auto [key, hist] : {std::pair{"histogram_before", &r.histogram_before}, std::pair{"histogram_after", &r.histogram_after}}) {
+      w.Key(key).BeginObject();
+      for (const auto& [k, v] : *hist) w.Key(k).Value(v);
+      w.EndObject();
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+  return w.str() + "\n";
+}
+
+std::string ReportText(const std::vector<PassRunReport>& reports) {
+  std::string out;
+  for (const auto& r : reports) {
+    absl::StrAppend(&out, r.name, ": ", r.result.changed ? "changed" : "no change", " in ",
+                    static_cast<int64_t>(r.seconds * 1e6) / 1e3, " ms");
+    for (const auto& [k, v] : r.result.counts) absl::StrAppend(&out, ", ", k, "=", v);
+    absl::StrAppend(&out, "\n");
+  }
+  return out;
+}
+
+int CmdRewrite(const std::vector<std::string>& args) {
+  std::string input, output, pipeline_text, report_format, print_after;
+  bool dry_run = false, verify_each = false;
+  SaveOptions save;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](std::string& into) -> bool {
+      if (auto eq = a.find('='); a.starts_with("--") && eq != std::string::npos) {
+        into = a.substr(eq + 1);
+        return true;
+      }
+      if (i + 1 >= args.size()) return false;
+      into = args[++i];
+      return true;
+    };
+    auto is = [&](const char* flag) { return a == flag || a.starts_with(std::string(flag) + "="); };
+    std::string v;
+    if (a == "-o" || is("--output")) {
+      if (!value(output)) return Usage("-o needs a path");
+    } else if (is("--pass")) {
+      if (!value(v)) return Usage("--pass needs a pipeline");
+      pipeline_text += (pipeline_text.empty() ? "" : ",") + v;
+    } else if (is("--external-data")) {
+      if (!value(v)) return Usage("--external-data needs keep, inline or all");
+      if (v == "keep") save.external_data = ExternalDataMode::kKeep;
+      else if (v == "inline") save.external_data = ExternalDataMode::kInline;
+      else if (v == "all") save.external_data = ExternalDataMode::kAll;
+      else return Usage("--external-data must be keep, inline or all, not '" + v + "'");
+    } else if (is("--external-threshold")) {
+      uint64_t n;
+      if (!value(v) || !absl::SimpleAtoi(v, &n)) return Usage("--external-threshold needs a byte count");
+      save.size_threshold = n;
+    } else if (is("--external-location")) {
+      if (!value(save.location)) return Usage("--external-location needs a file name");
+    } else if (a == "--dry-run") {
+      dry_run = true;
+    } else if (a == "--verify-each") {
+      verify_each = true;
+    } else if (is("--report")) {
+      if (!value(report_format) || (report_format != "text" && report_format != "json"))
+        return Usage("--report must be text or json");
+    } else if (is("--print-after")) {
+      if (!value(print_after)) return Usage("--print-after needs a pass name");
+    } else if (a.starts_with("-") && a != "-") {
+      return Usage("unknown option '" + a + "'");
+    } else if (input.empty()) {
+      input = a;
+    } else {
+      return Usage("more than one input model ('" + input + "', '" + a + "')");
+    }
+  }
+  if (input.empty()) return Usage("no input model");
+  if (output.empty() && !dry_run) return Usage("no output: give -o OUT (or --dry-run)");
+
+  auto pipeline = ParsePipeline(pipeline_text);
+  if (!pipeline.ok()) {
+    std::cerr << "onnxsurgeon: " << pipeline.status().message() << "\n";
+    return kUsageError;
+  }
+  if (!print_after.empty() && !FindPass(print_after)) return Usage("--print-after: unknown pass '" + print_after + "'");
+
+  auto model = LoadModel(input);
+  if (!model.ok()) return Fail(model.status());
+
+  PassManagerOptions pm;
+  pm.verify_each = verify_each;
+  pm.print_after = print_after;
+  pm.print = [](const std::string& text) { std::cout << text << "\n"; };
+  auto reports = RunPipeline(**model, *pipeline, pm);
+  if (!reports.ok()) return Fail(reports.status());
+  if (report_format == "json") std::cout << ReportJson(*reports);
+  else if (report_format == "text" || dry_run) std::cerr << ReportText(*reports);
+
+  if (dry_run) return kOk;
+  Status saved = SaveModel(**model, output, save);
+  if (!saved.ok()) return Fail(saved);
+  return kOk;
+}
+
+int Main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) return Usage("no arguments");
+  if (args[0] == "--help" || args[0] == "-h") {
+    std::cout << kUsage;
+    return kOk;
+  }
+  if (args[0] == "--version") {
+    std::cout << "onnxsurgeon " << ONNXSURGEON_VERSION << "\n";
+    return kOk;
+  }
+  if (args[0] == "inspect") return CmdInspect({args.begin() + 1, args.end()});
+  if (args[0] == "passes") return CmdPasses();
+  return CmdRewrite(args);
+}
+
+}  // namespace
+}  // namespace onnxsurgeon
+
+int main(int argc, char** argv) {
+  try {
+    return onnxsurgeon::Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "onnxsurgeon: internal error: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,230 @@
+#include "core/inspect/inspect.h"
+
+#include <algorithm>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/inspect/json_writer.h"
+#include "onnx/defs/schema.h"
+
+namespace onnxsurgeon {
+namespace {
+
+std::string OpKey(const Node& n) {
+  return n.domain().empty() || n.domain() == "ai.onnx" ? n.op_type() : absl::StrCat(n.domain(), "::", n.op_type());
+}
+
+std::string ElemTypeName(int32_t elem_type) {
+  if (!onnx::TensorProto_DataType_IsValid(elem_type)) return absl::StrCat("type", elem_type);
+  return absl::AsciiStrToLower(onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(elem_type)));
+}
+
+std::string ShapeToString(const onnx::TensorShapeProto& shape) {
+  std::vector<std::string> dims;
+  for (const auto& d : shape.dim()) {
+    if (d.has_dim_value()) dims.push_back(std::to_string(d.dim_value()));
+    else if (d.has_dim_param()) dims.push_back(d.dim_param());
+    else dims.push_back("?");
+  }
+  return absl::StrCat("[", absl::StrJoin(dims, ","), "]");
+}
+
+bool IsStandardDomain(std::string_view domain) {
+  const auto& known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  return known.count(std::string(CanonicalDomain(domain))) > 0;
+}
+
+}  // namespace
+
+std::string TypeToString(const onnx::TypeProto* type) {
+  if (!type) return "?";
+  switch (type->value_case()) {
+    case onnx::TypeProto::kTensorType: {
+      const auto& t = type->tensor_type();
+      return ElemTypeName(t.elem_type()) + (t.has_shape() ? ShapeToString(t.shape()) : "");
+    }
+    case onnx::TypeProto::kSparseTensorType:
+      return "sparse " + ElemTypeName(type->sparse_tensor_type().elem_type());
+    case onnx::TypeProto::kSequenceType:
+      return "seq(" + TypeToString(&type->sequence_type().elem_type()) + ")";
+    case onnx::TypeProto::kOptionalType:
+      return "optional(" + TypeToString(&type->optional_type().elem_type()) + ")";
+    case onnx::TypeProto::kMapType:
+      return "map(" + ElemTypeName(type->map_type().key_type()) + "," + TypeToString(&type->map_type().value_type()) + ")";
+    default:
+      return "?";
+  }
+}
+
+InspectReport Inspect(const Model& model) {
+  InspectReport r;
+  const onnx::ModelProto& p = model.proto();
+  r.ir_version = p.ir_version();
+  r.producer = p.producer_version().empty() ? p.producer_name() : absl::StrCat(p.producer_name(), " ", p.producer_version());
+  for (const auto& op : p.opset_import()) r.opsets.emplace_back(std::string(CanonicalDomain(op.domain())), op.version());
+
+  const Graph& g = model.graph();
+  r.node_count = static_cast<int64_t>(g.num_nodes());
+  for (Value* v : g.inputs()) {
+    r.inputs.push_back({v->name(), TypeToString(v->type())});
+    if (v->IsInitializer()) r.initializers_as_inputs.push_back(v->name());
+  }
+  for (Value* v : g.outputs()) r.outputs.push_back({v->name(), TypeToString(v->type())});
+
+  std::map<std::string, InspectReport::ExternalFile> external;
+  std::map<std::string, InspectReport::Problem> problems;
+  for (Graph* graph : model.AllGraphs()) {
+    if (graph->kind() == GraphKind::kSubgraph) ++r.subgraph_count;
+    for (Value* v : graph->initializers()) {
+      const Tensor* t = v->initializer();
+      ++r.initializer_count;
+      r.initializer_bytes += t->raw_bytes().size();
+      if (t->meta().data_location() == onnx::TensorProto::EXTERNAL) {
+        std::string location = "?";
+        for (const auto& kv : t->meta().external_data())
+          if (kv.key() == "location") location = kv.value();
+        auto& f = external[location];
+        f.location = location;
+        ++f.tensors;
+        f.bytes += t->raw_bytes().size();
+      }
+    }
+    const Function* fn_owner = nullptr;
+    if (graph->kind() == GraphKind::kFunctionBody) {
+      for (const auto& f : model.functions())
+        if (&f->body() == graph) fn_owner = f.get();
+    }
+    for (Node* n : graph->nodes()) {
+      ++r.total_node_count;
+      if (graph->kind() != GraphKind::kFunctionBody) ++r.op_histogram[OpKey(*n)];
+      std::string key = OpKey(*n);
+      if (model.FindFunction(n->domain(), n->op_type(), n->proto().overload())) continue;
+      if (!IsStandardDomain(n->domain())) {
+        if (graph->kind() != GraphKind::kFunctionBody) ++r.custom_domain_ops[key];
+        continue;
+      }
+      int64_t version = fn_owner ? fn_owner->OpsetVersion(n->domain()) : model.OpsetVersion(n->domain());
+      if (version < 0) version = model.OpsetVersion(n->domain());
+      std::string why;
+      if (version < 0) {
+        why = absl::StrCat("domain '", n->domain().empty() ? "ai.onnx" : n->domain(), "' is not imported");
+      } else if (!onnx::OpSchemaRegistry::Schema(n->op_type(), static_cast<int>(version), std::string(CanonicalDomain(n->domain())))) {
+        std::string domain(CanonicalDomain(n->domain()));
+        const auto* newest = onnx::OpSchemaRegistry::Schema(n->op_type(), domain);
+        if (!newest) {
+          why = absl::StrCat("no schema at opset ", version, " (unknown operator)");
+        } else {
+          // Walk down from the newest schema to the version that introduced the op.
+          int first = newest->since_version();
+          while (first > 1) {
+            const auto* older = onnx::OpSchemaRegistry::Schema(n->op_type(), first - 1, domain);
+            if (!older) break;
+            first = older->since_version();
+          }
+          why = absl::StrCat("no schema at opset ", version, " (the op exists from opset ", first, ")");
+        }
+      }
+      if (!why.empty()) {
+        auto& prob = problems[key + "|" + why];
+        prob.op = key;
+        prob.why = why;
+        ++prob.count;
+      }
+    }
+  }
+  for (const auto& f : model.functions())
+    r.functions.push_back(absl::StrCat(f->domain(), "::", f->name(), " (", f->body().num_nodes(), " nodes)"));
+  for (auto& [_, f] : external) r.external_data.push_back(f);
+  for (auto& [_, prob] : problems) r.ops_without_schema.push_back(prob);
+  return r;
+}
+
+std::string FormatInspectText(const InspectReport& r) {
+  std::string out;
+  absl::StrAppend(&out, "ir_version: ", r.ir_version, "\n");
+  if (!r.producer.empty()) absl::StrAppend(&out, "producer:   ", r.producer, "\n");
+  absl::StrAppend(&out, "opsets:     ");
+  for (size_t i = 0; i < r.opsets.size(); ++i)
+    absl::StrAppend(&out, i ? ", " : "", r.opsets[i].first.empty() ? "ai.onnx" : r.opsets[i].first, "=", r.opsets[i].second);
+  absl::StrAppend(&out, "\nnodes:      ", r.node_count, " in the main graph, ", r.total_node_count,
+                  " with subgraphs and functions (", r.subgraph_count, " subgraphs)\n");
+  absl::StrAppend(&out, "inputs:\n");
+  for (const auto& io : r.inputs) absl::StrAppend(&out, "  ", io.name, ": ", io.type, "\n");
+  absl::StrAppend(&out, "outputs:\n");
+  for (const auto& io : r.outputs) absl::StrAppend(&out, "  ", io.name, ": ", io.type, "\n");
+  absl::StrAppend(&out, "initializers: ", r.initializer_count, " (", r.initializer_bytes, " bytes)\n");
+  if (!r.initializers_as_inputs.empty()) {
+    absl::StrAppend(&out, "initializers also listed as graph inputs: ", r.initializers_as_inputs.size(), " (",
+                    absl::StrJoin(r.initializers_as_inputs.begin(),
+                                  r.initializers_as_inputs.begin() + std::min<size_t>(5, r.initializers_as_inputs.size()), ", "),
+                    r.initializers_as_inputs.size() > 5 ? ", ..." : "", ")\n");
+  }
+  absl::StrAppend(&out, "op histogram:\n");
+  std::vector<std::pair<std::string, int64_t>> ops(r.op_histogram.begin(), r.op_histogram.end());
+  std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  for (const auto& [op, n] : ops) absl::StrAppend(&out, "  ", n, "\t", op, "\n");
+  if (!r.custom_domain_ops.empty()) {
+    absl::StrAppend(&out, "custom-domain ops:\n");
+    for (const auto& [op, n] : r.custom_domain_ops) absl::StrAppend(&out, "  ", n, "\t", op, "\n");
+  }
+  if (!r.functions.empty()) {
+    absl::StrAppend(&out, "local functions:\n");
+    for (const auto& f : r.functions) absl::StrAppend(&out, "  ", f, "\n");
+  }
+  if (!r.external_data.empty()) {
+    absl::StrAppend(&out, "external data:\n");
+    for (const auto& f : r.external_data) absl::StrAppend(&out, "  ", f.location, ": ", f.tensors, " tensors, ", f.bytes, " bytes\n");
+  }
+  if (!r.ops_without_schema.empty()) {
+    absl::StrAppend(&out, "ops with no schema at the model's opset:\n");
+    for (const auto& p : r.ops_without_schema) absl::StrAppend(&out, "  ", p.count, "\t", p.op, ": ", p.why, "\n");
+  }
+  return out;
+}
+
+std::string FormatInspectJson(const InspectReport& r) {
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("ir_version").Value(r.ir_version);
+  w.Key("producer").Value(r.producer);
+  w.Key("opsets").BeginObject();
+  for (const auto& [d, v] : r.opsets) w.Key(d.empty() ? "ai.onnx" : d).Value(v);
+  w.EndObject();
+  w.Key("node_count").Value(r.node_count);
+  w.Key("total_node_count").Value(r.total_node_count);
+  w.Key("subgraph_count").Value(r.subgraph_count);
+  w.Key("op_histogram").BeginObject();
+  for (const auto& [op, n] : r.op_histogram) w.Key(op).Value(n);
+  w.EndObject();
+  auto ios = [&](const char* key, const std::vector<InspectReport::Io>& list) {
+    w.Key(key).BeginArray();
+    for (const auto& io : list) w.BeginObject().Key("name").Value(io.name).Key("type").Value(io.type).EndObject();
+    w.EndArray();
+  };
+  ios("inputs", r.inputs);
+  ios("outputs", r.outputs);
+  w.Key("initializer_count").Value(r.initializer_count);
+  w.Key("initializer_bytes").Value(r.initializer_bytes);
+  w.Key("initializers_as_inputs").BeginArray();
+  for (const auto& n : r.initializers_as_inputs) w.Value(n);
+  w.EndArray();
+  w.Key("custom_domain_ops").BeginObject();
+  for (const auto& [op, n] : r.custom_domain_ops) w.Key(op).Value(n);
+  w.EndObject();
+  w.Key("functions").BeginArray();
+  for (const auto& f : r.functions) w.Value(f);
+  w.EndArray();
+  w.Key("external_data").BeginArray();
+  for (const auto& f : r.external_data)
+    w.BeginObject().Key("location").Value(f.location).Key("tensors").Value(f.tensors).Key("bytes").Value(f.bytes).EndObject();
+  w.EndArray();
+  w.Key("ops_without_schema").BeginArray();
+  for (const auto& p : r.ops_without_schema)
+    w.BeginObject().Key("op").Value(p.op).Key("why").Value(p.why).Key("count").Value(p.count).EndObject();
+  w.EndArray();
+  w.EndObject();
+  return w.str() + "\n";
+}
+
+}  // namespace onnxsurgeon

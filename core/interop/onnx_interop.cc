@@ -1,0 +1,85 @@
+#include "core/interop/onnx_interop.h"
+
+#include <exception>
+
+#include "core/io/exporter.h"
+#include "core/io/importer.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "onnx/checker.h"
+#include "onnx/defs/parser.h"
+#include "onnx/defs/printer.h"
+#include "onnx/shape_inference/implementation.h"
+
+namespace onnxsurgeon {
+
+StatusOr<std::unique_ptr<Model>> ParseModelText(std::string_view text) {
+  onnx::ModelProto proto;
+  std::string owned(text);
+  auto status = onnx::OnnxParser::Parse(proto, owned.c_str());
+  if (!status.IsOK()) return absl::InvalidArgumentError(absl::StrCat("ONNX text: ", status.ErrorMessage()));
+  return ImportModel(std::move(proto));
+}
+
+std::string PrintModelText(const Model& model) { return onnx::ProtoToString(ExportModel(model)); }
+
+std::string PrintGraphText(const Graph& graph) { return onnx::ProtoToString(ExportGraph(graph)); }
+
+Status CheckModel(const Model& model, bool full_check) {
+  try {
+    onnx::checker::check_model(ExportModel(model), full_check);
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("onnx checker: ", e.what()));
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+int AdoptTypes(Graph& g, const onnx::GraphProto& inferred) {
+  int gained = 0;
+  for (const onnx::ValueInfoProto& vi : inferred.value_info()) {
+    Value* v = g.FindValue(vi.name());
+    if (!v || v->has_type() || !vi.has_type()) continue;
+    *v->mutable_info()->mutable_type() = vi.type();
+    g.AddValueInfo(v);
+    ++gained;
+  }
+  for (const onnx::ValueInfoProto& vi : inferred.output()) {
+    Value* v = g.FindValue(vi.name());
+    if (v && !v->has_type() && vi.has_type()) {
+      *v->mutable_info()->mutable_type() = vi.type();
+      ++gained;
+    }
+  }
+  // Subgraphs: walk the same node order.
+  int i = 0;
+  for (Node* n : g.nodes()) {
+    if (i >= inferred.node_size()) break;
+    const onnx::NodeProto& np = inferred.node(i++);
+    auto subs = n->subgraphs();
+    size_t k = 0;
+    for (const auto& ap : np.attribute()) {
+      if (ap.has_g() && k < subs.size()) gained += AdoptTypes(*subs[k++], ap.g());
+      for (const auto& sg : ap.graphs())
+        if (k < subs.size()) gained += AdoptTypes(*subs[k++], sg);
+    }
+  }
+  return gained;
+}
+}  // namespace
+
+StatusOr<int> InferShapes(Model& model, bool data_propagation) {
+  onnx::ModelProto proto = ExportModel(model);
+  try {
+    onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0, data_propagation);
+    onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), options);
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("shape inference: ", e.what()));
+  }
+  return AdoptTypes(model.graph(), proto.graph());
+}
+
+bool ModelsEqual(const onnx::ModelProto& a, const onnx::ModelProto& b) {
+  return google::protobuf::util::MessageDifferencer::Equals(a, b);
+}
+
+}  // namespace onnxsurgeon

@@ -1,0 +1,388 @@
+#include "core/io/model_io.h"
+
+#include <climits>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_split.h"
+#include "core/io/atomic_file.h"
+#include "core/io/exporter.h"
+#include "core/io/importer.h"
+#include "core/io/mapped_file.h"
+#include "core/io/wire.h"
+
+namespace onnxsurgeon {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Protobuf refuses to parse messages past 2 GiB; leave room for the non-weight fields.
+constexpr uint64_t kInlineLimit = (uint64_t{1} << 31) - (uint64_t{64} << 20);
+
+Status WithFile(const Status& s, const std::string& path) {
+  if (s.ok()) return s;
+  return Status(s.code(), absl::StrCat(path, ": ", s.message()));
+}
+
+std::string ParentDir(const std::string& path) {
+  fs::path p = fs::absolute(fs::path(path)).parent_path();
+  return p.string();
+}
+
+struct ExternalRef {
+  std::string location;
+  uint64_t offset = 0;
+  std::optional<uint64_t> length;
+};
+
+StatusOr<ExternalRef> ParseExternalRef(const onnx::TensorProto& meta, const std::string& name) {
+  ExternalRef ref;
+  for (const auto& kv : meta.external_data()) {
+    char* end = nullptr;
+    if (kv.key() == "location") {
+      ref.location = kv.value();
+    } else if (kv.key() == "offset" || kv.key() == "length") {
+      errno = 0;
+      unsigned long long v = std::strtoull(kv.value().c_str(), &end, 10);
+      if (kv.value().empty() || *end != '\0' || errno != 0) {
+        return absl::InvalidArgumentError(absl::StrCat("tensor '", name, "' has a malformed external-data ",
+                                                       kv.key(), " '", kv.value(), "'"));
+      }
+      if (kv.key() == "offset") ref.offset = v; else ref.length = v;
+    }
+  }
+  if (ref.location.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("tensor '", name, "' is external but names no location"));
+  }
+  return ref;
+}
+
+// Maps every external-data file once and points tensors into it.
+class ExternalDataLoader {
+ public:
+  explicit ExternalDataLoader(std::string base_dir) : base_dir_(std::move(base_dir)) {}
+
+  Status Load(Graph& g) {
+    for (Value* v : g.initializers()) {
+      Tensor* t = v->mutable_initializer();
+      if (t->meta().data_location() != onnx::TensorProto::EXTERNAL) continue;
+      if (base_dir_.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "tensor '", v->name(), "' has external data, but the model was loaded from bytes without a base folder"));
+      }
+      OS_ASSIGN_OR_RETURN(ExternalRef ref, ParseExternalRef(t->meta(), v->name()));
+      OS_ASSIGN_OR_RETURN(std::string path, ResolveExternalLocation(base_dir_, ref.location, v->name()));
+      auto it = files_.find(path);
+      if (it == files_.end()) {
+        auto mapped = MappedFile::Open(path);
+        if (!mapped.ok()) {
+          return absl::NotFoundError(absl::StrCat("tensor '", v->name(), "': external data file '", ref.location,
+                                                  "' cannot be read: ", mapped.status().message()));
+        }
+        it = files_.emplace(path, *std::move(mapped)).first;
+      }
+      std::string_view bytes = it->second->bytes();
+      uint64_t length = ref.length.value_or(ref.offset <= bytes.size() ? bytes.size() - ref.offset : 0);
+      if (ref.offset > bytes.size() || length > bytes.size() - ref.offset) {
+        return absl::OutOfRangeError(absl::StrCat("tensor '", v->name(), "': external data range [", ref.offset, ", ",
+                                                  ref.offset + length, ") lies outside '", ref.location, "' (",
+                                                  bytes.size(), " bytes)"));
+      }
+      t->AttachLoadedBytes(it->second, bytes.substr(ref.offset, length), TensorStorage::kExternal);
+    }
+    for (Node* n : g.nodes())
+      for (Graph* sub : n->subgraphs()) OS_RETURN_IF_ERROR(Load(*sub));
+    return absl::OkStatus();
+  }
+
+ private:
+  std::string base_dir_;
+  absl::flat_hash_map<std::string, std::shared_ptr<MappedFile>> files_;
+};
+
+StatusOr<std::unique_ptr<Model>> LoadFromBuffer(std::shared_ptr<const void> owner, std::string_view bytes,
+                                                const LoadOptions& options, const std::string& base_dir) {
+  OS_ASSIGN_OR_RETURN(wire::StrippedModel stripped, wire::StripInitializerPayloads(bytes));
+  onnx::ModelProto proto;
+  if (!proto.ParseFromString(stripped.remainder)) {
+    return absl::DataLossError("not a valid ONNX model: the protobuf does not parse as a ModelProto");
+  }
+  ImportOptions import;
+  import.main_initializer_raw = std::move(stripped.raw_data);
+  import.raw_owner = std::move(owner);
+  OS_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, ImportModel(std::move(proto), std::move(import)));
+  model->set_base_dir(base_dir);
+  if (options.load_external_data) {
+    ExternalDataLoader loader(base_dir);
+    OS_RETURN_IF_ERROR(loader.Load(model->graph()));
+  }
+  return model;
+}
+
+}  // namespace
+
+StatusOr<std::string> ResolveExternalLocation(const std::string& base_dir, const std::string& location,
+                                              const std::string& tensor_name) {
+  auto refuse = [&](std::string_view why) {
+    return absl::PermissionDeniedError(absl::StrCat("tensor '", tensor_name, "': external data location '", location,
+                                                    "' ", std::string(why), "; it must be a relative path inside the model's folder"));
+  };
+  if (location.empty()) return refuse("is empty");
+  if (location.front() == '/' || location.find('\\') != std::string::npos || location.find(':') != std::string::npos) {
+    return refuse("is absolute or not a plain path");
+  }
+  for (absl::string_view part : absl::StrSplit(location, '/'))
+    if (part == "..") return refuse("climbs out with '..'");
+  std::error_code ec;
+  fs::path base = fs::weakly_canonical(fs::path(base_dir), ec);
+  if (ec) return refuse("cannot be resolved");
+  fs::path full = fs::weakly_canonical(base / location, ec);
+  if (ec) return refuse("cannot be resolved");
+  auto [b, f] = std::mismatch(base.begin(), base.end(), full.begin(), full.end());
+  if (b != base.end()) return refuse("leads out of the folder through a symbolic link");
+  return full.string();
+}
+
+StatusOr<std::unique_ptr<Model>> LoadModel(const std::string& path, const LoadOptions& options) {
+  auto mapped = MappedFile::Open(path);
+  if (!mapped.ok()) return mapped.status();
+  std::shared_ptr<MappedFile> file = *std::move(mapped);
+  if (file->bytes().empty()) return absl::DataLossError(absl::StrCat(path, ": empty file, not an ONNX model"));
+  std::string_view bytes = file->bytes();
+  auto model = LoadFromBuffer(file, bytes, options, ParentDir(path));
+  if (!model.ok()) return WithFile(model.status(), path);
+  return model;
+}
+
+StatusOr<std::unique_ptr<Model>> LoadModelFromBytes(std::string bytes, const LoadOptions& options) {
+  if (bytes.empty()) return absl::DataLossError("empty buffer, not an ONNX model");
+  auto owned = std::make_shared<std::string>(std::move(bytes));
+  std::string_view view(*owned);
+  return LoadFromBuffer(owned, view, options, options.base_dir);
+}
+
+// ---- saving ------------------------------------------------------------------------
+
+namespace {
+
+// Where one initializer's bytes go.
+struct Placement {
+  bool external = false;
+  std::string location;  // relative to the model's folder
+  uint64_t offset = 0;
+};
+
+struct ExternalFilePlan {
+  // (offset, tensor bytes) in file order.
+  std::vector<std::pair<uint64_t, std::string_view>> pieces;
+  uint64_t end = 0;
+};
+
+uint64_t AlignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+// Decides inline vs external for every main-graph initializer, and the file layout.
+// kKeep keeps each external tensor at its original offset where the layout allows, so a
+// model saved without changes has byte-identical external files.
+StatusOr<absl::flat_hash_map<const Value*, Placement>> PlanPlacements(
+    const Model& model, const SaveOptions& options, const std::string& model_file_name,
+    std::map<std::string, ExternalFilePlan>& files) {
+  absl::flat_hash_map<const Value*, Placement> plan;
+  const Graph& g = model.graph();
+  ExternalDataMode mode = options.external_data;
+  uint64_t inline_bytes = 0;
+  for (Value* v : g.initializers()) {
+    const Tensor* t = v->initializer();
+    if (t->has_raw_bytes() && !(mode == ExternalDataMode::kKeep && t->storage() == TensorStorage::kExternal))
+      inline_bytes += t->raw_bytes().size();
+  }
+  if (inline_bytes > kInlineLimit && mode != ExternalDataMode::kAll) {
+    if (mode == ExternalDataMode::kInline) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the model holds ", inline_bytes >> 20, " MiB of weights, more than protobuf's 2 GiB limit for one file: "
+          "save with external data"));
+    }
+    mode = ExternalDataMode::kAll;  // kKeep: the only way to write a loadable file
+  }
+  std::string default_location = options.location.empty() ? model_file_name + ".data" : options.location;
+
+  // kKeep: first the tensors that already were external, at their original offsets.
+  std::vector<std::tuple<std::string, uint64_t, const Value*>> keep;
+  for (Value* v : g.initializers()) {
+    const Tensor* t = v->initializer();
+    if (!t->has_raw_bytes()) continue;
+    if (mode == ExternalDataMode::kKeep && t->storage() == TensorStorage::kExternal) {
+      OS_ASSIGN_OR_RETURN(ExternalRef ref, ParseExternalRef(t->meta(), v->name()));
+      keep.emplace_back(ref.location, ref.offset, v);
+    }
+  }
+  std::sort(keep.begin(), keep.end(), [](const auto& a, const auto& b) {
+    return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
+  });
+  for (auto& [location, offset, v] : keep) {
+    ExternalFilePlan& f = files[location];
+    uint64_t at = offset >= f.end ? offset : AlignUp(f.end, 4096);
+    std::string_view bytes = v->initializer()->raw_bytes();
+    f.pieces.emplace_back(at, bytes);
+    f.end = at + bytes.size();
+    plan[v] = {true, location, at};
+  }
+  if (mode == ExternalDataMode::kAll) {
+    for (Value* v : g.initializers()) {
+      const Tensor* t = v->initializer();
+      if (!t->has_raw_bytes() || t->raw_bytes().size() < options.size_threshold) continue;
+      ExternalFilePlan& f = files[default_location];
+      std::string_view bytes = t->raw_bytes();
+      uint64_t at = AlignUp(f.end, bytes.size() >= 65536 ? 4096 : 64);
+      f.pieces.emplace_back(at, bytes);
+      f.end = at + bytes.size();
+      plan[v] = {true, default_location, at};
+    }
+  }
+  return plan;
+}
+
+void SetExternalEntry(onnx::TensorProto* tp, std::string_view key, std::string value) {
+  for (auto& kv : *tp->mutable_external_data()) {
+    if (kv.key() == key) {
+      kv.set_value(std::move(value));
+      return;
+    }
+  }
+  auto* kv = tp->add_external_data();
+  kv->set_key(std::string(key));
+  kv->set_value(std::move(value));
+}
+
+// Serializes `proto` (whose main-graph initializers carry no raw_data) to `out`,
+// streaming each initializer's payload after its metadata.
+Status StreamModel(onnx::ModelProto& proto, const std::vector<std::string_view>& payloads,
+                   const std::vector<bool>& has_payload, bool has_graph,
+                   const std::function<Status(std::string_view)>& write) {
+  onnx::GraphProto graph;
+  if (has_graph) graph.Swap(proto.mutable_graph());
+  proto.clear_graph();
+  auto initializers = std::move(*graph.mutable_initializer());
+  graph.clear_initializer();
+
+  std::string model_bytes = proto.SerializeAsString();
+  std::string graph_bytes = graph.SerializeAsString();
+  std::vector<std::string> metas;
+  metas.reserve(initializers.size());
+  uint64_t graph_len = graph_bytes.size();
+  std::vector<uint64_t> tensor_lens;
+  for (int i = 0; i < initializers.size(); ++i) {
+    metas.push_back(initializers[i].SerializeAsString());
+    uint64_t len = metas.back().size();
+    if (has_payload[i]) len += 1 + wire::VarintSize(payloads[i].size()) + payloads[i].size();
+    tensor_lens.push_back(len);
+    graph_len += 1 + wire::VarintSize(len) + len;
+  }
+  OS_RETURN_IF_ERROR(write(model_bytes));
+  if (!has_graph) return absl::OkStatus();
+  std::string header;
+  wire::AppendTag(header, wire::kModelGraph, wire::kWireLen);
+  wire::AppendVarint(header, graph_len);
+  header += graph_bytes;
+  OS_RETURN_IF_ERROR(write(header));
+  for (size_t i = 0; i < metas.size(); ++i) {
+    header.clear();
+    wire::AppendTag(header, wire::kGraphInitializer, wire::kWireLen);
+    wire::AppendVarint(header, tensor_lens[i]);
+    header += metas[i];
+    if (has_payload[i]) {
+      wire::AppendTag(header, wire::kTensorRawData, wire::kWireLen);
+      wire::AppendVarint(header, payloads[i].size());
+    }
+    OS_RETURN_IF_ERROR(write(header));
+    if (has_payload[i]) OS_RETURN_IF_ERROR(write(payloads[i]));
+  }
+  return absl::OkStatus();
+}
+
+Status SerializeTo(const Model& model, const absl::flat_hash_map<const Value*, Placement>* plan,
+                   const std::function<Status(std::string_view)>& write) {
+  std::vector<std::string_view> payloads;
+  std::vector<bool> has_payload;
+  ExportOptions eo;
+  eo.main_initializer_writer = [&](const Value& v, const Tensor& t, onnx::TensorProto* out) {
+    *out = t.meta();
+    out->set_name(v.name());
+    const Placement* p = nullptr;
+    if (plan) {
+      auto it = plan->find(&v);
+      if (it != plan->end()) p = &it->second;
+    }
+    if (p && p->external) {
+      out->set_data_location(onnx::TensorProto::EXTERNAL);
+      SetExternalEntry(out, "location", p->location);
+      SetExternalEntry(out, "offset", std::to_string(p->offset));
+      SetExternalEntry(out, "length", std::to_string(t.raw_bytes().size()));
+      payloads.emplace_back();
+      has_payload.push_back(false);
+    } else if (t.has_raw_bytes()) {
+      out->clear_external_data();
+      out->clear_data_location();
+      payloads.push_back(t.raw_bytes());
+      has_payload.push_back(true);
+    } else {
+      payloads.emplace_back();
+      has_payload.push_back(false);
+    }
+  };
+  onnx::ModelProto proto = ExportModel(model, eo);
+  return StreamModel(proto, payloads, has_payload, model.has_graph(), write);
+}
+
+}  // namespace
+
+Status SaveModel(const Model& model, const std::string& path, const SaveOptions& options) {
+  fs::path target(path);
+  std::string dir = ParentDir(path);
+  std::string file_name = target.filename().string();
+  if (file_name.empty()) return absl::InvalidArgumentError(absl::StrCat("'", path, "' names no file"));
+  if (!options.location.empty()) {
+    OS_RETURN_IF_ERROR(ResolveExternalLocation(dir, options.location, "(save)").status());
+  }
+  std::map<std::string, ExternalFilePlan> files;
+  OS_ASSIGN_OR_RETURN(auto plan, PlanPlacements(model, options, file_name, files));
+
+  std::vector<std::unique_ptr<AtomicFile>> pending;
+  for (auto& [location, f] : files) {
+    OS_ASSIGN_OR_RETURN(std::string full, ResolveExternalLocation(dir, location, "(save)"));
+    std::error_code ec;
+    fs::create_directories(fs::path(full).parent_path(), ec);
+    OS_ASSIGN_OR_RETURN(auto out, AtomicFile::Create(full));
+    std::sort(f.pieces.begin(), f.pieces.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (auto& [offset, bytes] : f.pieces) {
+      OS_RETURN_IF_ERROR(out->Skip(offset - out->size()));
+      OS_RETURN_IF_ERROR(out->Write(bytes));
+    }
+    pending.push_back(std::move(out));
+  }
+  OS_ASSIGN_OR_RETURN(auto out, AtomicFile::Create(fs::absolute(target).string()));
+  OS_RETURN_IF_ERROR(SerializeTo(model, &plan, [&](std::string_view b) { return out->Write(b); }));
+  for (auto& f : pending) OS_RETURN_IF_ERROR(f->Commit());
+  return out->Commit();
+}
+
+StatusOr<std::string> SaveModelToBytes(const Model& model) {
+  uint64_t total = 0;
+  for (Value* v : model.graph().initializers()) total += v->initializer()->raw_bytes().size();
+  if (total > kInlineLimit) {
+    return absl::FailedPreconditionError(absl::StrCat("the model holds ", total >> 20,
+                                                      " MiB of weights, too many for one protobuf: save to a file "
+                                                      "with external data instead"));
+  }
+  std::string out;
+  out.reserve(total + (1 << 20));
+  OS_RETURN_IF_ERROR(SerializeTo(model, nullptr, [&](std::string_view b) {
+    out.append(b);
+    return absl::OkStatus();
+  }));
+  return out;
+}
+
+}  // namespace onnxsurgeon

@@ -1,0 +1,57 @@
+// Loading and saving models: files or bytes, inline or external weights.
+//
+//   auto model = LoadModel("model.onnx");            // weights stay in the file's mmap
+//   SaveModel(*model, "out.onnx");                   // atomic; external data kept external
+//   SaveModel(*model, "out.onnx", {.external_data = ExternalDataMode::kAll});
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "core/ir/model.h"
+#include "core/ir/status.h"
+
+namespace onnxsurgeon {
+
+struct LoadOptions {
+  // Folder for relative external-data locations when loading from bytes (from a file:
+  // the file's folder).
+  std::string base_dir;
+  // Map external-data files now (validating every location and range). When false the
+  // tensors keep their external references and cannot be saved elsewhere.
+  bool load_external_data = true;
+};
+
+// Given a path. Execute maps the file, cuts out initializer payloads, parses the rest,
+// builds the IR and maps external data. Result the model, or an error naming the file
+// and what is wrong (truncated, dangling name, cycle, unsafe external location...).
+StatusOr<std::unique_ptr<Model>> LoadModel(const std::string& path, const LoadOptions& options = {});
+// Same from bytes (copied once into a buffer the tensors then share).
+StatusOr<std::unique_ptr<Model>> LoadModelFromBytes(std::string bytes, const LoadOptions& options = {});
+
+enum class ExternalDataMode {
+  kKeep,    // tensors loaded from external files stay external (same locations); others inline
+  kInline,  // every tensor inline (error past protobuf's 2 GiB limit)
+  kAll,     // every tensor of at least size_threshold bytes into one external file
+};
+
+struct SaveOptions {
+  ExternalDataMode external_data = ExternalDataMode::kKeep;
+  size_t size_threshold = 1024;
+  // External file for kAll, relative to the model's folder; default "<model file>.data".
+  std::string location;
+};
+
+// Given a model and a path. Execute writes the model (and its external-data files) to
+// temporary files and renames them into place. Result nothing is written on error.
+Status SaveModel(const Model& model, const std::string& path, const SaveOptions& options = {});
+// Serialized ModelProto with every tensor inline.
+StatusOr<std::string> SaveModelToBytes(const Model& model);
+
+// Checks that an external-data location stays inside `base_dir` (no absolute path, no
+// "..", no symlink leading out). Result the resolved path.
+StatusOr<std::string> ResolveExternalLocation(const std::string& base_dir, const std::string& location,
+                                              const std::string& tensor_name);
+
+}  // namespace onnxsurgeon

@@ -1,0 +1,200 @@
+// Graph: nodes in order, values with use lists, inputs, outputs, initializers, value_info.
+//
+// Ownership: a Graph owns its nodes (an intrusive list, O(1) insert/erase) and its values.
+// Erased values are only marked dead until Compact(), so a pointer a pass still holds
+// never dangles; erased nodes are freed at once (nothing can use them any more).
+//
+// Scoping: a subgraph (If/Loop/Scan body) may read values of enclosing graphs by name.
+// Such a read is an ordinary Use on the outer value, so replace/erase see it.
+//
+// Everything of the GraphProto that the IR does not model (name, doc_string,
+// quantization_annotation, metadata_props, unknown fields) stays in a proto shell.
+#pragma once
+
+#include <cstddef>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "core/ir/node.h"
+#include "core/ir/status.h"
+#include "core/ir/value.h"
+#include "onnx/onnx_pb.h"
+
+namespace onnxsurgeon {
+
+class Model;
+
+enum class GraphKind { kMain, kSubgraph, kFunctionBody };
+
+class Graph {
+ public:
+  Graph(Model* model, GraphKind kind);
+  ~Graph();
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  Model* model() const { return model_; }
+  GraphKind kind() const { return kind_; }
+  // The node whose attribute holds this graph (null for the main graph and function bodies).
+  Node* parent_node() const { return parent_node_; }
+  Graph* parent_graph() const;
+  const std::string& name() const { return proto_.name(); }
+
+  const onnx::GraphProto& proto() const { return proto_; }
+  onnx::GraphProto& mutable_proto() { return proto_; }
+
+  // ---- nodes -------------------------------------------------------------------------
+  class NodeIterator {
+   public:
+    using iterator_category = std::bidirectional_iterator_tag;
+    using value_type = Node*;
+    using difference_type = std::ptrdiff_t;
+    using pointer = Node**;
+    using reference = Node*;
+    NodeIterator() = default;
+    NodeIterator(Node* node, const Graph* g) : node_(node), graph_(g) {}
+    Node* operator*() const { return node_; }
+    NodeIterator& operator++() { node_ = node_->next(); return *this; }
+    NodeIterator operator++(int) { auto t = *this; ++*this; return t; }
+    NodeIterator& operator--() { node_ = node_ ? node_->prev() : graph_->last_; return *this; }
+    bool operator==(const NodeIterator& o) const { return node_ == o.node_; }
+   private:
+    Node* node_ = nullptr;
+    const Graph* graph_ = nullptr;
+  };
+  struct NodeRange {
+    NodeIterator b, e;
+    NodeIterator begin() const { return b; }
+    NodeIterator end() const { return e; }
+  };
+  NodeRange nodes() const { return {NodeIterator(first_, this), NodeIterator(nullptr, this)}; }
+  Node* first_node() const { return first_; }
+  Node* last_node() const { return last_; }
+  size_t num_nodes() const { return num_nodes_; }
+  // Nodes of this graph and, recursively, of its subgraphs (pre-order).
+  std::vector<Node*> AllNodesRecursive() const;
+
+  // Given an op, its inputs, a number of outputs and a position (before `insert_before`,
+  // or at the end when null).
+  // Execute creates the node; outputs get fresh unique names derived from `name_hint`
+  // (or the op type); inputs get this node as a use.
+  // Result the new node, linked into the graph.
+  Node* CreateNode(std::string_view op_type, std::span<Value* const> inputs, int num_outputs,
+                   std::string_view domain = "", Node* insert_before = nullptr,
+                   std::string_view name_hint = {});
+
+  // Given a node of this graph whose outputs nobody uses (or force).
+  // Execute drops its uses of its inputs and marks its outputs dead; with force, uses of
+  // its outputs are left dangling for the caller to fix (used when deleting whole regions).
+  // Result the node is freed; an error (nothing changed) if an output is still used.
+  Status EraseNode(Node* node, bool force = false);
+
+  // Given a node of this graph and a position. Execute moves it there. Result reordered.
+  void MoveBefore(Node* node, Node* position);  // position null: to the end
+
+  // True when every node comes after the producers of its inputs.
+  bool IsTopologicallySorted() const;
+  // Given any order. Execute reorders nodes topologically, stable (keeps the original
+  // order where it is already valid). Result an error naming a node on a cycle, if any.
+  Status TopologicalSort();
+  // Given any order. Execute nothing. Result the same error TopologicalSort would give.
+  Status CheckAcyclic() const;
+
+  // ---- values ------------------------------------------------------------------------
+  const std::vector<Value*>& inputs() const { return inputs_; }
+  const std::vector<Value*>& outputs() const { return outputs_; }
+  const std::vector<Value*>& initializers() const { return initializers_; }
+  const std::vector<Value*>& sparse_initializers() const { return sparse_initializers_; }
+
+  // A live value of this graph by name (not outer scopes), or null.
+  Value* FindValue(std::string_view name) const;
+  // A live value by name in this graph or an enclosing graph, or null.
+  Value* LookupValue(std::string_view name) const;
+
+  // Given a name (empty: fresh) and optional type info.
+  // Execute appends a graph input. Result the value; error if the name is taken.
+  StatusOr<Value*> AddInput(std::string name, onnx::ValueInfoProto info = {});
+  // Given a name and a tensor. Execute adds an initializer (or attaches the tensor to the
+  // graph input of that name). Result the value; error if the name is produced by a node.
+  StatusOr<Value*> AddInitializer(std::string name, Tensor tensor);
+  // Given an initializer value. Execute drops the tensor (and the value, unless it is
+  // also a graph input). Result an error if a node or output still reads it.
+  Status RemoveInitializer(Value* value);
+  // Given a graph input. Execute stops listing it as input (an initializer stays).
+  // Result an error if it would leave a used value undefined.
+  Status RemoveInput(Value* value);
+
+  // Given a live value. Execute appends it to the graph outputs. Result one more output.
+  void AddOutput(Value* value);
+  // Given an output slot and a value. Execute returns `value` there instead.
+  void SetOutput(size_t i, Value* value);
+  // Given an output slot. Execute drops it. Result one output fewer.
+  void RemoveOutput(size_t i);
+  // The output entry's own ValueInfoProto where it differs from the value's info()
+  // (as loaded); null otherwise. Dropped when the slot is rewired.
+  const onnx::ValueInfoProto* output_info_override(size_t i) const { return output_info_[i].get(); }
+
+  // Given a value without producer, input or initializer (e.g. stale after an erase).
+  // Execute marks it dead. Result error if still used.
+  Status EraseValue(Value* value);
+
+  // value_info: entries carry type info for intermediate values.
+  // Given a value. Execute lists it in value_info (its info() is the entry).
+  void AddValueInfo(Value* value);
+  void RemoveValueInfo(Value* value);
+  // Value_info entries in order. `proto` is set for an orphan entry (value null: a name
+  // that defines nothing, kept so load -> save is lossless) or for an entry whose text
+  // differs from value->info() (e.g. a second entry for the same value).
+  struct ValueInfoEntry {
+    Value* value = nullptr;
+    std::unique_ptr<onnx::ValueInfoProto> proto;
+  };
+  const std::vector<ValueInfoEntry>& value_info() const { return value_info_; }
+
+  // A name not used anywhere in the model, derived from `base`.
+  std::string UniqueName(std::string_view base) const;
+
+  // Frees dead values and forgets them in value_info. Called before export.
+  void Compact();
+
+  // Number of live values (for tests and inspect).
+  size_t num_values() const;
+
+ private:
+  friend class Model;
+  friend class Value;
+  friend class Node;
+  friend class GraphImporter;
+  friend class GraphExporter;
+
+  Value* NewValue(std::string name);  // registers name; caller ensures uniqueness
+  void LinkBefore(Node* node, Node* position);
+  void Unlink(Node* node);
+  void KillValue(Value* v);
+  Status RenameValue(Value* v, std::string name);
+
+  Model* model_;
+  GraphKind kind_;
+  Node* parent_node_ = nullptr;
+  onnx::GraphProto proto_;  // shell
+
+  Node* first_ = nullptr;
+  Node* last_ = nullptr;
+  size_t num_nodes_ = 0;
+
+  std::vector<std::unique_ptr<Value>> values_;
+  absl::flat_hash_map<std::string, Value*> by_name_;
+  std::vector<Value*> inputs_;
+  std::vector<Value*> outputs_;
+  std::vector<std::unique_ptr<onnx::ValueInfoProto>> output_info_;  // parallel to outputs_
+  std::vector<Value*> initializers_;
+  std::vector<Value*> sparse_initializers_;
+  std::vector<ValueInfoEntry> value_info_;
+  bool has_dead_values_ = false;
+};
+
+}  // namespace onnxsurgeon

@@ -1,0 +1,95 @@
+// Node: one operator application. Inputs and outputs are Values (null for an omitted
+// optional input or output, written "" in the proto). Everything else of the NodeProto
+// (name, op_type, domain, overload, doc_string, metadata_props, unknown fields) lives in a
+// proto "shell" so that load -> save loses nothing.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/ir/attribute.h"
+#include "core/ir/status.h"
+#include "core/ir/value.h"
+#include "onnx/onnx_pb.h"
+
+namespace onnxsurgeon {
+
+class Graph;
+
+class Node {
+ public:
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  Graph* graph() const { return graph_; }
+  const std::string& op_type() const { return proto_.op_type(); }
+  // "" for the default ai.onnx domain.
+  const std::string& domain() const { return proto_.domain(); }
+  const std::string& name() const { return proto_.name(); }
+  void set_name(std::string name) { proto_.set_name(std::move(name)); }
+  bool Is(std::string_view op_type, std::string_view domain = "") const;
+
+  // The shell: everything but inputs, outputs and attributes.
+  const onnx::NodeProto& proto() const { return proto_; }
+  onnx::NodeProto& mutable_proto() { return proto_; }
+
+  const std::vector<Value*>& inputs() const { return inputs_; }
+  const std::vector<Value*>& outputs() const { return outputs_; }
+  size_t num_inputs() const { return inputs_.size(); }
+  size_t num_outputs() const { return outputs_.size(); }
+  Value* input(size_t i) const { return i < inputs_.size() ? inputs_[i] : nullptr; }
+  Value* output(size_t i) const { return i < outputs_.size() ? outputs_[i] : nullptr; }
+
+  // Given an input slot and a value (or null to omit an optional input).
+  // Execute rewires the slot, moving this node from the old value's uses to the new one's.
+  // Result input(i) == value.
+  void SetInput(size_t i, Value* value);
+  // Given a value (or null). Execute appends it as the last input. Result one more input.
+  void AddInput(Value* value);
+  // Given i < num_inputs(). Execute drops slot i; later slots shift left. Result one less.
+  void RemoveInput(size_t i);
+
+  // Given a name (empty: a fresh unique one derived from the node).
+  // Execute appends an output value produced by this node.
+  // Result the new value.
+  Value* AddOutput(std::string name = {});
+
+  const std::vector<Attribute>& attributes() const { return attributes_; }
+  const Attribute* FindAttribute(std::string_view name) const;
+  Attribute* FindAttribute(std::string_view name);
+  int64_t GetInt(std::string_view name, int64_t fallback) const;
+  float GetFloat(std::string_view name, float fallback) const;
+  // Given an attribute proto (graph attributes: the subgraphs go in via Attribute).
+  // Execute replaces an attribute of that name or appends it.
+  // Result FindAttribute(name) describes it.
+  void SetAttribute(Attribute attribute);
+  void SetAttribute(onnx::AttributeProto proto) { SetAttribute(Attribute(std::move(proto))); }
+  // Given a name. Execute removes that attribute if present. Result true if it was there.
+  bool RemoveAttribute(std::string_view name);
+
+  // Subgraphs of all graph attributes, in attribute order.
+  std::vector<Graph*> subgraphs() const;
+
+  Node* next() const { return next_; }
+  Node* prev() const { return prev_; }
+
+ private:
+  friend class Graph;
+  friend class GraphImporter;
+  friend class GraphExporter;
+  explicit Node(Graph* graph) : graph_(graph) {}
+
+  Graph* graph_;
+  onnx::NodeProto proto_;
+  std::vector<Value*> inputs_;
+  std::vector<Value*> outputs_;
+  std::vector<Attribute> attributes_;
+  Node* prev_ = nullptr;
+  Node* next_ = nullptr;
+  bool dead_ = false;
+};
+
+}  // namespace onnxsurgeon

@@ -1,0 +1,54 @@
+#include "core/ir/value.h"
+
+#include <algorithm>
+
+#include "core/ir/graph.h"
+#include "core/ir/node.h"
+
+namespace onnxsurgeon {
+
+onnx::ValueInfoProto* Value::mutable_info() {
+  if (!info_) info_ = std::make_unique<onnx::ValueInfoProto>();
+  return info_.get();
+}
+
+Status Value::SetName(std::string name) { return graph_->RenameValue(this, std::move(name)); }
+
+void Value::RemoveUse(Node* node, int input_index) {
+  auto it = std::find(uses_.begin(), uses_.end(), Use{node, input_index});
+  if (it != uses_.end()) uses_.erase(it);
+}
+
+Status Value::ReplaceAllUsesWith(Value* other, bool allow_graph_outputs) {
+  if (other == this) return absl::OkStatus();
+  if (other == nullptr) return absl::InvalidArgumentError("ReplaceAllUsesWith: null value");
+  if (IsGraphOutput() && !allow_graph_outputs) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "value '", name_, "' is a graph output; replacing it changes the model's interface "
+        "(pass allow_graph_outputs to do so)"));
+  }
+  // Copy: SetInput edits uses_ while we walk it.
+  std::vector<Use> uses = uses_;
+  for (const Use& use : uses) use.node->SetInput(use.input_index, other);
+  if (IsGraphOutput()) {
+    std::vector<GraphOutputUse> outs = graph_outputs_;
+    for (const GraphOutputUse& out : outs) out.graph->SetOutput(out.output_index, other);
+    // Keep the output names: the replacement takes over this value's name when it is a
+    // plain intermediate of the same graph (renaming an input would change the interface).
+    bool other_is_plain = other->graph() == graph_ && !other->IsGraphInput() &&
+                          !other->IsInitializer() && other->graph_outputs().size() == outs.size();
+    if (other_is_plain) {
+      std::string old_name = name_;
+      std::string fresh = graph_->UniqueName(old_name);
+      OS_RETURN_IF_ERROR(graph_->RenameValue(this, fresh));
+      OS_RETURN_IF_ERROR(graph_->RenameValue(other, old_name));
+      if (info_ && !other->has_type()) {
+        auto info = std::make_unique<onnx::ValueInfoProto>(*info_);
+        other->info_ = std::move(info);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace onnxsurgeon

@@ -1,0 +1,103 @@
+// Value: one SSA value of a graph (a graph input, an initializer, or a node output).
+//
+// A value knows its producer and its uses, so rewrites never rescan the graph:
+//   value->producer()        the node that computes it (null for inputs/initializers)
+//   value->uses()            every (node, input index) that reads it, subgraph nodes included
+//   value->graph_outputs()   every (graph, output index) that returns it
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/ir/status.h"
+#include "core/ir/tensor.h"
+#include "onnx/onnx_pb.h"
+
+namespace onnxsurgeon {
+
+class Graph;
+class Node;
+
+struct Use {
+  Node* node;
+  int input_index;
+  bool operator==(const Use&) const = default;
+};
+
+struct GraphOutputUse {
+  Graph* graph;
+  int output_index;
+  bool operator==(const GraphOutputUse&) const = default;
+};
+
+class Value {
+ public:
+  Value(const Value&) = delete;
+  Value& operator=(const Value&) = delete;
+
+  const std::string& name() const { return name_; }
+  Graph* graph() const { return graph_; }
+
+  Node* producer() const { return producer_; }
+  int producer_output_index() const { return producer_output_index_; }
+
+  const std::vector<Use>& uses() const { return uses_; }
+  const std::vector<GraphOutputUse>& graph_outputs() const { return graph_outputs_; }
+  bool IsGraphOutput() const { return !graph_outputs_.empty(); }
+  bool IsGraphInput() const { return is_graph_input_; }
+  bool IsInitializer() const { return initializer_ != nullptr; }
+  bool IsSparseInitializer() const { return sparse_initializer_ != nullptr; }
+  // True when something reads the value: a node or a graph output.
+  bool HasUsers() const { return !uses_.empty() || !graph_outputs_.empty(); }
+
+  // Type, shape and doc string as in the graph's input/output/value_info entry, if any.
+  const onnx::ValueInfoProto* info() const { return info_.get(); }
+  onnx::ValueInfoProto* mutable_info();
+  bool has_type() const { return info_ && info_->has_type(); }
+  const onnx::TypeProto* type() const { return has_type() ? &info_->type() : nullptr; }
+  // True when the graph's value_info list carries an entry for this value.
+  bool in_value_info() const { return in_value_info_; }
+
+  const Tensor* initializer() const { return initializer_.get(); }
+  Tensor* mutable_initializer() { return initializer_.get(); }
+  const onnx::SparseTensorProto* sparse_initializer() const { return sparse_initializer_.get(); }
+
+  // Given a new name.
+  // Execute renames the value; every node, output and value_info that refers to it follows.
+  // Result an error if the name is taken in this graph.
+  Status SetName(std::string name);
+
+  // Given another value of the same graph scope (or an outer scope).
+  // Execute points every node use of this value at `other`. Graph outputs returning this
+  // value are refused unless allow_graph_outputs; when allowed, `other` takes over the
+  // output slots and, where it is a plain node output, this value's name, so the model's
+  // interface is unchanged.
+  // Result this value has no node uses (and no graph outputs when allowed).
+  Status ReplaceAllUsesWith(Value* other, bool allow_graph_outputs = false);
+
+ private:
+  friend class Graph;
+  friend class GraphImporter;
+  friend class GraphExporter;
+  friend class Node;
+  Value(Graph* graph, std::string name) : name_(std::move(name)), graph_(graph) {}
+
+  void RemoveUse(Node* node, int input_index);
+
+  std::string name_;
+  Graph* graph_;
+  Node* producer_ = nullptr;
+  int producer_output_index_ = -1;
+  std::vector<Use> uses_;
+  std::vector<GraphOutputUse> graph_outputs_;
+  std::unique_ptr<onnx::ValueInfoProto> info_;
+  std::unique_ptr<Tensor> initializer_;
+  std::unique_ptr<onnx::SparseTensorProto> sparse_initializer_;
+  bool is_graph_input_ = false;
+  bool in_value_info_ = false;
+  bool dead_ = false;  // erased; kept allocated so stale pointers never dangle
+  size_t slot_ = 0;    // index in Graph::values_
+};
+
+}  // namespace onnxsurgeon

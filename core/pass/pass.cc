@@ -1,0 +1,48 @@
+#include "core/pass/pass.h"
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+
+namespace onnxsurgeon {
+
+std::string PassOptions::GetString(const std::string& key, const std::string& fallback) const {
+  auto it = values_.find(key);
+  return it == values_.end() ? fallback : it->second;
+}
+
+StatusOr<int64_t> PassOptions::GetInt(const std::string& key, int64_t fallback) const {
+  auto it = values_.find(key);
+  if (it == values_.end()) return fallback;
+  int64_t v;
+  if (!absl::SimpleAtoi(it->second, &v)) {
+    return absl::InvalidArgumentError(absl::StrCat("option '", key, "' wants an integer, got '", it->second, "'"));
+  }
+  return v;
+}
+
+StatusOr<double> PassOptions::GetDouble(const std::string& key, double fallback) const {
+  auto it = values_.find(key);
+  if (it == values_.end()) return fallback;
+  double v;
+  if (!absl::SimpleAtod(it->second, &v)) {
+    return absl::InvalidArgumentError(absl::StrCat("option '", key, "' wants a number, got '", it->second, "'"));
+  }
+  return v;
+}
+
+StatusOr<bool> PassOptions::GetBool(const std::string& key, bool fallback) const {
+  auto it = values_.find(key);
+  if (it == values_.end()) return fallback;
+  std::string v = absl::AsciiStrToLower(it->second);
+  if (v == "true" || v == "1" || v == "yes" || v == "on") return true;
+  if (v == "false" || v == "0" || v == "no" || v == "off") return false;
+  return absl::InvalidArgumentError(absl::StrCat("option '", key, "' wants true or false, got '", it->second, "'"));
+}
+
+const PassInfo* FindPass(std::string_view name) {
+  for (const PassInfo& p : AllPasses())
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+}  // namespace onnxsurgeon

@@ -1,0 +1,69 @@
+// Pass: one named transformation of a Model, with documented options.
+//
+// Passes are registered in one explicit table (passes/registry.cc), not by static
+// initializers, so nothing depends on what the linker keeps.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/ir/model.h"
+#include "core/ir/status.h"
+
+namespace onnxsurgeon {
+
+// What a pass did: counts per rule (or per kind of change) and whether anything changed.
+struct PassResult {
+  bool changed = false;
+  std::map<std::string, int64_t> counts;
+  void Count(const std::string& what, int64_t n = 1) {
+    if (n == 0) return;
+    counts[what] += n;
+    changed = true;
+  }
+};
+
+class Pass {
+ public:
+  virtual ~Pass() = default;
+  virtual StatusOr<PassResult> Run(Model& model) = 0;
+};
+
+struct PassOptionSpec {
+  std::string name;
+  std::string help;
+  std::string default_value;  // as written in a pipeline
+};
+
+// Options as parsed from a pipeline, checked against the pass's specs.
+class PassOptions {
+ public:
+  PassOptions() = default;
+  explicit PassOptions(std::map<std::string, std::string> values) : values_(std::move(values)) {}
+  bool Has(const std::string& key) const { return values_.count(key) > 0; }
+  std::string GetString(const std::string& key, const std::string& fallback) const;
+  StatusOr<int64_t> GetInt(const std::string& key, int64_t fallback) const;
+  StatusOr<double> GetDouble(const std::string& key, double fallback) const;
+  StatusOr<bool> GetBool(const std::string& key, bool fallback) const;
+  const std::map<std::string, std::string>& values() const { return values_; }
+
+ private:
+  std::map<std::string, std::string> values_;
+};
+
+struct PassInfo {
+  std::string name;     // kebab-case
+  std::string summary;  // one line
+  std::vector<PassOptionSpec> options;  // options[0] is the primary (`name=value`) option
+  std::function<StatusOr<std::unique_ptr<Pass>>(const PassOptions&)> create;
+};
+
+// The table of all passes (passes/registry.cc).
+const std::vector<PassInfo>& AllPasses();
+const PassInfo* FindPass(std::string_view name);
+
+}  // namespace onnxsurgeon

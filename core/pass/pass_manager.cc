@@ -1,0 +1,49 @@
+#include "core/pass/pass_manager.h"
+
+#include <chrono>
+
+#include "core/interop/onnx_interop.h"
+
+namespace onnxsurgeon {
+
+std::map<std::string, int64_t> OpHistogram(const Model& model) {
+  std::map<std::string, int64_t> h;
+  for (Node* n : model.graph().AllNodesRecursive()) {
+    const std::string& d = n->domain();
+    ++h[d.empty() || d == "ai.onnx" ? n->op_type() : absl::StrCat(d, "::", n->op_type())];
+  }
+  return h;
+}
+
+StatusOr<std::vector<PassRunReport>> RunPipeline(Model& model, const std::vector<PipelineItem>& pipeline,
+                                                 const PassManagerOptions& options) {
+  std::vector<PassRunReport> reports;
+  for (const PipelineItem& item : pipeline) {
+    auto pass = item.info->create(item.options);
+    if (!pass.ok()) {
+      return Status(pass.status().code(), absl::StrCat("pass '", item.info->name, "': ", pass.status().message()));
+    }
+    PassRunReport report;
+    report.name = item.info->name;
+    report.histogram_before = OpHistogram(model);
+    auto start = std::chrono::steady_clock::now();
+    auto result = (*pass)->Run(model);
+    report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!result.ok()) {
+      return Status(result.status().code(), absl::StrCat("pass '", item.info->name, "': ", result.status().message()));
+    }
+    report.result = *std::move(result);
+    report.histogram_after = OpHistogram(model);
+    if (options.verify_each) {
+      Status s = CheckModel(model, /*full_check=*/true);
+      if (!s.ok()) {
+        return Status(s.code(), absl::StrCat("after pass '", item.info->name, "' the model is invalid: ", s.message()));
+      }
+    }
+    if (options.print && options.print_after == item.info->name) options.print(PrintModelText(model));
+    reports.push_back(std::move(report));
+  }
+  return reports;
+}
+
+}  // namespace onnxsurgeon

@@ -1,0 +1,37 @@
+// PassManager: runs a parsed pipeline over a model and reports what each pass did.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/ir/model.h"
+#include "core/pass/pass.h"
+#include "core/pass/pipeline.h"
+
+namespace onnxsurgeon {
+
+struct PassRunReport {
+  std::string name;
+  PassResult result;
+  double seconds = 0;
+  std::map<std::string, int64_t> histogram_before;
+  std::map<std::string, int64_t> histogram_after;
+};
+
+struct PassManagerOptions {
+  bool verify_each = false;            // onnx checker after every pass
+  std::string print_after;             // pass name whose result is printed as ONNX text
+  std::function<void(const std::string&)> print;  // where printed text goes
+};
+
+// Op histogram ("domain::op", plain op for ai.onnx) of the main graph and its subgraphs.
+std::map<std::string, int64_t> OpHistogram(const Model& model);
+
+// Given a model and a pipeline. Execute runs each pass in order (stopping at the first
+// error, which names the pass). Result one report per pass.
+StatusOr<std::vector<PassRunReport>> RunPipeline(Model& model, const std::vector<PipelineItem>& pipeline,
+                                                 const PassManagerOptions& options = {});
+
+}  // namespace onnxsurgeon

@@ -1,0 +1,13 @@
+// The pass table: every pass onnxsurgeon knows, in the order `onnxsurgeon passes` lists them.
+#include "passes/registry.h"
+
+namespace onnxsurgeon {
+
+const std::vector<PassInfo>& AllPasses() {
+  static const std::vector<PassInfo> table = {
+      passes::NopPassInfo(),
+  };
+  return table;
+}
+
+}  // namespace onnxsurgeon

@@ -1,0 +1,12 @@
+// Declarations of every pass's registration function; passes/registry.cc lists them in
+// one table. Adding a pass: write passes/<name>.cc defining <Name>PassInfo(), declare it
+// here, add it to the table.
+#pragma once
+
+#include "core/pass/pass.h"
+
+namespace onnxsurgeon::passes {
+
+PassInfo NopPassInfo();
+
+}  // namespace onnxsurgeon::passes

@@ -1,0 +1,342 @@
+"""Export machinery shared by the corpus builders (corpus_*.py).
+
+A builder returns a Spec: a torch module, example inputs and how to export it.  produce()
+turns a Spec into the corpus files: the ONNX model, the inputs and the torch outputs
+(the ground truth every later rewrite is compared against) and the JSON manifest.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import io
+import json
+import logging
+import time
+import warnings
+from collections import Counter
+from pathlib import Path
+from typing import Any, Callable, ContextManager, Optional
+
+import numpy as np
+import onnx
+import torch
+
+TORCHSCRIPT = "torchscript"
+DYNAMO = "dynamo"
+
+# Standard domains onnxruntime implements; a node in any other domain that is not a
+# model-local function makes the model unrunnable without a custom-op library.
+_STANDARD_DOMAINS = {"", "ai.onnx", "ai.onnx.ml", "com.microsoft", "ai.onnx.preview.training"}
+
+# torch module class name -> kind recorded in the manifest's "modules" counts.  Counting
+# by class name covers transformers' own classes without importing transformers here.
+_KIND_BY_CLASS = {
+    "LayerNorm": "LayerNorm",
+    "T5LayerNorm": "RMSNorm",
+    "LlamaRMSNorm": "RMSNorm",
+    "RMSNorm": "RMSNorm",
+    "GELU": "GELU",
+    "GELUActivation": "GELU",
+    "NewGELUActivation": "GELU",
+    "GELUTanh": "GELU",
+    "SiLU": "SiLU",
+    "SiLUActivation": "SiLU",
+    "ReLU": "ReLU",
+    "LeakyReLU": "LeakyReLU",
+    "Linear": "Linear",
+    "Conv1D": "Linear",  # transformers' GPT-2 Conv1D is a transposed Linear
+    "Conv1d": "Conv",
+    "Conv2d": "Conv",
+    "ConvTranspose1d": "ConvTranspose",
+    "LSTM": "LSTM",
+    "InstanceNorm1d": "InstanceNorm",
+    "BatchNorm2d": "BatchNorm",
+    "Embedding": "Embedding",
+}
+
+
+@dataclasses.dataclass
+class Spec:
+    """How to build and export one corpus model.
+
+    modules: explicit kind counts; by default they are counted from `count_from` (or
+    `module`) with count_modules().  context: a context manager factory entered around
+    the TorchScript export (custom symbolics, tracing workarounds).  edit: a post-export
+    rewrite with the onnx API, recorded as "<exporter>+edit" with edit_note.
+    """
+
+    module: torch.nn.Module
+    args: tuple
+    input_names: list[str]
+    output_names: list[str]
+    exporter: str
+    opset: int
+    tags: list[str] = dataclasses.field(default_factory=list)
+    dynamic_axes: Optional[dict[str, dict[int, str]]] = None
+    export_kwargs: dict[str, Any] = dataclasses.field(default_factory=dict)
+    context: Optional[Callable[[], ContextManager]] = None
+    edit: Optional[Callable[[onnx.ModelProto], onnx.ModelProto]] = None
+    edit_note: str = ""
+    runnable: bool = True
+    rtol: float = 1e-4
+    atol: float = 1e-4
+    modules: Optional[dict[str, int]] = None
+    count_from: Optional[torch.nn.Module] = None
+    notes: list[str] = dataclasses.field(default_factory=list)
+    external_data: bool = False  # also save <name>_external.onnx + .onnx.data
+
+
+def count_modules(module: torch.nn.Module) -> dict[str, int]:
+    """Counts module kinds (see _KIND_BY_CLASS).
+
+    Hand-written modules declare `corpus_kind` (one of that kind) and/or `corpus_counts`
+    (a dict of extra counts, e.g. a functional layer_norm call inside a block).
+    "LayerNorm" is always present so tests can rely on it, 0 meaning "nothing here may
+    become a LayerNormalization".
+    """
+    counts: Counter = Counter({"LayerNorm": 0})
+    for sub in module.modules():
+        kind = getattr(type(sub), "corpus_kind", None)
+        if kind is None:
+            kind = _KIND_BY_CLASS.get(getattr(sub, "original_name", type(sub).__name__))
+        if kind:
+            counts[kind] += 1
+        counts.update(getattr(type(sub), "corpus_counts", {}))
+    return dict(sorted(counts.items()))
+
+
+def quiet_exporters() -> None:
+    """Silences exporter chatter (deprecation warnings, torchvision notices)."""
+    warnings.filterwarnings("ignore")
+    for name in ("torch.onnx", "torch.export", "torch._dynamo", "onnxscript"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
+# -------------------------------------------------------------------------- export
+
+
+def _flatten(value: Any) -> list[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [t for v in value for t in _flatten(v)]
+    raise TypeError(f"unsupported module output type {type(value).__name__}")
+
+
+def _to_numpy(value: Any) -> np.ndarray:
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu().numpy()
+    if isinstance(value, bool):
+        return np.array(value)
+    if isinstance(value, int):
+        return np.array(value, dtype=np.int64)  # python ints become int64 graph inputs
+    if isinstance(value, float):
+        return np.array(value, dtype=np.float32)
+    raise TypeError(f"unsupported example input type {type(value).__name__}")
+
+
+def _export_torchscript(spec: Spec, opset: int) -> onnx.ModelProto:
+    buffer = io.BytesIO()
+    context = spec.context() if spec.context else contextlib.nullcontext()
+    with context:
+        torch.onnx.export(
+            spec.module,
+            spec.args,
+            buffer,
+            dynamo=False,
+            opset_version=opset,
+            input_names=spec.input_names,
+            output_names=spec.output_names,
+            dynamic_axes=spec.dynamic_axes,
+            **spec.export_kwargs,
+        )
+    return onnx.load_from_string(buffer.getvalue())
+
+
+def _export_dynamo(spec: Spec, opset: int) -> onnx.ModelProto:
+    dynamic_shapes = None
+    if spec.dynamic_axes:
+        dims: dict[str, Any] = {}
+        dynamic_shapes = tuple(
+            {axis: dims.setdefault(sym, torch.export.Dim(sym)) for axis, sym in spec.dynamic_axes.get(name, {}).items()}
+            or None
+            for name in spec.input_names
+        )
+    program = torch.onnx.export(
+        spec.module,
+        spec.args,
+        dynamo=True,
+        opset_version=opset,
+        input_names=spec.input_names,
+        output_names=spec.output_names,
+        dynamic_shapes=dynamic_shapes,
+        verbose=False,
+    )
+    return program.model_proto
+
+
+def default_opset(model: onnx.ModelProto) -> int:
+    return next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
+
+
+def _walk(nodes):
+    """Nodes and, recursively, the nodes of their subgraphs (If/Loop/Scan bodies)."""
+    for node in nodes:
+        yield node
+        for attr in node.attribute:
+            if attr.type == onnx.AttributeProto.GRAPH:
+                yield from _walk(attr.g.node)
+            for graph in attr.graphs:
+                yield from _walk(graph.node)
+
+
+def _has_subgraph(nodes) -> bool:
+    return any(
+        attr.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for node in nodes for attr in node.attribute
+    )
+
+
+def _all_nodes(model: onnx.ModelProto):
+    yield from _walk(model.graph.node)
+    for function in model.functions:
+        yield from _walk(function.node)
+
+
+def histogram(model: onnx.ModelProto) -> dict[str, int]:
+    """Main graph + subgraphs (not function bodies), keyed like testing.op_histogram."""
+    counts = Counter(
+        n.op_type if n.domain in ("", "ai.onnx") else f"{n.domain}::{n.op_type}" for n in _walk(model.graph.node)
+    )
+    return dict(sorted(counts.items()))
+
+
+def derived_tags(model: onnx.ModelProto) -> set[str]:
+    """Structural tags read off the exported graph, so they cannot drift from it."""
+    nodes = list(_all_nodes(model))
+    local_domains = {f.domain for f in model.functions}
+    ops = {n.op_type for n in nodes if n.domain in ("", "ai.onnx")}
+    tags = set()
+    if _has_subgraph(nodes):
+        tags.add("subgraph")
+    if any(n.domain not in _STANDARD_DOMAINS and n.domain not in local_domains for n in nodes):
+        tags.add("custom-domain")
+    if model.functions:
+        tags.add("local-function")
+    fp16 = onnx.TensorProto.FLOAT16
+    if (
+        any(i.data_type == fp16 for i in model.graph.initializer)
+        or any(v.type.tensor_type.elem_type == fp16 for v in list(model.graph.input) + list(model.graph.output))
+        or any(n.op_type == "Cast" and any(a.name == "to" and a.i == fp16 for a in n.attribute) for n in nodes)
+    ):
+        tags.add("fp16")
+    if any(d.HasField("dim_param") for v in model.graph.input for d in v.type.tensor_type.shape.dim):
+        tags.add("dynamic-shape")
+    for op, tag in (("ScatterND", "scatternd"), ("Identity", "identity"), ("Cast", "cast"), ("If", "if"), ("Loop", "loop")):
+        if op in ops:
+            tags.add(tag)
+    return tags
+
+
+@dataclasses.dataclass
+class Produced:
+    manifest: dict
+    seconds: float
+
+
+def produce(name: str, spec: Spec, out_dir: Path, stamp: str, description: str = "") -> Produced:
+    """Exports `spec` and writes <name>.onnx/.inputs.npz/.expected.npz/.json, then the stamp.
+
+    The stamp is written last: a crash half-way leaves no stamp, so the next run
+    regenerates the model instead of trusting partial files.
+    """
+    start = time.perf_counter()
+    stamp_path = out_dir / f"{name}.stamp"
+    stamp_path.unlink(missing_ok=True)
+
+    spec.module.eval()
+    with torch.no_grad():
+        expected = [t.detach().cpu().numpy() for t in _flatten(spec.module(*spec.args))]
+
+    manifest_extra: dict[str, Any] = {}
+    exporter = spec.exporter
+    if exporter == DYNAMO:
+        try:
+            model = _export_dynamo(spec, spec.opset)
+        except Exception as exc:  # any exporter failure: record it, fall back
+            first_line = (str(exc).strip().splitlines() or [""])[0][:500]
+            manifest_extra["requested_exporter"] = DYNAMO
+            manifest_extra["dynamo_error"] = f"{type(exc).__name__}: {first_line}"
+            exporter = TORCHSCRIPT
+            model = _export_torchscript(spec, spec.opset)
+    elif exporter == TORCHSCRIPT:
+        model = _export_torchscript(spec, spec.opset)
+    else:
+        raise ValueError(f"unknown exporter {exporter!r}")
+
+    exporter_label = exporter
+    if spec.edit is not None:
+        model = spec.edit(model)
+        exporter_label += "+edit"
+        manifest_extra["edit"] = spec.edit_note
+
+    graph_inputs = [i.name for i in model.graph.input if i.name not in {t.name for t in model.graph.initializer}]
+    if graph_inputs != list(spec.input_names):
+        raise RuntimeError(f"exported inputs {graph_inputs} differ from the declared {spec.input_names}")
+    outputs = [o.name for o in model.graph.output]
+    if len(outputs) != len(expected):
+        raise RuntimeError(f"model has outputs {outputs} but torch returned {len(expected)} tensors")
+    onnx.checker.check_model(model, full_check=True)
+
+    opset = default_opset(model)
+    if opset != spec.opset:
+        manifest_extra["requested_opset"] = spec.opset
+    tags = set(spec.tags) | derived_tags(model)
+    runnable = spec.runnable and "custom-domain" not in tags
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    onnx.save(model, out_dir / f"{name}.onnx")
+    np.savez(out_dir / f"{name}.inputs.npz", **{n: _to_numpy(a) for n, a in zip(graph_inputs, spec.args)})
+    np.savez(out_dir / f"{name}.expected.npz", **dict(zip(outputs, expected)))
+    if spec.external_data:
+        # Tensors go to <name>_external.onnx.data next to the model; small ones stay inline.
+        onnx.save(
+            model,
+            out_dir / f"{name}_external.onnx",
+            save_as_external_data=True,
+            all_tensors_to_one_file=True,
+            location=f"{name}_external.onnx.data",
+            size_threshold=1024,
+        )
+        manifest_extra["external_data_model"] = f"{name}_external.onnx"
+
+    manifest = {
+        "name": name,
+        "description": description,
+        "model": f"{name}.onnx",
+        "exporter": exporter_label,
+        "opset": opset,
+        "modules": (
+            dict(sorted({"LayerNorm": 0, **spec.modules}.items()))
+            if spec.modules is not None
+            else count_modules(spec.count_from or spec.module)
+        ),
+        "inputs": f"{name}.inputs.npz",
+        "expected_outputs": f"{name}.expected.npz",
+        "input_names": graph_inputs,
+        "output_names": outputs,
+        "tags": sorted(tags),
+        "runnable": runnable,
+        "rtol": spec.rtol,
+        "atol": spec.atol,
+        "node_count": len(model.graph.node),
+        "op_histogram": histogram(model),
+        "functions": [f"{f.domain}::{f.name}" for f in model.functions],
+        "notes": spec.notes,
+        **manifest_extra,
+    }
+    seconds = time.perf_counter() - start
+    manifest["generation_seconds"] = round(seconds, 2)
+    (out_dir / f"{name}.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    stamp_path.write_text(stamp + "\n")
+    return Produced(manifest, seconds)

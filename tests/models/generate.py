@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""Generates the real-model test corpus: ONNX models exported from torch modules.
+
+    python tests/models/generate.py [--out DIR] [--only NAME ...] [--list]
+                                    [--large] [--large-external] [--force]
+
+Each model NAME is written to the output directory (default tests/models/.generated) as
+  NAME.onnx           the exported model
+  NAME.inputs.npz     a fixed input set, keyed by graph input name
+  NAME.expected.npz   the torch module's outputs on those inputs, keyed by output name
+  NAME.json           the manifest: exporter, opset, module counts, tags, runnable...
+  NAME.stamp          written last; holds the hash of the generator sources and of the
+                      torch/onnx/onnxscript/transformers versions.  A model whose stamp
+                      matches is not regenerated.
+A model that fails leaves NAME.error (the traceback) and no stamp; the exit status is 1.
+
+The catalog below is importable without torch (tests parametrize over it at collection
+time); builders live in corpus_*.py and are imported only when a model is (re)built.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import importlib
+import importlib.metadata
+import random
+import sys
+import time
+import traceback
+import zlib
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_OUT = HERE / ".generated"
+VERSIONED_PACKAGES = ("torch", "onnx", "onnxscript", "transformers", "numpy")
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    name: str
+    builder: str  # "module:function" in this directory, returning a corpus_lib.Spec
+    summary: str
+    default: bool = True  # False: only built on request (--only NAME, --large)
+
+
+CATALOG: tuple[Entry, ...] = (
+    # transformers models with random weights, built from small configs
+    Entry("bert_op14", "corpus_hf:bert_op14", "BERT encoder, TorchScript opset 14: decomposed LayerNorm, Erf GELU, dynamic batch/sequence"),
+    Entry("bert_dynamo18", "corpus_hf:bert_dynamo18", "BERT encoder, dynamo opset 18: LayerNormalization ops, Erf GELU"),
+    Entry("gpt2_dynamo18", "corpus_hf:gpt2_dynamo18", "GPT-2 LM, dynamo opset 18: tanh GELU with Pow(x,3), causal mask"),
+    Entry("vit_op14", "corpus_hf:vit_op14", "ViT encoder, TorchScript opset 14: patch Conv, decomposed LayerNorm, Erf GELU"),
+    Entry("t5_op14", "corpus_hf:t5_op14", "T5 encoder-decoder, TorchScript opset 14: RMSNorm (must not become LayerNorm)"),
+    Entry("llama_dynamo18", "corpus_hf:llama_dynamo18", "LLaMA decoder layer, dynamo opset 18: RMSNorm, SiLU, rotary embeddings, GQA"),
+    # nn.LayerNorm across opsets
+    Entry("layernorm_op13", "corpus_norm:layernorm_op13", "nn.LayerNorm, opset 13: exporter decomposes it (ReduceMean axes attribute)"),
+    Entry("layernorm_op15", "corpus_norm:layernorm_op15", "nn.LayerNorm, opset 15: decomposed"),
+    Entry("layernorm_op16", "corpus_norm:layernorm_op16", "nn.LayerNorm, opset 16: decomposed"),
+    Entry("layernorm_op17", "corpus_norm:layernorm_op17", "nn.LayerNorm, opset 17: LayerNormalization"),
+    Entry("layernorm_op18", "corpus_norm:layernorm_op18", "nn.LayerNorm, opset 18: LayerNormalization"),
+    Entry("layernorm_op20", "corpus_norm:layernorm_op20", "nn.LayerNorm, opset 20: LayerNormalization"),
+    # hand-written LayerNorms
+    Entry("ln_pow_div_op17", "corpus_norm:ln_pow_div_op17", "hand LayerNorm: Pow(d,2) variance, Div by Sqrt; ReduceMean axes attribute"),
+    Entry("ln_mul_rsqrt_op18", "corpus_norm:ln_mul_rsqrt_op18", "hand LayerNorm: Mul(d,d) variance, rsqrt as Div(1,Sqrt) then Mul; ReduceMean axes input"),
+    Entry("ln_reciprocal_dynamo18", "corpus_norm:ln_reciprocal_dynamo18", "hand LayerNorm via dynamo: rsqrt as Sqrt+Reciprocal, Mul(d,d)"),
+    Entry("ln_dup_sub_op17", "corpus_norm:ln_dup_sub_op17", "hand LayerNorm computing x-mean twice (two Sub nodes)"),
+    Entry("ln_noaffine_op18", "corpus_norm:ln_noaffine_op18", "hand LayerNorm without weight and bias, on a rank-2 input"),
+    Entry("ln_fp16_casts_op17", "corpus_norm:ln_fp16_casts_op17", "fp16 model with Cast to fp32 around a hand LayerNorm"),
+    Entry("ln2d_channels_first_op17", "corpus_norm:ln2d_channels_first_op17", "ConvNeXt/SAM LayerNorm2d over axis 1 of NCHW between convs"),
+    Entry("ln_std_eps_op17", "corpus_norm:ln_std_eps_op17", "NOT a LayerNorm: (x-mean)/(std+eps), eps outside the sqrt"),
+    Entry("ln_unbiased_var_op17", "corpus_norm:ln_unbiased_var_op17", "NOT a LayerNorm: unbiased variance (torch.var default)"),
+    Entry("ln_custom_domain_op17", "corpus_norm:ln_custom_domain_op17", "LayerNorm exported as custom::Custom_LayerNorm (custom symbolic); not runnable"),
+    Entry("ln_local_function_op17", "corpus_norm:ln_local_function_op17", "hand LayerNorm exported as a model-local function local::LocalLayerNorm"),
+    # GELU forms
+    Entry("gelu_erf_op17", "corpus_act:gelu_erf_op17", "nn.GELU() at opset 17: Erf form"),
+    Entry("gelu_tanh_op17", "corpus_act:gelu_tanh_op17", "nn.GELU('tanh') at opset 17, TorchScript: tanh form with x*x*x"),
+    Entry("gelu_tanh_cube_op17", "corpus_act:gelu_tanh_cube_op17", "hand-written tanh GELU with x*x*x"),
+    Entry("gelu_tanh_pow_op17", "corpus_act:gelu_tanh_pow_op17", "hand-written tanh GELU with Pow(x,3) (GPT-2 NewGELU)"),
+    Entry("gelu_op20", "corpus_act:gelu_op20", "nn.GELU() and nn.GELU('tanh') at opset 20: Gelu op"),
+    # misc structures
+    Entry("index_put_op16", "corpus_misc:index_put_op16", "x[idx]=v and index_put(accumulate=True), TorchScript: ScatterND (+Add)"),
+    Entry("index_put_dynamo18", "corpus_misc:index_put_dynamo18", "same via dynamo: ScatterND and ScatterND(reduction='add')"),
+    Entry("cnn_clutter_op13", "corpus_misc:cnn_clutter_op13", "small CNN, dynamic batch: Shape->Gather->Unsqueeze->Concat->Reshape, Cast, Identity"),
+    Entry("control_flow_op17", "corpus_misc:control_flow_op17", "torch.jit.script If and Loop, hand LayerNorm inside the Loop body"),
+    Entry("control_flow_cond_dynamo18", "corpus_misc:control_flow_cond_dynamo18", "torch.cond through dynamo: If with GELU and LayerNorm in branches"),
+    Entry("styletts_block_op14", "corpus_misc:styletts_block_op14", "StyleTTS/Kokoro-like block: AdaIN, ConvTranspose1d, BiLSTM, AdaLayerNorm"),
+    # benchmarks only
+    Entry("large", "corpus_misc:large", "stack of 8 Linear(4096,4096): ~537 MB fp32; benchmarks only", default=False),
+)
+
+BY_NAME = {entry.name: entry for entry in CATALOG}
+
+
+def default_names() -> list[str]:
+    return [entry.name for entry in CATALOG if entry.default]
+
+
+def source_hash() -> str:
+    """Hash of every generator source plus the exporter stack versions."""
+    digest = hashlib.sha256()
+    for path in sorted(HERE.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for package in VERSIONED_PACKAGES:
+        try:
+            version = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            version = "missing"
+        digest.update(f"{package}=={version}\0".encode())
+    return digest.hexdigest()
+
+
+def stamp_for(entry: Entry, digest: str, external: bool) -> str:
+    return f"{digest} external={int(external)}"
+
+
+def up_to_date(name: str, out: Path, stamp: str) -> bool:
+    stamp_path = out / f"{name}.stamp"
+    if not stamp_path.is_file() or stamp_path.read_text().strip() != stamp:
+        return False
+    files = [f"{name}.onnx", f"{name}.json", f"{name}.inputs.npz", f"{name}.expected.npz"]
+    return all((out / f).is_file() for f in files)
+
+
+def seed_for(name: str) -> int:
+    return zlib.crc32(name.encode()) & 0x7FFFFFFF
+
+
+def build(entry: Entry, out: Path, stamp: str, external: bool):
+    """Seeds every RNG from the model name, runs the builder and writes the files."""
+    import numpy as np
+    import torch
+
+    import corpus_lib
+
+    seed = seed_for(entry.name)
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    module_name, function_name = entry.builder.split(":")
+    spec = getattr(importlib.import_module(module_name), function_name)()
+    spec.external_data = external
+    return corpus_lib.produce(entry.name, spec, out, stamp, description=entry.summary)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="generate only these models")
+    parser.add_argument("--list", action="store_true", help="list the models and exit")
+    parser.add_argument("--large", action="store_true", help="also generate the large benchmark model")
+    parser.add_argument(
+        "--large-external", action="store_true", help="also save the large model with external data (implies --large)"
+    )
+    parser.add_argument("--force", action="store_true", help="regenerate even when the stamp matches")
+    args = parser.parse_args(argv)
+
+    if args.list:
+        for entry in CATALOG:
+            flag = "" if entry.default else "  [on request]"
+            print(f"{entry.name:28s} {entry.summary}{flag}")
+        return 0
+
+    if args.only:
+        unknown = [n for n in args.only if n not in BY_NAME]
+        if unknown:
+            parser.error(f"unknown model(s) {', '.join(unknown)}; see --list")
+        names = list(dict.fromkeys(args.only))
+    else:
+        names = default_names() + (["large"] if args.large or args.large_external else [])
+
+    out: Path = args.out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    digest = source_hash()
+    sys.path.insert(0, str(HERE))
+    total_start = time.perf_counter()
+    failures = []
+    quieted = False
+    for name in names:
+        entry = BY_NAME[name]
+        external = args.large_external and name == "large"
+        stamp = stamp_for(entry, digest, external)
+        if not args.force and up_to_date(name, out, stamp):
+            print(f"  {name:28s} cached", flush=True)
+            continue
+        if not quieted:
+            import corpus_lib
+
+            corpus_lib.quiet_exporters()
+            quieted = True
+        error_path = out / f"{name}.error"
+        try:
+            produced = build(entry, out, stamp, external)
+        except Exception:
+            failures.append(name)
+            error_path.write_text(traceback.format_exc())
+            print(f"  {name:28s} FAILED (see {error_path})", flush=True)
+            continue
+        error_path.unlink(missing_ok=True)
+        m = produced.manifest
+        fallback = f"  [dynamo failed: {m['dynamo_error'][:80]}]" if "dynamo_error" in m else ""
+        print(
+            f"  {name:28s} {m['exporter']:17s} opset {m['opset']:2d} {m['node_count']:5d} nodes"
+            f" {produced.seconds:6.2f}s{fallback}",
+            flush=True,
+        )
+    print(f"corpus: {len(names) - len(failures)}/{len(names)} models in {out} ({time.perf_counter() - total_start:.1f}s)")
+    if failures:
+        print(f"corpus: FAILED: {', '.join(failures)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
