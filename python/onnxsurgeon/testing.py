@@ -123,7 +123,9 @@ def random_inputs(
     Symbolic dimensions take their value from `dim_values` (keyed by dim_param) or
     `default_dim`.  Floats are standard normal; integers are drawn from the half-open
     `int_range`, small so that they are valid token ids, gather indices and loop counts
-    for any real model; booleans are uniform.
+    for any real model; booleans are uniform.  Random data is no substitute for real
+    inputs where semantics matter: a random 0/1 attention mask over few tokens often
+    leaves one visible key, and attention then ignores the queries entirely.
     """
     proto = load_model(model)
     dim_values = dict(dim_values or {})

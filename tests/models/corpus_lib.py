@@ -84,6 +84,7 @@ class Spec:
     modules: Optional[dict[str, int]] = None
     count_from: Optional[torch.nn.Module] = None
     notes: list[str] = dataclasses.field(default_factory=list)
+    randomize: bool = True  # see randomize_parameters()
     external_data: bool = False  # also save <name>_external.onnx + .onnx.data
 
 
@@ -104,6 +105,34 @@ def count_modules(module: torch.nn.Module) -> dict[str, int]:
             counts[kind] += 1
         counts.update(getattr(type(sub), "corpus_counts", {}))
     return dict(sorted(counts.items()))
+
+
+@torch.no_grad()
+def randomize_parameters(module: torch.nn.Module) -> None:
+    """Gives every parameter random, O(1)-scale values.
+
+    Default initializations are too kind to an equivalence oracle: LayerNorm weight=1
+    and bias=0 (a fuser that drops the affine part would pass), transformers' zero
+    biases and std=0.02 weights (near-uniform attention hides a broken softmax or
+    mask).  Norm weights become 1 + 0.2*N(0,1), biases and other vectors 0.2*N(0,1),
+    matrices N(0, 1/fan_in); BatchNorm running statistics are randomized too.
+    """
+    for sub in module.modules():
+        is_norm = "Norm" in getattr(sub, "original_name", type(sub).__name__)
+        for name, param in sub.named_parameters(recurse=False):
+            noise = torch.randn(param.shape)
+            if is_norm and name == "weight":
+                value = 1.0 + 0.2 * noise
+            elif param.dim() <= 1:
+                value = 0.2 * noise
+            else:
+                value = noise / max(1, param[0].numel()) ** 0.5
+            param.copy_(value.to(param.dtype))
+        for name, buffer in sub.named_buffers(recurse=False):
+            if name == "running_mean":
+                buffer.copy_(0.2 * torch.randn(buffer.shape))
+            elif name == "running_var":
+                buffer.copy_(0.5 + torch.rand(buffer.shape))
 
 
 def quiet_exporters() -> None:
@@ -255,6 +284,8 @@ def produce(name: str, spec: Spec, out_dir: Path, stamp: str, description: str =
     stamp_path.unlink(missing_ok=True)
 
     spec.module.eval()
+    if spec.randomize:
+        randomize_parameters(spec.module)
     with torch.no_grad():
         expected = [t.detach().cpu().numpy() for t in _flatten(spec.module(*spec.args))]
 

@@ -1,0 +1,112 @@
+"""onnxsurgeon: fast ONNX graph surgery.
+
+    import onnxsurgeon as osg
+    model = osg.load("model.onnx")             # or osg.Model.from_proto(onnx_model)
+    osg.run(model, "nop")                      # a pipeline, same grammar as the CLI
+    model.save("fixed.onnx")                   # atomic; external data kept external
+    proto = model.to_proto()                   # back to onnx.ModelProto
+
+`run` also takes an onnx.ModelProto (returns one) or a path (returns the output path),
+so it can follow `torch.onnx.export` directly.
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Union
+
+from . import _core
+from ._core import Graph, Model, Node, OnnxSurgeonError, Value
+
+__all__ = [
+    "Graph", "Model", "Node", "OnnxSurgeonError", "Value",
+    "load", "save", "parse_text", "inspect", "run", "passes",
+]
+
+
+def load(source: Union[str, os.PathLike, bytes]) -> Model:
+    """Loads a model from a path (weights stay memory-mapped) or from serialized bytes."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return _core.load_bytes(bytes(source))
+    return _core.load(os.fspath(source))
+
+
+def save(model: Model, path: Union[str, os.PathLike], external_data: str = "keep",
+         size_threshold: int = 1024, location: str = "") -> None:
+    """Writes `model` atomically. external_data: 'keep', 'inline' or 'all'."""
+    model.save(os.fspath(path), external_data, size_threshold, location)
+
+
+def parse_text(text: str) -> Model:
+    """Parses the ONNX text format, e.g. '<ir_version: 10, opset_import: ["" : 18]> g (float[N] X) => (float[N] Y) { Y = Relu(X) }'."""
+    return _core.parse_text(text)
+
+
+def _from_proto(proto: Any, base_dir: str = "") -> Model:
+    """Builds a Model from an onnx.ModelProto (one serialization; weights then shared)."""
+    return _core.load_bytes(proto.SerializeToString(), base_dir)
+
+
+def _to_proto(self: Model) -> Any:
+    import onnx  # only needed for interop
+
+    return onnx.ModelProto.FromString(self.to_bytes())
+
+
+def _inspect(self: Model) -> dict:
+    return json.loads(self.inspect_json())
+
+
+Model.from_proto = staticmethod(_from_proto)
+Model.to_proto = _to_proto
+Model.inspect = _inspect
+
+
+def inspect(model: Union[Model, str, os.PathLike, Any]) -> dict:
+    """The health report of `onnxsurgeon inspect --json`, as a dict."""
+    return _as_model(model).inspect()
+
+
+def passes() -> list:
+    """Every registered pass: name, summary and options."""
+    return _core.passes()
+
+
+def _as_model(model: Any) -> Model:
+    if isinstance(model, Model):
+        return model
+    if isinstance(model, (str, os.PathLike)):
+        return load(model)
+    if hasattr(model, "SerializeToString"):
+        return Model.from_proto(model)
+    raise TypeError(f"expected an onnxsurgeon.Model, onnx.ModelProto or path, not {type(model).__name__}")
+
+
+def run(model: Any, pipeline: str, output: Union[str, os.PathLike, None] = None,
+        verify_each: bool = False, report: list | None = None) -> Any:
+    """Runs a pass pipeline (e.g. "fix-layernorm,downgrade-opset=15").
+
+    - Model: rewritten in place and returned.
+    - onnx.ModelProto (e.g. torch.onnx.export(...).model_proto): a new ModelProto is returned.
+    - path: the result is written to `output` (default: in place) and its path returned.
+    If `report` is a list, per-pass reports (rule counts, histograms, time) are appended.
+    """
+    _core.check_pipeline(pipeline)  # fail on a bad pipeline before loading anything
+    if isinstance(model, Model):
+        reports = model.run(pipeline, verify_each)
+        result: Any = model
+    elif isinstance(model, (str, os.PathLike)):
+        m = load(model)
+        reports = m.run(pipeline, verify_each)
+        out = os.fspath(output if output is not None else model)
+        m.save(out)
+        result = out
+    elif hasattr(model, "SerializeToString"):
+        m = Model.from_proto(model)
+        reports = m.run(pipeline, verify_each)
+        result = m.to_proto()
+    else:
+        raise TypeError(f"expected an onnxsurgeon.Model, onnx.ModelProto or path, not {type(model).__name__}")
+    if report is not None:
+        report.extend(reports)
+    return result
