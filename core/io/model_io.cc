@@ -1,6 +1,7 @@
 #include "core/io/model_io.h"
 
 #include <climits>
+#include <deque>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -172,6 +173,7 @@ struct Placement {
   bool external = false;
   std::string location;  // relative to the model's folder
   uint64_t offset = 0;
+  uint64_t length = 0;
 };
 
 struct ExternalFilePlan {
@@ -187,7 +189,7 @@ uint64_t AlignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 // model saved without changes has byte-identical external files.
 StatusOr<absl::flat_hash_map<const Value*, Placement>> PlanPlacements(
     const Model& model, const SaveOptions& options, const std::string& model_file_name,
-    std::map<std::string, ExternalFilePlan>& files) {
+    std::map<std::string, ExternalFilePlan>& files, std::deque<std::string>& converted) {
   absl::flat_hash_map<const Value*, Placement> plan;
   const Graph& g = model.graph();
   ExternalDataMode mode = options.external_data;
@@ -226,18 +228,26 @@ StatusOr<absl::flat_hash_map<const Value*, Placement>> PlanPlacements(
     std::string_view bytes = v->initializer()->raw_bytes();
     f.pieces.emplace_back(at, bytes);
     f.end = at + bytes.size();
-    plan[v] = {true, location, at};
+    plan[v] = {true, location, at, bytes.size()};
   }
   if (mode == ExternalDataMode::kAll) {
     for (Value* v : g.initializers()) {
       const Tensor* t = v->initializer();
-      if (!t->has_raw_bytes() || t->raw_bytes().size() < options.size_threshold) continue;
+      if (!t->CanBeRaw()) continue;
+      std::string_view bytes;
+      if (t->has_raw_bytes()) {
+        bytes = t->raw_bytes();
+      } else {  // typed fields (float_data, ...): externalize them too, as raw bytes
+        OS_ASSIGN_OR_RETURN(std::string raw, t->RawBytesCopy());
+        if (raw.size() < options.size_threshold) continue;
+        bytes = converted.emplace_back(std::move(raw));
+      }
+      if (bytes.size() < options.size_threshold) continue;
       ExternalFilePlan& f = files[default_location];
-      std::string_view bytes = t->raw_bytes();
       uint64_t at = AlignUp(f.end, bytes.size() >= 65536 ? 4096 : 64);
       f.pieces.emplace_back(at, bytes);
       f.end = at + bytes.size();
-      plan[v] = {true, default_location, at};
+      plan[v] = {true, default_location, at, bytes.size()};
     }
   }
   return plan;
@@ -318,7 +328,12 @@ Status SerializeTo(const Model& model, const absl::flat_hash_map<const Value*, P
       out->set_data_location(onnx::TensorProto::EXTERNAL);
       SetExternalEntry(out, "location", p->location);
       SetExternalEntry(out, "offset", std::to_string(p->offset));
-      SetExternalEntry(out, "length", std::to_string(t.raw_bytes().size()));
+      SetExternalEntry(out, "length", std::to_string(p->length));
+      out->clear_float_data();
+      out->clear_int32_data();
+      out->clear_int64_data();
+      out->clear_double_data();
+      out->clear_uint64_data();
       payloads.emplace_back();
       has_payload.push_back(false);
     } else if (t.has_raw_bytes()) {
@@ -346,7 +361,8 @@ Status SaveModel(const Model& model, const std::string& path, const SaveOptions&
     OS_RETURN_IF_ERROR(ResolveExternalLocation(dir, options.location, "(save)").status());
   }
   std::map<std::string, ExternalFilePlan> files;
-  OS_ASSIGN_OR_RETURN(auto plan, PlanPlacements(model, options, file_name, files));
+  std::deque<std::string> converted;  // raw bytes made from typed fields; the plan points here
+  OS_ASSIGN_OR_RETURN(auto plan, PlanPlacements(model, options, file_name, files, converted));
 
   std::vector<std::unique_ptr<AtomicFile>> pending;
   for (auto& [location, f] : files) {

@@ -52,6 +52,52 @@ onnx::TensorProto Tensor::ToProto(const std::string& name) const {
   return p;
 }
 
+namespace {
+// Size of one element in raw_data, or 0 when the type is not a plain array.
+size_t ElementSize(int32_t data_type) {
+  using T = onnx::TensorProto;
+  switch (data_type) {
+    case T::FLOAT: case T::INT32: case T::UINT32: return 4;
+    case T::DOUBLE: case T::INT64: case T::UINT64: case T::COMPLEX64: return 8;
+    case T::COMPLEX128: return 16;
+    case T::INT16: case T::UINT16: case T::FLOAT16: case T::BFLOAT16: return 2;
+    case T::INT8: case T::UINT8: case T::BOOL: return 1;
+    default: return 0;
+  }
+}
+
+template <typename To, typename Field>
+void AppendAs(const Field& field, std::string& out) {
+  for (auto v : field) {
+    To x = static_cast<To>(v);
+    out.append(reinterpret_cast<const char*>(&x), sizeof(To));
+  }
+}
+}  // namespace
+
+bool Tensor::CanBeRaw() const { return has_raw_bytes() || ElementSize(meta_.data_type()) != 0; }
+
+StatusOr<std::string> Tensor::RawBytesCopy() const {
+  if (has_raw_bytes()) return std::string(raw_);
+  using T = onnx::TensorProto;
+  std::string out;
+  switch (meta_.data_type()) {
+    case T::FLOAT: case T::COMPLEX64: AppendAs<float>(meta_.float_data(), out); break;
+    case T::DOUBLE: case T::COMPLEX128: AppendAs<double>(meta_.double_data(), out); break;
+    case T::INT64: AppendAs<int64_t>(meta_.int64_data(), out); break;
+    case T::UINT64: AppendAs<uint64_t>(meta_.uint64_data(), out); break;
+    case T::UINT32: AppendAs<uint32_t>(meta_.uint64_data(), out); break;
+    case T::INT32: AppendAs<int32_t>(meta_.int32_data(), out); break;
+    case T::INT16: AppendAs<int16_t>(meta_.int32_data(), out); break;
+    case T::UINT16: case T::FLOAT16: case T::BFLOAT16: AppendAs<uint16_t>(meta_.int32_data(), out); break;
+    case T::INT8: AppendAs<int8_t>(meta_.int32_data(), out); break;
+    case T::UINT8: case T::BOOL: AppendAs<uint8_t>(meta_.int32_data(), out); break;
+    default:
+      return absl::UnimplementedError(absl::StrCat("tensor of data type ", meta_.data_type(), " has no raw layout here"));
+  }
+  return out;
+}
+
 int64_t Tensor::NumElements() const {
   int64_t n = 1;
   for (int64_t d : meta_.dims()) {

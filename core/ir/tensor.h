@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/ir/status.h"
 #include "onnx/onnx_pb.h"
 
 namespace onnxsurgeon {
@@ -54,6 +55,13 @@ class Tensor {
 
   // The proto with raw data inline (a copy of the bytes), as onnx's own APIs want it.
   onnx::TensorProto ToProto(const std::string& name) const;
+
+  // The bytes in raw_data layout (little-endian) whatever the storage: raw views as they
+  // are, typed fields (float_data, int32_data, ...) converted. Error for strings and for
+  // types whose typed-field layout is not a plain element array.
+  StatusOr<std::string> RawBytesCopy() const;
+  // True when RawBytesCopy() can succeed.
+  bool CanBeRaw() const;
 
   // Element count from dims; -1 when a dim is negative (malformed).
   int64_t NumElements() const;

@@ -189,6 +189,11 @@ def _format_index(index: tuple[int, ...]) -> str:
     return "[" + ", ".join(str(int(i)) for i in index) + "]" if index else "[] (scalar)"
 
 
+def _scalar(value: np.generic) -> str:
+    item = value.item() if hasattr(value, "item") else value
+    return f"{item:.9g}" if isinstance(item, float) else repr(item)
+
+
 def _compare_one(
     name: str,
     actual: np.ndarray,
@@ -214,8 +219,8 @@ def _compare_one(
         index = np.unravel_index(int(np.argmax(bad)), bad.shape)
         return (
             f"output {name!r}: {int(bad.sum())}/{bad.size} elements differ (exact compare, "
-            f"{actual.dtype}); first at {_format_index(index)}: {desired_label}={desired[index]!r}, "
-            f"{actual_label}={actual[index]!r}"
+            f"{actual.dtype}); first at {_format_index(index)}: {desired_label}={_scalar(desired[index])}, "
+            f"{actual_label}={_scalar(actual[index])}"
         )
     a = actual.astype(np.float64) if actual.dtype.kind != "c" else actual.astype(np.complex128)
     d = desired.astype(np.float64) if desired.dtype.kind != "c" else desired.astype(np.complex128)
@@ -237,7 +242,7 @@ def _compare_one(
     return (
         f"output {name!r}: {int(bad.sum())}/{bad.size} elements differ beyond rtol={rtol:g}, "
         f"atol={atol:g} (max abs err {max_abs:.4g}); worst at {_format_index(index)}: "
-        f"{desired_label}={desired[index]!r}, {actual_label}={actual[index]!r}, "
+        f"{desired_label}={_scalar(desired[index])}, {actual_label}={_scalar(actual[index])}, "
         f"abs_err={float(abs_err[index]):.4g}, rel_err={float(rel):.4g}"
     )
 

@@ -12,6 +12,7 @@ import dataclasses
 import io
 import json
 import logging
+import re
 import time
 import warnings
 from collections import Counter
@@ -205,6 +206,20 @@ def _export_dynamo(spec: Spec, opset: int) -> onnx.ModelProto:
     return program.model_proto
 
 
+def _summarize_error(exc: BaseException) -> str:
+    """'Type: first line' of the exception and of its root cause, without colour codes
+    (the exporters wrap the real cause in a generic 'Failed to export' error)."""
+
+    def line(e: BaseException) -> str:
+        text = re.sub(r"\x1b\[[0-9;]*m", "", str(e)).strip()
+        return f"{type(e).__name__}: {(text.splitlines() or [''])[0][:300]}"
+
+    root = exc
+    while root.__cause__ is not None and root.__cause__ is not root:
+        root = root.__cause__
+    return line(exc) if root is exc else f"{line(exc)} <- {line(root)}"
+
+
 def default_opset(model: onnx.ModelProto) -> int:
     return next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
 
@@ -267,6 +282,26 @@ def derived_tags(model: onnx.ModelProto) -> set[str]:
     return tags
 
 
+def _apply_output_names(model: onnx.ModelProto, names: list[str]) -> dict[str, str]:
+    """Renames graph outputs to `names` where the exporter did not.
+
+    The TorchScript exporter drops output_names when a module is exported as a local
+    function, and then picks a counter-based name that changes from run to run.
+    """
+    renamed = {}
+    for output, wanted in zip(model.graph.output, names):
+        if output.name != wanted:
+            renamed[output.name] = wanted
+            output.name = wanted
+    if renamed:
+        for node in _walk(model.graph.node):
+            for i, name in enumerate(node.input):
+                node.input[i] = renamed.get(name, name)
+            for i, name in enumerate(node.output):
+                node.output[i] = renamed.get(name, name)
+    return renamed
+
+
 @dataclasses.dataclass
 class Produced:
     manifest: dict
@@ -295,9 +330,8 @@ def produce(name: str, spec: Spec, out_dir: Path, stamp: str, description: str =
         try:
             model = _export_dynamo(spec, spec.opset)
         except Exception as exc:  # any exporter failure: record it, fall back
-            first_line = (str(exc).strip().splitlines() or [""])[0][:500]
             manifest_extra["requested_exporter"] = DYNAMO
-            manifest_extra["dynamo_error"] = f"{type(exc).__name__}: {first_line}"
+            manifest_extra["dynamo_error"] = _summarize_error(exc)
             exporter = TORCHSCRIPT
             model = _export_torchscript(spec, spec.opset)
     elif exporter == TORCHSCRIPT:
@@ -306,10 +340,16 @@ def produce(name: str, spec: Spec, out_dir: Path, stamp: str, description: str =
         raise ValueError(f"unknown exporter {exporter!r}")
 
     exporter_label = exporter
+    edits = []
     if spec.edit is not None:
         model = spec.edit(model)
+        edits.append(spec.edit_note)
+    renamed = _apply_output_names(model, spec.output_names)
+    if renamed:
+        edits.append(f"renamed graph outputs {renamed} (the exporter ignored output_names)")
+    if edits:
         exporter_label += "+edit"
-        manifest_extra["edit"] = spec.edit_note
+        manifest_extra["edit"] = "; ".join(edits)
 
     graph_inputs = [i.name for i in model.graph.input if i.name not in {t.name for t in model.graph.initializer}]
     if graph_inputs != list(spec.input_names):

@@ -102,9 +102,33 @@ def _first_difference(a: Message, b: Message, path: str = "model") -> str:
             if va != vb:
                 return _first_difference(va, vb, where)
         elif va != vb or (field.has_presence and a.HasField(field.name) != b.HasField(field.name)):
-            shown = (lambda v: f"{len(v)} bytes" if isinstance(v, bytes) and len(v) > 64 else repr(v))
-            return f"{where}: {shown(va)} vs {shown(vb)}"
+            if isinstance(va, bytes) and isinstance(vb, bytes):
+                offset = next((i for i, (x, y) in enumerate(zip(va, vb)) if x != y), min(len(va), len(vb)))
+                return f"{where}: {len(va)} vs {len(vb)} bytes, first difference at byte {offset}"
+            return f"{where}: {va!r} vs {vb!r}"
     return f"{path}: unknown fields differ"
+
+
+def test_first_difference_locates_the_change(corpus):
+    """The round-trip test's diagnostics point at the changed field."""
+    original = onnx.load(corpus.model("layernorm_op17").path)
+    changed = onnx.ModelProto()
+    changed.CopyFrom(original)
+    assert _first_difference(original, changed) == "model: unknown fields differ"  # equal: no field named
+    epsilon = next(a for a in changed.graph.node[2].attribute if a.name == "epsilon")
+    epsilon.f = 1e-3
+    assert _first_difference(original, changed).startswith("model.graph.node[2].attribute[1].f: ")
+    changed.CopyFrom(original)
+    data = bytearray(changed.graph.initializer[0].raw_data)
+    data[5] ^= 1
+    changed.graph.initializer[0].raw_data = bytes(data)
+    size = len(data)
+    assert _first_difference(original, changed) == (
+        f"model.graph.initializer[0].raw_data: {size} vs {size} bytes, first difference at byte 5"
+    )
+    changed.CopyFrom(original)
+    del changed.graph.node[-1]
+    assert _first_difference(original, changed) == "model.graph.node: 5 vs 4 entries"
 
 
 def test_cli_roundtrip_unchanged(corpus_model, oracle, run_cli, tmp_path):

@@ -1,0 +1,290 @@
+// Load/save is lossless, external data works and stays inside the model's folder, and
+// every kind of bad input gives a clear error.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/io/exporter.h"
+#include "core/io/model_io.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "onnx/defs/parser.h"
+#include "tests/cpp/test_util.h"
+
+namespace onnxsurgeon {
+namespace {
+namespace fs = std::filesystem;
+using testing::Parse;
+
+onnx::ModelProto ParseProto(const std::string& text) {
+  onnx::ModelProto p;
+  auto s = onnx::OnnxParser::Parse(p, text.c_str());
+  EXPECT_TRUE(s.IsOK()) << s.ErrorMessage();
+  return p;
+}
+
+bool Equal(const onnx::ModelProto& a, const onnx::ModelProto& b) {
+  return google::protobuf::util::MessageDifferencer::Equals(a, b);
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    path_ = fs::temp_directory_path() / ("onnxsurgeon_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++));
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+  const fs::path& path() const { return path_; }
+
+ private:
+  static inline int counter_ = 0;
+  fs::path path_;
+};
+
+void WriteFile(const std::string& path, const std::string& bytes) {
+  std::ofstream f(path, std::ios::binary);
+  f << bytes;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), {});
+}
+
+// A model with a bit of everything the IR must keep.
+constexpr const char* kRich = R"(
+<ir_version: 10, opset_import: ["" : 18, "local" : 1], producer_name: "test", doc_string: "a model",
+ metadata_props: ["author" : "me"]>
+main (float[N,4] X, bool cond) => (float[N,4] Y, float[N,4] Z)
+  <float[4] bias = {1, 2, 3, 4}, int64[1] axes = {1}>
+{
+  [n0] S = Add(X, bias)
+  [n1] M = local.Twice(S)
+  [n2] Z = If(cond) <
+    then_branch = t () => (float[N,4] T) { [tn] T = Neg(M) },
+    else_branch = e () => (float[N,4] E) { [en] E = Identity(S) }
+  >
+  [n3] R = ReduceSum <keepdims: int = 1> (M, axes)
+  [n4] Y = Sub(M, R)
+}
+<domain: "local", opset_import: ["" : 18]>
+Twice (x) => (y) {
+  two = Constant <value = float {2.0}> ()
+  y = Mul(x, two)
+}
+)";
+
+TEST(RoundTrip, TextModelExportsEqual) {
+  onnx::ModelProto original = ParseProto(kRich);
+  original.mutable_graph()->add_value_info()->set_name("S");  // a typeless value_info entry
+  *original.mutable_graph()->add_value_info() = original.graph().input(0);
+  original.mutable_graph()->mutable_value_info(1)->set_name("dangling_annotation");
+  auto model = LoadModelFromBytes(original.SerializeAsString());
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  EXPECT_TRUE(Equal(ExportModel(**model), original));
+  auto bytes = SaveModelToBytes(**model);
+  ASSERT_TRUE(bytes.ok());
+  onnx::ModelProto reparsed;
+  ASSERT_TRUE(reparsed.ParseFromString(*bytes));
+  EXPECT_TRUE(Equal(reparsed, original));
+}
+
+TEST(RoundTrip, UnknownFieldsSurvive) {
+  onnx::ModelProto original = ParseProto(kRich);
+  std::string bytes = original.SerializeAsString();
+  // Field 999 (varint 7) appended to the ModelProto: a field from a future onnx.proto.
+  bytes += std::string("\xb8\x3e\x07", 3);
+  auto model = LoadModelFromBytes(bytes);
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  auto out = SaveModelToBytes(**model);
+  ASSERT_TRUE(out.ok());
+  onnx::ModelProto a, b;
+  ASSERT_TRUE(a.ParseFromString(bytes));
+  ASSERT_TRUE(b.ParseFromString(*out));
+  EXPECT_EQ(a.unknown_fields().field_count(), 1);
+  EXPECT_TRUE(Equal(a, b));
+}
+
+// The text parser writes float_data; exporters write raw_data. Use the latter.
+void MakeRaw(onnx::TensorProto* t) {
+  ASSERT_EQ(t->data_type(), onnx::TensorProto::FLOAT);
+  std::string raw(reinterpret_cast<const char*>(t->float_data().data()), t->float_data_size() * sizeof(float));
+  t->clear_float_data();
+  t->set_raw_data(raw);
+}
+
+TEST(RoundTrip, FileSaveLoadKeepsWeightsMappedAndEqual) {
+  TempDir dir;
+  onnx::ModelProto original = ParseProto(kRich);
+  MakeRaw(original.mutable_graph()->mutable_initializer(0));
+  WriteFile(dir / "in.onnx", original.SerializeAsString());
+  auto model = LoadModel(dir / "in.onnx");
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  EXPECT_EQ((*model)->graph().FindValue("bias")->initializer()->storage(), TensorStorage::kRaw);
+  ASSERT_TRUE(SaveModel(**model, dir / "out.onnx").ok());
+  onnx::ModelProto saved;
+  ASSERT_TRUE(saved.ParseFromString(ReadFile(dir / "out.onnx")));
+  EXPECT_TRUE(Equal(saved, original));
+  // Saving over the file the weights are mapped from is safe (temp file + rename).
+  ASSERT_TRUE(SaveModel(**model, dir / "in.onnx").ok());
+  ASSERT_TRUE(saved.ParseFromString(ReadFile(dir / "in.onnx")));
+  EXPECT_TRUE(Equal(saved, original));
+}
+
+TEST(ExternalData, AllThenKeepIsByteIdentical) {
+  TempDir dir;
+  auto model = Parse(kRich);
+  SaveOptions all;
+  all.external_data = ExternalDataMode::kAll;
+  all.size_threshold = 0;
+  ASSERT_TRUE(SaveModel(*model, dir / "ext.onnx", all).ok());
+  ASSERT_TRUE(fs::exists(dir / "ext.onnx.data"));
+
+  auto loaded = LoadModel(dir / "ext.onnx");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  const Tensor* bias = (*loaded)->graph().FindValue("bias")->initializer();
+  EXPECT_EQ(bias->storage(), TensorStorage::kExternal);
+  ASSERT_EQ(bias->raw_bytes().size(), 16u);
+  float first;
+  std::memcpy(&first, bias->raw_bytes().data(), 4);
+  EXPECT_EQ(first, 1.0f);
+
+  fs::create_directories(dir.path() / "copy");
+  ASSERT_TRUE(SaveModel(**loaded, dir / "copy/ext.onnx").ok());
+  EXPECT_EQ(ReadFile(dir / "copy/ext.onnx.data"), ReadFile(dir / "ext.onnx.data"));
+  onnx::ModelProto a, b;
+  ASSERT_TRUE(a.ParseFromString(ReadFile(dir / "ext.onnx")));
+  ASSERT_TRUE(b.ParseFromString(ReadFile(dir / "copy/ext.onnx")));
+  EXPECT_TRUE(Equal(a, b));
+
+  // And back inline: the original model, with typed fields now stored as raw_data.
+  SaveOptions inl;
+  inl.external_data = ExternalDataMode::kInline;
+  ASSERT_TRUE(SaveModel(**loaded, dir / "inline.onnx", inl).ok());
+  ASSERT_TRUE(a.ParseFromString(ReadFile(dir / "inline.onnx")));
+  onnx::ModelProto expected = ExportModel(*model);
+  for (onnx::TensorProto& t : *expected.mutable_graph()->mutable_initializer()) {
+    auto raw = Tensor::FromProto(t).RawBytesCopy();
+    ASSERT_TRUE(raw.ok());
+    t.clear_float_data();
+    t.clear_int64_data();
+    t.set_raw_data(*raw);
+  }
+  EXPECT_TRUE(Equal(a, expected));
+}
+
+// ---- bad input ---------------------------------------------------------------------
+
+std::string LoadError(const std::string& path) {
+  auto m = LoadModel(path);
+  EXPECT_FALSE(m.ok());
+  return m.ok() ? "" : std::string(m.status().message());
+}
+
+TEST(BadInput, TruncatedAndGarbageFiles) {
+  TempDir dir;
+  std::string bytes = ParseProto(kRich).SerializeAsString();
+  for (size_t cut : {bytes.size() / 2, bytes.size() - 1, size_t{3}}) {
+    WriteFile(dir / "t.onnx", bytes.substr(0, cut));
+    std::string err = LoadError(dir / "t.onnx");
+    EXPECT_NE(err.find("t.onnx"), std::string::npos) << err;
+  }
+  WriteFile(dir / "g.onnx", "this is not a model at all \xff\xff\xff");
+  EXPECT_NE(LoadError(dir / "g.onnx").find("not a valid ONNX model"), std::string::npos);
+  WriteFile(dir / "empty.onnx", "");
+  EXPECT_NE(LoadError(dir / "empty.onnx").find("empty"), std::string::npos);
+  EXPECT_NE(LoadError(dir / "missing.onnx").find("cannot open"), std::string::npos);
+  EXPECT_NE(LoadError(dir.path().string()).find("not a regular file"), std::string::npos);
+}
+
+TEST(BadInput, CycleDanglingAndDuplicates) {
+  TempDir dir;
+  auto error_of = [&](const std::string& text) {
+    WriteFile(dir / "m.onnx", ParseProto(text).SerializeAsString());
+    return LoadError(dir / "m.onnx");
+  };
+  std::string cycle = error_of(R"(<ir_version: 10, opset_import: ["" : 18]>
+g (float[2] X) => (float[2] Y) { [p] A = Add(X, B)  [q] B = Relu(A)  [r] Y = Neg(B) })");
+  EXPECT_NE(cycle.find("cycle"), std::string::npos) << cycle;
+  EXPECT_NE(cycle.find("'p'"), std::string::npos) << cycle;
+
+  std::string dangling = error_of(R"(<ir_version: 10, opset_import: ["" : 18]>
+g (float[2] X) => (float[2] Y) { [p] Y = Add(X, nowhere) })");
+  EXPECT_NE(dangling.find("'nowhere'"), std::string::npos) << dangling;
+  EXPECT_NE(dangling.find("'p'"), std::string::npos) << dangling;
+
+  std::string dup = error_of(R"(<ir_version: 10, opset_import: ["" : 18]>
+g (float[2] X) => (float[2] Y) { [p] Y = Relu(X)  [q] Y = Neg(X) })");
+  EXPECT_NE(dup.find("defined twice"), std::string::npos) << dup;
+
+  std::string output = error_of(R"(<ir_version: 10, opset_import: ["" : 18]>
+g (float[2] X) => (float[2] Y) { [p] Z = Relu(X) })");
+  EXPECT_NE(output.find("output 'Y'"), std::string::npos) << output;
+}
+
+void WriteExternalModel(const std::string& path, const std::string& location, const std::string& offset = "0",
+                        const std::string& length = "16") {
+  onnx::ModelProto p = ParseProto(R"(<ir_version: 10, opset_import: ["" : 18]>
+g (float[4] X) => (float[4] Y) <float[4] W = {1, 2, 3, 4}> { Y = Add(X, W) })");
+  onnx::TensorProto* w = p.mutable_graph()->mutable_initializer(0);
+  w->clear_float_data();
+  w->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto add = [&](const char* k, const std::string& v) {
+    auto* e = w->add_external_data();
+    e->set_key(k);
+    e->set_value(v);
+  };
+  add("location", location);
+  add("offset", offset);
+  add("length", length);
+  WriteFile(path, p.SerializeAsString());
+}
+
+TEST(BadInput, ExternalDataMustStayInsideTheModelFolder) {
+  TempDir dir;
+  fs::create_directories(dir.path() / "model");
+  WriteFile(dir / "secret.bin", std::string(16, 'x'));
+  WriteFile(dir / "model/ok.bin", std::string(16, '\0'));
+
+  WriteExternalModel(dir / "model/ok.onnx", "ok.bin");
+  EXPECT_TRUE(LoadModel(dir / "model/ok.onnx").ok());
+
+  WriteExternalModel(dir / "model/up.onnx", "../secret.bin");
+  EXPECT_NE(LoadError(dir / "model/up.onnx").find("'..'"), std::string::npos);
+
+  WriteExternalModel(dir / "model/abs.onnx", dir / "secret.bin");
+  EXPECT_NE(LoadError(dir / "model/abs.onnx").find("absolute"), std::string::npos);
+
+  fs::create_symlink(dir / "secret.bin", dir.path() / "model/link.bin");
+  WriteExternalModel(dir / "model/link.onnx", "link.bin");
+  EXPECT_NE(LoadError(dir / "model/link.onnx").find("symbolic link"), std::string::npos);
+
+  WriteExternalModel(dir / "model/range.onnx", "ok.bin", "8", "16");
+  EXPECT_NE(LoadError(dir / "model/range.onnx").find("outside"), std::string::npos);
+
+  WriteExternalModel(dir / "model/missing.onnx", "nope.bin");
+  EXPECT_NE(LoadError(dir / "model/missing.onnx").find("nope.bin"), std::string::npos);
+
+  WriteExternalModel(dir / "model/bad.onnx", "ok.bin", "x1");
+  EXPECT_NE(LoadError(dir / "model/bad.onnx").find("malformed"), std::string::npos);
+}
+
+TEST(Save, FailureLeavesNothingBehind) {
+  TempDir dir;
+  auto model = Parse(kRich);
+  WriteFile(dir / "keep.onnx", "previous");
+  SaveOptions bad;
+  bad.external_data = ExternalDataMode::kAll;
+  bad.location = "../outside.data";
+  EXPECT_FALSE(SaveModel(*model, dir / "keep.onnx", bad).ok());
+  EXPECT_EQ(ReadFile(dir / "keep.onnx"), "previous");
+  EXPECT_FALSE(SaveModel(*model, dir / "no/such/dir/out.onnx").ok());
+  int entries = 0;
+  for ([[maybe_unused]] auto& e : fs::directory_iterator(dir.path())) ++entries;
+  EXPECT_EQ(entries, 1) << "no temporary files left";
+}
+
+}  // namespace
+}  // namespace onnxsurgeon
