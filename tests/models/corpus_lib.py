@@ -75,7 +75,8 @@ class Spec:
     opset: int
     tags: list[str] = dataclasses.field(default_factory=list)
     dynamic_axes: Optional[dict[str, dict[int, str]]] = None
-    export_kwargs: dict[str, Any] = dataclasses.field(default_factory=dict)
+    export_kwargs: dict[str, Any] = dataclasses.field(default_factory=dict)  # TorchScript only
+    dynamo_kwargs: dict[str, Any] = dataclasses.field(default_factory=dict)  # dynamo only
     context: Optional[Callable[[], ContextManager]] = None
     edit: Optional[Callable[[onnx.ModelProto], onnx.ModelProto]] = None
     edit_note: str = ""
@@ -202,6 +203,7 @@ def _export_dynamo(spec: Spec, opset: int) -> onnx.ModelProto:
         output_names=spec.output_names,
         dynamic_shapes=dynamic_shapes,
         verbose=False,
+        **spec.dynamo_kwargs,
     )
     return program.model_proto
 
@@ -371,8 +373,11 @@ def produce(name: str, spec: Spec, out_dir: Path, stamp: str, description: str =
     np.savez(out_dir / f"{name}.expected.npz", **dict(zip(outputs, expected)))
     if spec.external_data:
         # Tensors go to <name>_external.onnx.data next to the model; small ones stay inline.
+        # onnx.save rewrites the tensors it externalizes in place: save a copy.
+        external = onnx.ModelProto()
+        external.CopyFrom(model)
         onnx.save(
-            model,
+            external,
             out_dir / f"{name}_external.onnx",
             save_as_external_data=True,
             all_tensors_to_one_file=True,

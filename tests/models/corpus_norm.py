@@ -241,8 +241,17 @@ def ln_reciprocal_dynamo18() -> Spec:
     return _hand(MulRsqrtLayerNorm(), 18, ["layernorm", "layernorm-decomposed", "reciprocal"], exporter=DYNAMO)
 
 
-def ln_dup_sub_op17() -> Spec:
-    return _hand(DupSubLayerNorm(), 17, ["layernorm", "layernorm-decomposed", "duplicated-sub"])
+def ln_dup_sub_dynamo18() -> Spec:
+    # TorchScript's exporter CSEs the two Subs away, and so does the dynamo exporter's
+    # optimizer; the raw dynamo graph (optimize=False, also with Transposed weights and
+    # Reshaped constants) keeps them.
+    return _hand(
+        DupSubLayerNorm(),
+        18,
+        ["layernorm", "layernorm-decomposed", "duplicated-sub", "unoptimized"],
+        exporter=DYNAMO,
+        dynamo_kwargs={"optimize": False},
+    )
 
 
 def ln_noaffine_op18() -> Spec:

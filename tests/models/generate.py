@@ -64,7 +64,7 @@ CATALOG: tuple[Entry, ...] = (
     Entry("ln_pow_div_op17", "corpus_norm:ln_pow_div_op17", "hand LayerNorm: Pow(d,2) variance, Div by Sqrt; ReduceMean axes attribute"),
     Entry("ln_mul_rsqrt_op18", "corpus_norm:ln_mul_rsqrt_op18", "hand LayerNorm: Mul(d,d) variance, rsqrt as Div(1,Sqrt) then Mul; ReduceMean axes input"),
     Entry("ln_reciprocal_dynamo18", "corpus_norm:ln_reciprocal_dynamo18", "hand LayerNorm via dynamo: rsqrt as Sqrt+Reciprocal, Mul(d,d)"),
-    Entry("ln_dup_sub_op17", "corpus_norm:ln_dup_sub_op17", "hand LayerNorm computing x-mean twice (two Sub nodes)"),
+    Entry("ln_dup_sub_dynamo18", "corpus_norm:ln_dup_sub_dynamo18", "hand LayerNorm computing x-mean twice (two Sub nodes), unoptimized dynamo export"),
     Entry("ln_noaffine_op18", "corpus_norm:ln_noaffine_op18", "hand LayerNorm without weight and bias, on a rank-2 input"),
     Entry("ln_fp16_casts_op17", "corpus_norm:ln_fp16_casts_op17", "fp16 model with Cast to fp32 around a hand LayerNorm"),
     Entry("ln2d_channels_first_op17", "corpus_norm:ln2d_channels_first_op17", "ConvNeXt/SAM LayerNorm2d over axis 1 of NCHW between convs"),
