@@ -127,6 +127,21 @@ def up_to_date(name: str, out: Path, digest: str, external: bool) -> bool:
     return all((out / f).is_file() for f in files)
 
 
+def prune_stale(out: Path) -> list[str]:
+    """Deletes the files of models that left the catalog (recognised by their stamp),
+    so that nothing downstream picks up a model the generator no longer defines."""
+    pruned = []
+    for stamp in out.glob("*.stamp"):
+        name = stamp.name[: -len(".stamp")]
+        if name in BY_NAME:
+            continue
+        for suffix in (".onnx", ".json", ".inputs.npz", ".expected.npz", ".error", "_external.onnx", "_external.onnx.data"):
+            (out / f"{name}{suffix}").unlink(missing_ok=True)
+        stamp.unlink()
+        pruned.append(name)
+    return pruned
+
+
 def seed_for(name: str) -> int:
     return zlib.crc32(name.encode()) & 0x7FFFFFFF
 
@@ -177,6 +192,8 @@ def main(argv: list[str] | None = None) -> int:
     out: Path = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     digest = source_hash()
+    for name in prune_stale(out):
+        print(f"  {name:28s} removed (no longer in the catalog)", flush=True)
     sys.path.insert(0, str(HERE))
     total_start = time.perf_counter()
     failures = []

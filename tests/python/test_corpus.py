@@ -23,6 +23,25 @@ from onnx import helper, numpy_helper
 STANDARD_DOMAINS = {"ai.onnx", "ai.onnx.ml", "com.microsoft"}
 CONTROL_FLOW_OPS = {"If", "Loop", "Scan"}
 
+# Declared tag -> ops the graph must contain (subgraphs included).  Exporters change
+# between versions (e.g. TorchScript CSEs a duplicated Sub away); this keeps a tag from
+# silently describing a structure the model no longer has.
+TAG_REQUIRES_OPS = {
+    "gelu-erf": {"Erf": 1},
+    "gelu-tanh": {"Tanh": 1},
+    "gelu-tanh-pow": {"Pow": 1, "Tanh": 1},
+    "gelu-op": {"Gelu": 1},
+    "duplicated-sub": {"Sub": 2},
+    "reciprocal": {"Reciprocal": 1},
+    "shape-chain": {"Shape": 1, "Gather": 1, "Unsqueeze": 1, "Concat": 1, "Reshape": 1},
+    "duplicated-output": {"Identity": 1},
+    "index-put": {"ScatterND": 2},
+    "lstm": {"LSTM": 1},
+    "instancenorm": {"InstanceNormalization": 1},
+    "convtranspose": {"ConvTranspose": 1},
+    "control-flow": {"If": 1},
+}
+
 
 # ------------------------------------------------------------------ corpus models
 
@@ -70,6 +89,14 @@ def test_corpus_manifest_agrees_with_graph(corpus_model, oracle):
     if foreign:
         assert not corpus_model.runnable
 
+    for tag, ops in TAG_REQUIRES_OPS.items():
+        if tag in tags:
+            missing = {op: n for op, n in ops.items() if histogram[op] < n}
+            assert not missing, f"tag {tag!r} needs at least {missing}; histogram {dict(histogram)}"
+    if "gelu-tanh-cube" in tags:
+        assert histogram["Tanh"] >= 1 and histogram["Pow"] == 0
+    _check_reducemean_axes_form(model, tags)
+
     layernorms = manifest["modules"]["LayerNorm"]
     if "must-not-fuse-layernorm" in tags:
         assert layernorms == 0 and histogram["LayerNormalization"] == 0
@@ -79,6 +106,15 @@ def test_corpus_manifest_agrees_with_graph(corpus_model, oracle):
         assert layernorms > 0 and histogram["LayerNormalization"] == 0
     if "rmsnorm" in tags:
         assert manifest["modules"].get("RMSNorm", 0) > 0
+
+
+def _check_reducemean_axes_form(model: onnx.ModelProto, tags: set[str]) -> None:
+    """ReduceMean takes axes as an attribute up to opset 17 and as an input from 18."""
+    reduce_means = [n for n in model.graph.node if n.op_type == "ReduceMean"]
+    if "reducemean-axes-attr" in tags:
+        assert reduce_means and all(any(a.name == "axes" for a in n.attribute) for n in reduce_means)
+    if "reducemean-axes-input" in tags:
+        assert reduce_means and all(len(n.input) == 2 for n in reduce_means)
 
 
 # ----------------------------------------------------------------- CLI round trip
