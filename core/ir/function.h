@@ -13,7 +13,9 @@ namespace onnxsurgeon {
 
 class Function {
  public:
-  Function(Model* model);
+  explicit Function(Model* model);
+  Function(const Function&) = delete;
+  Function& operator=(const Function&) = delete;
   const std::string& name() const { return proto_.name(); }
   const std::string& domain() const { return proto_.domain(); }
   const std::string& overload() const { return proto_.overload(); }

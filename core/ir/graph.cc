@@ -34,6 +34,21 @@ Graph::~Graph() {
 
 Graph* Graph::parent_graph() const { return parent_node_ ? parent_node_->graph() : nullptr; }
 
+const Graph* Graph::root() const {
+  const Graph* g = this;
+  while (g->parent_graph()) g = g->parent_graph();
+  return g;
+}
+
+int64_t Graph::OpsetVersion(std::string_view domain) const {
+  const Graph* r = root();
+  if (r->function_) {
+    int64_t v = r->function_->OpsetVersion(domain);
+    if (v >= 0) return v;
+  }
+  return model_ ? model_->OpsetVersion(domain) : -1;
+}
+
 std::vector<Node*> Graph::AllNodesRecursive() const {
   std::vector<Node*> out;
   out.reserve(num_nodes_);

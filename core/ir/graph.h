@@ -27,6 +27,7 @@
 namespace onnxsurgeon {
 
 class Model;
+class Function;
 
 enum class GraphKind { kMain, kSubgraph, kFunctionBody };
 
@@ -43,6 +44,13 @@ class Graph {
   Node* parent_node() const { return parent_node_; }
   Graph* parent_graph() const;
   const std::string& name() const { return proto_.name(); }
+  // The function whose body this is, for function bodies (and their subgraphs' roots).
+  const Function* function() const { return function_; }
+  // The root graph of this scope chain (main graph or function body).
+  const Graph* root() const;
+  // Opset version in force for `domain` here: the function's import inside a function
+  // body (falling back to the model's), else the model's. -1 if not imported.
+  int64_t OpsetVersion(std::string_view domain) const;
 
   const onnx::GraphProto& proto() const { return proto_; }
   onnx::GraphProto& mutable_proto() { return proto_; }
@@ -166,6 +174,7 @@ class Graph {
 
  private:
   friend class Model;
+class Function;
   friend class Value;
   friend class Node;
   friend class GraphImporter;
@@ -180,6 +189,7 @@ class Graph {
   Model* model_;
   GraphKind kind_;
   Node* parent_node_ = nullptr;
+  const Function* function_ = nullptr;
   onnx::GraphProto proto_;  // shell
 
   Node* first_ = nullptr;

@@ -4,7 +4,9 @@
 
 namespace onnxsurgeon {
 
-Function::Function(Model* model) : body_(std::make_unique<Graph>(model, GraphKind::kFunctionBody)) {}
+Function::Function(Model* model) : body_(std::make_unique<Graph>(model, GraphKind::kFunctionBody)) {
+  body_->function_ = this;
+}
 
 int64_t Function::OpsetVersion(std::string_view domain) const {
   domain = CanonicalDomain(domain);
