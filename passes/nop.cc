@@ -8,7 +8,7 @@ namespace onnxsurgeon::passes {
 namespace {
 class NopPass : public Pass {
  public:
-  StatusOr<PassResult> Run(Model&) override { return PassResult{}; }
+  StatusOr<PassResult> Run(Model&, const PassContext&) override { return PassResult{}; }
 };
 }  // namespace
 

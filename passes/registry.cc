@@ -6,6 +6,9 @@ namespace onnxsurgeon {
 const std::vector<PassInfo>& AllPasses() {
   static const std::vector<PassInfo> table = {
       passes::NopPassInfo(),
+      passes::DcePassInfo(),
+      passes::ToposortPassInfo(),
+      passes::InlineFunctionsPassInfo(),
   };
   return table;
 }

@@ -8,5 +8,8 @@
 namespace onnxsurgeon::passes {
 
 PassInfo NopPassInfo();
+PassInfo DcePassInfo();
+PassInfo ToposortPassInfo();
+PassInfo InlineFunctionsPassInfo();
 
 }  // namespace onnxsurgeon::passes

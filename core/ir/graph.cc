@@ -378,6 +378,12 @@ void Graph::RemoveValueInfo(Value* value) {
                                  [&](const ValueInfoEntry& e) { return e.value == value; }));
 }
 
+size_t Graph::RemoveOrphanValueInfo() {
+  size_t before = value_info_.size();
+  std::erase_if(value_info_, [](const ValueInfoEntry& e) { return !e.value || e.value->dead_; });
+  return before - value_info_.size();
+}
+
 std::string Graph::UniqueName(std::string_view base) const { return model_->UniqueName(base); }
 
 void Graph::Compact() {

@@ -163,6 +163,10 @@ class Graph {
   };
   const std::vector<ValueInfoEntry>& value_info() const { return value_info_; }
 
+  // Given nothing. Execute drops value_info entries that name no live value.
+  // Result how many were dropped.
+  size_t RemoveOrphanValueInfo();
+
   // A name not used anywhere in the model, derived from `base`.
   std::string UniqueName(std::string_view base) const;
 
@@ -174,7 +178,7 @@ class Graph {
 
  private:
   friend class Model;
-class Function;
+  friend class Function;
   friend class Value;
   friend class Node;
   friend class GraphImporter;

@@ -56,6 +56,8 @@ class Node {
   // Execute appends an output value produced by this node.
   // Result the new value.
   Value* AddOutput(std::string name = {});
+  // Appends an omitted optional output (written as "").
+  void AddOmittedOutput() { outputs_.push_back(nullptr); }
 
   const std::vector<Attribute>& attributes() const { return attributes_; }
   const Attribute* FindAttribute(std::string_view name) const;

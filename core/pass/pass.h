@@ -27,10 +27,16 @@ struct PassResult {
   }
 };
 
+// What the pass manager hands every pass.
+struct PassContext {
+  // --debug-patterns: pattern passes report every rule miss (rule, node, reason) here.
+  std::function<void(const std::string&)> debug_patterns;
+};
+
 class Pass {
  public:
   virtual ~Pass() = default;
-  virtual StatusOr<PassResult> Run(Model& model) = 0;
+  virtual StatusOr<PassResult> Run(Model& model, const PassContext& context) = 0;
 };
 
 struct PassOptionSpec {

@@ -27,7 +27,7 @@ StatusOr<std::vector<PassRunReport>> RunPipeline(Model& model, const std::vector
     report.name = item.info->name;
     report.histogram_before = OpHistogram(model);
     auto start = std::chrono::steady_clock::now();
-    auto result = (*pass)->Run(model);
+    auto result = (*pass)->Run(model, options.context);
     report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!result.ok()) {
       return Status(result.status().code(), absl::StrCat("pass '", item.info->name, "': ", result.status().message()));

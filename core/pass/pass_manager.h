@@ -24,6 +24,7 @@ struct PassManagerOptions {
   bool verify_each = false;            // onnx checker after every pass
   std::string print_after;             // pass name whose result is printed as ONNX text
   std::function<void(const std::string&)> print;  // where printed text goes
+  PassContext context;                 // handed to every pass
 };
 
 // Op histogram ("domain::op", plain op for ai.onnx) of the main graph and its subgraphs.

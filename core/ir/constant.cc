@@ -1,0 +1,150 @@
+#include "core/ir/constant.h"
+
+#include <cstring>
+
+#include "core/ir/node.h"
+
+namespace onnxsurgeon {
+namespace {
+using T = onnx::TensorProto;
+
+template <typename E>
+std::vector<E> Decode(std::string_view raw) {
+  std::vector<E> out(raw.size() / sizeof(E));
+  if (!out.empty()) std::memcpy(out.data(), raw.data(), out.size() * sizeof(E));
+  return out;
+}
+
+template <typename E, typename R>
+std::vector<R> Convert(std::string_view raw) {
+  std::vector<E> v = Decode<E>(raw);
+  return std::vector<R>(v.begin(), v.end());
+}
+
+// `borrow`: the tensor outlives the result (an initializer), so its bytes need no copy.
+std::optional<ConstantData> FromTensor(const Tensor& t, bool borrow) {
+  ConstantData c;
+  c.data_type = t.meta().data_type();
+  c.dims.assign(t.meta().dims().begin(), t.meta().dims().end());
+  if (borrow && t.has_raw_bytes()) {
+    c.raw = t.raw_bytes();
+    return c;
+  }
+  auto raw = t.RawBytesCopy();
+  if (!raw.ok()) return std::nullopt;
+  c.owned = std::make_shared<const std::string>(*std::move(raw));
+  c.raw = *c.owned;
+  return c;
+}
+
+template <typename E>
+ConstantData FromList(int32_t data_type, const std::vector<E>& values, bool scalar) {
+  ConstantData c;
+  c.data_type = data_type;
+  if (!scalar) c.dims = {static_cast<int64_t>(values.size())};
+  c.owned = std::make_shared<const std::string>(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(E));
+  c.raw = *c.owned;
+  return c;
+}
+}  // namespace
+
+float HalfToFloat(uint16_t h) {
+  uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff, bits;
+  if (exp == 0) {
+    if (mant == 0) {
+      bits = sign;
+    } else {  // subnormal: normalize
+      exp = 127 - 15 + 1;
+      while (!(mant & 0x400)) {
+        mant <<= 1;
+        --exp;
+      }
+      bits = sign | (exp << 23) | ((mant & 0x3ff) << 13);
+    }
+  } else if (exp == 31) {
+    bits = sign | 0x7f800000u | (mant << 13);
+  } else {
+    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+float BFloat16ToFloat(uint16_t b) {
+  uint32_t bits = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+int64_t ConstantData::num_elements() const {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+std::optional<std::vector<double>> ConstantData::AsDoubles() const {
+  switch (data_type) {
+    case T::FLOAT: return Convert<float, double>(raw);
+    case T::DOUBLE: return Decode<double>(raw);
+    case T::FLOAT16: {
+      std::vector<double> out;
+      for (uint16_t h : Decode<uint16_t>(raw)) out.push_back(HalfToFloat(h));
+      return out;
+    }
+    case T::BFLOAT16: {
+      std::vector<double> out;
+      for (uint16_t h : Decode<uint16_t>(raw)) out.push_back(BFloat16ToFloat(h));
+      return out;
+    }
+    default: {
+      auto ints = AsInt64s();
+      if (!ints) return std::nullopt;
+      return std::vector<double>(ints->begin(), ints->end());
+    }
+  }
+}
+
+std::optional<std::vector<int64_t>> ConstantData::AsInt64s() const {
+  switch (data_type) {
+    case T::INT64: return Decode<int64_t>(raw);
+    case T::INT32: return Convert<int32_t, int64_t>(raw);
+    case T::INT16: return Convert<int16_t, int64_t>(raw);
+    case T::INT8: return Convert<int8_t, int64_t>(raw);
+    case T::UINT8: case T::BOOL: return Convert<uint8_t, int64_t>(raw);
+    case T::UINT16: return Convert<uint16_t, int64_t>(raw);
+    case T::UINT32: return Convert<uint32_t, int64_t>(raw);
+    case T::UINT64: return Convert<uint64_t, int64_t>(raw);
+    default: return std::nullopt;
+  }
+}
+
+std::optional<double> ConstantData::ScalarAsDouble() const {
+  if (num_elements() != 1) return std::nullopt;
+  auto v = AsDoubles();
+  if (!v || v->size() != 1) return std::nullopt;
+  return v->front();
+}
+
+std::optional<ConstantData> GetConstant(const Value* value) {
+  if (!value) return std::nullopt;
+  if (value->IsInitializer()) {
+    if (value->IsGraphInput()) return std::nullopt;  // overridable at run time
+    return FromTensor(*value->initializer(), /*borrow=*/true);
+  }
+  const Node* n = value->producer();
+  if (!n || !n->Is("Constant") || n->num_outputs() != 1) return std::nullopt;
+  if (n->attributes().size() != 1) return std::nullopt;
+  const Attribute& a = n->attributes().front();
+  const auto& p = a.proto();
+  if (a.is_ref()) return std::nullopt;  // a function attribute: unknown until inlined
+  if (a.name() == "value" && p.has_t()) return FromTensor(Tensor::FromProto(p.t()), /*borrow=*/false);
+  if (a.name() == "value_float") return FromList<float>(T::FLOAT, {p.f()}, true);
+  if (a.name() == "value_int") return FromList<int64_t>(T::INT64, {p.i()}, true);
+  if (a.name() == "value_floats") return FromList<float>(T::FLOAT, {p.floats().begin(), p.floats().end()}, false);
+  if (a.name() == "value_ints") return FromList<int64_t>(T::INT64, {p.ints().begin(), p.ints().end()}, false);
+  return std::nullopt;
+}
+
+}  // namespace onnxsurgeon

@@ -1,0 +1,40 @@
+// Constant values: what a pass may treat as a known number.
+//
+// A value is constant when it is an initializer that is not also a graph input (inputs
+// can be overridden at run time) or the output of a Constant node (any of its attribute
+// forms). ConstantData gives its elements in raw little-endian layout plus decoders.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/ir/value.h"
+
+namespace onnxsurgeon {
+
+struct ConstantData {
+  int32_t data_type = 0;  // onnx::TensorProto::DataType
+  std::vector<int64_t> dims;
+  std::string_view raw;   // elements, little-endian (points into `owned` or the tensor)
+  std::shared_ptr<const std::string> owned;
+
+  int64_t num_elements() const;
+  bool is_scalar() const { return num_elements() == 1; }
+  // Elements as doubles (float/double/float16/bfloat16/ints/bool); nullopt otherwise.
+  std::optional<std::vector<double>> AsDoubles() const;
+  std::optional<std::vector<int64_t>> AsInt64s() const;  // integer and bool types
+  std::optional<double> ScalarAsDouble() const;
+};
+
+// The constant behind `value`, or nullopt when it is not a constant.
+std::optional<ConstantData> GetConstant(const Value* value);
+
+// float16 / bfloat16 bit patterns to float.
+float HalfToFloat(uint16_t bits);
+float BFloat16ToFloat(uint16_t bits);
+
+}  // namespace onnxsurgeon

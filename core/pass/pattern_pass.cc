@@ -1,0 +1,21 @@
+#include "core/pass/pattern_pass.h"
+
+namespace onnxsurgeon {
+
+StatusOr<PassResult> PatternPass::Run(Model& model, const PassContext& context) {
+  std::vector<const RewriteRule*> rules;
+  for (const auto& r : rules_) rules.push_back(r.get());
+  GreedyOptions options = options_;
+  if (context.debug_patterns) {
+    options.explain = [&](const std::string& rule, const Node& node, const std::string& why) {
+      context.debug_patterns(absl::StrCat("[", rule, "] node '", node.name(), "' (", node.op_type(), "): ",
+                                          why.empty() ? "refused" : why));
+    };
+  }
+  OS_ASSIGN_OR_RETURN(auto counts, ApplyRulesGreedily(model, rules, options));
+  PassResult result;
+  for (const auto& [rule, n] : counts) result.Count(rule, n);
+  return result;
+}
+
+}  // namespace onnxsurgeon

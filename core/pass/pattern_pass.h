@@ -1,0 +1,26 @@
+// PatternPass: a pass made of rewrite rules, applied by the greedy driver to a fixed
+// point. Counts per rule become the pass's result; --debug-patterns shows every miss.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "core/pass/pass.h"
+#include "core/rewrite/greedy_driver.h"
+#include "core/rewrite/rule.h"
+
+namespace onnxsurgeon {
+
+class PatternPass : public Pass {
+ public:
+  void AddRule(std::unique_ptr<RewriteRule> rule) { rules_.push_back(std::move(rule)); }
+  StatusOr<PassResult> Run(Model& model, const PassContext& context) override;
+
+ protected:
+  GreedyOptions options_;
+
+ private:
+  std::vector<std::unique_ptr<RewriteRule>> rules_;
+};
+
+}  // namespace onnxsurgeon

@@ -1,0 +1,108 @@
+#include "core/rewrite/greedy_driver.h"
+
+#include <algorithm>
+#include <deque>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+
+namespace onnxsurgeon {
+namespace {
+
+class Worklist : public RewriteListener {
+ public:
+  void Push(Node* n) {
+    if (n && queued_.insert(n).second) queue_.push_back(n);
+  }
+  Node* Pop() {
+    while (!queue_.empty()) {
+      Node* n = queue_.front();
+      queue_.pop_front();
+      if (queued_.erase(n)) return n;  // absent: erased while queued
+    }
+    return nullptr;
+  }
+  void NodeCreated(Node* n) override { Push(n); }
+  void NodeErased(Node* n) override { queued_.erase(n); }
+  void ValueUsesChanged(Value* v) override {
+    Push(v->producer());
+    for (const Use& u : v->uses()) Push(u.node);
+  }
+
+ private:
+  std::deque<Node*> queue_;
+  absl::flat_hash_set<Node*> queued_;
+};
+
+void Collect(Graph& g, bool subgraphs, std::vector<Node*>& out) {
+  for (Node* n : g.nodes()) {
+    out.push_back(n);
+    if (subgraphs)
+      for (Graph* sub : n->subgraphs()) Collect(*sub, subgraphs, out);
+  }
+}
+
+}  // namespace
+
+StatusOr<std::map<std::string, int64_t>> ApplyRulesGreedily(Model& model, const std::vector<const RewriteRule*>& rules,
+                                                            const GreedyOptions& options) {
+  // Rules by root op, each list in benefit order (stable: registration order on ties).
+  absl::flat_hash_map<std::string, std::vector<RewriteRule*>> by_root;
+  std::vector<RewriteRule*> any_root;
+  for (const RewriteRule* r : rules) {
+    auto* rule = const_cast<RewriteRule*>(r);
+    if (rule->root_op().empty()) any_root.push_back(rule);
+    else by_root[rule->root_domain() + "::" + rule->root_op()].push_back(rule);
+  }
+  auto by_benefit = [](const RewriteRule* a, const RewriteRule* b) { return a->benefit() > b->benefit(); };
+  for (auto& [_, list] : by_root) std::stable_sort(list.begin(), list.end(), by_benefit);
+  std::stable_sort(any_root.begin(), any_root.end(), by_benefit);
+
+  std::vector<Node*> initial;
+  Collect(model.graph(), options.include_subgraphs, initial);
+  if (options.include_functions)
+    for (auto& f : model.functions()) Collect(f->body(), options.include_subgraphs, initial);
+
+  Worklist worklist;
+  for (Node* n : initial) worklist.Push(n);
+  int64_t limit = options.max_rewrites >= 0 ? options.max_rewrites : 10 * static_cast<int64_t>(initial.size()) + 1000;
+
+  std::map<std::string, int64_t> counts;
+  int64_t rewrites = 0;
+  Rewriter rewriter(&worklist);
+  std::string why;
+  std::vector<RewriteRule*> candidates;
+  while (Node* n = worklist.Pop()) {
+    candidates.clear();
+    auto it = by_root.find(std::string(CanonicalDomain(n->domain())) + "::" + n->op_type());
+    if (it != by_root.end()) candidates = it->second;
+    if (!any_root.empty()) {
+      candidates.insert(candidates.end(), any_root.begin(), any_root.end());
+      std::stable_sort(candidates.begin(), candidates.end(), by_benefit);
+    }
+    for (RewriteRule* rule : candidates) {
+      rewriter.SetInsertionPoint(n);
+      rewriter.SetRule(rule->name());
+      why.clear();
+      std::string node_name = n->name();
+      auto changed = rule->MatchAndRewrite(n, rewriter, options.explain ? &why : nullptr);
+      if (!changed.ok()) {
+        return Status(changed.status().code(), absl::StrCat("rule '", rule->name(), "' at node '", node_name, "': ",
+                                                            changed.status().message()));
+      }
+      if (*changed) {
+        ++counts[rule->name()];
+        if (++rewrites > limit) {
+          return absl::ResourceExhaustedError(absl::StrCat(
+              "rewriting did not converge after ", limit, " rewrites (last rule: '", rule->name(),
+              "'); the rule set undoes its own work"));
+        }
+        break;  // `n` may be gone; whatever changed is back on the worklist
+      }
+      if (options.explain) options.explain(rule->name(), *n, why);
+    }
+  }
+  return counts;
+}
+
+}  // namespace onnxsurgeon

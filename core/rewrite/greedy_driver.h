@@ -1,0 +1,33 @@
+// The greedy driver: applies a set of rules to a fixed point.
+//
+// Every node of the model (main graph, If/Loop/Scan bodies, function bodies) starts on a
+// worklist. A popped node is offered to the rules whose root op it is, highest benefit
+// first, then in registration order; the first that rewrites wins. The rewriter's listener
+// re-queues what a rewrite touched: new nodes, users of replaced values, producers of
+// values that lost a user. The driver stops when the worklist is empty, or fails with a
+// clear error after max_rewrites (a rule set that does not converge is a bug).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/ir/model.h"
+#include "core/rewrite/rule.h"
+
+namespace onnxsurgeon {
+
+struct GreedyOptions {
+  int64_t max_rewrites = -1;  // -1: 10 x the model's node count + 1000
+  bool include_subgraphs = true;
+  bool include_functions = true;
+  // When set, each miss of a rule at a node whose op is its root is reported here.
+  std::function<void(const std::string& rule, const Node& node, const std::string& why)> explain;
+};
+
+// Result rewrites per rule name.
+StatusOr<std::map<std::string, int64_t>> ApplyRulesGreedily(Model& model, const std::vector<const RewriteRule*>& rules,
+                                                            const GreedyOptions& options = {});
+
+}  // namespace onnxsurgeon

@@ -1,0 +1,179 @@
+#include "core/rewrite/rewriter.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "absl/container/flat_hash_set.h"
+
+namespace onnxsurgeon {
+
+Node* Rewriter::Create(std::string_view op_type, std::vector<Value*> inputs, std::vector<onnx::AttributeProto> attributes,
+                       int num_outputs, std::string_view domain) {
+  Node* n = graph_->CreateNode(op_type, inputs, num_outputs, domain, insert_before_,
+                               absl::StrCat(rule_, "/", std::string(op_type)));
+  for (auto& a : attributes) n->SetAttribute(std::move(a));
+  auto* meta = n->mutable_proto().add_metadata_props();
+  meta->set_key(kProvenanceKey);
+  meta->set_value(rule_);
+  if (listener_) {
+    listener_->NodeCreated(n);
+    for (Value* v : inputs)
+      if (v) listener_->ValueUsesChanged(v);
+  }
+  return n;
+}
+
+Value* Rewriter::Op(std::string_view op_type, std::vector<Value*> inputs, std::vector<onnx::AttributeProto> attributes,
+                    std::string_view domain) {
+  return Create(op_type, std::move(inputs), std::move(attributes), 1, domain)->output(0);
+}
+
+Value* Rewriter::Constant(Tensor tensor, std::string_view name_hint) {
+  std::string name = graph_->UniqueName(absl::StrCat(rule_, "/", std::string(name_hint)));
+  auto v = graph_->AddInitializer(name, std::move(tensor));
+  return v.ok() ? *v : nullptr;  // a fresh unique name cannot collide
+}
+
+Value* Rewriter::ScalarFloat(float v, int32_t data_type) {
+  Tensor t;
+  t.mutable_meta().set_data_type(data_type);
+  std::string bytes;
+  if (data_type == onnx::TensorProto::FLOAT) {
+    bytes.assign(reinterpret_cast<const char*>(&v), 4);
+  } else if (data_type == onnx::TensorProto::DOUBLE) {
+    double d = v;
+    bytes.assign(reinterpret_cast<const char*>(&d), 8);
+  } else if (data_type == onnx::TensorProto::FLOAT16) {
+    // round to nearest even float16
+    uint32_t x;
+    std::memcpy(&x, &v, 4);
+    uint32_t sign = (x >> 16) & 0x8000;
+    int32_t exp = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
+    uint32_t mant = x & 0x7fffff;
+    uint16_t h;
+    if (exp <= 0) {
+      h = static_cast<uint16_t>(sign);  // tiny: flush (constants here are eps/one/two)
+    } else if (exp >= 31) {
+      h = static_cast<uint16_t>(sign | 0x7c00);
+    } else {
+      uint32_t r = mant + 0xfff + ((mant >> 13) & 1);
+      if (r & 0x800000) {
+        r = 0;
+        ++exp;
+      }
+      h = static_cast<uint16_t>(sign | (static_cast<uint32_t>(exp) << 10) | (r >> 13));
+    }
+    bytes.assign(reinterpret_cast<const char*>(&h), 2);
+  } else if (data_type == onnx::TensorProto::BFLOAT16) {
+    uint32_t x;
+    std::memcpy(&x, &v, 4);
+    uint16_t b = static_cast<uint16_t>((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+    bytes.assign(reinterpret_cast<const char*>(&b), 2);
+  }
+  t.SetRawBytes(std::move(bytes));
+  return Constant(std::move(t), "scalar");
+}
+
+Value* Rewriter::Int64s(const std::vector<int64_t>& v) {
+  Tensor t;
+  t.mutable_meta().set_data_type(onnx::TensorProto::INT64);
+  t.mutable_meta().add_dims(static_cast<int64_t>(v.size()));
+  t.SetRawBytes(std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(int64_t)));
+  return Constant(std::move(t), "ints");
+}
+
+Status Rewriter::ReplaceAllUsesWith(Value* from, Value* to) {
+  OS_RETURN_IF_ERROR(from->ReplaceAllUsesWith(to, /*allow_graph_outputs=*/true));
+  if (listener_) listener_->ValueUsesChanged(to);
+  return absl::OkStatus();
+}
+
+Status Rewriter::ReplaceNode(Node* node, const std::vector<Value*>& replacements) {
+  for (size_t i = 0; i < node->num_outputs(); ++i) {
+    Value* out = node->output(i);
+    if (!out) continue;
+    Value* with = i < replacements.size() ? replacements[i] : nullptr;
+    if (with) {
+      OS_RETURN_IF_ERROR(ReplaceAllUsesWith(out, with));
+    } else if (out->HasUsers()) {
+      return absl::FailedPreconditionError(absl::StrCat("rule '", rule_, "' left output '", out->name(), "' of node '",
+                                                        node->name(), "' without a replacement"));
+    }
+  }
+  return EraseNode(node);
+}
+
+Status Rewriter::EraseNode(Node* node) {
+  std::vector<Value*> inputs = node->inputs();
+  if (listener_) listener_->NodeErased(node);
+  Status s = node->graph()->EraseNode(node);
+  if (!s.ok()) return s;
+  if (listener_)
+    for (Value* v : inputs)
+      if (v) listener_->ValueUsesChanged(v);
+  return absl::OkStatus();
+}
+
+int Rewriter::EraseDead(std::vector<Node*> candidates) {
+  absl::flat_hash_set<Node*> alive(candidates.begin(), candidates.end());
+  int erased = 0;
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (Node*& n : candidates) {
+      if (!n || !alive.contains(n)) continue;
+      bool used = std::any_of(n->outputs().begin(), n->outputs().end(), [](Value* v) { return v && v->HasUsers(); });
+      if (used) continue;
+      alive.erase(n);
+      if (EraseNode(n).ok()) {
+        ++erased;
+        progress = true;
+      }
+      n = nullptr;
+    }
+  }
+  return erased;
+}
+
+void Rewriter::SetInput(Node* node, size_t i, Value* value) {
+  Value* old = node->input(i);
+  node->SetInput(i, value);
+  if (listener_) {
+    if (old) listener_->ValueUsesChanged(old);
+    if (value) listener_->ValueUsesChanged(value);
+  }
+}
+
+onnx::AttributeProto Rewriter::AttrInt(std::string name, int64_t v) {
+  onnx::AttributeProto a;
+  a.set_name(std::move(name));
+  a.set_type(onnx::AttributeProto::INT);
+  a.set_i(v);
+  return a;
+}
+
+onnx::AttributeProto Rewriter::AttrFloat(std::string name, float v) {
+  onnx::AttributeProto a;
+  a.set_name(std::move(name));
+  a.set_type(onnx::AttributeProto::FLOAT);
+  a.set_f(v);
+  return a;
+}
+
+onnx::AttributeProto Rewriter::AttrInts(std::string name, const std::vector<int64_t>& v) {
+  onnx::AttributeProto a;
+  a.set_name(std::move(name));
+  a.set_type(onnx::AttributeProto::INTS);
+  for (int64_t x : v) a.add_ints(x);
+  return a;
+}
+
+onnx::AttributeProto Rewriter::AttrString(std::string name, std::string v) {
+  onnx::AttributeProto a;
+  a.set_name(std::move(name));
+  a.set_type(onnx::AttributeProto::STRING);
+  a.set_s(std::move(v));
+  return a;
+}
+
+}  // namespace onnxsurgeon

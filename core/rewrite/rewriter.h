@@ -1,0 +1,80 @@
+// Rewriter: the only thing that mutates a graph during a pattern pass. Every change goes
+// through it so its listener (the greedy driver) can keep its worklist right, and every
+// node it creates carries the name of the rule that made it.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/ir/graph.h"
+#include "core/ir/model.h"
+#include "core/ir/status.h"
+#include "onnx/onnx_pb.h"
+
+namespace onnxsurgeon {
+
+class RewriteListener {
+ public:
+  virtual ~RewriteListener() = default;
+  virtual void NodeCreated(Node* node) {}
+  virtual void NodeErased(Node* node) {}
+  // `value`'s users changed (new users, or it replaced another value).
+  virtual void ValueUsesChanged(Value* value) {}
+};
+
+// The NodeProto metadata key under which new nodes record the rule that made them.
+inline constexpr const char* kProvenanceKey = "onnxsurgeon.rule";
+
+class Rewriter {
+ public:
+  explicit Rewriter(RewriteListener* listener = nullptr) : listener_(listener) {}
+
+  // New nodes go before `node`, in its graph.
+  void SetInsertionPoint(Node* node) { insert_before_ = node; graph_ = node->graph(); }
+  Graph* graph() const { return graph_; }
+  void SetRule(std::string rule) { rule_ = std::move(rule); }
+  const std::string& rule() const { return rule_; }
+
+  // Given an op, inputs (null for omitted ones), attributes and an output count.
+  // Execute creates the node at the insertion point, named after the rule, stamped with
+  // the rule in its metadata. Result the node.
+  Node* Create(std::string_view op_type, std::vector<Value*> inputs, std::vector<onnx::AttributeProto> attributes = {},
+               int num_outputs = 1, std::string_view domain = "");
+  // Create(...)->output(0): for the common single-output case.
+  Value* Op(std::string_view op_type, std::vector<Value*> inputs, std::vector<onnx::AttributeProto> attributes = {},
+            std::string_view domain = "");
+
+  // Given a tensor. Execute adds it as an initializer of the insertion graph.
+  // Result its value (named after the rule).
+  Value* Constant(Tensor tensor, std::string_view name_hint = "const");
+  Value* ScalarFloat(float v, int32_t data_type = onnx::TensorProto::FLOAT);  // rank 0
+  Value* Int64s(const std::vector<int64_t>& v);                               // rank 1
+
+  // Given a value and its replacement. Execute rewires every use, graph outputs included
+  // (the replacement takes over the output name). Result `from` is unused.
+  Status ReplaceAllUsesWith(Value* from, Value* to);
+  // Given a node and one replacement per output (null: output must be unused).
+  // Execute replaces the outputs and erases the node. Result the node is gone.
+  Status ReplaceNode(Node* node, const std::vector<Value*>& replacements);
+  // Given an unused node. Execute erases it. Result error if it is still used.
+  Status EraseNode(Node* node);
+  // Given candidate nodes. Execute erases those that are (or become) unused, repeatedly.
+  // Result how many were erased.
+  int EraseDead(std::vector<Node*> candidates);
+  void SetInput(Node* node, size_t i, Value* value);
+
+  // Attribute builders.
+  static onnx::AttributeProto AttrInt(std::string name, int64_t v);
+  static onnx::AttributeProto AttrFloat(std::string name, float v);
+  static onnx::AttributeProto AttrInts(std::string name, const std::vector<int64_t>& v);
+  static onnx::AttributeProto AttrString(std::string name, std::string v);
+
+ private:
+  RewriteListener* listener_;
+  Node* insert_before_ = nullptr;
+  Graph* graph_ = nullptr;
+  std::string rule_ = "rewrite";
+};
+
+}  // namespace onnxsurgeon

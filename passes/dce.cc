@@ -1,0 +1,74 @@
+// dce: dead code elimination.
+//
+// Removes nodes none of whose outputs is used (by a node, a subgraph, or a graph
+// output), initializers nothing reads (unless they are graph inputs), value_info entries
+// for values that no longer exist, and model-local functions nothing calls. Runs inside
+// If/Loop/Scan bodies and function bodies too.
+//
+// Before:  Y = Relu(X); Z = Neg(X)      (Z unused)      initializer W unused
+// After:   Y = Relu(X)
+#include "absl/container/flat_hash_set.h"
+#include "passes/registry.h"
+
+namespace onnxsurgeon::passes {
+namespace {
+
+bool Dead(const Node& n) {
+  if (n.num_outputs() == 0) return false;  // kept: it exists for an effect we can't see
+  for (Value* v : n.outputs())
+    if (v && v->HasUsers()) return false;
+  return true;
+}
+
+void SweepGraph(Graph& g, PassResult& result) {
+  // Reverse order: a node's producers come earlier, so one sweep removes whole chains.
+  for (Node* n = g.last_node(); n;) {
+    Node* prev = n->prev();
+    if (Dead(*n)) {
+      if (g.EraseNode(n).ok()) result.Count("nodes");
+    } else {
+      for (Graph* sub : n->subgraphs()) SweepGraph(*sub, result);
+    }
+    n = prev;
+  }
+  std::vector<Value*> unused;
+  for (Value* v : g.initializers())
+    if (!v->IsGraphInput() && !v->HasUsers()) unused.push_back(v);
+  for (Value* v : unused)
+    if (g.RemoveInitializer(v).ok()) result.Count("initializers");
+  result.Count("value_info", static_cast<int64_t>(g.RemoveOrphanValueInfo()));
+}
+
+void MarkCalls(const Graph& g, const Model& m, absl::flat_hash_set<const Function*>& used) {
+  for (Node* n : g.nodes()) {
+    if (const Function* f = m.FindFunction(n->domain(), n->op_type(), n->proto().overload())) {
+      if (used.insert(f).second) MarkCalls(f->body(), m, used);
+    }
+    for (Graph* sub : n->subgraphs()) MarkCalls(*sub, m, used);
+  }
+}
+
+class DcePass : public Pass {
+ public:
+  StatusOr<PassResult> Run(Model& model, const PassContext&) override {
+    PassResult result;
+    SweepGraph(model.graph(), result);
+    absl::flat_hash_set<const Function*> used;
+    MarkCalls(model.graph(), model, used);
+    auto& functions = model.mutable_functions();
+    size_t before = functions.size();
+    std::erase_if(functions, [&](const std::unique_ptr<Function>& f) { return !used.contains(f.get()); });
+    result.Count("functions", static_cast<int64_t>(before - functions.size()));
+    for (auto& f : functions) SweepGraph(f->body(), result);
+    return result;
+  }
+};
+
+}  // namespace
+
+PassInfo DcePassInfo() {
+  return {"dce", "Remove unused nodes, initializers, value_info entries and local functions", {},
+          [](const PassOptions&) -> StatusOr<std::unique_ptr<Pass>> { return std::make_unique<DcePass>(); }};
+}
+
+}  // namespace onnxsurgeon::passes

@@ -1,0 +1,149 @@
+// inline-functions: replaces every call of a model-local function by the function's body.
+//
+// Attribute references inside the body (`ref_attr_name`) take the caller's attribute, or
+// the function's default, or are dropped when neither exists. The body's opset imports
+// must agree with the model's: a domain the model lacks is imported; where the versions
+// differ, every op the body uses must have the same schema at both versions, else the
+// pass stops with an error naming the op. Ops of other (custom) domains are not calls and
+// stay as they are. Functions nothing calls any more are removed (keep-functions=true
+// keeps them).
+//
+// Before:  Y = local.Twice(X)          Twice(x) => (y) { y = Add(x, x) }
+// After:   Y = Add(X, X)
+#include "absl/container/flat_hash_set.h"
+#include "core/ir/clone.h"
+#include "onnx/defs/schema.h"
+#include "passes/registry.h"
+
+namespace onnxsurgeon::passes {
+namespace {
+
+constexpr int kMaxDepth = 64;  // calls nested deeper than this mean recursion
+
+Status CheckOpsets(Model& model, const Function& f) {
+  for (const auto& imp : f.proto().opset_import()) {
+    int64_t model_version = model.OpsetVersion(imp.domain());
+    if (model_version < 0) {
+      model.SetOpsetVersion(imp.domain(), imp.version());
+      continue;
+    }
+    if (model_version == imp.version()) continue;
+    std::string domain(CanonicalDomain(imp.domain()));
+    for (Node* n : f.body().AllNodesRecursive()) {
+      if (CanonicalDomain(n->domain()) != domain) continue;
+      const auto* a = onnx::OpSchemaRegistry::Schema(n->op_type(), static_cast<int>(imp.version()), domain);
+      const auto* b = onnx::OpSchemaRegistry::Schema(n->op_type(), static_cast<int>(model_version), domain);
+      if (!a || !b || a->since_version() != b->since_version()) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "cannot inline function '", f.domain(), "::", f.name(), "': its ", n->op_type(), " node is at opset ",
+            imp.version(), " of '", domain.empty() ? "ai.onnx" : domain, "' but the model imports ", model_version,
+            ", and the op differs between them (convert the opset first)"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Resolves `ref_attr_name` attributes against the call site.
+AttributeFilter ResolveAttributes(const Node& call, const Function& f) {
+  return [&call, &f](const Attribute& source, onnx::AttributeProto& clone) {
+    if (!source.is_ref()) return true;
+    const std::string& ref = source.proto().ref_attr_name();
+    if (const Attribute* given = call.FindAttribute(ref)) {
+      clone = given->proto();
+      clone.set_name(source.name());
+      return true;
+    }
+    for (const auto& def : f.proto().attribute_proto()) {
+      if (def.name() == ref) {
+        clone = def;
+        clone.set_name(source.name());
+        return true;
+      }
+    }
+    return false;  // optional attribute not given: the op's own default applies
+  };
+}
+
+Status InlineCall(Model& model, Node* call, const Function& f, PassResult& result) {
+  OS_RETURN_IF_ERROR(CheckOpsets(model, f));
+  Graph& g = *call->graph();
+  const Graph& body = f.body();
+  if (call->num_inputs() > body.inputs().size() || call->num_outputs() > body.outputs().size()) {
+    return absl::InvalidArgumentError(absl::StrCat("call '", call->name(), "' of function '", f.name(),
+                                                   "' passes more inputs or outputs than the function declares"));
+  }
+  ValueMap map;
+  for (size_t i = 0; i < body.inputs().size(); ++i) map[body.inputs()[i]] = call->input(i);
+  std::string prefix = (call->name().empty() ? f.name() : call->name()) + "/";
+  AttributeFilter filter = ResolveAttributes(*call, f);
+  for (Node* n : body.nodes()) OS_RETURN_IF_ERROR(CloneNode(*n, g, call, map, prefix, filter).status());
+  for (size_t j = 0; j < call->num_outputs(); ++j) {
+    Value* out = call->output(j);
+    if (!out) continue;
+    Value* inner = map[body.outputs()[j]];
+    if (!inner) {
+      return absl::InvalidArgumentError(absl::StrCat("function '", f.name(), "' output ", j, " is an omitted input"));
+    }
+    bool is_clone = inner->producer() && inner->producer()->graph() == &g && inner->producer() != call;
+    if (out->IsGraphOutput() && !is_clone) {
+      // The body returns one of its inputs: keep the output's own name with an Identity.
+      Value* src = inner;
+      Value* inputs[] = {src};
+      inner = g.CreateNode("Identity", inputs, 1, "", call, prefix + "Identity")->output(0);
+    }
+    OS_RETURN_IF_ERROR(out->ReplaceAllUsesWith(inner, /*allow_graph_outputs=*/true));
+  }
+  OS_RETURN_IF_ERROR(g.EraseNode(call));
+  result.Count("calls-inlined");
+  return absl::OkStatus();
+}
+
+Status InlineIn(Model& model, Graph& g, PassResult& result, int depth) {
+  if (depth > kMaxDepth) return absl::FailedPreconditionError("function calls nest too deep (recursive functions?)");
+  bool again = false;
+  for (Node* n = g.first_node(); n;) {
+    Node* next = n->next();
+    if (const Function* f = model.FindFunction(n->domain(), n->op_type(), n->proto().overload())) {
+      OS_RETURN_IF_ERROR(InlineCall(model, n, *f, result));
+      again = true;  // the inlined body may call functions too
+    } else {
+      for (Graph* sub : n->subgraphs()) OS_RETURN_IF_ERROR(InlineIn(model, *sub, result, depth));
+    }
+    n = next;
+  }
+  return again ? InlineIn(model, g, result, depth + 1) : absl::OkStatus();
+}
+
+class InlineFunctionsPass : public Pass {
+ public:
+  explicit InlineFunctionsPass(bool keep) : keep_(keep) {}
+  StatusOr<PassResult> Run(Model& model, const PassContext&) override {
+    PassResult result;
+    if (model.functions().empty()) return result;
+    OS_RETURN_IF_ERROR(InlineIn(model, model.graph(), result, 0));
+    if (!keep_) {
+      size_t before = model.functions().size();
+      model.mutable_functions().clear();  // nothing in the main graph calls them any more
+      result.Count("functions-removed", static_cast<int64_t>(before));
+    }
+    return result;
+  }
+
+ private:
+  bool keep_;
+};
+
+}  // namespace
+
+PassInfo InlineFunctionsPassInfo() {
+  return {"inline-functions",
+          "Replace calls of model-local functions by their bodies",
+          {{"keep-functions", "keep the FunctionProtos after inlining", "false"}},
+          [](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {
+            OS_ASSIGN_OR_RETURN(bool keep, o.GetBool("keep-functions", false));
+            return std::make_unique<InlineFunctionsPass>(keep);
+          }};
+}
+
+}  // namespace onnxsurgeon::passes
