@@ -48,6 +48,7 @@ options:
   --report text|json           per-pass report on stderr (text) or stdout (json)
   --verify-each                run the onnx checker after every pass
   --print-after PASS           print the model as ONNX text after PASS
+  --debug-patterns             report every pattern-rule miss and why, on stderr
 )";
 
 int Usage(const std::string& message) {
@@ -121,7 +122,7 @@ std::string ReportText(const std::vector<PassRunReport>& reports) {
 
 int CmdRewrite(const std::vector<std::string>& args) {
   std::string input, output, pipeline_text, report_format, print_after;
-  bool dry_run = false, verify_each = false;
+  bool dry_run = false, verify_each = false, debug_patterns = false;
   SaveOptions save;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -157,6 +158,8 @@ int CmdRewrite(const std::vector<std::string>& args) {
       dry_run = true;
     } else if (a == "--verify-each") {
       verify_each = true;
+    } else if (a == "--debug-patterns") {
+      debug_patterns = true;
     } else if (is("--report")) {
       if (!value(report_format) || (report_format != "text" && report_format != "json"))
         return Usage("--report must be text or json");
@@ -187,6 +190,7 @@ int CmdRewrite(const std::vector<std::string>& args) {
   pm.verify_each = verify_each;
   pm.print_after = print_after;
   pm.print = [](const std::string& text) { std::cout << text << "\n"; };
+  if (debug_patterns) pm.context.debug_patterns = [](const std::string& line) { std::cerr << "debug-patterns: " << line << "\n"; };
   auto reports = RunPipeline(**model, *pipeline, pm);
   if (!reports.ok()) return Fail(reports.status());
   if (report_format == "json") std::cout << ReportJson(*reports);

@@ -12,6 +12,8 @@
 #include "core/pass/pass_manager.h"
 #include "core/pass/pipeline.h"
 #include "core/inspect/json_writer.h"
+#include "core/rewrite/greedy_driver.h"
+#include "core/rewrite/rule.h"
 
 namespace py = pybind11;
 using namespace onnxsurgeon;
@@ -56,6 +58,73 @@ py::list ReportsToList(const std::vector<PassRunReport>& reports) {
     out.append(d);
   }
   return out;
+}
+
+// Python values -> AttributeProto: int, float, str/bytes, list of int, list of float.
+onnx::AttributeProto ToAttribute(const std::string& name, const py::handle& v) {
+  onnx::AttributeProto a;
+  a.set_name(name);
+  if (py::isinstance<py::bool_>(v) || py::isinstance<py::int_>(v)) {
+    a.set_type(onnx::AttributeProto::INT);
+    a.set_i(v.cast<int64_t>());
+  } else if (py::isinstance<py::float_>(v)) {
+    a.set_type(onnx::AttributeProto::FLOAT);
+    a.set_f(v.cast<float>());
+  } else if (py::isinstance<py::str>(v) || py::isinstance<py::bytes>(v)) {
+    a.set_type(onnx::AttributeProto::STRING);
+    a.set_s(v.cast<std::string>());
+  } else if (py::isinstance<py::sequence>(v)) {
+    auto seq = v.cast<py::sequence>();
+    bool all_int = true;
+    for (auto item : seq) all_int &= py::isinstance<py::int_>(item);
+    if (all_int) {
+      a.set_type(onnx::AttributeProto::INTS);
+      for (auto item : seq) a.add_ints(item.cast<int64_t>());
+    } else {
+      a.set_type(onnx::AttributeProto::FLOATS);
+      for (auto item : seq) a.add_floats(item.cast<float>());
+    }
+  } else {
+    throw py::type_error("attribute '" + name + "': use int, float, str, or a list of int or float");
+  }
+  return a;
+}
+
+std::vector<onnx::AttributeProto> ToAttributes(const py::dict& attrs) {
+  std::vector<onnx::AttributeProto> out;
+  for (auto [k, v] : attrs) out.push_back(ToAttribute(k.cast<std::string>(), v));
+  return out;
+}
+
+// A rule whose check and replacement are Python callables.
+std::unique_ptr<PatternRule> MakePythonRule(const std::string& name, pattern::Pattern pattern, int root, py::function replace,
+                                            py::object check, int benefit) {
+  PatternRule::Replace rep = [replace, name](const pattern::Match& m, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
+    try {
+      py::object result = replace(py::cast(&m, py::return_value_policy::reference), py::cast(&rw, py::return_value_policy::reference));
+      if (py::isinstance<Value>(result)) return std::vector<Value*>{result.cast<Value*>()};
+      return result.cast<std::vector<Value*>>();
+    } catch (py::error_already_set& e) {
+      return absl::InternalError(absl::StrCat("Python replacement of rule '", name, "' raised: ", e.what()));
+    } catch (const py::cast_error& e) {
+      return absl::InternalError(absl::StrCat("rule '", name, "': the replacement must return a Value or a list of Values"));
+    }
+  };
+  PatternRule::Check chk;
+  if (!check.is_none()) {
+    py::function fn = check;
+    chk = [fn](const pattern::Match& m, std::string* why) {
+      py::object r = fn(py::cast(&m, py::return_value_policy::reference));
+      if (py::isinstance<py::str>(r)) {  // a string is a refusal with its reason
+        if (why) *why = r.cast<std::string>();
+        return false;
+      }
+      bool ok = r.cast<bool>();
+      if (!ok && why) *why = "refused by the rule's check";
+      return ok;
+    };
+  }
+  return std::make_unique<PatternRule>(name, std::move(pattern), root, std::move(rep), std::move(chk), benefit);
 }
 
 }  // namespace
@@ -170,6 +239,82 @@ PYBIND11_MODULE(_core, m) {
             o.verify_each = verify_each;
             return ReportsToList(Unwrap(RunPipeline(m, items, o)));
           }, py::arg("pipeline"), py::arg("verify_each") = false);
+
+  // ---- rules defined in Python (onnxsurgeon.rules wraps these) ----------------------
+  py::class_<pattern::Pattern>(m, "_Pattern")
+      .def(py::init<std::string>())
+      .def("any", [](pattern::Pattern& p, std::string capture) { return p.Any(std::move(capture)).id; }, py::arg("capture") = "")
+      .def("const", [](pattern::Pattern& p, std::string capture) { return p.Const(std::move(capture)).id; }, py::arg("capture") = "")
+      .def("scalar", [](pattern::Pattern& p, std::string capture, double value, double tol) {
+            return p.ScalarNear(std::move(capture), value, tol).id;
+          }, py::arg("capture"), py::arg("value"), py::arg("tolerance") = 1e-6)
+      .def("or_", [](pattern::Pattern& p, const std::vector<int>& alts, std::string capture) {
+            std::vector<pattern::ValueRef> refs;
+            for (int a : alts) refs.push_back({a});
+            return p.Or(refs, std::move(capture)).id;
+          }, py::arg("alternatives"), py::arg("capture") = "")
+      .def("op", [](pattern::Pattern& p, std::string op_type, const std::vector<int>& inputs, std::string domain,
+                    bool commutative, std::string capture, bool allow_external_uses, py::dict int_attrs,
+                    int64_t opset_min, int64_t opset_max) {
+            std::vector<pattern::ValueRef> refs;
+            for (int i : inputs) refs.push_back({i});
+            pattern::OpRef op = p.Op(std::move(op_type), refs);
+            if (!domain.empty()) op.Domain(domain);
+            if (commutative) op.Commutative();
+            if (!capture.empty()) op.Capture(capture);
+            if (allow_external_uses) op.AllowExternalUses();
+            if (opset_min > 0 || opset_max > 0) op.Opset(opset_min, opset_max > 0 ? opset_max : INT64_MAX);
+            for (auto [k, v] : int_attrs) op.AttrInt(k.cast<std::string>(), v.cast<int64_t>());
+            return op.id();
+          }, py::arg("op_type"), py::arg("inputs"), py::arg("domain") = "", py::arg("commutative") = false,
+          py::arg("capture") = "", py::arg("allow_external_uses") = false, py::arg("int_attrs") = py::dict(),
+          py::arg("opset_min") = 0, py::arg("opset_max") = 0)
+      .def("out", [](pattern::Pattern& p, int op, int i) { return pattern::OpRef(&p, op).Out(i).id; });
+
+  py::class_<pattern::Match>(m, "Match")
+      .def("__getitem__", [](const pattern::Match& mt, const std::string& k) {
+            try { return mt.value(k); } catch (const std::out_of_range& e) { throw py::key_error(e.what()); }
+          }, py::return_value_policy::reference)
+      .def("node", [](const pattern::Match& mt, const std::string& k) {
+            try { return mt.node(k); } catch (const std::out_of_range& e) { throw py::key_error(e.what()); }
+          }, py::return_value_policy::reference)
+      .def("scalar", [](const pattern::Match& mt, const std::string& k) {
+            try { return mt.scalar(k); } catch (const std::out_of_range& e) { throw py::key_error(e.what()); }
+          })
+      .def("__contains__", &pattern::Match::has)
+      .def_property_readonly("root", &pattern::Match::root, py::return_value_policy::reference);
+
+  py::class_<Rewriter>(m, "Rewriter")
+      .def("op", [](Rewriter& rw, const std::string& op, std::vector<Value*> inputs, py::dict attrs, const std::string& domain) {
+            return rw.Op(op, std::move(inputs), ToAttributes(attrs), domain);
+          }, py::arg("op_type"), py::arg("inputs"), py::arg("attrs") = py::dict(), py::arg("domain") = "",
+          py::return_value_policy::reference)
+      .def("create", [](Rewriter& rw, const std::string& op, std::vector<Value*> inputs, int num_outputs, py::dict attrs,
+                        const std::string& domain) {
+            return rw.Create(op, std::move(inputs), ToAttributes(attrs), num_outputs, domain);
+          }, py::arg("op_type"), py::arg("inputs"), py::arg("num_outputs") = 1, py::arg("attrs") = py::dict(),
+          py::arg("domain") = "", py::return_value_policy::reference)
+      .def("scalar_float", &Rewriter::ScalarFloat, py::arg("value"), py::arg("data_type") = 1, py::return_value_policy::reference)
+      .def("int64s", &Rewriter::Int64s, py::return_value_policy::reference)
+      .def_property_readonly("rule", &Rewriter::rule);
+
+  py::class_<PatternRule>(m, "_Rule")
+      .def(py::init([](const std::string& name, const pattern::Pattern& p, int root, py::function replace, py::object check,
+                       int benefit) { return MakePythonRule(name, p, root, std::move(replace), std::move(check), benefit); }),
+           py::arg("name"), py::arg("pattern"), py::arg("root"), py::arg("replace"), py::arg("check") = py::none(),
+           py::arg("benefit") = 1)
+      .def_property_readonly("name", &PatternRule::name);
+
+  m.def("_apply_rules", [](Model& model, const std::vector<PatternRule*>& rules, int64_t max_rewrites, py::object explain) {
+        std::vector<const RewriteRule*> rs(rules.begin(), rules.end());
+        GreedyOptions o;
+        o.max_rewrites = max_rewrites;
+        if (!explain.is_none()) {
+          py::function fn = explain;
+          o.explain = [fn](const std::string& rule, const Node& node, const std::string& why) { fn(rule, node.name(), why); };
+        }
+        return Unwrap(ApplyRulesGreedily(model, rs, o));
+      }, py::arg("model"), py::arg("rules"), py::arg("max_rewrites") = -1, py::arg("explain") = py::none());
 
   m.def("load", [](const std::string& path) {
         py::gil_scoped_release release;

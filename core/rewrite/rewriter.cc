@@ -83,6 +83,19 @@ Value* Rewriter::Int64s(const std::vector<int64_t>& v) {
 }
 
 Status Rewriter::ReplaceAllUsesWith(Value* from, Value* to) {
+  if (from->IsGraphOutput()) {
+    // The model's output names are its interface. `to` can take the name over only if it
+    // is a plain node output of the same graph; otherwise an Identity carries the name.
+    bool can_take_name = to->graph() == from->graph() && to->producer() && !to->IsGraphOutput();
+    if (!can_take_name) {
+      std::vector<Use> uses = from->uses();
+      for (const Use& u : uses) SetInput(u.node, u.input_index, to);
+      Value* named = Op("Identity", {to});
+      OS_RETURN_IF_ERROR(from->ReplaceAllUsesWith(named, /*allow_graph_outputs=*/true));
+      if (listener_) listener_->ValueUsesChanged(to);
+      return absl::OkStatus();
+    }
+  }
   OS_RETURN_IF_ERROR(from->ReplaceAllUsesWith(to, /*allow_graph_outputs=*/true));
   if (listener_) listener_->ValueUsesChanged(to);
   return absl::OkStatus();

@@ -51,8 +51,10 @@ class Rewriter {
   Value* ScalarFloat(float v, int32_t data_type = onnx::TensorProto::FLOAT);  // rank 0
   Value* Int64s(const std::vector<int64_t>& v);                               // rank 1
 
-  // Given a value and its replacement. Execute rewires every use, graph outputs included
-  // (the replacement takes over the output name). Result `from` is unused.
+  // Given a value and its replacement. Execute rewires every use, graph outputs included:
+  // output names never change (the replacement takes the name over, or, when it cannot --
+  // a graph input, an initializer, another output -- an Identity carries it).
+  // Result `from` is unused.
   Status ReplaceAllUsesWith(Value* from, Value* to);
   // Given a node and one replacement per output (null: output must be unused).
   // Execute replaces the outputs and erases the node. Result the node is gone.

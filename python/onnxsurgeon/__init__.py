@@ -18,9 +18,12 @@ from typing import Any, Union
 from . import _core
 from ._core import Graph, Model, Node, OnnxSurgeonError, Value
 
+from .rules import Pattern, Rule, apply_rules
+
 __all__ = [
     "Graph", "Model", "Node", "OnnxSurgeonError", "Value",
     "load", "save", "parse_text", "inspect", "run", "passes",
+    "Pattern", "Rule", "apply_rules",
 ]
 
 
