@@ -11,6 +11,8 @@ namespace {
 
 class Worklist : public RewriteListener {
  public:
+  static constexpr size_t kRevisitUsersLimit = 8;
+
   void Push(Node* n) {
     if (n && queued_.insert(n).second) queue_.push_back(n);
   }
@@ -24,9 +26,14 @@ class Worklist : public RewriteListener {
   }
   void NodeCreated(Node* n) override { Push(n); }
   void NodeErased(Node* n) override { queued_.erase(n); }
-  void ValueUsesChanged(Value* v) override {
+  void NodeModified(Node* n) override { Push(n); }
+  void UseRemoved(Value* v) override {
     Push(v->producer());
-    for (const Use& u : v->uses()) Push(u.node);
+    // A few remaining users may now match a pattern that needs `v` used only inside the
+    // match; a widely shared value (a constant feeding thousands of nodes) is not
+    // rescanned, which keeps the driver linear.
+    if (v->uses().size() <= kRevisitUsersLimit)
+      for (const Use& u : v->uses()) Push(u.node);
   }
 
  private:

@@ -15,11 +15,7 @@ Node* Rewriter::Create(std::string_view op_type, std::vector<Value*> inputs, std
   auto* meta = n->mutable_proto().add_metadata_props();
   meta->set_key(kProvenanceKey);
   meta->set_value(rule_);
-  if (listener_) {
-    listener_->NodeCreated(n);
-    for (Value* v : inputs)
-      if (v) listener_->ValueUsesChanged(v);
-  }
+  if (listener_) listener_->NodeCreated(n);
   return n;
 }
 
@@ -92,21 +88,24 @@ Value* Rewriter::Int64s(const std::vector<int64_t>& v) {
 }
 
 Status Rewriter::ReplaceAllUsesWith(Value* from, Value* to) {
+  std::vector<Use> moved = from->uses();
   if (from->IsGraphOutput()) {
     // The model's output names are its interface. `to` can take the name over only if it
     // is a plain node output of the same graph; otherwise an Identity carries the name.
     bool can_take_name = to->graph() == from->graph() && to->producer() && !to->IsGraphOutput();
     if (!can_take_name) {
-      std::vector<Use> uses = from->uses();
-      for (const Use& u : uses) SetInput(u.node, u.input_index, to);
+      for (const Use& u : moved) SetInput(u.node, u.input_index, to);
       Value* named = Op("Identity", {to});
       OS_RETURN_IF_ERROR(from->ReplaceAllUsesWith(named, /*allow_graph_outputs=*/true));
-      if (listener_) listener_->ValueUsesChanged(to);
+      if (listener_) listener_->UseRemoved(from);
       return absl::OkStatus();
     }
   }
   OS_RETURN_IF_ERROR(from->ReplaceAllUsesWith(to, /*allow_graph_outputs=*/true));
-  if (listener_) listener_->ValueUsesChanged(to);
+  if (listener_) {
+    for (const Use& u : moved) listener_->NodeModified(u.node);
+    listener_->UseRemoved(from);
+  }
   return absl::OkStatus();
 }
 
@@ -132,7 +131,7 @@ Status Rewriter::EraseNode(Node* node) {
   if (!s.ok()) return s;
   if (listener_)
     for (Value* v : inputs)
-      if (v) listener_->ValueUsesChanged(v);
+      if (v) listener_->UseRemoved(v);
   return absl::OkStatus();
 }
 
@@ -160,9 +159,9 @@ int Rewriter::EraseDead(std::vector<Node*> candidates) {
 void Rewriter::SetInput(Node* node, size_t i, Value* value) {
   Value* old = node->input(i);
   node->SetInput(i, value);
-  if (listener_) {
-    if (old) listener_->ValueUsesChanged(old);
-    if (value) listener_->ValueUsesChanged(value);
+  if (listener_ && old != value) {
+    listener_->NodeModified(node);
+    if (old) listener_->UseRemoved(old);
   }
 }
 

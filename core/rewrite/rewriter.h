@@ -19,8 +19,13 @@ class RewriteListener {
   virtual ~RewriteListener() = default;
   virtual void NodeCreated(Node* node) {}
   virtual void NodeErased(Node* node) {}
-  // `value`'s users changed (new users, or it replaced another value).
-  virtual void ValueUsesChanged(Value* value) {}
+  // One of `node`'s inputs now reads another value.
+  virtual void NodeModified(Node* node) {}
+  // `value` lost a user: its producer may be dead now, and its remaining users may now
+  // match patterns that need `value` used only inside the match. Every callback is O(1)
+  // in the number of uses a value has, so rewriting stays linear when a constant feeds
+  // thousands of nodes.
+  virtual void UseRemoved(Value* value) {}
 };
 
 // The NodeProto metadata key under which new nodes record the rule that made them.
