@@ -34,13 +34,13 @@ Status CheckModel(const Model& model, bool full_check) {
 }
 
 namespace {
-int AdoptTypes(Graph& g, const onnx::GraphProto& inferred) {
+int AdoptTypes(Graph& g, const onnx::GraphProto& inferred, bool record) {
   int gained = 0;
   for (const onnx::ValueInfoProto& vi : inferred.value_info()) {
     Value* v = g.FindValue(vi.name());
     if (!v || v->has_type() || !vi.has_type()) continue;
     *v->mutable_info()->mutable_type() = vi.type();
-    g.AddValueInfo(v);
+    if (record) g.AddValueInfo(v);
     ++gained;
   }
   for (const onnx::ValueInfoProto& vi : inferred.output()) {
@@ -58,24 +58,44 @@ int AdoptTypes(Graph& g, const onnx::GraphProto& inferred) {
     auto subs = n->subgraphs();
     size_t k = 0;
     for (const auto& ap : np.attribute()) {
-      if (ap.has_g() && k < subs.size()) gained += AdoptTypes(*subs[k++], ap.g());
+      if (ap.has_g() && k < subs.size()) gained += AdoptTypes(*subs[k++], ap.g(), record);
       for (const auto& sg : ap.graphs())
-        if (k < subs.size()) gained += AdoptTypes(*subs[k++], sg);
+        if (k < subs.size()) gained += AdoptTypes(*subs[k++], sg, record);
     }
   }
   return gained;
 }
 }  // namespace
 
-StatusOr<int> InferShapes(Model& model, bool data_propagation) {
-  onnx::ModelProto proto = ExportModel(model);
+StatusOr<int> InferShapes(Model& model, const InferShapesOptions& options) {
+  ExportOptions export_options;
+  const int64_t max_bytes = options.max_payload_bytes;
+  export_options.main_initializer_writer = [max_bytes](const Value& v, const Tensor& t, onnx::TensorProto* out) {
+    int64_t payload = t.has_raw_bytes() ? static_cast<int64_t>(t.raw_bytes().size())
+                                        : static_cast<int64_t>(t.meta().ByteSizeLong());
+    if (max_bytes >= 0 && payload > max_bytes) {
+      out->set_name(v.name());  // dims and type only
+      out->set_data_type(t.meta().data_type());
+      *out->mutable_dims() = t.meta().dims();
+      return;
+    }
+    *out = t.ToProto(v.name());
+  };
+  onnx::ModelProto proto = ExportModel(model, export_options);
   try {
-    onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0, data_propagation);
-    onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), options);
+    onnx::ShapeInferenceOptions infer(/*check_type=*/false, /*strict_mode=*/0, options.data_propagation);
+    onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), infer);
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("shape inference: ", e.what()));
   }
-  return AdoptTypes(model.graph(), proto.graph());
+  return AdoptTypes(model.graph(), proto.graph(), options.record_value_info);
+}
+
+StatusOr<int> InferShapes(Model& model, bool data_propagation) {
+  InferShapesOptions options;
+  options.data_propagation = data_propagation;
+  options.max_payload_bytes = -1;
+  return InferShapes(model, options);
 }
 
 bool ModelsEqual(const onnx::ModelProto& a, const onnx::ModelProto& b) {

@@ -21,8 +21,21 @@ std::string PrintGraphText(const Graph& graph);
 // onnx::checker::check_model (full_check also runs strict shape inference).
 Status CheckModel(const Model& model, bool full_check = true);
 
-// Runs onnx shape inference and records every inferred type on values that had none
-// (as value_info entries). Result the number of values that gained a type.
+struct InferShapesOptions {
+  bool data_propagation = true;
+  // Record gained types as value_info entries (saved with the model). Passes that only
+  // need types to decide set this false: types are known in memory, the saved model's
+  // value_info is left as the user had it.
+  bool record_value_info = true;
+  // Initializers larger than this reach shape inference as type and dims only; their
+  // bytes matter only to data propagation of small shape tensors, and copying weights
+  // would make inference cost as much as saving the model.
+  int64_t max_payload_bytes = 4096;
+};
+
+// Runs onnx shape inference and sets every inferred type on values that had none.
+// Result the number of values that gained a type.
+StatusOr<int> InferShapes(Model& model, const InferShapesOptions& options);
 StatusOr<int> InferShapes(Model& model, bool data_propagation = true);
 
 // Canonical comparison for golden tests: both printed after a round trip through proto.

@@ -2,12 +2,24 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
 
 namespace onnxsurgeon {
 
 std::string PassOptions::GetString(const std::string& key, const std::string& fallback) const {
   auto it = values_.find(key);
   return it == values_.end() ? fallback : it->second;
+}
+
+std::vector<std::string> PassOptions::GetList(const std::string& key, std::vector<std::string> fallback) const {
+  auto it = values_.find(key);
+  if (it == values_.end()) return fallback;
+  std::vector<std::string> items;
+  for (absl::string_view item : absl::StrSplit(absl::string_view(it->second), ';')) {
+    item = absl::StripAsciiWhitespace(item);
+    if (!item.empty()) items.emplace_back(item);
+  }
+  return items;
 }
 
 StatusOr<int64_t> PassOptions::GetInt(const std::string& key, int64_t fallback) const {

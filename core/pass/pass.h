@@ -52,6 +52,9 @@ class PassOptions {
   explicit PassOptions(std::map<std::string, std::string> values) : values_(std::move(values)) {}
   bool Has(const std::string& key) const { return values_.count(key) > 0; }
   std::string GetString(const std::string& key, const std::string& fallback) const;
+  // A ';'-separated list (',' separates passes in the grammar); items trimmed, empty
+  // items dropped. `fallback` when the option is absent.
+  std::vector<std::string> GetList(const std::string& key, std::vector<std::string> fallback = {}) const;
   StatusOr<int64_t> GetInt(const std::string& key, int64_t fallback) const;
   StatusOr<double> GetDouble(const std::string& key, double fallback) const;
   StatusOr<bool> GetBool(const std::string& key, bool fallback) const;

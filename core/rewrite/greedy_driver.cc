@@ -70,6 +70,7 @@ StatusOr<std::map<std::string, int64_t>> ApplyRulesGreedily(Model& model, const 
   if (options.include_functions)
     for (auto& f : model.functions()) Collect(f->body(), options.include_subgraphs, initial);
 
+  if (!options.top_down) std::reverse(initial.begin(), initial.end());
   Worklist worklist;
   for (Node* n : initial) worklist.Push(n);
   int64_t limit = options.max_rewrites >= 0 ? options.max_rewrites : 10 * static_cast<int64_t>(initial.size()) + 1000;

@@ -21,6 +21,9 @@ namespace onnxsurgeon {
 struct GreedyOptions {
   int64_t max_rewrites = -1;  // -1: 10 x the model's node count + 1000
   bool include_subgraphs = true;
+  // Initial visiting order. Bottom-up (default: each graph's last node first) tries a
+  // fusion rooted at a chain's final op before a smaller one rooted inside the chain.
+  bool top_down = false;
   bool include_functions = true;
   // When set, each miss of a rule at a node whose op is its root is reported here.
   std::function<void(const std::string& rule, const Node& node, const std::string& why)> explain;
