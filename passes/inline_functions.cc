@@ -13,6 +13,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "core/ir/clone.h"
 #include "onnx/defs/schema.h"
+#include "passes/inline_functions.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
@@ -65,6 +66,8 @@ AttributeFilter ResolveAttributes(const Node& call, const Function& f) {
   };
 }
 
+}  // namespace
+
 Status InlineCall(Model& model, Node* call, const Function& f, PassResult& result) {
   OS_RETURN_IF_ERROR(CheckOpsets(model, f));
   Graph& g = *call->graph();
@@ -98,6 +101,8 @@ Status InlineCall(Model& model, Node* call, const Function& f, PassResult& resul
   result.Count("calls-inlined");
   return absl::OkStatus();
 }
+
+namespace {
 
 Status InlineIn(Model& model, Graph& g, PassResult& result, int depth) {
   if (depth > kMaxDepth) return absl::FailedPreconditionError("function calls nest too deep (recursive functions?)");

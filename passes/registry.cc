@@ -9,6 +9,8 @@ const std::vector<PassInfo>& AllPasses() {
       passes::DcePassInfo(),
       passes::ToposortPassInfo(),
       passes::InlineFunctionsPassInfo(),
+      passes::FixLayerNormPassInfo(),
+      passes::DecomposeLayerNormPassInfo(),
   };
   return table;
 }

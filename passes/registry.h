@@ -11,5 +11,7 @@ PassInfo NopPassInfo();
 PassInfo DcePassInfo();
 PassInfo ToposortPassInfo();
 PassInfo InlineFunctionsPassInfo();
+PassInfo FixLayerNormPassInfo();
+PassInfo DecomposeLayerNormPassInfo();
 
 }  // namespace onnxsurgeon::passes

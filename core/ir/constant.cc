@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "core/ir/model.h"
 #include "core/ir/node.h"
 
 namespace onnxsurgeon {
@@ -125,6 +126,20 @@ std::optional<double> ConstantData::ScalarAsDouble() const {
   auto v = AsDoubles();
   if (!v || v->size() != 1) return std::nullopt;
   return v->front();
+}
+
+std::optional<std::vector<int64_t>> ConstantInt64s(const Value* value) {
+  for (int depth = 0; value && depth < 8; ++depth) {
+    if (auto c = GetConstant(value)) return c->AsInt64s();
+    const Node* p = value->producer();
+    if (!p || !CanonicalDomain(p->domain()).empty()) return std::nullopt;
+    const std::string& op = p->op_type();
+    if (op != "Reshape" && op != "Squeeze" && op != "Unsqueeze" && op != "Flatten" && op != "Identity") {
+      return std::nullopt;
+    }
+    value = p->input(0);  // element order is unchanged by these ops
+  }
+  return std::nullopt;
 }
 
 std::optional<ConstantData> GetConstant(const Value* value) {

@@ -33,6 +33,11 @@ struct ConstantData {
 // The constant behind `value`, or nullopt when it is not a constant.
 std::optional<ConstantData> GetConstant(const Value* value);
 
+// The integer elements behind `value`, looking through ops that only reshape a constant
+// (Reshape, Squeeze, Unsqueeze, Flatten, Identity), as exporters write axes and shapes;
+// nullopt when it is not such a constant.
+std::optional<std::vector<int64_t>> ConstantInt64s(const Value* value);
+
 // float16 / bfloat16 bit patterns to float.
 float HalfToFloat(uint16_t bits);
 float BFloat16ToFloat(uint16_t bits);

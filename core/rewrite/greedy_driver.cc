@@ -25,9 +25,21 @@ class Worklist : public RewriteListener {
     return nullptr;
   }
   void NodeCreated(Node* n) override { Push(n); }
-  void NodeErased(Node* n) override { queued_.erase(n); }
+  void NodeErased(Node* n) override {
+    queued_.erase(n);
+    died_.erase(n);
+  }
+  // True when a rewrite left `n` without users (nodes dead before the pass are dce's).
+  bool Died(Node* n) const { return died_.contains(n) && !HasUsedOutput(*n); }
+  static bool HasUsedOutput(const Node& n) {
+    for (Value* out : n.outputs())
+      if (out && out->HasUsers()) return true;
+    return false;
+  }
   void NodeModified(Node* n) override { Push(n); }
   void UseRemoved(Value* v) override {
+    if (v->IsInitializer() && !v->HasUsers() && orphan_set_.insert(v).second) orphans_.push_back(v);
+    if (Node* p = v->producer(); p && !HasUsedOutput(*p)) died_.insert(p);
     Push(v->producer());
     // A few remaining users may now match a pattern that needs `v` used only inside the
     // match; a widely shared value (a constant feeding thousands of nodes) is not
@@ -36,9 +48,15 @@ class Worklist : public RewriteListener {
       for (const Use& u : v->uses()) Push(u.node);
   }
 
+  // Initializers the rewrites left without users, in the order they were orphaned.
+  std::vector<Value*> TakeOrphanedInitializers() { return std::move(orphans_); }
+
  private:
   std::deque<Node*> queue_;
   absl::flat_hash_set<Node*> queued_;
+  std::vector<Value*> orphans_;
+  absl::flat_hash_set<Value*> orphan_set_;
+  absl::flat_hash_set<Node*> died_;
 };
 
 void Collect(Graph& g, bool subgraphs, std::vector<Node*>& out) {
@@ -81,6 +99,10 @@ StatusOr<std::map<std::string, int64_t>> ApplyRulesGreedily(Model& model, const 
   std::string why;
   std::vector<RewriteRule*> candidates;
   while (Node* n = worklist.Pop()) {
+    if (worklist.Died(n)) {  // e.g. the Constant feeding an epsilon a rewrite consumed
+      OS_RETURN_IF_ERROR(rewriter.EraseNode(n));
+      continue;
+    }
     candidates.clear();
     auto it = by_root.find(std::string(CanonicalDomain(n->domain())) + "::" + n->op_type());
     if (it != by_root.end()) candidates = it->second;
@@ -109,6 +131,11 @@ StatusOr<std::map<std::string, int64_t>> ApplyRulesGreedily(Model& model, const 
       }
       if (options.explain) options.explain(rule->name(), *n, why);
     }
+  }
+  // Weights a rewrite replaced (a reshaped scale, a folded constant) go with it; graph
+  // inputs stay, as do initializers that were unused before the pass.
+  for (Value* v : worklist.TakeOrphanedInitializers()) {
+    if (v->IsInitializer() && !v->IsGraphInput() && !v->HasUsers()) OS_RETURN_IF_ERROR(v->graph()->RemoveInitializer(v));
   }
   return counts;
 }

@@ -37,12 +37,15 @@ StatusOr<std::vector<int64_t>> NormalizedAxes(int64_t axis, int64_t rank) {
 
 StatusOr<LayerNormParts> EmitLayerNormDecomposition(Rewriter& rw, const LayerNormSpec& spec, int64_t opset,
                                                     bool want_inv_std_dev) {
-  if (spec.elem_type == 0) {
-    return absl::FailedPreconditionError("LayerNorm input element type is unknown (run shape inference)");
+  // Unknown element type (a function body has no types): cast to the stash type and
+  // back with CastLike, a no-op when x already is in the stash type.
+  const bool cast_like = spec.elem_type == 0;
+  if (cast_like && opset < 15) {
+    return absl::FailedPreconditionError("LayerNorm input element type is unknown and CastLike needs opset 15");
   }
   OS_ASSIGN_OR_RETURN(std::vector<int64_t> axes, NormalizedAxes(spec.axis, spec.rank));
   const int32_t stash = spec.stash_type;
-  const bool cast = spec.elem_type != stash;
+  const bool cast = cast_like || spec.elem_type != stash;
 
   Value* axes_input = opset >= 18 ? rw.Int64s(axes) : nullptr;
   auto reduce_mean = [&](Value* v) {
@@ -58,7 +61,8 @@ StatusOr<LayerNormParts> EmitLayerNormDecomposition(Rewriter& rw, const LayerNor
   Value* std_dev = rw.Op("Sqrt", {rw.Op("Add", {var, rw.ScalarFloat(spec.epsilon, stash)})});
   Value* normalized = rw.Op("Div", {d, std_dev});
   if (want_inv_std_dev) parts.inv_std_dev = rw.Op("Reciprocal", {std_dev});
-  if (cast) normalized = rw.Op("Cast", {normalized}, {Rewriter::AttrInt("to", spec.elem_type)});
+  if (cast_like) normalized = rw.Op("CastLike", {normalized, spec.x});
+  else if (cast) normalized = rw.Op("Cast", {normalized}, {Rewriter::AttrInt("to", spec.elem_type)});
   Value* y = spec.scale ? rw.Op("Mul", {normalized, spec.scale}) : normalized;
   if (spec.bias) y = rw.Op("Add", {y, spec.bias});
   parts.y = y;

@@ -12,11 +12,11 @@ namespace onnxsurgeon::lowering {
 
 struct LayerNormSpec {
   Value* x = nullptr;
-  Value* scale = nullptr;
+  Value* scale = nullptr;   // optional (null: ones)
   Value* bias = nullptr;    // optional
   int64_t axis = -1;        // first normalized axis; >= 0 needs `rank`
   float epsilon = 1e-5f;
-  int32_t elem_type = 0;    // x's TensorProto data type (required)
+  int32_t elem_type = 0;    // x's TensorProto data type; 0: unknown (CastLike, opset >= 15)
   int32_t stash_type = 1;   // precision of mean/variance (LayerNormalization's stash_type)
   int64_t rank = -1;        // x's rank when known
 };
@@ -39,8 +39,8 @@ StatusOr<std::vector<int64_t>> NormalizedAxes(int64_t axis, int64_t rank);
 // with ReduceMean's axes as an attribute below opset 18 and as an input from 18 on, the
 // form runtimes without LayerNormalization (and their own LayerNorm fusions) expect.
 // inv_std_dev is only built when `want_inv_std_dev`.
-// Result the parts, or an error when the axes cannot be known (axis >= 0, unknown rank)
-// or the element type is unknown.
+// `scale`/`bias` null: no Mul/Add. Result the parts, or an error when the axes cannot be
+// known (axis >= 0, unknown rank).
 StatusOr<LayerNormParts> EmitLayerNormDecomposition(Rewriter& rewriter, const LayerNormSpec& spec, int64_t opset,
                                                     bool want_inv_std_dev = false);
 

@@ -49,7 +49,26 @@ g (float[N] X) => (float[N] Y, float[N] Z) <float one = {1.0}> {
   ASSERT_TRUE(counts.ok()) << counts.status().message();
   EXPECT_EQ((*counts)["mul-by-one"], 2);
   EXPECT_EQ(Canon(*m), Canon(*Parse(R"(<ir_version: 10, opset_import: ["" : 18]>
-g (float[N] X) => (float[N] Y, float[N] Z) <float one = {1.0}> { Y = Relu(X)  Z = Relu(X) })")));
+g (float[N] X) => (float[N] Y, float[N] Z) { Y = Relu(X)  Z = Relu(X) })")));
+}
+
+TEST(Driver, ErasesWhatItsRewritesLeftDeadAndNothingElse) {
+  // `one` (an initializer) and the Constant `k` lose their last users to the rewrites and
+  // go; the dead Neg and the unused initializer `spare` were dead before and stay (dce's job).
+  auto m = Parse(R"(<ir_version: 10, opset_import: ["" : 18]>
+g (float[N] X) => (float[N] Y) <float one = {1.0}, float spare = {3.0}> {
+  k = Constant <value = float {1.0}> ()
+  a = Mul(X, one)
+  b = Mul(k, a)
+  dead = Neg(X)
+  Y = Relu(b)
+})");
+  auto rule = MulByOne();
+  auto counts = Apply(*m, {rule.get()});
+  ASSERT_TRUE(counts.ok()) << counts.status().message();
+  EXPECT_EQ((*counts)["mul-by-one"], 2);
+  EXPECT_EQ(Canon(*m), Canon(*Parse(R"(<ir_version: 10, opset_import: ["" : 18]>
+g (float[N] X) => (float[N] Y) <float spare = {3.0}> { dead = Neg(X)  Y = Relu(X) })")));
 }
 
 TEST(Matcher, NonCommutativeOrderIsRespectedAndExplained) {

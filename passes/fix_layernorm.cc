@@ -1,0 +1,189 @@
+// fix-layernorm: turns every LayerNorm in the model, whatever form it takes, into the
+// standard form the target opset allows.
+//
+// Recognised (see passes/layernorm/fusion_rules.h for the exact forms and refusals):
+//   1. custom-domain ops named like a LayerNorm (Custom_LayerNorm, LayerNormPlugin, ...;
+//      `names=` adds more), epsilon and axis from their attributes; a LayerNormalization
+//      written at an opset below 17 (old onnxruntime optimizers did) is lowered;
+//   2. model-local functions that compute a LayerNorm: judged by body. Calls of functions
+//      whose body holds a LayerNorm candidate are inlined, the body's LayerNorm is then
+//      fused like any other, and functions left uncalled are removed;
+//   3. decomposed subgraphs: torch's legacy export, hand-written variants (Pow or Mul,
+//      Div or Reciprocal/Div(1, .)/Pow(-0.5), duplicated Sub, with or without affine,
+//      epsilon as initializer or Constant), Cast-wrapped fp16 blocks, ReduceMean axes as
+//      attribute or input, and the Keras/tf2onnx Reciprocal-Mul-Sub form.
+// Output, per graph: a LayerNormalization node at opset >= 17 (to=auto or to=op), or at
+// opset < 17 (to=auto) or with to=decomposed the ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/
+// Div/Mul/Add decomposition (passes/lowering/layer_norm.h). to=op at opset < 17 is an
+// error. Custom-domain opset imports that no node uses any more are dropped.
+//
+// Before (opset 17):
+//   m = ReduceMean<axes=[-1]>(x)  d = Sub(x, m)  v = ReduceMean<axes=[-1]>(Pow(d, 2))
+//   y = Add(Mul(Div(d, Sqrt(Add(v, 1e-5))), w), b)
+// After:
+//   y = LayerNormalization<axis=-1, epsilon=1e-5>(x, w, b)
+#include <set>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
+#include "core/interop/onnx_interop.h"
+#include "core/rewrite/greedy_driver.h"
+#include "passes/inline_functions.h"
+#include "passes/layernorm/decompose_rule.h"
+#include "passes/layernorm/fusion_rules.h"
+#include "passes/registry.h"
+
+namespace onnxsurgeon::passes {
+namespace {
+
+enum class Target { kAuto, kOp, kDecomposed };
+
+GreedyOptions DriverOptions(const PassContext& context) {
+  GreedyOptions options;
+  if (context.debug_patterns) {
+    options.explain = [&context](const std::string& rule, const Node& node, const std::string& why) {
+      if (why.empty()) return;  // a rule rooted elsewhere: nothing to say
+      context.debug_patterns(absl::StrCat("[", rule, "] node '", node.name(), "' (", node.op_type(), "): ", why));
+    };
+  }
+  return options;
+}
+
+// A cheap look for a LayerNorm inside a function body: a LayerNormalization-like op,
+// or Sub(a, ReduceMean(a)). The fusion rules decide after inlining.
+bool BodyMayHoldLayerNorm(const Function& f, const std::vector<std::string>& names) {
+  for (Node* n : f.body().AllNodesRecursive()) {
+    for (const std::string& name : names)
+      if (absl::EqualsIgnoreCase(n->op_type(), name)) return true;
+    if (n->Is("Sub") && n->num_inputs() == 2 && n->input(1) && n->input(1)->producer() &&
+        n->input(1)->producer()->Is("ReduceMean") && n->input(1)->producer()->input(0) == n->input(0)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+Status InlineLayerNormCalls(Model& model, Graph& g, const std::vector<std::string>& names,
+                            absl::flat_hash_set<const Function*>& inlined, PassResult& result) {
+  for (Node* n = g.first_node(); n;) {
+    Node* next = n->next();
+    const Function* f = model.FindFunction(n->domain(), n->op_type(), n->proto().overload());
+    if (f && BodyMayHoldLayerNorm(*f, names)) {
+      OS_RETURN_IF_ERROR(InlineCall(model, n, *f, result));
+      inlined.insert(f);
+    } else {
+      for (Graph* sub : n->subgraphs()) OS_RETURN_IF_ERROR(InlineLayerNormCalls(model, *sub, names, inlined, result));
+    }
+    n = next;
+  }
+  return absl::OkStatus();
+}
+
+// Functions we inlined that nothing calls any more go; the others stay.
+void RemoveUncalledFunctions(Model& model, const absl::flat_hash_set<const Function*>& inlined, PassResult& result) {
+  absl::flat_hash_set<std::string> called;
+  for (Graph* g : model.AllGraphs())
+    for (Node* n : g->nodes()) called.insert(absl::StrCat(n->domain(), "::", n->op_type(), "::", n->proto().overload()));
+  auto& functions = model.mutable_functions();
+  size_t before = functions.size();
+  functions.erase(std::remove_if(functions.begin(), functions.end(),
+                                 [&](const std::unique_ptr<Function>& f) {
+                                   return inlined.contains(f.get()) &&
+                                          !called.contains(absl::StrCat(f->domain(), "::", f->name(), "::",
+                                                                        f->proto().overload()));
+                                 }),
+                  functions.end());
+  result.Count("functions-removed", static_cast<int64_t>(before - functions.size()));
+}
+
+std::set<std::string> UsedDomains(const Model& model) {
+  std::set<std::string> used;
+  for (Graph* g : model.AllGraphs())
+    for (Node* n : g->nodes()) used.insert(std::string(CanonicalDomain(n->domain())));
+  for (const auto& f : model.functions()) used.insert(f->domain());
+  return used;
+}
+
+class FixLayerNormPass : public Pass {
+ public:
+  FixLayerNormPass(Target target, std::vector<std::string> names) : target_(target), names_(std::move(names)) {}
+
+  StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
+    PassResult result;
+    std::set<std::string> domains_before = UsedDomains(model);
+
+    absl::flat_hash_set<const Function*> inlined;
+    OS_RETURN_IF_ERROR(InlineLayerNormCalls(model, model.graph(), names_, inlined, result));
+    if (!inlined.empty()) RemoveUncalledFunctions(model, inlined, result);
+
+    // The rules check types and shapes; inference fills them in memory only.
+    InferShapesOptions infer;
+    infer.record_value_info = false;
+    if (!InferShapes(model, infer).ok()) result.Count("shape-inference-failed");
+
+    GreedyOptions options = DriverOptions(context);
+    auto fusion = layernorm::MakeFusionRules(names_);
+    std::vector<const RewriteRule*> rules;
+    for (const auto& r : fusion) rules.push_back(r.get());
+    OS_ASSIGN_OR_RETURN(auto fused, ApplyRulesGreedily(model, rules, options));
+    for (const auto& [rule, n] : fused) result.Count(rule, n);
+
+    if (target_ == Target::kOp) {
+      for (Graph* g : model.AllGraphs()) {
+        if (g->OpsetVersion("") >= 17) continue;
+        for (Node* n : g->nodes()) {
+          if (n->Is("LayerNormalization")) {
+            return absl::FailedPreconditionError(absl::StrCat(
+                "fix-layernorm(to=op): LayerNormalization '", n->name(), "' is in a graph at opset ",
+                g->OpsetVersion(""), "; LayerNormalization needs opset 17 (use to=decomposed, or convert the opset first)"));
+          }
+        }
+      }
+    } else {
+      const Target target = target_;
+      auto lower = layernorm::MakeDecomposeRule([target](const Node& n) {
+        return target == Target::kDecomposed || n.graph()->OpsetVersion("") < 17;
+      });
+      const RewriteRule* lowering[] = {lower.get()};
+      OS_ASSIGN_OR_RETURN(auto lowered, ApplyRulesGreedily(model, {lowering[0]}, options));
+      for (const auto& [rule, n] : lowered) result.Count(rule, n);
+    }
+
+    std::set<std::string> domains_after = UsedDomains(model);
+    auto* imports = model.mutable_proto().mutable_opset_import();
+    for (int i = imports->size() - 1; i >= 0; --i) {
+      std::string domain(CanonicalDomain(imports->Get(i).domain()));
+      if (!domain.empty() && domain != "ai.onnx.ml" && domains_before.count(domain) && !domains_after.count(domain)) {
+        imports->DeleteSubrange(i, 1);
+        result.Count("opset-imports-removed");
+      }
+    }
+    return result;
+  }
+
+ private:
+  Target target_;
+  std::vector<std::string> names_;
+};
+
+}  // namespace
+
+PassInfo FixLayerNormPassInfo() {
+  return {"fix-layernorm",
+          "Turn every LayerNorm (custom op, local function, decomposed subgraph) into the target's standard form",
+          {{"to", "auto (LayerNormalization at opset >= 17, else decomposed) | op | decomposed", "auto"},
+           {"names", "more custom op names to take as LayerNorms (';'-separated)", ""}},
+          [](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {
+            std::string to = o.GetString("to", "auto");
+            Target target;
+            if (to == "auto") target = Target::kAuto;
+            else if (to == "op") target = Target::kOp;
+            else if (to == "decomposed") target = Target::kDecomposed;
+            else return absl::InvalidArgumentError(absl::StrCat("fix-layernorm: to=", to, " (want auto, op or decomposed)"));
+            std::vector<std::string> names = layernorm::DefaultCustomNames();
+            for (std::string& n : o.GetList("names")) names.push_back(std::move(n));
+            return std::make_unique<FixLayerNormPass>(target, std::move(names));
+          }};
+}
+
+}  // namespace onnxsurgeon::passes

@@ -1,0 +1,85 @@
+#include "passes/layernorm/decompose_rule.h"
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "core/ir/constant.h"
+#include "passes/lowering/layer_norm.h"
+
+namespace onnxsurgeon::layernorm {
+namespace {
+
+// True when `v` is a constant whose every element equals `x`, or ConstantOfShape(.., x).
+bool IsFilledWith(const Value* v, double x) {
+  if (!v) return false;
+  if (auto c = GetConstant(v)) {
+    auto values = c->AsDoubles();
+    if (!values) return false;
+    for (double e : *values)
+      if (e != x) return false;
+    return true;
+  }
+  const Node* p = v->producer();
+  if (!p || !p->Is("ConstantOfShape")) return false;
+  const Attribute* value = p->FindAttribute("value");
+  if (!value) return x == 0.0;  // the default fill is a float 0
+  const onnx::TensorProto& proto = value->proto().t();
+  if (proto.float_data_size() == 1) return proto.float_data(0) == x;
+  if (proto.has_raw_data() && proto.data_type() == onnx::TensorProto::FLOAT && proto.raw_data().size() == 4) {
+    float f;
+    std::memcpy(&f, proto.raw_data().data(), 4);
+    return f == x;
+  }
+  if (proto.has_raw_data() && proto.raw_data().size() == 2 &&
+      (proto.data_type() == onnx::TensorProto::FLOAT16 || proto.data_type() == onnx::TensorProto::BFLOAT16)) {
+    uint16_t bits;
+    std::memcpy(&bits, proto.raw_data().data(), 2);
+    float f = proto.data_type() == onnx::TensorProto::FLOAT16 ? HalfToFloat(bits) : BFloat16ToFloat(bits);
+    return f == x;
+  }
+  return false;
+}
+
+class DecomposeLayerNormRule : public RewriteRule {
+ public:
+  explicit DecomposeLayerNormRule(std::function<bool(const Node&)> applies)
+      : RewriteRule("decompose-layernorm", "LayerNormalization"), applies_(std::move(applies)) {}
+
+  StatusOr<bool> MatchAndRewrite(Node* node, Rewriter& rw, std::string* why) override {
+    if (!applies_(*node)) return false;
+    if (node->num_inputs() < 2 || !node->input(0) || !node->input(1)) {
+      return absl::InvalidArgumentError(absl::StrCat("LayerNormalization '", node->name(), "' lacks X or Scale"));
+    }
+    lowering::LayerNormSpec spec;
+    spec.x = node->input(0);
+    spec.scale = IsFilledWith(node->input(1), 1.0) ? nullptr : node->input(1);
+    spec.bias = node->num_inputs() > 2 && !IsFilledWith(node->input(2), 0.0) ? node->input(2) : nullptr;
+    if (const Attribute* a = node->FindAttribute("axis")) spec.axis = a->i(-1);
+    if (const Attribute* a = node->FindAttribute("epsilon")) spec.epsilon = a->f(1e-5f);
+    if (const Attribute* a = node->FindAttribute("stash_type")) spec.stash_type = static_cast<int32_t>(a->i(1));
+    spec.elem_type = lowering::ElemType(spec.x);
+    spec.rank = lowering::Rank(spec.x);
+    bool want_inv = node->num_outputs() > 2 && node->output(2) && node->output(2)->HasUsers();
+    int64_t opset = node->graph()->OpsetVersion("");
+    auto parts = lowering::EmitLayerNormDecomposition(rw, spec, opset, want_inv);
+    if (!parts.ok()) {
+      return Status(parts.status().code(),
+                    absl::StrCat("cannot decompose LayerNormalization '", node->name(), "': ", parts.status().message()));
+    }
+    std::vector<Value*> replacements = {parts->y, parts->mean, parts->inv_std_dev};
+    replacements.resize(node->num_outputs());
+    OS_RETURN_IF_ERROR(rw.ReplaceNode(node, replacements));
+    return true;
+  }
+
+ private:
+  std::function<bool(const Node&)> applies_;
+};
+
+}  // namespace
+
+std::unique_ptr<RewriteRule> MakeDecomposeRule(std::function<bool(const Node&)> applies) {
+  return std::make_unique<DecomposeLayerNormRule>(std::move(applies));
+}
+
+}  // namespace onnxsurgeon::layernorm

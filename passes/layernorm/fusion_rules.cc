@@ -1,0 +1,466 @@
+#include "passes/layernorm/fusion_rules.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/ir/constant.h"
+#include "passes/lowering/layer_norm.h"
+
+namespace onnxsurgeon::layernorm {
+namespace {
+
+using pattern::Match;
+using pattern::OpRef;
+using pattern::Pattern;
+using pattern::ValueRef;
+using lowering::ElemType;
+using lowering::Rank;
+
+bool Refuse(std::string* why, std::string reason) {
+  if (why) *why = std::move(reason);
+  return false;
+}
+
+// ---- facts about matched values ----------------------------------------------------
+
+// Static dims of a value (initializer dims or inferred shape); nullopt when the rank is
+// unknown; a dim is -1 when it is symbolic or unknown.
+std::optional<std::vector<int64_t>> Dims(const Value* v) {
+  if (const Tensor* t = v->initializer()) return std::vector<int64_t>(t->meta().dims().begin(), t->meta().dims().end());
+  if (auto c = GetConstant(v)) return c->dims;
+  const onnx::TypeProto* type = v->type();
+  if (!type || !type->has_tensor_type() || !type->tensor_type().has_shape()) return std::nullopt;
+  std::vector<int64_t> dims;
+  for (const auto& d : type->tensor_type().shape().dim()) dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+  return dims;
+}
+
+// What a ReduceMean reduces: its axes (attribute below opset 18, constant input from 18),
+// or every axis.
+struct Reduction {
+  bool all = false;
+  std::vector<int64_t> axes;
+};
+
+std::optional<Reduction> ReadReduction(const Node& n, std::string* why) {
+  const Attribute* keepdims = n.FindAttribute("keepdims");
+  if (keepdims && keepdims->i(1) == 0) {
+    Refuse(why, absl::StrCat("ReduceMean '", n.name(), "' drops the reduced axes (keepdims=0)"));
+    return std::nullopt;
+  }
+  Reduction r;
+  if (n.num_inputs() > 1 && n.input(1)) {
+    std::optional<std::vector<int64_t>> ints = ConstantInt64s(n.input(1));
+    if (!ints) {
+      Refuse(why, absl::StrCat("ReduceMean '", n.name(), "' reduces over axes that are not a constant"));
+      return std::nullopt;
+    }
+    r.axes = *ints;
+  } else if (const Attribute* a = n.FindAttribute("axes")) {
+    r.axes = a->ints();
+  }
+  if (r.axes.empty()) {
+    const Attribute* noop = n.FindAttribute("noop_with_empty_axes");
+    if (noop && noop->i(0) != 0) {
+      Refuse(why, absl::StrCat("ReduceMean '", n.name(), "' reduces nothing (noop_with_empty_axes)"));
+      return std::nullopt;
+    }
+    r.all = true;
+  }
+  return r;
+}
+
+// The LayerNormalization axis for a reduction over the trailing axes of a rank-`rank`
+// tensor (rank -1: unknown), or nullopt with a reason.
+std::optional<int64_t> TrailingAxis(const Reduction& r, int64_t rank, std::string* why) {
+  if (r.all) return 0;
+  std::vector<int64_t> axes;
+  for (int64_t a : r.axes) {
+    if (a >= 0) {
+      if (rank < 0) {
+        Refuse(why, absl::StrCat("axes [", absl::StrJoin(r.axes, ","), "] are non-negative and the input rank is unknown"));
+        return std::nullopt;
+      }
+      a -= rank;
+    }
+    axes.push_back(a);
+  }
+  std::sort(axes.begin(), axes.end());
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (axes[i] != -static_cast<int64_t>(axes.size() - i)) {
+      Refuse(why, absl::StrCat("normalizes over axes [", absl::StrJoin(r.axes, ","),
+                               "], which are not the trailing axes (LayerNormalization normalizes axis..rank-1)"));
+      return std::nullopt;
+    }
+  }
+  return -static_cast<int64_t>(axes.size());
+}
+
+bool IsLayerNormType(int32_t t) {
+  return t == onnx::TensorProto::FLOAT || t == onnx::TensorProto::FLOAT16 || t == onnx::TensorProto::BFLOAT16;
+}
+
+// ---- the fused node ------------------------------------------------------------------
+
+struct Plan {
+  Value* x = nullptr;
+  Value* scale = nullptr;  // null: ones
+  Value* bias = nullptr;   // null: none
+  int64_t axis = -1;
+  float epsilon = 1e-5f;
+  int32_t elem_type = 0;
+  // Constant scale/bias written with leading 1-dims: dims to drop them to.
+  std::optional<std::vector<int64_t>> scale_dims, bias_dims;
+};
+
+// Given the affine operand of a LayerNorm over `x` from `axis`. Result true when
+// Mul/Add by it equals LayerNormalization's elementwise scale/bias over the normalized
+// axes: same element type, no broadcasting beyond the normalized axes or the output's
+// rank, every normalized dim matched exactly. `reshape_to` is set when the operand is a
+// constant with leading 1-dims that must be dropped.
+bool CheckAffineOperand(const char* role, Value* operand, const Plan& plan, std::optional<std::vector<int64_t>>* reshape_to,
+                        std::string* why) {
+  int32_t t = ElemType(operand);
+  if (t != plan.elem_type) {
+    return Refuse(why, absl::StrCat(role, " '", operand->name(), "' has element type ", t, ", x has ", plan.elem_type));
+  }
+  auto dims = Dims(operand);
+  auto x_dims = Dims(plan.x);
+  if (!dims || !x_dims) return Refuse(why, absl::StrCat("shape of ", role, " '", operand->name(), "' or of x is unknown"));
+  int64_t rank = static_cast<int64_t>(x_dims->size());
+  int64_t k = plan.axis < 0 ? -plan.axis : rank - plan.axis;
+  if (static_cast<int64_t>(dims->size()) > rank) {
+    return Refuse(why, absl::StrCat(role, " '", operand->name(), "' has a higher rank than x: it would broadcast the output"));
+  }
+  size_t lead = 0;
+  while (static_cast<int64_t>(dims->size() - lead) > k && (*dims)[lead] == 1) ++lead;
+  if (static_cast<int64_t>(dims->size() - lead) != k) {
+    return Refuse(why, absl::StrCat(role, " '", operand->name(), "' does not span exactly the ", k, " normalized axes"));
+  }
+  for (int64_t i = 0; i < k; ++i) {
+    int64_t want = (*x_dims)[rank - k + i];
+    int64_t have = (*dims)[lead + i];
+    if (want < 0 || have != want) {
+      return Refuse(why, absl::StrCat(role, " '", operand->name(), "' dim ", have, " does not equal x's normalized dim ",
+                                      want < 0 ? std::string("(unknown)") : std::to_string(want)));
+    }
+  }
+  if (lead > 0) {
+    if (!operand->initializer()) {
+      return Refuse(why, absl::StrCat(role, " '", operand->name(), "' has leading 1-dims and is not an initializer"));
+    }
+    *reshape_to = std::vector<int64_t>(dims->begin() + static_cast<std::ptrdiff_t>(lead), dims->end());
+  }
+  return true;
+}
+
+// An initializer's bytes under new dims (a view: nothing is copied).
+Value* Reshaped(Rewriter& rw, Value* v, const std::vector<int64_t>& dims) {
+  Tensor t = *v->initializer();
+  t.mutable_meta().clear_dims();
+  for (int64_t d : dims) t.mutable_meta().add_dims(d);
+  return rw.Constant(std::move(t), "affine");
+}
+
+// Ones of the normalized shape in x's type: a constant when those dims are static,
+// else ConstantOfShape(Shape(x, start=axis)).
+Value* Ones(Rewriter& rw, const Plan& plan) {
+  Tensor one;
+  one.mutable_meta().set_data_type(plan.elem_type);
+  std::string bytes;
+  if (plan.elem_type == onnx::TensorProto::FLOAT) {
+    float v = 1.0f;
+    bytes.assign(reinterpret_cast<const char*>(&v), 4);
+  } else {
+    uint16_t v = plan.elem_type == onnx::TensorProto::FLOAT16 ? 0x3C00 : 0x3F80;  // 1.0 in float16 / bfloat16
+    bytes.assign(reinterpret_cast<const char*>(&v), 2);
+  }
+  auto x_dims = Dims(plan.x);
+  if (x_dims) {
+    int64_t rank = static_cast<int64_t>(x_dims->size());
+    int64_t first = plan.axis < 0 ? rank + plan.axis : plan.axis;
+    std::vector<int64_t> dims(x_dims->begin() + first, x_dims->end());
+    if (std::all_of(dims.begin(), dims.end(), [](int64_t d) { return d >= 0; })) {
+      int64_t n = 1;
+      for (int64_t d : dims) n *= d;
+      std::string all;
+      all.reserve(bytes.size() * static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) all += bytes;
+      for (int64_t d : dims) one.mutable_meta().add_dims(d);
+      one.SetRawBytes(std::move(all));
+      return rw.Constant(std::move(one), "ones");
+    }
+  }
+  one.mutable_meta().add_dims(1);
+  one.SetRawBytes(std::move(bytes));
+  onnx::AttributeProto value;
+  value.set_name("value");
+  value.set_type(onnx::AttributeProto::TENSOR);
+  *value.mutable_t() = one.ToProto("");
+  Value* shape = rw.Op("Shape", {plan.x}, {Rewriter::AttrInt("start", plan.axis)});
+  return rw.Op("ConstantOfShape", {shape}, {std::move(value)});
+}
+
+Value* EmitLayerNorm(Rewriter& rw, const Plan& plan) {
+  Value* scale = plan.scale ? (plan.scale_dims ? Reshaped(rw, plan.scale, *plan.scale_dims) : plan.scale) : Ones(rw, plan);
+  Value* bias = plan.bias && plan.bias_dims ? Reshaped(rw, plan.bias, *plan.bias_dims) : plan.bias;
+  std::vector<Value*> inputs = {plan.x, scale};
+  if (bias) inputs.push_back(bias);
+  return rw.Op("LayerNormalization", inputs,
+               {Rewriter::AttrInt("axis", plan.axis), Rewriter::AttrFloat("epsilon", plan.epsilon)});
+}
+
+// ---- decomposed forms ----------------------------------------------------------------
+
+// Given a match holding x, the two ReduceMeans ("mean", "var"), "eps" and optionally
+// "scale"/"bias". Result the plan, or nullopt with the reason.
+std::optional<Plan> Analyze(const Match& m, std::string* why) {
+  Plan plan;
+  plan.x = m.value("x");
+  plan.elem_type = ElemType(plan.x);
+  if (plan.elem_type == onnx::TensorProto::DOUBLE) {
+    Refuse(why, "x is double; LayerNormalization would compute it in float");
+    return std::nullopt;
+  }
+  if (!IsLayerNormType(plan.elem_type)) {
+    Refuse(why, plan.elem_type == 0 ? "x's element type is unknown" : "x is not a floating-point tensor");
+    return std::nullopt;
+  }
+  auto mean = ReadReduction(*m.node("mean"), why);
+  if (!mean) return std::nullopt;
+  auto var = ReadReduction(*m.node("var"), why);
+  if (!var) return std::nullopt;
+  int64_t rank = Rank(plan.x);
+  auto mean_axis = TrailingAxis(*mean, rank, why);
+  if (!mean_axis) return std::nullopt;
+  auto var_axis = TrailingAxis(*var, rank, why);
+  if (!var_axis) return std::nullopt;
+  if (*mean_axis != *var_axis) {
+    Refuse(why, "the mean and the variance reduce over different axes");
+    return std::nullopt;
+  }
+  plan.axis = *mean_axis;
+  std::optional<double> eps = m.constant("eps").ScalarAsDouble();
+  if (!eps || !std::isfinite(*eps)) {
+    Refuse(why, "epsilon is not a finite scalar");
+    return std::nullopt;
+  }
+  plan.epsilon = static_cast<float>(*eps);
+  if (m.has("scale")) {
+    plan.scale = m.value("scale");
+    if (!CheckAffineOperand("scale", plan.scale, plan, &plan.scale_dims, why)) return std::nullopt;
+  }
+  if (m.has("bias")) {
+    plan.bias = m.value("bias");
+    if (!CheckAffineOperand("bias", plan.bias, plan, &plan.bias_dims, why)) return std::nullopt;
+  }
+  return plan;
+}
+
+std::unique_ptr<RewriteRule> MakeRule(std::string name, Pattern p, int root, int benefit) {
+  auto check = [](const Match& m, std::string* why) { return Analyze(m, why).has_value(); };
+  auto replace = [](const Match& m, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
+    std::optional<Plan> plan = Analyze(m, nullptr);
+    if (!plan) return absl::InternalError("LayerNorm match changed between check and rewrite");
+    return std::vector<Value*>{EmitLayerNorm(rw, *plan)};
+  };
+  return std::make_unique<PatternRule>(std::move(name), std::move(p), root, replace, check, benefit);
+}
+
+// How the standardization divides by the standard deviation.
+enum class Division { kDiv, kMulReciprocal, kMulOneOver, kMulRsqrt };
+constexpr Division kDivisions[] = {Division::kDiv, Division::kMulReciprocal, Division::kMulOneOver, Division::kMulRsqrt};
+const char* DivisionName(Division d) {
+  switch (d) {
+    case Division::kDiv: return "div";
+    case Division::kMulReciprocal: return "reciprocal";
+    case Division::kMulOneOver: return "one-over";
+    case Division::kMulRsqrt: return "rsqrt";
+  }
+  return "";
+}
+
+// mean = ReduceMean(x); d = Sub(x, mean); var = ReduceMean(Pow(d, 2) | Mul(d, d)).
+struct Variance {
+  ValueRef x, d;
+  OpRef mean, var;
+};
+Variance BuildVariance(Pattern& p) {
+  ValueRef x = p.Any("x");
+  OpRef mean = p.Op("ReduceMean", {x}).AnyNumberOfInputs().Capture("mean");
+  ValueRef d = p.Op("Sub", {x, mean});
+  ValueRef square = p.Or({p.Op("Pow", {d, p.ScalarNear("two", 2.0)}), p.Op("Mul", {d, d})});
+  OpRef var = p.Op("ReduceMean", {square}).AnyNumberOfInputs().Capture("var");
+  return {x, d, mean, var};
+}
+
+ValueRef ScalarConst(Pattern& p, std::string capture) {
+  return p.Const(std::move(capture), [](const ConstantData& c, std::string* why) {
+    if (c.is_scalar()) return true;
+    if (why) *why = absl::StrCat("has ", c.num_elements(), " elements, wants a scalar");
+    return false;
+  });
+}
+
+// (x - mean) / sqrt(var + eps), written as `division`.
+OpRef BuildStandardized(Pattern& p, Division division) {
+  Variance v = BuildVariance(p);
+  OpRef var_eps = p.Op("Add", {v.var, ScalarConst(p, "eps")}).Commutative();
+  // The numerator is d itself or a second Sub(x, mean) (exporters duplicate it).
+  ValueRef numerator = p.Or({v.d, p.Op("Sub", {v.x, v.mean})});
+  switch (division) {
+    case Division::kDiv:
+      return p.Op("Div", {numerator, p.Op("Sqrt", {var_eps})});
+    case Division::kMulReciprocal:
+      return p.Op("Mul", {numerator, p.Op("Reciprocal", {p.Op("Sqrt", {var_eps})})}).Commutative();
+    case Division::kMulOneOver:
+      return p.Op("Mul", {numerator, p.Op("Div", {p.ScalarNear("one", 1.0), p.Op("Sqrt", {var_eps})})}).Commutative();
+    case Division::kMulRsqrt:
+      return p.Op("Mul", {numerator, p.Op("Pow", {var_eps, p.ScalarNear("minus_half", -0.5)})}).Commutative();
+  }
+  return {nullptr, -1};
+}
+
+// Keras / tf2onnx: y = x * inv + (beta - mean * inv), inv = rsqrt(var + eps) [* gamma].
+std::unique_ptr<RewriteRule> MakeKerasRule() {
+  Pattern p("layernorm-keras");
+  Variance v = BuildVariance(p);
+  OpRef var_eps = p.Op("Add", {v.var, ScalarConst(p, "eps")}).Commutative();
+  ValueRef std_dev = p.Op("Sqrt", {var_eps});
+  ValueRef rsqrt = p.Or({p.Op("Reciprocal", {std_dev}), p.Op("Div", {p.ScalarNear("one", 1.0), std_dev}),
+                         p.Op("Pow", {var_eps, p.ScalarNear("minus_half", -0.5)})});
+  ValueRef inv = p.Or({p.Op("Mul", {rsqrt, p.Any("scale")}).Commutative(), rsqrt});
+  ValueRef shifted = p.Op("Sub", {p.Any("bias"), p.Op("Mul", {v.mean, inv}).Commutative()});
+  OpRef root = p.Op("Add", {p.Op("Mul", {v.x, inv}).Commutative(), shifted}).Commutative();
+  return MakeRule("layernorm-keras", std::move(p), root.id(), 3);
+}
+
+// ---- custom ops named like a LayerNorm -----------------------------------------------
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+class CustomNamedLayerNormRule : public RewriteRule {
+ public:
+  explicit CustomNamedLayerNormRule(std::vector<std::string> names)
+      : RewriteRule("layernorm-custom-op", /*root_op=*/"", "", /*benefit=*/4) {
+    for (auto& n : names) names_.push_back(Lower(n));
+  }
+
+  StatusOr<bool> MatchAndRewrite(Node* node, Rewriter& rw, std::string* why) override {
+    std::string_view domain = CanonicalDomain(node->domain());
+    if (domain.empty() || domain == "ai.onnx.ml") return false;
+    if (std::find(names_.begin(), names_.end(), Lower(node->op_type())) == names_.end()) return false;
+    Model* model = node->graph()->model();
+    if (model && model->FindFunction(node->domain(), node->op_type(), node->proto().overload())) {
+      return Refuse(why, "calls a model-local function: judged by its body, not its name");
+    }
+    size_t n_inputs = node->num_inputs();
+    while (n_inputs > 0 && !node->input(n_inputs - 1)) --n_inputs;
+    if (n_inputs < 1 || n_inputs > 3 || !node->input(0) || (n_inputs == 3 && !node->input(1))) {
+      return Refuse(why, absl::StrCat("has ", n_inputs, " inputs; wants x[, scale[, bias]]"));
+    }
+    for (size_t i = 1; i < node->num_outputs(); ++i) {
+      if (node->output(i) && node->output(i)->HasUsers()) {
+        return Refuse(why, absl::StrCat("its output ", i, " is used; only the normalized output is understood"));
+      }
+    }
+    Plan plan;
+    plan.x = node->input(0);
+    plan.elem_type = ElemType(plan.x);
+    if (plan.elem_type == onnx::TensorProto::DOUBLE) return Refuse(why, "x is double; LayerNormalization computes in float");
+    if (plan.elem_type != 0 && !IsLayerNormType(plan.elem_type)) return Refuse(why, "x is not a floating-point tensor");
+    if (!ReadEpsilon(*node, &plan.epsilon, why) || !ReadAxis(*node, Rank(plan.x), &plan.axis, why)) return false;
+    plan.scale = n_inputs >= 2 ? node->input(1) : nullptr;
+    plan.bias = n_inputs >= 3 ? node->input(2) : nullptr;
+    if (!plan.scale && plan.elem_type == 0) return Refuse(why, "no scale input and x's element type is unknown");
+    Value* y = EmitLayerNorm(rw, plan);
+    std::vector<Value*> replacements(node->num_outputs(), nullptr);
+    replacements[0] = y;
+    OS_RETURN_IF_ERROR(rw.ReplaceNode(node, replacements));
+    return true;
+  }
+
+ private:
+  static bool ReadEpsilon(const Node& n, float* eps, std::string* why) {
+    for (const char* name : {"epsilon", "eps"}) {
+      if (const Attribute* a = n.FindAttribute(name)) {
+        if (a->type() == onnx::AttributeProto::FLOAT) *eps = a->f();
+        else if (a->type() == onnx::AttributeProto::INT) *eps = static_cast<float>(a->i());
+        else return Refuse(why, absl::StrCat("attribute '", name, "' is not a number"));
+        return true;
+      }
+    }
+    return true;  // LayerNormalization's default, 1e-5
+  }
+  static bool ReadAxis(const Node& n, int64_t rank, int64_t* axis, std::string* why) {
+    for (const char* name : {"axis", "begin_norm_axis"}) {
+      if (const Attribute* a = n.FindAttribute(name)) {
+        *axis = a->i(-1);
+        return true;
+      }
+    }
+    if (const Attribute* a = n.FindAttribute("axes")) {
+      Reduction r;
+      r.axes = a->ints();
+      r.all = r.axes.empty();
+      auto first = TrailingAxis(r, rank, why);
+      if (!first) return false;
+      *axis = *first;
+    }
+    return true;
+  }
+
+  std::vector<std::string> names_;
+};
+
+}  // namespace
+
+const std::vector<std::string>& DefaultCustomNames() {
+  static const std::vector<std::string> names = {
+      "Custom_LayerNorm", "CustomLayerNorm",    "CustomLayerNormalization", "LayerNorm",
+      "LayerNormalization", "LayerNormPlugin", "LayerNormalizationPlugin",  "layer_norm",
+  };
+  return names;
+}
+
+std::vector<std::unique_ptr<RewriteRule>> MakeFusionRules(std::vector<std::string> custom_names) {
+  std::vector<std::unique_ptr<RewriteRule>> rules;
+  rules.push_back(std::make_unique<CustomNamedLayerNormRule>(std::move(custom_names)));
+  rules.push_back(MakeKerasRule());
+  for (Division division : kDivisions) {
+    std::string form = DivisionName(division);
+    {  // y = Add(Mul(n, scale), bias)
+      Pattern p("layernorm-" + form + "-affine");
+      OpRef n = BuildStandardized(p, division);
+      OpRef root = p.Op("Add", {p.Op("Mul", {n, p.Any("scale")}).Commutative(), p.Any("bias")}).Commutative();
+      std::string name = p.name();
+      rules.push_back(MakeRule(name, std::move(p), root.id(), 3));
+    }
+    {  // y = Mul(n, scale)
+      Pattern p("layernorm-" + form + "-scale");
+      OpRef n = BuildStandardized(p, division);
+      OpRef root = p.Op("Mul", {n, p.Any("scale")}).Commutative();
+      std::string name = p.name();
+      rules.push_back(MakeRule(name, std::move(p), root.id(), 2));
+    }
+    {  // y = n
+      Pattern p("layernorm-" + form);
+      OpRef n = BuildStandardized(p, division);
+      std::string name = p.name();
+      rules.push_back(MakeRule(name, std::move(p), n.id(), 1));
+    }
+  }
+  return rules;
+}
+
+}  // namespace onnxsurgeon::layernorm

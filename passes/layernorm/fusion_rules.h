@@ -1,0 +1,40 @@
+// The rules that recognise a LayerNorm in any of the forms exporters and hand-written
+// code produce, and turn it into one LayerNormalization node. Used by fix-layernorm.
+//
+// Decomposed forms (x may be a Cast output; every Add/Mul matches either operand order):
+//   mean = ReduceMean(x)                     axes as attribute or as constant input
+//   d    = Sub(x, mean)
+//   var  = ReduceMean(Pow(d, 2) | Mul(d, d))
+//   std  = Sqrt(Add(var, eps))               eps: a scalar constant
+//   n    = Div(d', std) | Mul(d', Reciprocal(std)) | Mul(d', Div(1, std))
+//        | Mul(d', Pow(Add(var, eps), -0.5))  where d' is d or a duplicated Sub(x, mean)
+//   y    = Add(Mul(n, scale), bias) | Mul(n, scale) | n
+// and the Keras/tf2onnx form
+//   inv  = Reciprocal(Sqrt(Add(var, eps))) [* gamma]
+//   y    = Add(Mul(x, inv), Sub(beta, Mul(mean, inv)))
+// Custom ops named like a LayerNorm in a non-standard domain (Custom_LayerNorm, ...) are
+// taken by name, epsilon and axis from their attributes.
+//
+// Refused, each with a reason under --debug-patterns: different axes on the two
+// reductions, axes that are not the trailing ones, keepdims=0, an epsilon that is not a
+// scalar constant, double precision (LayerNormalization computes in float), scale or
+// bias that would broadcast beyond the normalized axes, and (by the matcher) any
+// intermediate used outside the match. RMSNorm (no mean subtraction), (x-mean)/(std+eps)
+// and unbiased variance do not match the forms at all.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/rewrite/rule.h"
+
+namespace onnxsurgeon::layernorm {
+
+// Op names taken as LayerNorms when found in a non-standard domain (case-insensitive).
+const std::vector<std::string>& DefaultCustomNames();
+
+// The rules, best first (full affine forms have the highest benefit).
+std::vector<std::unique_ptr<RewriteRule>> MakeFusionRules(std::vector<std::string> custom_names);
+
+}  // namespace onnxsurgeon::layernorm
