@@ -11,7 +11,8 @@
 //   3. decomposed subgraphs: torch's legacy export, hand-written variants (Pow or Mul,
 //      Div or Reciprocal/Div(1, .)/Pow(-0.5), duplicated Sub, with or without affine,
 //      epsilon as initializer or Constant), Cast-wrapped fp16 blocks, ReduceMean axes as
-//      attribute or input, and the Keras/tf2onnx Reciprocal-Mul-Sub form.
+//      attribute or input, the Keras/tf2onnx Reciprocal-Mul-Sub form, and channels-first
+//      LayerNorm2d (between Transposes, the only equivalent LayerNormalization).
 // Output, per graph: a LayerNormalization node at opset >= 17 (to=auto or to=op), or at
 // opset < 17 (to=auto) or with to=decomposed the ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/
 // Div/Mul/Add decomposition (passes/lowering/layer_norm.h). to=op at opset < 17 is an

@@ -117,7 +117,61 @@ struct Plan {
   int32_t elem_type = 0;
   // Constant scale/bias written with leading 1-dims: dims to drop them to.
   std::optional<std::vector<int64_t>> scale_dims, bias_dims;
+  // Normalized axes that are not the trailing ones (LayerNorm2d over axis 1 of NCHW):
+  // x is transposed so they are, normalized, and transposed back. Empty: no transpose.
+  std::vector<int64_t> perm;
 };
+
+// x's dims as LayerNormalization sees them (after the transpose, if any).
+std::optional<std::vector<int64_t>> NormalizedInputDims(const Plan& plan) {
+  auto dims = Dims(plan.x);
+  if (!dims || plan.perm.empty()) return dims;
+  std::vector<int64_t> permuted;
+  for (int64_t p : plan.perm) permuted.push_back((*dims)[p]);
+  return permuted;
+}
+
+// Sorted distinct axes, non-negative when the rank is known; nullopt when a
+// non-negative axis meets an unknown rank.
+std::optional<std::vector<int64_t>> CanonicalAxes(const Reduction& r, int64_t rank) {
+  std::vector<int64_t> axes;
+  if (r.all) {
+    if (rank < 0) return std::nullopt;
+    for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+    return axes;
+  }
+  for (int64_t a : r.axes) {
+    if (a < 0 && rank >= 0) a += rank;
+    if (a >= 0 && rank < 0) return std::nullopt;
+    axes.push_back(a);
+  }
+  std::sort(axes.begin(), axes.end());
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  return axes;
+}
+
+// Sets plan.axis (and plan.perm for normalized axes that are not the trailing ones) from
+// the two reductions, which must agree.
+bool PlanAxes(const Reduction& mean, const Reduction& var, int64_t rank, Plan& plan, std::string* why) {
+  auto mean_axes = CanonicalAxes(mean, rank);
+  auto var_axes = CanonicalAxes(var, rank);
+  if (!mean_axes || !var_axes) {
+    return Refuse(why, "the reductions use non-negative axes and the input rank is unknown");
+  }
+  if (*mean_axes != *var_axes) return Refuse(why, "the mean and the variance reduce over different axes");
+  if (auto trailing = TrailingAxis(mean, rank, nullptr)) {
+    plan.axis = *trailing;
+    return true;
+  }
+  if (rank < 0) return Refuse(why, "normalizes over axes that are not the trailing ones, and the rank is unknown");
+  // Channels-first (LayerNorm2d): move the normalized axes last with a Transpose.
+  const std::vector<int64_t>& normalized = *mean_axes;
+  for (int64_t i = 0; i < rank; ++i)
+    if (!std::binary_search(normalized.begin(), normalized.end(), i)) plan.perm.push_back(i);
+  plan.perm.insert(plan.perm.end(), normalized.begin(), normalized.end());
+  plan.axis = -static_cast<int64_t>(normalized.size());
+  return true;
+}
 
 // Given the affine operand of a LayerNorm over `x` from `axis`. Result true when
 // Mul/Add by it equals LayerNormalization's elementwise scale/bias over the normalized
@@ -134,6 +188,31 @@ bool CheckAffineOperand(const char* role, Value* operand, const Plan& plan, std:
   auto x_dims = Dims(plan.x);
   if (!dims || !x_dims) return Refuse(why, absl::StrCat("shape of ", role, " '", operand->name(), "' or of x is unknown"));
   int64_t rank = static_cast<int64_t>(x_dims->size());
+  if (!plan.perm.empty()) {
+    // Channels-first: the operand, right-aligned to x, must hold x's dim on every
+    // normalized axis and 1 elsewhere ([C,1,1] over NCHW); it becomes [C].
+    if (static_cast<int64_t>(dims->size()) > rank) {
+      return Refuse(why, absl::StrCat(role, " '", operand->name(), "' has a higher rank than x"));
+    }
+    int64_t k = -plan.axis;
+    std::vector<int64_t> normalized(plan.perm.end() - k, plan.perm.end());
+    std::vector<int64_t> target;
+    for (int64_t i = 0; i < rank; ++i) {
+      int64_t at = i - (rank - static_cast<int64_t>(dims->size()));
+      int64_t have = at >= 0 ? (*dims)[at] : 1;
+      bool is_normalized = std::find(normalized.begin(), normalized.end(), i) != normalized.end();
+      int64_t want = is_normalized ? (*x_dims)[i] : 1;
+      if (want < 0 || have != want) {
+        return Refuse(why, absl::StrCat(role, " '", operand->name(), "' does not scale exactly the normalized axes"));
+      }
+      if (is_normalized) target.push_back(have);
+    }
+    if (!operand->initializer()) {
+      return Refuse(why, absl::StrCat(role, " '", operand->name(), "' of a channels-first LayerNorm is not an initializer"));
+    }
+    *reshape_to = target;
+    return true;
+  }
   int64_t k = plan.axis < 0 ? -plan.axis : rank - plan.axis;
   if (static_cast<int64_t>(dims->size()) > rank) {
     return Refuse(why, absl::StrCat(role, " '", operand->name(), "' has a higher rank than x: it would broadcast the output"));
@@ -170,7 +249,7 @@ Value* Reshaped(Rewriter& rw, Value* v, const std::vector<int64_t>& dims) {
 
 // Ones of the normalized shape in x's type: a constant when those dims are static,
 // else ConstantOfShape(Shape(x, start=axis)).
-Value* Ones(Rewriter& rw, const Plan& plan) {
+Value* Ones(Rewriter& rw, const Plan& plan, Value* x) {
   Tensor one;
   one.mutable_meta().set_data_type(plan.elem_type);
   std::string bytes;
@@ -181,7 +260,7 @@ Value* Ones(Rewriter& rw, const Plan& plan) {
     uint16_t v = plan.elem_type == onnx::TensorProto::FLOAT16 ? 0x3C00 : 0x3F80;  // 1.0 in float16 / bfloat16
     bytes.assign(reinterpret_cast<const char*>(&v), 2);
   }
-  auto x_dims = Dims(plan.x);
+  auto x_dims = NormalizedInputDims(plan);
   if (x_dims) {
     int64_t rank = static_cast<int64_t>(x_dims->size());
     int64_t first = plan.axis < 0 ? rank + plan.axis : plan.axis;
@@ -203,17 +282,24 @@ Value* Ones(Rewriter& rw, const Plan& plan) {
   value.set_name("value");
   value.set_type(onnx::AttributeProto::TENSOR);
   *value.mutable_t() = one.ToProto("");
-  Value* shape = rw.Op("Shape", {plan.x}, {Rewriter::AttrInt("start", plan.axis)});
+  Value* shape = rw.Op("Shape", {x}, {Rewriter::AttrInt("start", plan.axis)});
   return rw.Op("ConstantOfShape", {shape}, {std::move(value)});
 }
 
 Value* EmitLayerNorm(Rewriter& rw, const Plan& plan) {
-  Value* scale = plan.scale ? (plan.scale_dims ? Reshaped(rw, plan.scale, *plan.scale_dims) : plan.scale) : Ones(rw, plan);
+  Value* x = plan.x;
+  if (!plan.perm.empty()) x = rw.Op("Transpose", {x}, {Rewriter::AttrInts("perm", plan.perm)});
+  Value* scale = plan.scale ? (plan.scale_dims ? Reshaped(rw, plan.scale, *plan.scale_dims) : plan.scale)
+                            : Ones(rw, plan, x);
   Value* bias = plan.bias && plan.bias_dims ? Reshaped(rw, plan.bias, *plan.bias_dims) : plan.bias;
-  std::vector<Value*> inputs = {plan.x, scale};
+  std::vector<Value*> inputs = {x, scale};
   if (bias) inputs.push_back(bias);
-  return rw.Op("LayerNormalization", inputs,
-               {Rewriter::AttrInt("axis", plan.axis), Rewriter::AttrFloat("epsilon", plan.epsilon)});
+  Value* y = rw.Op("LayerNormalization", inputs,
+                   {Rewriter::AttrInt("axis", plan.axis), Rewriter::AttrFloat("epsilon", plan.epsilon)});
+  if (plan.perm.empty()) return y;
+  std::vector<int64_t> inverse(plan.perm.size());
+  for (size_t i = 0; i < plan.perm.size(); ++i) inverse[static_cast<size_t>(plan.perm[i])] = static_cast<int64_t>(i);
+  return rw.Op("Transpose", {y}, {Rewriter::AttrInts("perm", inverse)});
 }
 
 // ---- decomposed forms ----------------------------------------------------------------
@@ -236,16 +322,7 @@ std::optional<Plan> Analyze(const Match& m, std::string* why) {
   if (!mean) return std::nullopt;
   auto var = ReadReduction(*m.node("var"), why);
   if (!var) return std::nullopt;
-  int64_t rank = Rank(plan.x);
-  auto mean_axis = TrailingAxis(*mean, rank, why);
-  if (!mean_axis) return std::nullopt;
-  auto var_axis = TrailingAxis(*var, rank, why);
-  if (!var_axis) return std::nullopt;
-  if (*mean_axis != *var_axis) {
-    Refuse(why, "the mean and the variance reduce over different axes");
-    return std::nullopt;
-  }
-  plan.axis = *mean_axis;
+  if (!PlanAxes(*mean, *var, Rank(plan.x), plan, why)) return std::nullopt;
   std::optional<double> eps = m.constant("eps").ScalarAsDouble();
   if (!eps || !std::isfinite(*eps)) {
     Refuse(why, "epsilon is not a finite scalar");

@@ -15,8 +15,12 @@
 // Custom ops named like a LayerNorm in a non-standard domain (Custom_LayerNorm, ...) are
 // taken by name, epsilon and axis from their attributes.
 //
+// Normalized axes that are not the trailing ones (LayerNorm2d over axis 1 of NCHW, with
+// [C,1,1] scale and bias) become Transpose, LayerNormalization over the last axes with a
+// [C] scale, Transpose back; that needs a known rank and constant affine operands.
+//
 // Refused, each with a reason under --debug-patterns: different axes on the two
-// reductions, axes that are not the trailing ones, keepdims=0, an epsilon that is not a
+// reductions, non-trailing axes of an input of unknown rank, keepdims=0, an epsilon that is not a
 // scalar constant, double precision (LayerNormalization computes in float), scale or
 // bias that would broadcast beyond the normalized axes, and (by the matcher) any
 // intermediate used outside the match. RMSNorm (no mean subtraction), (x-mean)/(std+eps)

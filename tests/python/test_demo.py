@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 
 
 def test_demo_script_fixes_the_example(repo_root, cli_path, tmp_path):

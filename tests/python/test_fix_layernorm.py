@@ -4,8 +4,8 @@ Per corpus model: no custom-domain LayerNorm survives, the number of LayerNormal
 nodes equals the number of LayerNorm modules the exporter was given (at opset >= 17; at
 lower opsets every LayerNorm is in the decomposed form), the model stays valid, and it
 computes what the original (and the torch module) computed. Models whose manifest says a
-block is NOT a LayerNorm (std + eps, unbiased variance, RMSNorm, channels-first) record
-LayerNorm: 0 and must come out with no LayerNormalization."""
+block is NOT a LayerNorm (std + eps, unbiased variance, RMSNorm) record LayerNorm: 0
+and must come out with no LayerNormalization."""
 from __future__ import annotations
 
 import json
@@ -42,7 +42,8 @@ def test_fix_layernorm_on_corpus(corpus_model, oracle):
     original = onnx.load(corpus_model.path)
     rewritten = osg.run(original, "fix-layernorm")
     assert _custom_layernorms(rewritten) == []
-    modules = corpus_model.manifest["modules"].get("LayerNorm", 0)
+    # LayerNorm2d (channels-first) becomes Transpose, LayerNormalization, Transpose.
+    modules = sum(corpus_model.manifest["modules"].get(k, 0) for k in ("LayerNorm", "LayerNorm2d"))
     histogram = oracle.op_histogram(rewritten)
     want = modules if _default_opset(rewritten) >= 17 else 0
     assert histogram.get("LayerNormalization", 0) == want, histogram
