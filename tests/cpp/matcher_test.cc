@@ -294,3 +294,58 @@ g (float[N] X, float[N] W) => (float[N] Y) { s = Add(X, W)  Y = Relu(s) })");
 
 }  // namespace
 }  // namespace onnxsurgeon
+
+namespace onnxsurgeon {
+namespace {
+
+TEST(Matcher, TypeAndRankPredicatesUseShapeInference) {
+  // Relu(x) where x has rank 2: the rank is known only after shape inference.
+  Pattern p;
+  ValueRef x = p.Where(p.Any("x"), [](const Value* v, std::string* why) {
+    const onnx::TypeProto* t = v->type();
+    if (!t || !t->tensor_type().has_shape()) {
+      if (why) *why = "rank unknown";
+      return false;
+    }
+    return t->tensor_type().shape().dim_size() == 2;
+  }, "a rank-2 tensor");
+  int root = p.Op("Relu", {x}).id();
+  auto m = Parse(R"(<ir_version: 10, opset_import: ["" : 18]>
+g (float[N,4] X, float[N,4,4] Z) => (float[N,4] Y, float[N,4,4] W) { a = Neg(X)  Y = Relu(a)  b = Neg(Z)  W = Relu(b) })");
+  Node* relu2 = m->graph().first_node()->next();
+  Node* relu3 = relu2->next()->next();
+  Matcher matcher(p, root);
+  Match match;
+  EXPECT_FALSE(matcher.MatchAt(relu2, match, true));
+  EXPECT_NE(matcher.Explanation().find("rank unknown"), std::string::npos) << matcher.Explanation();
+  ASSERT_TRUE(InferShapes(*m).ok());
+  EXPECT_TRUE(matcher.MatchAt(relu2, match));
+  EXPECT_FALSE(matcher.MatchAt(relu3, match, true));
+  EXPECT_NE(matcher.Explanation().find("not a rank-2 tensor"), std::string::npos) << matcher.Explanation();
+}
+
+TEST(UseLists, StayConsistentUnderHeavyRewiring) {
+  // One value feeding many nodes, rewired and removed in an interleaved order: the O(1)
+  // swap-removal must keep every (node, input) slot and use entry in agreement.
+  auto m = Parse(R"(<ir_version: 10, opset_import: ["" : 18]>
+g (float[N] X, float[N] Z) => (float[N] Y) { Y = Relu(X) })");
+  Graph& g = m->graph();
+  Value* x = g.inputs()[0];
+  Value* z = g.inputs()[1];
+  std::vector<Node*> nodes;
+  for (int i = 0; i < 200; ++i) {
+    Value* in[] = {x, z, x};
+    nodes.push_back(g.CreateNode("Sum", in, 1));
+  }
+  for (size_t i = 0; i < nodes.size(); i += 3) nodes[i]->SetInput(0, z);
+  for (size_t i = 1; i < nodes.size(); i += 4) nodes[i]->RemoveInput(1);
+  for (size_t i = 2; i < nodes.size(); i += 5) ASSERT_TRUE(g.EraseNode(nodes[i]).ok());
+  testing::ExpectUseListsConsistent(g);
+  size_t x_uses = 0;
+  for (Node* n : g.nodes())
+    for (Value* v : n->inputs()) x_uses += v == x;
+  EXPECT_EQ(x->uses().size(), x_uses);
+}
+
+}  // namespace
+}  // namespace onnxsurgeon
