@@ -9,6 +9,8 @@
 #include <cstring>
 #include <memory>
 
+#include "core/io/mapped_file.h"
+
 namespace onnxsurgeon {
 namespace {
 constexpr size_t kBufferSize = 1 << 20;
@@ -80,6 +82,18 @@ Status AtomicFile::Write(std::string_view bytes) {
   buffer_ = std::string();  // write large payloads directly, without a copy
   const char* p = bytes.data();
   size_t left = bytes.size();
+  // Bytes still in a loaded file: copy file-to-file in the kernel. Falls back to write()
+  // where the filesystems do not support it.
+  if (auto source = MappedFile::Find(bytes)) {
+    loff_t in_offset = static_cast<loff_t>(source->offset);
+    while (left > 0) {
+      ssize_t n = ::copy_file_range(source->fd, &in_offset, fd_, nullptr, left, 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;  // EXDEV, EINVAL, ENOSYS...: write() the rest
+      p += n;
+      left -= static_cast<size_t>(n);
+    }
+  }
   while (left > 0) {
     ssize_t n = ::write(fd_, p, std::min<size_t>(left, size_t{1} << 30));
     if (n < 0) {

@@ -5,10 +5,26 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
+#include <vector>
 
 namespace onnxsurgeon {
+namespace {
+
+// Live mappings, for MappedFile::Find. A model maps a handful of files.
+std::mutex& RegistryMutex() {
+  static std::mutex m;
+  return m;
+}
+std::vector<const MappedFile*>& Registry() {
+  static std::vector<const MappedFile*> files;
+  return files;
+}
+
+}  // namespace
 
 StatusOr<std::shared_ptr<MappedFile>> MappedFile::Open(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -30,13 +46,36 @@ StatusOr<std::shared_ptr<MappedFile>> MappedFile::Open(const std::string& path) 
     }
     ::madvise(p, file->size_, MADV_SEQUENTIAL);
     file->data_ = p;
+    file->fd_ = fd;
+    std::lock_guard<std::mutex> lock(RegistryMutex());
+    Registry().push_back(file.get());
+  } else {
+    ::close(fd);
   }
-  ::close(fd);
   return file;
 }
 
 MappedFile::~MappedFile() {
-  if (data_) ::munmap(data_, size_);
+  if (data_) {
+    {
+      std::lock_guard<std::mutex> lock(RegistryMutex());
+      auto& files = Registry();
+      files.erase(std::remove(files.begin(), files.end(), this), files.end());
+    }
+    ::munmap(data_, size_);
+  }
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::optional<MappedFile::Source> MappedFile::Find(std::string_view bytes) {
+  std::lock_guard<std::mutex> lock(RegistryMutex());
+  for (const MappedFile* f : Registry()) {
+    const char* base = static_cast<const char*>(f->data_);
+    if (bytes.data() >= base && bytes.data() + bytes.size() <= base + f->size_) {
+      return Source{f->fd_, static_cast<uint64_t>(bytes.data() - base)};
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace onnxsurgeon

@@ -2,7 +2,9 @@
 // shared_ptr to it, so the mapping lives exactly as long as some tensor needs it.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -20,11 +22,21 @@ class MappedFile {
   std::string_view bytes() const { return {static_cast<const char*>(data_), size_}; }
   const std::string& path() const { return path_; }
 
+  // Where bytes held in memory came from: the descriptor of a live mapping holding all
+  // of `bytes`, and their offset in it. Lets a writer copy them file-to-file inside the
+  // kernel (copy_file_range) instead of faulting the mapping in page by page.
+  struct Source {
+    int fd = -1;
+    uint64_t offset = 0;
+  };
+  static std::optional<Source> Find(std::string_view bytes);
+
  private:
   MappedFile() = default;
   std::string path_;
   void* data_ = nullptr;
   size_t size_ = 0;
+  int fd_ = -1;  // kept open for Find()
 };
 
 }  // namespace onnxsurgeon

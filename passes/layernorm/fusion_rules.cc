@@ -143,6 +143,7 @@ std::optional<std::vector<int64_t>> CanonicalAxes(const Reduction& r, int64_t ra
   for (int64_t a : r.axes) {
     if (a < 0 && rank >= 0) a += rank;
     if (a >= 0 && rank < 0) return std::nullopt;
+    if (rank >= 0 && (a < 0 || a >= rank)) return std::nullopt;  // out of range: invalid model
     axes.push_back(a);
   }
   std::sort(axes.begin(), axes.end());
@@ -156,7 +157,7 @@ bool PlanAxes(const Reduction& mean, const Reduction& var, int64_t rank, Plan& p
   auto mean_axes = CanonicalAxes(mean, rank);
   auto var_axes = CanonicalAxes(var, rank);
   if (!mean_axes || !var_axes) {
-    return Refuse(why, "the reductions use non-negative axes and the input rank is unknown");
+    return Refuse(why, "the reduction axes are out of range, or non-negative with the input rank unknown");
   }
   if (*mean_axes != *var_axes) return Refuse(why, "the mean and the variance reduce over different axes");
   if (auto trailing = TrailingAxis(mean, rank, nullptr)) {
