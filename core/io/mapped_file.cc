@@ -47,6 +47,8 @@ StatusOr<std::shared_ptr<MappedFile>> MappedFile::Open(const std::string& path) 
     ::madvise(p, file->size_, MADV_SEQUENTIAL);
     file->data_ = p;
     file->fd_ = fd;
+    file->device_ = static_cast<uint64_t>(st.st_dev);
+    file->inode_ = static_cast<uint64_t>(st.st_ino);
     std::lock_guard<std::mutex> lock(RegistryMutex());
     Registry().push_back(file.get());
   } else {
@@ -65,6 +67,15 @@ MappedFile::~MappedFile() {
     ::munmap(data_, size_);
   }
   if (fd_ >= 0) ::close(fd_);
+}
+
+bool MappedFile::IsMapped(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return false;
+  std::lock_guard<std::mutex> lock(RegistryMutex());
+  for (const MappedFile* f : Registry())
+    if (f->device_ == static_cast<uint64_t>(st.st_dev) && f->inode_ == static_cast<uint64_t>(st.st_ino)) return true;
+  return false;
 }
 
 std::optional<MappedFile::Source> MappedFile::Find(std::string_view bytes) {

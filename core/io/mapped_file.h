@@ -30,6 +30,9 @@ class MappedFile {
     uint64_t offset = 0;
   };
   static std::optional<Source> Find(std::string_view bytes);
+  // True when `path` is (the same inode as) a file some live mapping holds: a loaded
+  // model still reads it, so it must not be rewritten under it.
+  static bool IsMapped(const std::string& path);
 
  private:
   MappedFile() = default;
@@ -37,6 +40,7 @@ class MappedFile {
   void* data_ = nullptr;
   size_t size_ = 0;
   int fd_ = -1;  // kept open for Find()
+  uint64_t device_ = 0, inode_ = 0;
 };
 
 }  // namespace onnxsurgeon

@@ -4,6 +4,7 @@
 #include <deque>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <map>
 
 #include "absl/container/flat_hash_map.h"
@@ -154,6 +155,8 @@ StatusOr<std::unique_ptr<Model>> LoadModel(const std::string& path, const LoadOp
   std::string_view bytes = file->bytes();
   auto model = LoadFromBuffer(file, bytes, options, ParentDir(path));
   if (!model.ok()) return WithFile(model.status(), path);
+  std::error_code ec;
+  (*model)->set_source_path(fs::absolute(path, ec).lexically_normal().string());
   return model;
 }
 
@@ -189,7 +192,8 @@ uint64_t AlignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 // model saved without changes has byte-identical external files.
 StatusOr<absl::flat_hash_map<const Value*, Placement>> PlanPlacements(
     const Model& model, const SaveOptions& options, const std::string& model_file_name,
-    std::map<std::string, ExternalFilePlan>& files, std::deque<std::string>& converted) {
+    std::map<std::string, ExternalFilePlan>& files, std::deque<std::string>& converted,
+    const std::function<StatusOr<std::string>(const std::string&)>& keep_location) {
   absl::flat_hash_map<const Value*, Placement> plan;
   const Graph& g = model.graph();
   ExternalDataMode mode = options.external_data;
@@ -216,7 +220,8 @@ StatusOr<absl::flat_hash_map<const Value*, Placement>> PlanPlacements(
     if (!t->has_raw_bytes()) continue;
     if (mode == ExternalDataMode::kKeep && t->storage() == TensorStorage::kExternal) {
       OS_ASSIGN_OR_RETURN(ExternalRef ref, ParseExternalRef(t->meta(), v->name()));
-      keep.emplace_back(ref.location, ref.offset, v);
+      OS_ASSIGN_OR_RETURN(std::string location, keep_location(ref.location));
+      keep.emplace_back(location, ref.offset, v);
     }
   }
   std::sort(keep.begin(), keep.end(), [](const auto& a, const auto& b) {
@@ -362,7 +367,27 @@ Status SaveModel(const Model& model, const std::string& path, const SaveOptions&
   }
   std::map<std::string, ExternalFilePlan> files;
   std::deque<std::string> converted;  // raw bytes made from typed fields; the plan points here
-  OS_ASSIGN_OR_RETURN(auto plan, PlanPlacements(model, options, file_name, files, converted));
+  // kKeep writes external tensors to the files they came from. When the output is a
+  // different model than the one loaded, rewriting a data file the loaded model still
+  // reads would corrupt the source (its offsets would point at other bytes): the output
+  // gets its own data file instead, at the same offsets.
+  std::error_code ec;
+  const bool overwrites_source =
+      !model.source_path().empty() && fs::exists(target, ec) && fs::equivalent(target, model.source_path(), ec);
+  std::string own_location = options.location.empty() ? file_name + ".data" : options.location;
+  auto keep_location = [&](const std::string& location) -> StatusOr<std::string> {
+    if (overwrites_source) return location;
+    OS_ASSIGN_OR_RETURN(std::string full, ResolveExternalLocation(dir, location, "(save)"));
+    if (!MappedFile::IsMapped(full)) return location;
+    OS_ASSIGN_OR_RETURN(std::string own_full, ResolveExternalLocation(dir, own_location, "(save)"));
+    if (MappedFile::IsMapped(own_full)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "saving would overwrite '", location, "', the external data of a loaded model; choose another output "
+          "folder or an external-data location"));
+    }
+    return own_location;
+  };
+  OS_ASSIGN_OR_RETURN(auto plan, PlanPlacements(model, options, file_name, files, converted, keep_location));
 
   std::vector<std::unique_ptr<AtomicFile>> pending;
   for (auto& [location, f] : files) {

@@ -44,6 +44,9 @@ class Model {
   // Folder that relative external-data locations are resolved against (empty if none).
   const std::string& base_dir() const { return base_dir_; }
   void set_base_dir(std::string dir) { base_dir_ = std::move(dir); }
+  // The file the model was loaded from (empty when loaded from bytes or built).
+  const std::string& source_path() const { return source_path_; }
+  void set_source_path(std::string path) { source_path_ = std::move(path); }
 
   // A name unused by any value or node in the model, derived from `base`.
   std::string UniqueName(std::string_view base);
@@ -60,6 +63,7 @@ class Model {
   std::unique_ptr<Graph> graph_;
   std::vector<std::unique_ptr<Function>> functions_;
   std::string base_dir_;
+  std::string source_path_;
   bool had_graph_ = true;  // a ModelProto without a graph field stays without one
   absl::flat_hash_set<std::string> used_names_;
   absl::flat_hash_map<std::string, int64_t> name_counters_;

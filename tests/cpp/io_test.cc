@@ -1,6 +1,7 @@
 // Load/save is lossless, external data works and stays inside the model's folder, and
 // every kind of bad input gives a clear error.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -173,6 +174,48 @@ TEST(ExternalData, AllThenKeepIsByteIdentical) {
     t.set_raw_data(*raw);
   }
   EXPECT_TRUE(Equal(a, expected));
+}
+
+TEST(ExternalData, SavingBesideTheSourceNeverRewritesItsDataFile) {
+  // A model with external data, loaded and saved (after dropping a tensor) to another file
+  // in the same folder: the source's data file must stay as it was, and the output gets
+  // its own data file. Saving over the source itself rewrites both, as asked.
+  TempDir dir;
+  auto model = Parse(kRich);
+  SaveOptions all;
+  all.external_data = ExternalDataMode::kAll;
+  all.size_threshold = 0;
+  ASSERT_TRUE(SaveModel(*model, dir / "src.onnx", all).ok());
+  std::string source_data = ReadFile(dir / "src.onnx.data");
+
+  auto loaded = LoadModel(dir / "src.onnx");
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  auto inode = [](const fs::path& p) {
+    struct stat st {};
+    return ::stat(p.c_str(), &st) == 0 ? st.st_ino : 0;
+  };
+  auto source_inode = inode(dir / "src.onnx.data");
+  ASSERT_TRUE(SaveModel(**loaded, dir / "out.onnx").ok());
+  EXPECT_EQ(inode(dir / "src.onnx.data"), source_inode);  // not replaced
+  EXPECT_EQ(ReadFile(dir / "src.onnx.data"), source_data);
+  EXPECT_TRUE(fs::exists(dir / "out.onnx.data"));
+  onnx::ModelProto out;
+  ASSERT_TRUE(out.ParseFromString(ReadFile(dir / "out.onnx")));
+  for (const auto& t : out.graph().initializer())
+    for (const auto& e : t.external_data())
+      if (e.key() == "location") EXPECT_EQ(e.value(), "out.onnx.data");
+  auto reloaded = LoadModel(dir / "out.onnx");
+  EXPECT_TRUE(reloaded.ok()) << reloaded.status().message();
+  auto source_again = LoadModel(dir / "src.onnx");
+  EXPECT_TRUE(source_again.ok()) << source_again.status().message();
+
+  // In place: the user asked to replace the model, data file included.
+  ASSERT_TRUE(SaveModel(**loaded, dir / "src.onnx").ok());
+  onnx::ModelProto in_place;
+  ASSERT_TRUE(in_place.ParseFromString(ReadFile(dir / "src.onnx")));
+  for (const auto& t : in_place.graph().initializer())
+    for (const auto& e : t.external_data())
+      if (e.key() == "location") EXPECT_EQ(e.value(), "src.onnx.data");
 }
 
 // ---- bad input ---------------------------------------------------------------------
