@@ -11,6 +11,10 @@ namespace onnxsurgeon {
 Graph::Graph(Model* model, GraphKind kind) : model_(model), kind_(kind) {}
 
 Graph::~Graph() {
+  // Values this graph owns die with it; their use lists name nodes about to be freed
+  // (here and in nested subgraphs), so empty them first: no removal below may swap a
+  // freed node's entry (Value::RemoveUse ignores uses already gone).
+  for (auto& v : values_) v->uses_.clear();
   Node* n = first_;
   while (n) {
     Node* next = n->next_;

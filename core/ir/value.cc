@@ -1,6 +1,5 @@
 #include "core/ir/value.h"
 
-#include <cassert>
 
 #include <algorithm>
 
@@ -24,7 +23,7 @@ void Value::AddUse(Node* node, int input_index) {
 
 void Value::RemoveUse(Node* node, int input_index) {
   uint32_t slot = node->use_slots_[input_index];
-  assert(slot < uses_.size() && uses_[slot] == (Use{node, input_index}));
+  if (slot >= uses_.size() || !(uses_[slot] == Use{node, input_index})) return;  // owner graph torn down
   const Use last = uses_.back();
   uses_[slot] = last;
   last.node->use_slots_[last.input_index] = slot;
