@@ -11,5 +11,6 @@ PassInfo NopPassInfo();
 PassInfo DcePassInfo();
 PassInfo ToposortPassInfo();
 PassInfo InlineFunctionsPassInfo();
+PassInfo FoldConstantsPassInfo();
 
 }  // namespace onnxsurgeon::passes
