@@ -107,7 +107,11 @@ class Folder {
     std::optional<Array> a;
     if (v->IsInitializer() && !v->IsGraphInput()) {
       auto r = eval::ArrayFromTensor(*v->initializer());
-      if (r.ok()) a = *std::move(r);
+      if (r.ok()) {
+        a = *std::move(r);
+      } else {
+        unreadable_.insert(v);  // constant, but of a type (or layout) kernels do not read
+      }
     } else if (Node* p = v->producer(); p && p->Is("Constant") && p->num_outputs() == 1) {
       auto r = eval::Evaluate(*p, {}, p->graph()->OpsetVersion(""), std::numeric_limits<int64_t>::max());
       if (r.ok()) a = std::move((*r)[0]);
@@ -141,6 +145,8 @@ class Folder {
         }
       }
       for (Graph* sub : n->subgraphs()) OS_RETURN_IF_ERROR(FoldGraph(*sub));
+      bool all_constant = std::all_of(n->inputs().begin(), n->inputs().end(), [&](Value* in) { return !in || Known(in); });
+      if (all_constant) Left("left/no-kernel");  // Loop/Scan/If bodies are not evaluated
       return absl::OkStatus();
     }
     if (n->Is("Constant")) return absl::OkStatus();  // a source; see Known()
@@ -152,7 +158,12 @@ class Folder {
       if (in && !a) all_constant = false;
       inputs.push_back(a);
     }
-    if (!all_constant) return FoldFromShapes(n, inputs);
+    if (!all_constant) {
+      bool unreadable = std::all_of(n->inputs().begin(), n->inputs().end(),
+                                    [&](Value* in) { return !in || known_.contains(in) || unreadable_.contains(in); });
+      if (unreadable) return Left("left/unsupported"), absl::OkStatus();
+      return FoldFromShapes(n, inputs);
+    }
 
     if (!CanonicalDomain(n->domain()).empty()) return Left("left/custom-domain"), absl::OkStatus();
     if (IsNonDeterministic(*n)) return Left("left/non-deterministic"), absl::OkStatus();
@@ -353,6 +364,7 @@ class Folder {
   // Arrays behind pointers: inputs gathered for one node stay valid while others are added.
   absl::flat_hash_map<const Value*, std::unique_ptr<Array>> known_;
   absl::flat_hash_set<const Value*> not_constant_;
+  absl::flat_hash_set<const Value*> unreadable_;
   absl::flat_hash_map<const Value*, std::vector<std::optional<int64_t>>> partial_shapes_;
   std::vector<Node*> folded_;
   absl::flat_hash_set<const Node*> folded_set_;

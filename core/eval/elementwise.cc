@@ -4,7 +4,8 @@
 //
 // Arithmetic follows onnxruntime's CPU kernels: integers wrap (two's complement),
 // integer Div truncates toward zero, float16/bfloat16 compute in float and round to
-// nearest even once per op. Integer division or modulo by zero, and INT_MIN / -1, are
+// nearest even once per op. Mod with fmod=0 takes the divisor's sign (floats too, as
+// numpy). Integer division or modulo by zero, and INT_MIN / -1, are
 // undefined there and refused here.
 #include <limits>
 
@@ -132,8 +133,12 @@ StatusOr<std::vector<Array>> ModKernel(const KernelContext& ctx, Inputs in) {
     using T = typename decltype(tag)::type;
     using C = typename Elem<T>::Compute;
     if constexpr (kIsFloatLike<T>) {
-      if (!fmod) return absl::InvalidArgumentError("Mod on floating point needs fmod=1");
-      return Binary<T, T>(ctx, a, b, a.dtype, [](C x, C y) -> C { return std::fmod(x, y); });
+      // fmod=1: C fmod (sign of the dividend); fmod=0: the sign of the divisor, as numpy.
+      return Binary<T, T>(ctx, a, b, a.dtype, [fmod](C x, C y) -> C {
+        C r = std::fmod(x, y);
+        if (!fmod && r != C(0) && ((r < C(0)) != (y < C(0)))) r = r + y;
+        return r;
+      });
     } else {
       OS_RETURN_IF_ERROR(CheckDivisors<T>(a, b));
       return Binary<T, T>(ctx, a, b, a.dtype, [fmod](C x, C y) -> C {

@@ -1,6 +1,7 @@
 // Reductions: ReduceSum ReduceProd ReduceMax ReduceMin ReduceMean, with keepdims and
 // noop_with_empty_axes. Axes move from attribute to input at opset 13 (ReduceSum) and
-// 18 (the others). Floats accumulate in their compute type (float for float16).
+// 18 (the others). Floats accumulate in their compute type (float for float16). An empty
+// reduction gives the identity: 0, 1, -inf / lowest, +inf / max (as the opset 18 spec).
 #include <algorithm>
 #include <limits>
 #include <memory>
@@ -48,9 +49,6 @@ StatusOr<std::vector<Array>> ReduceKernel(const KernelContext& ctx, Inputs in) {
     using C = typename Elem<T>::Compute;
     OS_ASSIGN_OR_RETURN(NewArray out, ctx.Allocate(a.dtype, out_dims));
     int64_t n_out = out.array.numel();
-    if (group == 0 && n_out > 0 && (kOp == Reduce::kMax || kOp == Reduce::kMin)) {
-      return absl::InvalidArgumentError("max/min over an empty set");
-    }
     C init{};
     if constexpr (kOp == Reduce::kProd) init = C(1);
     if constexpr (kOp == Reduce::kMax) {
