@@ -1,8 +1,10 @@
 // Cast and CastLike between every numeric type and bool (string to string only).
 //
 // Follows onnxruntime: float16/bfloat16 targets round to nearest even (double goes through
-// float first), bool targets test != 0, integer narrowing wraps. A float that is NaN or
-// outside the target integer's range has no defined result there, so it is refused.
+// float first), bool targets test != 0, integer narrowing wraps. A float below the range
+// of int32/int64 (-inf, as T5's relative-position buckets produce) becomes the lowest value,
+// which x86 and ARM builds agree on; NaN and other out-of-range values differ between
+// platforms, so they are refused.
 #include <limits>
 
 #include "core/eval/kernels_internal.h"
@@ -24,6 +26,13 @@ StatusOr<Array> CastAs(const KernelContext& ctx, const Array& a, int32_t to) {
     } else if constexpr (std::is_integral_v<CD> && !std::is_integral_v<CS>) {
       // float -> integer: defined only for finite values in range (truncation).
       double t = std::trunc(static_cast<double>(x));
+      constexpr bool kWide = std::is_same_v<CD, int32_t> || std::is_same_v<CD, int64_t>;
+      if (kWide && t < static_cast<double>(std::numeric_limits<CD>::lowest())) {
+        // Below range (e.g. -inf): x86 and ARM both give the lowest value for int32/int64.
+        y = std::numeric_limits<CD>::lowest();
+        Elem<D>::Store(out.data, i, y);
+        continue;
+      }
       if (std::isnan(t) || t < static_cast<double>(std::numeric_limits<CD>::lowest()) ||
           t >= std::ldexp(1.0, std::numeric_limits<CD>::digits) * 1.0) {
         return absl::InvalidArgumentError(absl::StrCat("Cast of ", static_cast<double>(x), " to ", DataTypeName(to),

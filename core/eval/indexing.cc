@@ -1,4 +1,4 @@
-// Indexing kernels: Gather, GatherElements, NonZero, Where.
+// Indexing kernels: Gather, GatherElements, NonZero, Where, Trilu.
 #include "core/eval/kernels_internal.h"
 
 namespace onnxsurgeon::eval {
@@ -115,6 +115,29 @@ StatusOr<std::vector<Array>> WhereKernel(const KernelContext& ctx, Inputs in) {
   return One(std::move(out.array));
 }
 
+StatusOr<std::vector<Array>> TriluKernel(const KernelContext& ctx, Inputs in) {
+  OS_RETURN_IF_ERROR(ExpectInputs(ctx, in, 1, 2));
+  const Array& a = *in[0];
+  if (a.dims.size() < 2) return absl::InvalidArgumentError("Trilu needs rank >= 2");
+  int64_t k = 0;
+  if (in.size() > 1 && in[1]) {
+    OS_ASSIGN_OR_RETURN(std::vector<int64_t> kv, in[1]->Int64s());
+    if (kv.size() != 1) return absl::InvalidArgumentError("Trilu k must be a scalar");
+    k = kv[0];
+  }
+  bool upper = ctx.GetInt("upper", 1) != 0;
+  if (a.is_string()) return absl::UnimplementedError("Trilu of strings");
+  OS_ASSIGN_OR_RETURN(NewArray out, ctx.Allocate(a.dtype, a.dims));  // zero-filled
+  int64_t rows = a.dims[a.dims.size() - 2], cols = a.dims.back();
+  size_t es = ElementSize(a.dtype);
+  for (int64_t i = 0, n = a.numel(); i < n; ++i) {
+    int64_t c = i % cols, r = (i / cols) % rows;
+    bool keep = upper ? c - r >= k : c - r <= k;
+    if (keep) std::memcpy(out.data + i * es, a.bytes.data() + i * es, es);
+  }
+  return One(std::move(out.array));
+}
+
 }  // namespace
 
 void AddIndexingKernels(std::vector<KernelDef>& t) {
@@ -122,6 +145,7 @@ void AddIndexingKernels(std::vector<KernelDef>& t) {
   t.push_back({"GatherElements", 11, 0, GatherElementsKernel});
   t.push_back({"NonZero", 9, 0, NonZeroKernel});
   t.push_back({"Where", 9, 0, WhereKernel});
+  t.push_back({"Trilu", 14, 0, TriluKernel});
 }
 
 }  // namespace onnxsurgeon::eval

@@ -149,8 +149,21 @@ TEST(EvalTest, CastRulesMatchOnnxruntime) {
   EXPECT_EQ(Values<uint8_t>((*b)[0]), (std::vector<uint8_t>{1, 1, 0}));
   auto big = Eval("Cast", {Make<float>(DT::FLOAT, {1}, {1e10f})}, {Rewriter::AttrInt("to", DT::INT32)});
   EXPECT_FALSE(big.ok());  // undefined at run time: left alone
+  auto ninf = Eval("Cast", {Make<float>(DT::FLOAT, {1}, {-INFINITY})}, {Rewriter::AttrInt("to", DT::INT64)});
+  ASSERT_TRUE(ninf.ok());  // x86 and ARM agree: the lowest int64
+  EXPECT_EQ(Values<int64_t>((*ninf)[0]), (std::vector<int64_t>{INT64_MIN}));
+  EXPECT_FALSE(Eval("Cast", {Make<float>(DT::FLOAT, {1}, {NAN})}, {Rewriter::AttrInt("to", DT::INT64)}).ok());
   auto wrap = Eval("Cast", {Make<int64_t>(DT::INT64, {1}, {300})}, {Rewriter::AttrInt("to", DT::UINT8)});
   EXPECT_EQ(Values<uint8_t>((*wrap)[0]), (std::vector<uint8_t>{44}));
+}
+
+TEST(EvalTest, TriluKeepsTheBand) {
+  Array a = Make<int32_t>(DT::INT32, {2, 3}, {1, 2, 3, 4, 5, 6});
+  auto up = Eval("Trilu", {a, Make<int64_t>(DT::INT64, {}, {1})});
+  ASSERT_TRUE(up.ok()) << up.status();
+  EXPECT_EQ(Values<int32_t>((*up)[0]), (std::vector<int32_t>{0, 2, 3, 0, 0, 6}));
+  auto low = Eval("Trilu", {a}, {Rewriter::AttrInt("upper", 0)});
+  EXPECT_EQ(Values<int32_t>((*low)[0]), (std::vector<int32_t>{1, 0, 0, 4, 5, 0}));
 }
 
 TEST(EvalTest, RangeAccumulatesLikeOnnxruntime) {
