@@ -1,4 +1,4 @@
-// Indexing kernels: Gather, GatherElements, NonZero, Where, Trilu.
+// Indexing kernels: Gather, GatherElements, ScatterND (no reduction), NonZero, Where, Trilu.
 #include "core/eval/kernels_internal.h"
 
 namespace onnxsurgeon::eval {
@@ -60,6 +60,41 @@ StatusOr<std::vector<Array>> GatherElementsKernel(const KernelContext& ctx, Inpu
     StridedWalk(dims, 0, strides, [&](int64_t o, int64_t base) { copy(o, base + idx[o] * data_strides[axis]); });
   }));
   return One(std::move(out));
+}
+
+StatusOr<std::vector<Array>> ScatterNDKernel(const KernelContext& ctx, Inputs in) {
+  OS_RETURN_IF_ERROR(ExpectInputs(ctx, in, 3, 3));
+  const Array& data = *in[0];
+  const Array& indices = *in[1];
+  const Array& updates = *in[2];
+  if (const Attribute* r = ctx.attr("reduction"); r && r->s() != "none") {
+    return absl::UnimplementedError("ScatterND with a reduction");
+  }
+  if (data.is_string() || updates.dtype != data.dtype) return absl::UnimplementedError("ScatterND of these types");
+  if (indices.dims.empty()) return absl::InvalidArgumentError("ScatterND indices must have rank >= 1");
+  int64_t rank = static_cast<int64_t>(data.dims.size());
+  int64_t k = indices.dims.back();
+  if (k > rank) return absl::InvalidArgumentError("ScatterND index tuples longer than the data rank");
+  OS_ASSIGN_OR_RETURN(std::vector<int64_t> idx, indices.Int64s());
+  int64_t tuples = 1;
+  for (size_t d = 0; d + 1 < indices.dims.size(); ++d) tuples *= indices.dims[d];
+  int64_t block = 1;
+  for (int64_t d = k; d < rank; ++d) block *= data.dims[d];
+  if (updates.numel() != tuples * block) return absl::InvalidArgumentError("ScatterND updates have the wrong size");
+  std::vector<int64_t> strides = Strides(data.dims);
+  OS_ASSIGN_OR_RETURN(NewArray out, ctx.Allocate(data.dtype, data.dims));
+  size_t es = ElementSize(data.dtype);
+  if (!data.bytes.empty()) std::memcpy(out.data, data.bytes.data(), data.bytes.size());
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t offset = 0;
+    for (int64_t j = 0; j < k; ++j) {
+      int64_t i = idx[t * k + j], dim = data.dims[j];
+      if (i < -dim || i >= dim) return absl::InvalidArgumentError(absl::StrCat("ScatterND index ", i, " out of range"));
+      offset += (i < 0 ? i + dim : i) * strides[j];
+    }
+    std::memcpy(out.data + offset * es, updates.bytes.data() + t * block * es, block * es);
+  }
+  return One(std::move(out.array));
 }
 
 StatusOr<std::vector<Array>> NonZeroKernel(const KernelContext& ctx, Inputs in) {
@@ -146,6 +181,7 @@ void AddIndexingKernels(std::vector<KernelDef>& t) {
   t.push_back({"NonZero", 9, 0, NonZeroKernel});
   t.push_back({"Where", 9, 0, WhereKernel});
   t.push_back({"Trilu", 14, 0, TriluKernel});
+  t.push_back({"ScatterND", 11, 0, ScatterNDKernel});
 }
 
 }  // namespace onnxsurgeon::eval

@@ -82,6 +82,7 @@ class Node {
   friend class Graph;
   friend class GraphImporter;
   friend class GraphExporter;
+  friend class Value;  // ReplaceAllUsesWith rewires input slots in bulk
   explicit Node(Graph* graph) : graph_(graph) {}
 
   Graph* graph_;

@@ -1,6 +1,7 @@
 #include "core/ir/value.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "core/ir/graph.h"
 #include "core/ir/node.h"
@@ -15,8 +16,10 @@ onnx::ValueInfoProto* Value::mutable_info() {
 Status Value::SetName(std::string name) { return graph_->RenameValue(this, std::move(name)); }
 
 void Value::RemoveUse(Node* node, int input_index) {
-  auto it = std::find(uses_.begin(), uses_.end(), Use{node, input_index});
-  if (it != uses_.end()) uses_.erase(it);
+  // From the back: erasing nodes in reverse order (consumers first) then costs O(1) per use
+  // even on a value with very many uses.
+  auto it = std::find(uses_.rbegin(), uses_.rend(), Use{node, input_index});
+  if (it != uses_.rend()) uses_.erase(std::next(it).base());
 }
 
 Status Value::ReplaceAllUsesWith(Value* other, bool allow_graph_outputs) {
@@ -27,9 +30,13 @@ Status Value::ReplaceAllUsesWith(Value* other, bool allow_graph_outputs) {
         "value '", name_, "' is a graph output; replacing it changes the model's interface "
         "(pass allow_graph_outputs to do so)"));
   }
-  // Copy: SetInput edits uses_ while we walk it.
-  std::vector<Use> uses = uses_;
-  for (const Use& use : uses) use.node->SetInput(use.input_index, other);
+  // Every use moves, in order: one pass, linear even for a value read by many nodes.
+  std::vector<Use> uses = std::move(uses_);
+  uses_.clear();
+  for (const Use& use : uses) {
+    use.node->inputs_[use.input_index] = other;
+    other->uses_.push_back(use);
+  }
   if (IsGraphOutput()) {
     std::vector<GraphOutputUse> outs = graph_outputs_;
     for (const GraphOutputUse& out : outs) out.graph->SetOutput(out.output_index, other);
