@@ -123,7 +123,12 @@ class Folder {
     return known_.emplace(v, std::make_unique<Array>(*std::move(a))).first->second.get();
   }
 
-  void Left(const std::string& reason) { result_.counts[reason] += 1; }  // not a change
+  // Records why a node whose inputs are constant stays; not a change, so `changed` stays.
+  void Left(const std::string& reason) { result_.counts[reason] += 1; }
+  Status Leave(const std::string& reason) {
+    Left(reason);
+    return absl::OkStatus();
+  }
 
   // ---- the walk ------------------------------------------------------------------------
   Status FoldGraph(Graph& g) {
@@ -161,16 +166,16 @@ class Folder {
     if (!all_constant) {
       bool unreadable = std::all_of(n->inputs().begin(), n->inputs().end(),
                                     [&](Value* in) { return !in || known_.contains(in) || unreadable_.contains(in); });
-      if (unreadable) return Left("left/unsupported"), absl::OkStatus();
+      if (unreadable) return Leave("left/unsupported");
       return FoldFromShapes(n, inputs);
     }
 
-    if (!CanonicalDomain(n->domain()).empty()) return Left("left/custom-domain"), absl::OkStatus();
-    if (IsNonDeterministic(*n)) return Left("left/non-deterministic"), absl::OkStatus();
+    if (!CanonicalDomain(n->domain()).empty()) return Leave("left/custom-domain");
+    if (IsNonDeterministic(*n)) return Leave("left/non-deterministic");
     int64_t opset = n->graph()->OpsetVersion("");
-    if (!eval::FindKernel(n->op_type(), n->domain(), opset)) return Left("left/no-kernel"), absl::OkStatus();
+    if (!eval::FindKernel(n->op_type(), n->domain(), opset)) return Leave("left/no-kernel");
     auto outs = eval::Evaluate(*n, inputs, opset, max_size_);
-    if (!outs.ok()) return Left(ReasonOf(outs.status())), absl::OkStatus();
+    if (!outs.ok()) return Leave(ReasonOf(outs.status()));
     Record(n, *std::move(outs));
     return absl::OkStatus();
   }

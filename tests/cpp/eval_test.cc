@@ -49,6 +49,25 @@ StatusOr<std::vector<Array>> Eval(const std::string& op, std::vector<Array> inpu
   return Evaluate(*n.node, ptrs, opset, max_bytes);
 }
 
+TEST(EvalTest, EveryShapeOpHasAKernelAtEverySignature) {
+  // (op, opset) pairs spanning the signature changes: attribute vs input axes, Slice 1/10,
+  // Split 2/13/18, Reshape 1/5/14, Reduce* 13/18.
+  const std::vector<std::pair<std::string, int>> cases = {
+      {"Shape", 1}, {"Shape", 15}, {"Size", 1}, {"Gather", 1}, {"Gather", 13}, {"Unsqueeze", 11}, {"Unsqueeze", 13},
+      {"Squeeze", 11}, {"Squeeze", 13}, {"Concat", 4}, {"Concat", 13}, {"Reshape", 1}, {"Reshape", 5}, {"Reshape", 14},
+      {"Slice", 1}, {"Slice", 10}, {"Slice", 13}, {"Split", 2}, {"Split", 13}, {"Split", 18}, {"Cast", 6}, {"Cast", 19},
+      {"Range", 11}, {"ConstantOfShape", 9}, {"ConstantOfShape", 20}, {"Expand", 8}, {"Transpose", 1}, {"Equal", 11},
+      {"Equal", 19}, {"Where", 9}, {"Where", 16}, {"Not", 1}, {"And", 7}, {"Or", 7}, {"Add", 7}, {"Add", 14},
+      {"Div", 14}, {"Neg", 13}, {"Abs", 13}, {"Sqrt", 13}, {"Pow", 7}, {"Pow", 15}, {"ReduceProd", 13},
+      {"ReduceProd", 18}, {"ReduceSum", 11}, {"ReduceSum", 13}, {"ReduceMax", 18}, {"ReduceMin", 20},
+      {"Identity", 1}, {"Identity", 21}, {"Flatten", 1}, {"Flatten", 13}, {"Tile", 6}, {"Tile", 13}, {"NonZero", 13},
+      {"Constant", 1}, {"Constant", 13}, {"Constant", 21}};
+  for (const auto& [op, opset] : cases) EXPECT_NE(FindKernel(op, "", opset), nullptr) << op << " at opset " << opset;
+  EXPECT_EQ(FindKernel("Add", "com.example", 18), nullptr);
+  EXPECT_EQ(FindKernel("Softmax", "", 18), nullptr);
+  EXPECT_GE(KernelOpTypes().size(), 60u);
+}
+
 TEST(EvalTest, IntegerArithmeticElementwise) {
   Array a = Make<int32_t>(DT::INT32, {4}, {10, 20, 30, 40});
   Array b = Make<int32_t>(DT::INT32, {4}, {1, 2, 3, 4});
