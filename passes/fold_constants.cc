@@ -396,7 +396,10 @@ class FoldConstantsPass : public Pass {
     PassResult result;
     if (infer_shapes_ && NeedsShapeInference(model)) {
       // Failure only costs the Shape folds; the rest of the pass does not depend on it.
-      if (!InferShapes(model).ok()) result.counts["left/shape-inference-failed"] += 1;
+      constexpr int64_t kInferValueBytes = 4096;  // larger weights go as type and dims only
+      if (!InferShapes(model, /*data_propagation=*/true, kInferValueBytes).ok()) {
+        result.counts["left/shape-inference-failed"] += 1;
+      }
     }
     Folder folder(model, max_size_, result);
     OS_RETURN_IF_ERROR(folder.Run());

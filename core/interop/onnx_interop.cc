@@ -67,8 +67,21 @@ int AdoptTypes(Graph& g, const onnx::GraphProto& inferred) {
 }
 }  // namespace
 
-StatusOr<int> InferShapes(Model& model, bool data_propagation) {
-  onnx::ModelProto proto = ExportModel(model);
+StatusOr<int> InferShapes(Model& model, bool data_propagation, int64_t max_value_bytes) {
+  ExportOptions options;
+  if (max_value_bytes >= 0) {
+    options.main_initializer_writer = [max_value_bytes](const Value& value, const Tensor& tensor, onnx::TensorProto* out) {
+      if (tensor.has_raw_bytes() && static_cast<int64_t>(tensor.raw_bytes().size()) > max_value_bytes) {
+        *out = tensor.meta();  // dims and type, no payload
+        out->set_name(value.name());
+        out->clear_external_data();
+        out->clear_data_location();
+      } else {
+        *out = tensor.ToProto(value.name());
+      }
+    };
+  }
+  onnx::ModelProto proto = ExportModel(model, options);
   try {
     onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0, data_propagation);
     onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), options);

@@ -23,7 +23,10 @@ Status CheckModel(const Model& model, bool full_check = true);
 
 // Runs onnx shape inference and records every inferred type on values that had none
 // (as value_info entries). Result the number of values that gained a type.
-StatusOr<int> InferShapes(Model& model, bool data_propagation = true);
+// Main-graph initializers over `max_value_bytes` (when >= 0) go to inference as type and
+// dims only: their values never decide a shape, and copying them would dominate the cost
+// on a large model.
+StatusOr<int> InferShapes(Model& model, bool data_propagation = true, int64_t max_value_bytes = -1);
 
 // Canonical comparison for golden tests: both printed after a round trip through proto.
 bool ModelsEqual(const onnx::ModelProto& a, const onnx::ModelProto& b);
