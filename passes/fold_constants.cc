@@ -114,7 +114,11 @@ class Folder {
       }
     } else if (Node* p = v->producer(); p && p->Is("Constant") && p->num_outputs() == 1) {
       auto r = eval::Evaluate(*p, {}, p->graph()->OpsetVersion(""), std::numeric_limits<int64_t>::max());
-      if (r.ok()) a = std::move((*r)[0]);
+      if (r.ok()) {
+        a = std::move((*r)[0]);
+      } else {
+        unreadable_.insert(v);  // e.g. sparse_value
+      }
     }
     if (!a) {
       not_constant_.insert(v);

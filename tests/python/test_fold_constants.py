@@ -257,3 +257,30 @@ def test_corpus_model_has_nothing_foldable_left(corpus_model, oracle):
     foldable = [n.op_type for n in folded.graph.node
                 if n.op_type != "Constant" and all(not i or i in constant for i in n.input)]
     assert len(foldable) <= left, f"foldable nodes left: {foldable}, counts {report[0]['counts']}"
+
+
+def test_sparse_constant_is_refused_and_reported():
+    sparse = helper.make_sparse_tensor(numpy_helper.from_array(np.array([5.0], np.float32), "v"),
+                                       numpy_helper.from_array(np.array([2], np.int64), "i"), [4])
+    nodes = [helper.make_node("Constant", [], ["s"], sparse_value=sparse), helper.make_node("Add", ["s", "k"], ["Y"])]
+    k = numpy_helper.from_array(np.ones(4, np.float32), "k")
+    graph = helper.make_graph(nodes, "g", [], [helper.make_tensor_value_info("Y", onnx.TensorProto.FLOAT, [4])], [k])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    report: list = []
+    folded = osg.run(model, "fold-constants", report=report)
+    assert [n.op_type for n in folded.graph.node] == ["Constant", "Add"]
+    assert report[0]["counts"] == {"left/unsupported": 1}
+    assert not report[0]["changed"]
+
+
+def test_max_size_option_bounds_every_folded_output():
+    big = helper.make_node("ConstantOfShape", ["n"], ["c"])
+    n = numpy_helper.from_array(np.array([1000], np.int64), "n")
+    graph = helper.make_graph([big], "g", [], [helper.make_tensor_value_info("c", onnx.TensorProto.FLOAT, [1000])], [n])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    report: list = []
+    kept = osg.run(model, "fold-constants(max-size=3999)", report=report)
+    assert [x.op_type for x in kept.graph.node] == ["ConstantOfShape"]
+    assert report[0]["counts"] == {"left/over-max-size": 1}
+    folded = osg.run(model, "fold-constants(max-size=4000)")
+    assert not folded.graph.node
