@@ -284,3 +284,67 @@ def test_max_size_option_bounds_every_folded_output():
     assert report[0]["counts"] == {"left/over-max-size": 1}
     folded = osg.run(model, "fold-constants(max-size=4000)")
     assert not folded.graph.node
+
+
+UNARY = ["Neg", "Abs", "Sqrt", "Exp", "Log", "Floor", "Ceil", "Round", "Sign", "Reciprocal", "Relu"]
+
+
+@pytest.mark.parametrize("op", UNARY)
+def test_unary_ops_random_inputs_match_onnxruntime(op):
+    rng = np.random.default_rng(3)
+    checked = 0
+    for dtype in DTYPES:
+        x = _random(rng, (3, 5), dtype)
+        if op in ("Sqrt", "Log") and np.issubdtype(dtype, np.floating):
+            x = np.abs(x) + dtype(0.5)
+        if op == "Round" and np.issubdtype(dtype, np.floating):
+            x[0, :3] = np.array([0.5, 1.5, -2.5], dtype)  # ties go to even
+        got = _run_both(op, [x])
+        if got is None:
+            continue
+        problem = _close(*got)
+        assert problem is None, f"{op} {np.dtype(dtype).name}: {problem}"
+        checked += 1
+    assert checked >= 2, f"only {checked} {op} dtypes ran in onnxruntime"
+
+
+@pytest.mark.parametrize("op", ["ReduceSum", "ReduceProd", "ReduceMax", "ReduceMin", "ReduceMean"])
+@pytest.mark.parametrize("keepdims", [0, 1])
+def test_reductions_random_inputs_match_onnxruntime(op, keepdims):
+    rng = np.random.default_rng(4)
+    checked = 0
+    for dtype in [np.float32, np.float64, np.float16, np.int32, np.int64, np.uint8]:
+        x = _random(rng, (2, 3, 4), dtype)
+        if op == "ReduceProd" and np.issubdtype(dtype, np.integer):
+            x = (np.abs(x) % 3).astype(dtype)
+        for axes in ([1], [0, 2], [-1], None):
+            arrays = [x] if axes is None else [x, np.array(axes, np.int64)]
+            got = _run_both(op, arrays, {"keepdims": keepdims})
+            if got is None:
+                continue
+            problem = _close(*got)
+            assert problem is None, f"{op} {np.dtype(dtype).name} axes={axes}: {problem}"
+            checked += 1
+    assert checked >= 8
+
+
+def test_movement_ops_random_inputs_match_onnxruntime():
+    rng = np.random.default_rng(5)
+    for dtype in [np.float32, np.float16, np.int8, np.int64, np.bool_]:
+        x = _random(rng, (3, 4, 5), dtype) if dtype != np.bool_ else rng.integers(0, 2, (3, 4, 5)).astype(np.bool_)
+        cases = [
+            ("Transpose", [x], {"perm": [2, 0, 1]}),
+            ("Gather", [x, np.array([[2, -1], [0, 1]], np.int64)], {"axis": 1}),
+            ("Slice", [x, np.array([-1, 1], np.int64), np.array([-100, 4], np.int64), np.array([2, 1], np.int64),
+                       np.array([-1, 2], np.int64)], None),
+            ("Tile", [x, np.array([2, 1, 3], np.int64)], None),
+            ("Concat", [x, x[:, :1]], {"axis": 1}),
+            ("Reshape", [x, np.array([0, -1], np.int64)], None),
+            ("Flatten", [x], {"axis": 2}),
+        ]
+        for op, arrays, attrs in cases:
+            got = _run_both(op, arrays, attrs)
+            if got is None:
+                continue
+            problem = _close(*got)
+            assert problem is None, f"{op} {np.dtype(dtype).name}: {problem}"
