@@ -160,18 +160,18 @@ class Folder {
     }
     if (n->Is("Constant")) return absl::OkStatus();  // a source; see Known()
 
+    // Stop at the first input that is not constant: a weight behind a later input is then
+    // never read (a Constant node's tensor would be copied).
     std::vector<const Array*> inputs;
-    bool all_constant = true;
     for (Value* in : n->inputs()) {
       const Array* a = in ? Known(in) : nullptr;
-      if (in && !a) all_constant = false;
+      if (in && !a) {
+        if (!unreadable_.contains(in)) return FoldFromShapes(n);
+        bool rest_constant = std::all_of(n->inputs().begin() + static_cast<std::ptrdiff_t>(inputs.size()) + 1,
+                                         n->inputs().end(), [&](Value* v) { return !v || Known(v) || unreadable_.contains(v); });
+        return rest_constant ? Leave("left/unsupported") : FoldFromShapes(n);
+      }
       inputs.push_back(a);
-    }
-    if (!all_constant) {
-      bool unreadable = std::all_of(n->inputs().begin(), n->inputs().end(),
-                                    [&](Value* in) { return !in || known_.contains(in) || unreadable_.contains(in); });
-      if (unreadable) return Leave("left/unsupported");
-      return FoldFromShapes(n, inputs);
     }
 
     if (!CanonicalDomain(n->domain()).empty()) return Leave("left/custom-domain");
@@ -192,7 +192,7 @@ class Folder {
   }
 
   // Shape/Size of static dims, and Gather/Slice picking static dims of a partial Shape.
-  Status FoldFromShapes(Node* n, const std::vector<const Array*>& inputs) {
+  Status FoldFromShapes(Node* n) {
     if (!CanonicalDomain(n->domain()).empty()) return absl::OkStatus();
     int64_t opset = n->graph()->OpsetVersion("");
     if ((n->Is("Shape") || n->Is("Size")) && n->num_inputs() == 1) {
@@ -217,8 +217,11 @@ class Folder {
     if ((n->Is("Gather") || n->Is("Slice")) && n->num_inputs() >= 2) {
       auto it = partial_shapes_.find(n->input(0));
       if (it == partial_shapes_.end()) return absl::OkStatus();
-      for (size_t i = 1; i < inputs.size(); ++i)
+      std::vector<const Array*> inputs = {nullptr};  // input 0 is the partial shape
+      for (size_t i = 1; i < n->num_inputs(); ++i) {
+        inputs.push_back(Known(n->input(i)));
         if (n->input(i) && !inputs[i]) return absl::OkStatus();
+      }
       // Run the kernel on positions 0..n-1 instead of the unknown values: the result says
       // which entries it picks.
       const auto& partial = it->second;
