@@ -1,5 +1,5 @@
 // Reductions: ReduceSum ReduceProd ReduceMax ReduceMin ReduceMean, with keepdims and
-// noop_with_empty_axes. Axes move from attribute to input at opset 13 (ReduceSum) and
+// noop_with_empty_axes; ArgMax/ArgMin (first index on ties unless select_last_index). Axes move from attribute to input at opset 13 (ReduceSum) and
 // 18 (the others). Floats accumulate in their compute type (float for float16). An empty
 // reduction gives the identity: 0, 1, -inf / lowest, +inf / max (as the opset 18 spec).
 #include <algorithm>
@@ -95,6 +95,50 @@ StatusOr<std::vector<Array>> ReduceKernel(const KernelContext& ctx, Inputs in) {
   return One(std::move(out));
 }
 
+template <bool kMax>
+StatusOr<std::vector<Array>> ArgKernel(const KernelContext& ctx, Inputs in) {
+  OS_RETURN_IF_ERROR(ExpectInputs(ctx, in, 1, 1));
+  const Array& a = *in[0];
+  int64_t rank = static_cast<int64_t>(a.dims.size());
+  if (rank == 0) return absl::InvalidArgumentError("ArgMax/ArgMin of a scalar");
+  OS_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(ctx.GetInt("axis", 0), rank));
+  bool keepdims = ctx.GetInt("keepdims", 1) != 0;
+  bool last = ctx.opset() >= 12 && ctx.GetInt("select_last_index", 0) != 0;
+  int64_t n = a.dims[axis];
+  if (n == 0) return absl::InvalidArgumentError("ArgMax/ArgMin over an empty axis");
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= a.dims[d];
+  for (int64_t d = axis + 1; d < rank; ++d) inner *= a.dims[d];
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis || keepdims) dims.push_back(d == axis ? 1 : a.dims[d]);
+  OS_ASSIGN_OR_RETURN(Array out, (Visit<kNumbers, StatusOr<Array>>(a.dtype, [&](auto tag) -> StatusOr<Array> {
+    using T = typename decltype(tag)::type;
+    using C = typename Elem<T>::Compute;
+    if constexpr (kIsFloatLike<T>) {
+      for (int64_t i = 0, m = a.numel(); i < m; ++i)
+        if (std::isnan(Elem<T>::Load(a.bytes.data(), i))) return absl::UnimplementedError("ArgMax/ArgMin over NaN");
+    }
+    OS_ASSIGN_OR_RETURN(NewArray out, ctx.Allocate(DT::INT64, dims));
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        int64_t best = 0;
+        C best_value = Elem<T>::Load(a.bytes.data(), o * n * inner + i);
+        for (int64_t j = 1; j < n; ++j) {
+          C x = Elem<T>::Load(a.bytes.data(), (o * n + j) * inner + i);
+          bool better = kMax ? (last ? x >= best_value : x > best_value) : (last ? x <= best_value : x < best_value);
+          if (better) {
+            best = j;
+            best_value = x;
+          }
+        }
+        out.set<int64_t>(o * inner + i, best);
+      }
+    return std::move(out.array);
+  })));
+  return One(std::move(out));
+}
+
 }  // namespace
 
 void AddReduceKernels(std::vector<KernelDef>& t) {
@@ -104,6 +148,8 @@ void AddReduceKernels(std::vector<KernelDef>& t) {
   t.push_back({"ReduceMax", 1, 0, ReduceKernel<Reduce::kMax, 18>});
   t.push_back({"ReduceMin", 1, 0, ReduceKernel<Reduce::kMin, 18>});
   t.push_back({"ReduceMean", 1, 0, ReduceKernel<Reduce::kMean, 18>});
+  t.push_back({"ArgMax", 1, 0, ArgKernel<true>});
+  t.push_back({"ArgMin", 1, 0, ArgKernel<false>});
 }
 
 }  // namespace onnxsurgeon::eval

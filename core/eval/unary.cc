@@ -1,5 +1,7 @@
 // Elementwise unary kernels: Neg Abs Sqrt Exp Log Floor Ceil Round Sign Reciprocal Relu,
-// Not, BitwiseNot, IsNaN, IsInf. float16/bfloat16 compute in float, round once.
+// Not, BitwiseNot, IsNaN, IsInf, Clip (bounds as attributes before 11, inputs after). float16/bfloat16 compute in float, round once.
+#include <limits>
+
 #include "core/eval/kernels_internal.h"
 
 namespace onnxsurgeon::eval {
@@ -99,6 +101,37 @@ StatusOr<std::vector<Array>> IsInfKernel(const KernelContext& ctx, Inputs in) {
   return One(std::move(out));
 }
 
+StatusOr<std::vector<Array>> ClipKernel(const KernelContext& ctx, Inputs in) {
+  OS_RETURN_IF_ERROR(ExpectInputs(ctx, in, 1, 3));
+  const Array& a = *in[0];
+  for (size_t i = 1; i < in.size(); ++i) {
+    if (in[i] && (in[i]->numel() != 1 || in[i]->dtype != a.dtype)) {
+      return absl::InvalidArgumentError("Clip bounds must be scalars of the input's type");
+    }
+  }
+  OS_ASSIGN_OR_RETURN(Array out, (Visit<kNumbers, StatusOr<Array>>(a.dtype, [&](auto tag) -> StatusOr<Array> {
+    using T = typename decltype(tag)::type;
+    using C = typename Elem<T>::Compute;
+    C lo = std::numeric_limits<C>::lowest(), hi = std::numeric_limits<C>::max();
+    if (ctx.opset() < 11) {
+      if constexpr (!kIsFloatLike<T>) return absl::InvalidArgumentError("Clip-6 is for floats");
+      lo = static_cast<C>(ctx.GetFloat("min", -std::numeric_limits<float>::max()));
+      hi = static_cast<C>(ctx.GetFloat("max", std::numeric_limits<float>::max()));
+    } else {
+      if (in.size() > 1 && in[1]) lo = Elem<T>::Load(in[1]->bytes.data(), 0);
+      if (in.size() > 2 && in[2]) hi = Elem<T>::Load(in[2]->bytes.data(), 0);
+    }
+    return Map<T, T>(ctx, a, a.dtype, [lo, hi](C x) -> C {
+      if constexpr (kIsFloatLike<T>) {
+        if (std::isnan(x)) return x;
+      }
+      C raised = x < lo ? lo : x;
+      return raised > hi ? hi : raised;  // min(max(x, lo), hi): hi wins when lo > hi
+    });
+  })));
+  return One(std::move(out));
+}
+
 }  // namespace
 
 void AddUnaryKernels(std::vector<KernelDef>& t) {
@@ -117,6 +150,7 @@ void AddUnaryKernels(std::vector<KernelDef>& t) {
   t.push_back({"BitwiseNot", 18, 0, BitwiseNotKernel});
   t.push_back({"IsNaN", 9, 0, IsNaNKernel});
   t.push_back({"IsInf", 10, 0, IsInfKernel});
+  t.push_back({"Clip", 6, 0, ClipKernel});
 }
 
 }  // namespace onnxsurgeon::eval
