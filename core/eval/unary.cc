@@ -1,4 +1,4 @@
-// Elementwise unary kernels: Neg Abs Sqrt Exp Log Floor Ceil Round Sign Reciprocal Relu,
+// Elementwise unary kernels: Neg Abs Sqrt Exp Log Floor Ceil Round Sign Reciprocal Relu Sin Cos,
 // Not, BitwiseNot, IsNaN, IsInf, Clip (bounds as attributes before 11, inputs after). float16/bfloat16 compute in float, round once.
 #include <limits>
 
@@ -15,7 +15,7 @@ StatusOr<Array> Map(const KernelContext& ctx, const Array& a, int32_t out_dtype,
   return std::move(out.array);
 }
 
-enum class Fn { kNeg, kAbs, kSqrt, kExp, kLog, kFloor, kCeil, kRound, kSign, kReciprocal, kRelu };
+enum class Fn { kNeg, kAbs, kSqrt, kExp, kLog, kFloor, kCeil, kRound, kSign, kReciprocal, kRelu, kSin, kCos };
 
 template <Fn kFn>
 constexpr unsigned MaskOf() {
@@ -57,6 +57,8 @@ StatusOr<std::vector<Array>> MathKernel(const KernelContext& ctx, Inputs in) {
       }
       if constexpr (kFn == Fn::kReciprocal) return C(1) / x;
       if constexpr (kFn == Fn::kRelu) return x > C(0) ? x : C(0);
+      if constexpr (kFn == Fn::kSin) return std::sin(x);
+      if constexpr (kFn == Fn::kCos) return std::cos(x);
     });
   })));
   return One(std::move(out));
@@ -146,6 +148,8 @@ void AddUnaryKernels(std::vector<KernelDef>& t) {
   t.push_back({"Sign", 9, 0, MathKernel<Fn::kSign>});
   t.push_back({"Reciprocal", 6, 0, MathKernel<Fn::kReciprocal>});
   t.push_back({"Relu", 6, 0, MathKernel<Fn::kRelu>});
+  t.push_back({"Sin", 7, 0, MathKernel<Fn::kSin>});  // rotary-embedding tables
+  t.push_back({"Cos", 7, 0, MathKernel<Fn::kCos>});
   t.push_back({"Not", 1, 0, NotKernel});
   t.push_back({"BitwiseNot", 18, 0, BitwiseNotKernel});
   t.push_back({"IsNaN", 9, 0, IsNaNKernel});

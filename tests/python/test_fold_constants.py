@@ -286,7 +286,7 @@ def test_max_size_option_bounds_every_folded_output():
     assert not folded.graph.node
 
 
-UNARY = ["Neg", "Abs", "Sqrt", "Exp", "Log", "Floor", "Ceil", "Round", "Sign", "Reciprocal", "Relu"]
+UNARY = ["Neg", "Abs", "Sqrt", "Exp", "Log", "Floor", "Ceil", "Round", "Sign", "Reciprocal", "Relu", "Sin", "Cos"]
 
 
 @pytest.mark.parametrize("op", UNARY)
