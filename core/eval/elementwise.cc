@@ -106,17 +106,28 @@ StatusOr<std::vector<Array>> PowKernel(const KernelContext& ctx, Inputs in) {
       using CE = typename Elem<E>::Compute;
       OS_ASSIGN_OR_RETURN(std::vector<int64_t> dims, BroadcastDims(a.dims, b.dims));
       OS_ASSIGN_OR_RETURN(NewArray out, ctx.Allocate(a.dtype, std::move(dims)));
+      bool out_of_range = false;
       BroadcastWalk<2>(out.array.dims, {&a.dims, &b.dims}, [&](int64_t o, const std::array<int64_t, 2>& off) {
         C x = Elem<T>::Load(a.bytes.data(), off[0]);
         CE y = Elem<E>::Load(b.bytes.data(), off[1]);
         C r;
         if constexpr (std::is_same_v<C, float> && std::is_same_v<CE, float>) {
           r = std::pow(x, y);  // powf, as onnxruntime's float kernel
+        } else if constexpr (std::is_integral_v<C>) {
+          double p = std::trunc(std::pow(static_cast<double>(x), static_cast<double>(y)));
+          // Outside the integer range the cast is undefined (and platform-dependent).
+          if (!(p >= static_cast<double>(std::numeric_limits<C>::lowest()) &&
+                p < std::ldexp(1.0, std::numeric_limits<C>::digits))) {
+            out_of_range = true;
+            p = 0;
+          }
+          r = static_cast<C>(p);
         } else {
           r = static_cast<C>(std::pow(static_cast<double>(x), static_cast<double>(y)));
         }
         Elem<T>::Store(out.data, o, r);
       });
+      if (out_of_range) return absl::InvalidArgumentError("integer Pow result out of range");
       return std::move(out.array);
     });
   })));
