@@ -348,3 +348,17 @@ def test_movement_ops_random_inputs_match_onnxruntime():
                 continue
             problem = _close(*got)
             assert problem is None, f"{op} {np.dtype(dtype).name}: {problem}"
+
+
+def test_every_backend_node_model_as_is_stays_valid():
+    """With their inputs left as inputs, nothing folds in most models, but the pass (shape
+    inference included) must never fail or leave a model the checker refuses."""
+    from backend_node_cases import node_models
+
+    failures = []
+    for path in node_models():
+        try:
+            onnx.checker.check_model(osg.run(onnx.load(path), "fold-constants"))
+        except Exception as e:  # noqa: BLE001 - collect every failure
+            failures.append(f"{path.parent.name}: {type(e).__name__}: {str(e)[:200]}")
+    assert not failures, f"{len(failures)} failed:\n" + "\n".join(failures[:40])
