@@ -11,6 +11,7 @@ PassInfo NopPassInfo();
 PassInfo DcePassInfo();
 PassInfo ToposortPassInfo();
 PassInfo InlineFunctionsPassInfo();
+PassInfo FoldConstantsPassInfo();
 PassInfo FixLayerNormPassInfo();
 PassInfo DecomposeLayerNormPassInfo();
 

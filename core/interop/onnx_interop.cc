@@ -34,18 +34,22 @@ Status CheckModel(const Model& model, bool full_check) {
 }
 
 namespace {
+// A tensor type without a shape (rank unknown) is what inference gives up with; the
+// checker refuses such value_info entries, so they are not adopted.
+bool Useful(const onnx::TypeProto& t) { return !t.has_tensor_type() || t.tensor_type().has_shape(); }
+
 int AdoptTypes(Graph& g, const onnx::GraphProto& inferred, bool record) {
   int gained = 0;
   for (const onnx::ValueInfoProto& vi : inferred.value_info()) {
     Value* v = g.FindValue(vi.name());
-    if (!v || v->has_type() || !vi.has_type()) continue;
+    if (!v || v->has_type() || !vi.has_type() || !Useful(vi.type())) continue;
     *v->mutable_info()->mutable_type() = vi.type();
     if (record) g.AddValueInfo(v);
     ++gained;
   }
   for (const onnx::ValueInfoProto& vi : inferred.output()) {
     Value* v = g.FindValue(vi.name());
-    if (v && !v->has_type() && vi.has_type()) {
+    if (v && !v->has_type() && vi.has_type() && Useful(vi.type())) {
       *v->mutable_info()->mutable_type() = vi.type();
       ++gained;
     }

@@ -82,7 +82,7 @@ class Node {
   friend class Graph;
   friend class GraphImporter;
   friend class GraphExporter;
-  friend class Value;
+  friend class Value;  // use-list slots; ReplaceAllUsesWith rewires inputs in bulk
   explicit Node(Graph* graph) : graph_(graph) {}
 
   Graph* graph_;

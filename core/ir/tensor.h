@@ -40,6 +40,8 @@ class Tensor {
   TensorStorage storage() const { return storage_; }
   bool has_raw_bytes() const { return storage_ != TensorStorage::kProtoFields; }
   std::string_view raw_bytes() const { return raw_; }
+  // What keeps raw_bytes() alive (null for kProtoFields): share it to keep a view valid.
+  const std::shared_ptr<const void>& owner() const { return owner_; }
 
   // Given bytes and whatever keeps them alive.
   // Execute points the tensor at them; clears typed data fields and external markers.

@@ -1,7 +1,7 @@
 #include "core/ir/value.h"
 
-
 #include <algorithm>
+#include <iterator>
 
 #include "core/ir/graph.h"
 #include "core/ir/node.h"
@@ -38,9 +38,13 @@ Status Value::ReplaceAllUsesWith(Value* other, bool allow_graph_outputs) {
         "value '", name_, "' is a graph output; replacing it changes the model's interface "
         "(pass allow_graph_outputs to do so)"));
   }
-  // Copy: SetInput edits uses_ while we walk it.
-  std::vector<Use> uses = uses_;
-  for (const Use& use : uses) use.node->SetInput(use.input_index, other);
+  // Every use moves, in order: one pass, linear even for a value read by many nodes.
+  std::vector<Use> uses = std::move(uses_);
+  uses_.clear();
+  for (const Use& use : uses) {
+    use.node->inputs_[use.input_index] = other;
+    other->AddUse(use.node, use.input_index);
+  }
   if (IsGraphOutput()) {
     std::vector<GraphOutputUse> outs = graph_outputs_;
     for (const GraphOutputUse& out : outs) out.graph->SetOutput(out.output_index, other);
