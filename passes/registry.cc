@@ -9,6 +9,12 @@ const std::vector<PassInfo>& AllPasses() {
       passes::DcePassInfo(),
       passes::ToposortPassInfo(),
       passes::InlineFunctionsPassInfo(),
+      passes::StripIdentityCastPassInfo(),
+      passes::RemoveInitializerInputsPassInfo(),
+      passes::DedupeInitializersPassInfo(),
+      passes::ExtractConstantsPassInfo(),
+      passes::SetInputShapePassInfo(),
+      passes::SimplifyPassInfo(),
   };
   return table;
 }

@@ -11,5 +11,11 @@ PassInfo NopPassInfo();
 PassInfo DcePassInfo();
 PassInfo ToposortPassInfo();
 PassInfo InlineFunctionsPassInfo();
+PassInfo StripIdentityCastPassInfo();
+PassInfo RemoveInitializerInputsPassInfo();
+PassInfo DedupeInitializersPassInfo();
+PassInfo ExtractConstantsPassInfo();
+PassInfo SetInputShapePassInfo();
+PassInfo SimplifyPassInfo();
 
 }  // namespace onnxsurgeon::passes
