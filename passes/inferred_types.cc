@@ -43,9 +43,10 @@ void Collect(const Graph& g, const onnx::GraphProto& inferred, absl::flat_hash_m
 
 }  // namespace
 
-InferredTypes InferredTypes::Infer(const Model& model) {
-  InferredTypes types;
-  if (!model.has_graph()) return types;
+void InferredTypes::Infer() const {
+  inferred_once_ = true;
+  if (!model_ || !model_->has_graph()) return;
+  const Model& model = *model_;
   ExportOptions options;
   options.main_initializer_writer = [](const Value& v, const Tensor& t, onnx::TensorProto* out) {
     if (!t.has_raw_bytes() || t.raw_bytes().size() <= kInlineBytes) {
@@ -66,10 +67,9 @@ InferredTypes InferredTypes::Infer(const Model& model) {
     onnx::ShapeInferenceOptions inference(/*check_type=*/false, /*strict_mode=*/0, /*data_prop=*/false);
     onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), inference);
   } catch (const std::exception&) {
-    return types;  // unknown types: passes that need them change nothing
+    return;  // unknown types: passes that need them change nothing
   }
-  Collect(model.graph(), proto.graph(), types.inferred_);
-  return types;
+  Collect(model.graph(), proto.graph(), inferred_);
 }
 
 int32_t InferredTypes::ElemType(const Value* v) const {
@@ -81,6 +81,7 @@ int32_t InferredTypes::ElemType(const Value* v) const {
     if (p->Is("Cast")) return static_cast<int32_t>(p->GetInt("to", 0));
     if (p->Is("CastLike")) return ElemType(p->input(1));
   }
+  if (!inferred_once_) Infer();
   auto it = inferred_.find(v);
   return it == inferred_.end() ? 0 : it->second;
 }

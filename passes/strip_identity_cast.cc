@@ -153,7 +153,7 @@ class StripIdentityCastPass : public PatternPass {
   }
 
   StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
-    types_ = InferredTypes::Infer(model);
+    types_ = InferredTypes(&model);  // fresh each run: the model may have changed
     return PatternPass::Run(model, context);
   }
 

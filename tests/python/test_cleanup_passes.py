@@ -51,7 +51,7 @@ def test_cli_runs_the_cleanup_passes(tmp_path, run_cli, oracle):
     assert sorted(t.name for t in result.graph.initializer) == ["W", "shape"]
     assert [o.name for o in result.graph.output] == ["Y"]
     x = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
-    oracle.assert_equivalent(dynamic_model(), result, inputs={"X": x, "W": np.arange(4, dtype=np.float32)})
+    oracle.assert_equivalent(dynamic_model(), result, inputs={"X": x})
 
 
 def test_cli_lists_the_new_passes_and_rejects_bad_options(tmp_path, run_cli):
@@ -127,15 +127,15 @@ def test_dedupe_initializers_reads_external_data_in_place(tmp_path, oracle):
     path = tmp_path / "ext.onnx"
     onnx.save(model, path, save_as_external_data=True, all_tensors_to_one_file=True, location="w.bin",
               size_threshold=1024)
-    out = tmp_path / "dedup.onnx"
+    (tmp_path / "out").mkdir()
+    out = tmp_path / "out" / "dedup.onnx"  # its own folder: its w.bin must not replace the source's
     report: list = []
     osg.run(str(path), "dedupe-initializers", output=out, report=report)
     assert report[0]["counts"]["initializers-merged"] == 1  # E2 into E1; W is an input, so W_copy stays
     result = onnx.load(out)
     names = {t.name for t in result.graph.initializer}
     assert "E2" not in names and "E1" in names
-    oracle.assert_equivalent(model, onnx.load(out), inputs={"X": np.ones((1, 2, 4), np.float32),
-                                                            "W": np.arange(4, dtype=np.float32)})
+    oracle.assert_equivalent(path, out, inputs={"X": np.ones((1, 2, 4), np.float32)})
 
 
 def test_extract_constants_round_trip_is_equivalent(oracle):
@@ -145,7 +145,7 @@ def test_extract_constants_round_trip_is_equivalent(oracle):
     back = osg.run(to_init, "extract-constants=constant")
     assert not [t for t in back.graph.initializer if t.name not in {"W"}], "only the input-listed W stays"
     x = np.random.default_rng(3).standard_normal((1, 2, 4)).astype(np.float32)
-    feeds = {"X": x, "W": np.arange(4, dtype=np.float32)}
+    feeds = {"X": x}
     oracle.assert_equivalent(model, to_init, inputs=feeds)
     oracle.assert_equivalent(model, back, inputs=feeds)
 
@@ -170,7 +170,17 @@ def test_simplify_reaches_a_fixed_point(oracle):
     assert second[0]["counts"]["rounds"] == 1
     assert onnx.helper.printable_graph(again.graph) == onnx.helper.printable_graph(result.graph)
     x = np.random.default_rng(4).standard_normal((2, 3, 4)).astype(np.float32)
-    oracle.assert_equivalent(model, result, inputs={"X": x, "W": np.arange(4, dtype=np.float32)})
+    oracle.assert_equivalent(model, result, inputs={"X": x})
+
+
+def identities_not_naming_an_output(graph: onnx.GraphProto):
+    outputs = {o.name for o in graph.output}
+    for node in graph.node:
+        if node.op_type == "Identity" and node.output[0] not in outputs:
+            yield node.name
+        for attribute in node.attribute:
+            for sub in [attribute.g] if attribute.HasField("g") else list(attribute.graphs):
+                yield from identities_not_naming_an_output(sub)
 
 
 @needs_fold_constants
@@ -178,10 +188,29 @@ def test_simplify_on_the_corpus_removes_every_identity(corpus_model, oracle):
     original = onnx.load(corpus_model.path)
     result = osg.run(original, "simplify")
     oracle.assert_valid(result)
-    identities = oracle.op_histogram(result).get("Identity", 0)
-    # An Identity may only remain where it carries a graph output's name for a graph input.
-    passthrough = {o.name for o in result.graph.output} & {n.output[0] for n in result.graph.node if n.op_type == "Identity"}
-    assert identities <= len(passthrough)
+    # An Identity may only remain where it carries a graph (or body) output's name for a
+    # value that cannot take it: a graph input, an outer-scope value, another output.
+    assert not list(identities_not_naming_an_output(result.graph))
+    if corpus_model.runnable:
+        oracle.assert_equivalent(original, result, inputs=corpus_model.inputs,
+                                 rtol=corpus_model.rtol, atol=corpus_model.atol)
+
+
+def test_set_input_shape_on_the_corpus_keeps_models_equivalent(corpus_model, oracle):
+    """Fixes every input of a real export to the shape of the corpus's test inputs: the
+    re-inferred model is valid, and onnxruntime computes the same outputs with it."""
+    original = onnx.load(corpus_model.path)
+    inputs = {i.name: i for i in original.graph.input}
+    shapes = ";".join(f"{name}:{'x'.join(map(str, array.shape))}" for name, array in corpus_model.inputs.items()
+                      if name in inputs and array.ndim > 0)
+    if not shapes:
+        pytest.skip("no non-scalar inputs")
+    result = osg.run(original, f"set-input-shape={shapes}")
+    oracle.assert_valid(result)
+    for value in result.graph.input:
+        if value.name in corpus_model.inputs:
+            dims = [d.dim_value if d.HasField("dim_value") else None for d in value.type.tensor_type.shape.dim]
+            assert dims == list(corpus_model.inputs[value.name].shape)
     if corpus_model.runnable:
         oracle.assert_equivalent(original, result, inputs=corpus_model.inputs,
                                  rtol=corpus_model.rtol, atol=corpus_model.atol)
