@@ -50,6 +50,7 @@ class SimplifyPass : public Pass {
       result.counts["rounds"] = round + 1;
       result.changed |= changed;
       if (!changed) break;
+      if (round + 1 == max_rounds_) result.counts["stopped-at-max-rounds"] = 1;  // not a fixed point yet
     }
     return result;
   }

@@ -214,3 +214,19 @@ def test_set_input_shape_on_the_corpus_keeps_models_equivalent(corpus_model, ora
     if corpus_model.runnable:
         oracle.assert_equivalent(original, result, inputs=corpus_model.inputs,
                                  rtol=corpus_model.rtol, atol=corpus_model.atol)
+
+
+def test_extract_constants_both_ways_on_the_corpus(corpus_model, oracle):
+    """Initializers to Constant nodes and back again, on real exports: valid and equivalent
+    each way; only overridable (graph input) initializers stay initializers."""
+    original = onnx.load(corpus_model.path)
+    as_constants = osg.run(original, "extract-constants=constant")
+    oracle.assert_valid(as_constants)
+    overridable = {i.name for i in original.graph.input}
+    assert not [t.name for t in as_constants.graph.initializer if t.name not in overridable]
+    back = osg.run(as_constants, "extract-constants")
+    oracle.assert_valid(back)
+    if corpus_model.runnable:
+        for model in (as_constants, back):
+            oracle.assert_equivalent(original, model, inputs=corpus_model.inputs,
+                                     rtol=corpus_model.rtol, atol=corpus_model.atol)
