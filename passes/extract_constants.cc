@@ -143,7 +143,7 @@ PassInfo ExtractConstantsPassInfo() {
             std::string to = o.GetString("to", "initializer");
             if (to != "initializer" && to != "constant") {
               return absl::InvalidArgumentError(
-                  absl::StrCat("extract-constants: option 'to' wants initializer or constant, got '", to, "'"));
+                  absl::StrCat("option 'to' wants initializer or constant, got '", to, "'"));
             }
             return std::make_unique<ExtractConstantsPass>(to == "initializer");
           }};

@@ -29,7 +29,7 @@ class RemoveInitializerInputsPass : public Pass {
     for (const std::string& name : keep_) {
       Value* v = g.FindValue(name);
       if (!v || !v->IsGraphInput() || !v->IsInitializer()) {
-        return absl::InvalidArgumentError(absl::StrCat("remove-initializer-inputs: keep names '", name,
+        return absl::InvalidArgumentError(absl::StrCat("keep names '", name,
                                                        "', which is not an initializer listed as a graph input"));
       }
     }

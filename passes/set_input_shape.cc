@@ -48,7 +48,7 @@ StatusOr<int64_t> ParseDim(absl::string_view text, absl::string_view item) {
   int64_t d;
   if (text == "?") return kKeepDim;
   if (!absl::SimpleAtoi(text, &d) || d < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("set-input-shape: '", std::string(text), "' in '", std::string(item),
+    return absl::InvalidArgumentError(absl::StrCat("'", std::string(text), "' in '", std::string(item),
                                                    "' is not a dim (a number >= 0, or '?')"));
   }
   return d;
@@ -60,7 +60,7 @@ StatusOr<std::vector<InputShape>> ParseShapes(const std::string& value) {
     size_t colon = item.rfind(':');
     if (colon == std::string::npos || colon == 0 || colon + 1 == item.size()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("set-input-shape: shapes item '", item, "' is not NAME:DIMS (e.g. input_ids:1x128)"));
+          absl::StrCat("shapes item '", item, "' is not NAME:DIMS (e.g. input_ids:1x128)"));
     }
     InputShape s{item.substr(0, colon), {}};
     for (absl::string_view d : absl::StrSplit(absl::string_view(item).substr(colon + 1), 'x')) {
@@ -79,7 +79,7 @@ StatusOr<std::vector<std::pair<std::string, int64_t>>> ParseSymbols(const std::s
     int64_t n;
     if (colon == std::string::npos || colon == 0 || !absl::SimpleAtoi(item.substr(colon + 1), &n) || n < 0) {
       return absl::InvalidArgumentError(
-          absl::StrCat("set-input-shape: dims item '", item, "' is not SYMBOL:N with N >= 0 (e.g. batch:1)"));
+          absl::StrCat("dims item '", item, "' is not SYMBOL:N with N >= 0 (e.g. batch:1)"));
     }
     symbols.emplace_back(item.substr(0, colon), n);
   }
@@ -99,13 +99,13 @@ std::string ShapeText(const onnx::TypeProto& type) {
 StatusOr<onnx::TypeProto> NewInputType(const Value& input, const std::vector<int64_t>& dims) {
   if (!input.type() || !input.type()->has_tensor_type()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("set-input-shape: graph input '", input.name(), "' is not a tensor with a known type"));
+        absl::StrCat("graph input '", input.name(), "' is not a tensor with a known type"));
   }
   onnx::TypeProto type = *input.type();
   auto* shape = type.mutable_tensor_type()->mutable_shape();
   bool had_shape = input.type()->tensor_type().has_shape();
   if (had_shape && shape->dim_size() != static_cast<int>(dims.size())) {
-    return absl::InvalidArgumentError(absl::StrCat("set-input-shape: graph input '", input.name(), "' has rank ",
+    return absl::InvalidArgumentError(absl::StrCat("graph input '", input.name(), "' has rank ",
                                                    shape->dim_size(), " ", ShapeText(*input.type()), ", ",
                                                    dims.size(), " dims given"));
   }
@@ -115,7 +115,7 @@ StatusOr<onnx::TypeProto> NewInputType(const Value& input, const std::vector<int
     auto* d = shape->mutable_dim(static_cast<int>(i));
     if (dims[i] == kKeepDim) continue;
     if (d->has_dim_value() && d->dim_value() != dims[i]) {
-      return absl::InvalidArgumentError(absl::StrCat("set-input-shape: dim ", i, " of graph input '", input.name(), "' ",
+      return absl::InvalidArgumentError(absl::StrCat("dim ", i, " of graph input '", input.name(), "' ",
                                                      ShapeText(*input.type()), " is static ", d->dim_value(),
                                                      "; ", dims[i], " contradicts it"));
     }
@@ -127,7 +127,7 @@ StatusOr<onnx::TypeProto> NewInputType(const Value& input, const std::vector<int
     for (int i = 0; same && i < tdims.size(); ++i)
       same = !shape->dim(i).has_dim_value() || shape->dim(i).dim_value() == tdims[i];
     if (!same) {
-      return absl::InvalidArgumentError(absl::StrCat("set-input-shape: graph input '", input.name(),
+      return absl::InvalidArgumentError(absl::StrCat("graph input '", input.name(),
                                                      "' is an initializer whose dims contradict ", ShapeText(type)));
     }
   }
@@ -203,7 +203,7 @@ class SetInputShapePass : public Pass {
       if (it == g.inputs().end()) {
         std::vector<std::string> names;
         for (Value* v : g.inputs()) names.push_back(v->name());
-        return absl::InvalidArgumentError(absl::StrCat("set-input-shape: no graph input named '", s.input,
+        return absl::InvalidArgumentError(absl::StrCat("no graph input named '", s.input,
                                                        "' (graph inputs: ", absl::StrJoin(names, ", "), ")"));
       }
       OS_ASSIGN_OR_RETURN(onnx::TypeProto type, NewInputType(**it, s.dims));
@@ -217,7 +217,7 @@ class SetInputShapePass : public Pass {
       }
       if (!used) {
         return absl::InvalidArgumentError(
-            absl::StrCat("set-input-shape: no graph input has a dim named '", symbol, "'"));
+            absl::StrCat("no graph input has a dim named '", symbol, "'"));
       }
     }
     // Apply.
@@ -248,7 +248,7 @@ class SetInputShapePass : public Pass {
       onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0, /*data_prop=*/true);
       onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), options);
     } catch (const std::exception& e) {
-      return absl::InvalidArgumentError(absl::StrCat("set-input-shape: shape inference with the new shapes failed: ", e.what()));
+      return absl::InvalidArgumentError(absl::StrCat("shape inference with the new shapes failed: ", e.what()));
     }
     AdoptInferredTypes(model.graph(), proto.graph());
     return absl::OkStatus();

@@ -30,7 +30,7 @@ class SimplifyPass : public Pass {
       if (!info) {
         std::vector<std::string> known;
         for (const PassInfo& p : AllPasses()) known.push_back(p.name);
-        return absl::NotFoundError(absl::StrCat("simplify: unknown pass '", name,
+        return absl::NotFoundError(absl::StrCat("unknown pass '", name,
                                                 "' (not in this build; known passes: ", absl::StrJoin(known, ", "), ")"));
       }
       OS_ASSIGN_OR_RETURN(std::unique_ptr<Pass> pass, info->create(PassOptions()));
@@ -42,7 +42,7 @@ class SimplifyPass : public Pass {
       for (auto& [name, pass] : steps) {
         auto step = pass->Run(model, context);
         if (!step.ok()) {
-          return absl::Status(step.status().code(), absl::StrCat("simplify: ", name, ": ", step.status().message()));
+          return absl::Status(step.status().code(), absl::StrCat("step '", name, "': ", step.status().message()));
         }
         changed |= step->changed;
         for (const auto& [what, n] : step->counts) result.counts[absl::StrCat(name, "/", what)] += n;
@@ -67,7 +67,7 @@ PassInfo SimplifyPassInfo() {
           {{"max-rounds", "at most this many rounds", "10"}},
           [](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {
             OS_ASSIGN_OR_RETURN(int64_t rounds, o.GetInt("max-rounds", 10));
-            if (rounds < 1) return absl::InvalidArgumentError("simplify: max-rounds must be at least 1");
+            if (rounds < 1) return absl::InvalidArgumentError("max-rounds must be at least 1");
             return std::make_unique<SimplifyPass>(rounds);
           }};
 }
