@@ -75,15 +75,16 @@ Status ConstantToInitializer(Graph& g, Node* n, onnx::TensorProto tensor) {
   return init->SetName(name);
 }
 
-// Given an initializer. Execute replaces it by a Constant node of the same name.
-Status InitializerToConstant(Graph& g, Value* init) {
+// Given an initializer and a node of its graph (null: the end). Execute replaces the
+// initializer by a Constant node of the same name, placed before that node.
+Status InitializerToConstant(Graph& g, Value* init, Node* before) {
   std::string name = init->name();
   onnx::AttributeProto value;
   value.set_name("value");
   value.set_type(onnx::AttributeProto::TENSOR);
   *value.mutable_t() = init->initializer()->ToProto("");
   value.mutable_t()->clear_name();
-  Node* n = g.CreateNode("Constant", {}, 1, "", g.first_node(), name);
+  Node* n = g.CreateNode("Constant", {}, 1, "", before, name);
   n->SetAttribute(std::move(value));
   Value* out = n->output(0);
   // A graph output moves to `out` with its name; other readers are rewired.
@@ -119,9 +120,10 @@ class ExtractConstantsPass : public Pass {
         }
       } else {
         std::vector<Value*> initializers = g->initializers();  // copy: the list shrinks
+        Node* first = g->first_node();  // Constants go before it, in initializer order
         for (Value* v : initializers) {
           if (v->IsGraphInput()) continue;
-          OS_RETURN_IF_ERROR(InitializerToConstant(*g, v));
+          OS_RETURN_IF_ERROR(InitializerToConstant(*g, v, first));
           result.Count("initializers-to-constants");
         }
       }
