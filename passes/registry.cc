@@ -12,6 +12,12 @@ const std::vector<PassInfo>& AllPasses() {
       passes::FoldConstantsPassInfo(),
       passes::FixLayerNormPassInfo(),
       passes::DecomposeLayerNormPassInfo(),
+      passes::StripIdentityCastPassInfo(),
+      passes::RemoveInitializerInputsPassInfo(),
+      passes::DedupeInitializersPassInfo(),
+      passes::ExtractConstantsPassInfo(),
+      passes::SetInputShapePassInfo(),
+      passes::SimplifyPassInfo(),
   };
   return table;
 }

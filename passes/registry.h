@@ -14,5 +14,11 @@ PassInfo InlineFunctionsPassInfo();
 PassInfo FoldConstantsPassInfo();
 PassInfo FixLayerNormPassInfo();
 PassInfo DecomposeLayerNormPassInfo();
+PassInfo StripIdentityCastPassInfo();
+PassInfo RemoveInitializerInputsPassInfo();
+PassInfo DedupeInitializersPassInfo();
+PassInfo ExtractConstantsPassInfo();
+PassInfo SetInputShapePassInfo();
+PassInfo SimplifyPassInfo();
 
 }  // namespace onnxsurgeon::passes

@@ -1,0 +1,154 @@
+// extract-constants: Constant nodes become initializers (to=initializer, the default), or
+// initializers become Constant nodes (to=constant), for targets that prefer one or the other.
+// Names are kept: the initializer is named like the Constant's output, and back.
+//
+// to=initializer handles every attribute form of Constant (value, value_float(s),
+// value_int(s), value_string(s)); it leaves Constants whose output is a graph output (some
+// runtimes reject an initializer as an output), sparse_value and attribute references
+// (function bodies, which cannot hold initializers, are skipped anyway), and models with
+// ir_version < 4 (initializers there must be graph inputs). Constants inside If/Loop/Scan
+// bodies become initializers of that body.
+// to=constant turns every initializer that is not a graph input (overridable) into a
+// Constant node at the start of its graph; sparse initializers stay.
+//
+// Options:
+//   to=initializer|constant    the direction (default initializer)
+//
+// Before (to=initializer):  k = Constant<value_ints=[1, -1]>(); Y = Reshape(X, k)
+// After:                    <int64[2] k = {1, -1}> Y = Reshape(X, k)
+#include <optional>
+
+#include "passes/registry.h"
+
+namespace onnxsurgeon::passes {
+namespace {
+
+using T = onnx::TensorProto;
+
+// The Constant node's tensor, or nullopt for the forms left alone.
+std::optional<onnx::TensorProto> ConstantTensor(const Node& n) {
+  if (n.attributes().size() != 1) return std::nullopt;
+  const Attribute& a = n.attributes().front();
+  if (a.is_ref()) return std::nullopt;
+  const onnx::AttributeProto& p = a.proto();
+  onnx::TensorProto t;
+  if (a.name() == "value") {
+    t = p.t();
+    if (t.data_location() == T::EXTERNAL) return std::nullopt;
+    t.clear_name();
+  } else if (a.name() == "value_float") {
+    t.set_data_type(T::FLOAT);
+    t.add_float_data(p.f());
+  } else if (a.name() == "value_floats") {
+    t.set_data_type(T::FLOAT);
+    t.add_dims(p.floats_size());
+    *t.mutable_float_data() = p.floats();
+  } else if (a.name() == "value_int") {
+    t.set_data_type(T::INT64);
+    t.add_int64_data(p.i());
+  } else if (a.name() == "value_ints") {
+    t.set_data_type(T::INT64);
+    t.add_dims(p.ints_size());
+    *t.mutable_int64_data() = p.ints();
+  } else if (a.name() == "value_string") {
+    t.set_data_type(T::STRING);
+    t.add_string_data(p.s());
+  } else if (a.name() == "value_strings") {
+    t.set_data_type(T::STRING);
+    t.add_dims(p.strings_size());
+    *t.mutable_string_data() = p.strings();
+  } else {
+    return std::nullopt;  // sparse_value
+  }
+  return t;
+}
+
+bool InFunction(const Graph& g) { return g.root()->kind() == GraphKind::kFunctionBody; }
+
+// Given a Constant node. Execute replaces it by an initializer of the same name.
+Status ConstantToInitializer(Graph& g, Node* n, onnx::TensorProto tensor) {
+  Value* out = n->output(0);
+  std::string name = out->name();
+  OS_ASSIGN_OR_RETURN(Value * init, g.AddInitializer(g.UniqueName(name), Tensor::FromProto(std::move(tensor))));
+  OS_RETURN_IF_ERROR(out->ReplaceAllUsesWith(init));
+  OS_RETURN_IF_ERROR(g.EraseNode(n));
+  return init->SetName(name);
+}
+
+// Given an initializer and a node of its graph (null: the end). Execute replaces the
+// initializer by a Constant node of the same name, placed before that node.
+Status InitializerToConstant(Graph& g, Value* init, Node* before) {
+  std::string name = init->name();
+  onnx::AttributeProto value;
+  value.set_name("value");
+  value.set_type(onnx::AttributeProto::TENSOR);
+  *value.mutable_t() = init->initializer()->ToProto("");
+  value.mutable_t()->clear_name();
+  Node* n = g.CreateNode("Constant", {}, 1, "", before, name);
+  n->SetAttribute(std::move(value));
+  Value* out = n->output(0);
+  // A graph output moves to `out` with its name; other readers are rewired.
+  OS_RETURN_IF_ERROR(init->ReplaceAllUsesWith(out, /*allow_graph_outputs=*/true));
+  OS_RETURN_IF_ERROR(g.RemoveInitializer(init));
+  if (out->name() != name) OS_RETURN_IF_ERROR(out->SetName(name));
+  return absl::OkStatus();
+}
+
+class ExtractConstantsPass : public Pass {
+ public:
+  explicit ExtractConstantsPass(bool to_initializer) : to_initializer_(to_initializer) {}
+
+  StatusOr<PassResult> Run(Model& model, const PassContext&) override {
+    PassResult result;
+    if (!model.has_graph()) return result;
+    if (to_initializer_ && model.proto().ir_version() < 4) {
+      result.counts["skipped: ir_version < 4 needs initializers listed as inputs"] = 1;  // not a change
+      return result;
+    }
+    for (Graph* g : model.AllGraphs()) {
+      if (InFunction(*g)) continue;
+      if (to_initializer_) {
+        for (Node* n = g->first_node(); n;) {
+          Node* next = n->next();
+          if (n->Is("Constant") && n->num_outputs() == 1 && n->output(0) && !n->output(0)->IsGraphOutput()) {
+            if (auto tensor = ConstantTensor(*n)) {
+              OS_RETURN_IF_ERROR(ConstantToInitializer(*g, n, std::move(*tensor)));
+              result.Count("constants-to-initializers");
+            }
+          }
+          n = next;
+        }
+      } else {
+        std::vector<Value*> initializers = g->initializers();  // copy: the list shrinks
+        Node* first = g->first_node();  // Constants go before it, in initializer order
+        for (Value* v : initializers) {
+          if (v->IsGraphInput()) continue;
+          OS_RETURN_IF_ERROR(InitializerToConstant(*g, v, first));
+          result.Count("initializers-to-constants");
+        }
+      }
+    }
+    return result;
+  }
+
+ private:
+  bool to_initializer_;
+};
+
+}  // namespace
+
+PassInfo ExtractConstantsPassInfo() {
+  return {"extract-constants",
+          "Turn Constant nodes into initializers (to=initializer) or initializers into Constant nodes (to=constant)",
+          {{"to", "initializer or constant", "initializer"}},
+          [](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {
+            std::string to = o.GetString("to", "initializer");
+            if (to != "initializer" && to != "constant") {
+              return absl::InvalidArgumentError(
+                  absl::StrCat("option 'to' wants initializer or constant, got '", to, "'"));
+            }
+            return std::make_unique<ExtractConstantsPass>(to == "initializer");
+          }};
+}
+
+}  // namespace onnxsurgeon::passes

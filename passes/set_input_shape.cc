@@ -1,0 +1,275 @@
+// set-input-shape: fixes dynamic dims of the main graph's inputs, then re-runs onnx shape
+// inference so outputs and value_info agree (as onnx-simplifier's --overwrite-input-shape).
+//
+// Two forms, combinable:
+//   shapes=NAME:DIMS;NAME:DIMS   DIMS is dims joined by 'x' (1x3x224x224); a dim is a
+//                                number, or '?' to leave that dim as it is. An input
+//                                without a shape gets one. Split at the last ':', so names
+//                                with ':' work (input:0:1x3).
+//   dims=SYMBOL:N;SYMBOL:N       sets the symbolic dim SYMBOL to N everywhere it appears
+//                                (inputs, outputs, value_info, every graph): batch:1
+// Errors, with nothing changed: an unknown input name, a rank other than the input's, a
+// number contradicting a static dim (or an initializer's dims), a symbol no graph input
+// uses, a syntax error. Shape inference then types every output and value_info entry
+// afresh (value_info gains entries for the values it types; values of nodes it cannot
+// infer, e.g. custom ops, keep their old entries, with `dims` symbols substituted).
+//
+// Options:
+//   shapes=                  NAME:DIMS items, ';'-separated (the primary option)
+//   dims=                    SYMBOL:N items, ';'-separated
+//
+// Before (set-input-shape=input_ids:1x128):
+//   g (int64[batch,seq] input_ids) => (float[batch,seq,768] h) { ... }
+// After:
+//   g (int64[1,128] input_ids) => (float[1,128,768] h) { ... }
+#include <algorithm>
+#include <exception>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "core/io/exporter.h"
+#include "onnx/defs/schema.h"
+#include "onnx/shape_inference/implementation.h"
+#include "passes/list_option.h"
+#include "passes/registry.h"
+
+namespace onnxsurgeon::passes {
+namespace {
+
+constexpr int64_t kKeepDim = -1;  // '?' in DIMS
+
+struct InputShape {
+  std::string input;
+  std::vector<int64_t> dims;  // kKeepDim: unchanged
+};
+
+StatusOr<int64_t> ParseDim(absl::string_view text, absl::string_view item) {
+  int64_t d;
+  if (text == "?") return kKeepDim;
+  if (!absl::SimpleAtoi(text, &d) || d < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("'", std::string(text), "' in '", std::string(item),
+                                                   "' is not a dim (a number >= 0, or '?')"));
+  }
+  return d;
+}
+
+StatusOr<std::vector<InputShape>> ParseShapes(const std::string& value) {
+  std::vector<InputShape> shapes;
+  for (const std::string& item : SplitListOption(value)) {
+    size_t colon = item.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == item.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("shapes item '", item, "' is not NAME:DIMS (e.g. input_ids:1x128)"));
+    }
+    InputShape s{item.substr(0, colon), {}};
+    for (absl::string_view d : absl::StrSplit(absl::string_view(item).substr(colon + 1), 'x')) {
+      OS_ASSIGN_OR_RETURN(int64_t dim, ParseDim(absl::StripAsciiWhitespace(d), item));
+      s.dims.push_back(dim);
+    }
+    shapes.push_back(std::move(s));
+  }
+  return shapes;
+}
+
+StatusOr<std::vector<std::pair<std::string, int64_t>>> ParseSymbols(const std::string& value) {
+  std::vector<std::pair<std::string, int64_t>> symbols;
+  for (const std::string& item : SplitListOption(value)) {
+    size_t colon = item.rfind(':');
+    int64_t n;
+    if (colon == std::string::npos || colon == 0 || !absl::SimpleAtoi(item.substr(colon + 1), &n) || n < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("dims item '", item, "' is not SYMBOL:N with N >= 0 (e.g. batch:1)"));
+    }
+    symbols.emplace_back(item.substr(0, colon), n);
+  }
+  return symbols;
+}
+
+std::string ShapeText(const onnx::TypeProto& type) {
+  if (!type.tensor_type().has_shape()) return "unknown shape";
+  std::vector<std::string> dims;
+  for (const auto& d : type.tensor_type().shape().dim())
+    dims.push_back(d.has_dim_value() ? absl::StrCat(d.dim_value()) : d.has_dim_param() ? d.dim_param() : "?");
+  return absl::StrCat("[", absl::StrJoin(dims, ","), "]");
+}
+
+// Given a graph input and the requested dims. Execute checks them against what the model
+// says. Result the input's new type.
+StatusOr<onnx::TypeProto> NewInputType(const Value& input, const std::vector<int64_t>& dims) {
+  if (!input.type() || !input.type()->has_tensor_type()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("graph input '", input.name(), "' is not a tensor with a known type"));
+  }
+  onnx::TypeProto type = *input.type();
+  auto* shape = type.mutable_tensor_type()->mutable_shape();
+  bool had_shape = input.type()->tensor_type().has_shape();
+  if (had_shape && shape->dim_size() != static_cast<int>(dims.size())) {
+    return absl::InvalidArgumentError(absl::StrCat("graph input '", input.name(), "' has rank ",
+                                                   shape->dim_size(), " ", ShapeText(*input.type()), ", ",
+                                                   dims.size(), " dims given"));
+  }
+  if (!had_shape)
+    for (size_t i = 0; i < dims.size(); ++i) shape->add_dim();
+  for (size_t i = 0; i < dims.size(); ++i) {
+    auto* d = shape->mutable_dim(static_cast<int>(i));
+    if (dims[i] == kKeepDim) continue;
+    if (d->has_dim_value() && d->dim_value() != dims[i]) {
+      return absl::InvalidArgumentError(absl::StrCat("dim ", i, " of graph input '", input.name(), "' ",
+                                                     ShapeText(*input.type()), " is static ", d->dim_value(),
+                                                     "; ", dims[i], " contradicts it"));
+    }
+    d->set_dim_value(dims[i]);  // clears dim_param (a oneof)
+  }
+  if (const Tensor* t = input.initializer()) {
+    const auto& tdims = t->meta().dims();
+    bool same = tdims.size() == shape->dim_size();
+    for (int i = 0; same && i < tdims.size(); ++i)
+      same = !shape->dim(i).has_dim_value() || shape->dim(i).dim_value() == tdims[i];
+    if (!same) {
+      return absl::InvalidArgumentError(absl::StrCat("graph input '", input.name(),
+                                                     "' is an initializer whose dims contradict ", ShapeText(type)));
+    }
+  }
+  return type;
+}
+
+// Replaces dim_param `symbol` by `n` in a type (tensors, and inside sequence/optional/map).
+int SubstituteSymbol(onnx::TypeProto& type, const std::string& symbol, int64_t n) {
+  int replaced = 0;
+  if (type.has_tensor_type() && type.tensor_type().has_shape()) {
+    for (auto& d : *type.mutable_tensor_type()->mutable_shape()->mutable_dim()) {
+      if (d.has_dim_param() && d.dim_param() == symbol) {
+        d.set_dim_value(n);
+        ++replaced;
+      }
+    }
+  }
+  if (type.has_sequence_type()) replaced += SubstituteSymbol(*type.mutable_sequence_type()->mutable_elem_type(), symbol, n);
+  if (type.has_optional_type()) replaced += SubstituteSymbol(*type.mutable_optional_type()->mutable_elem_type(), symbol, n);
+  if (type.has_map_type()) replaced += SubstituteSymbol(*type.mutable_map_type()->mutable_value_type(), symbol, n);
+  return replaced;
+}
+
+// Takes over every type onnx inferred for `g` (walking `inferred` in the same node order).
+void AdoptInferredTypes(Graph& g, const onnx::GraphProto& inferred) {
+  for (const onnx::ValueInfoProto& vi : inferred.value_info()) {
+    Value* v = g.FindValue(vi.name());
+    if (!v || !vi.has_type() || v->IsGraphInput() || v->IsInitializer()) continue;
+    *v->mutable_info()->mutable_type() = vi.type();
+    if (!v->IsGraphOutput()) g.AddValueInfo(v);
+  }
+  for (int i = 0; i < inferred.output_size() && i < static_cast<int>(g.outputs().size()); ++i) {
+    Value* v = g.outputs()[i];
+    if (inferred.output(i).has_type() && !v->IsGraphInput() && !v->IsInitializer())
+      *v->mutable_info()->mutable_type() = inferred.output(i).type();
+  }
+  int i = 0;
+  for (Node* n : g.nodes()) {
+    if (i >= inferred.node_size()) break;
+    const onnx::NodeProto& np = inferred.node(i++);
+    auto subs = n->subgraphs();
+    size_t k = 0;
+    for (const auto& ap : np.attribute()) {
+      if (ap.has_g() && k < subs.size()) AdoptInferredTypes(*subs[k++], ap.g());
+      for (const auto& sg : ap.graphs())
+        if (k < subs.size()) AdoptInferredTypes(*subs[k++], sg);
+    }
+  }
+}
+
+void ClearValueInfo(onnx::GraphProto& g) {
+  g.clear_value_info();
+  for (auto& n : *g.mutable_node())
+    for (auto& a : *n.mutable_attribute()) {
+      if (a.has_g()) ClearValueInfo(*a.mutable_g());
+      for (auto& sg : *a.mutable_graphs()) ClearValueInfo(sg);
+    }
+}
+
+class SetInputShapePass : public Pass {
+ public:
+  SetInputShapePass(std::vector<InputShape> shapes, std::vector<std::pair<std::string, int64_t>> symbols)
+      : shapes_(std::move(shapes)), symbols_(std::move(symbols)) {}
+
+  StatusOr<PassResult> Run(Model& model, const PassContext&) override {
+    PassResult result;
+    if (shapes_.empty() && symbols_.empty()) return result;
+    Graph& g = model.graph();
+    // Check everything before changing anything.
+    std::vector<std::pair<Value*, onnx::TypeProto>> new_types;
+    for (const InputShape& s : shapes_) {
+      auto it = std::find_if(g.inputs().begin(), g.inputs().end(), [&](Value* v) { return v->name() == s.input; });
+      if (it == g.inputs().end()) {
+        std::vector<std::string> names;
+        for (Value* v : g.inputs()) names.push_back(v->name());
+        return absl::InvalidArgumentError(absl::StrCat("no graph input named '", s.input,
+                                                       "' (graph inputs: ", absl::StrJoin(names, ", "), ")"));
+      }
+      OS_ASSIGN_OR_RETURN(onnx::TypeProto type, NewInputType(**it, s.dims));
+      new_types.emplace_back(*it, std::move(type));
+    }
+    for (const auto& [symbol, n] : symbols_) {
+      bool used = false;
+      for (Value* v : g.inputs()) {
+        onnx::TypeProto probe = v->type() ? *v->type() : onnx::TypeProto();
+        used |= SubstituteSymbol(probe, symbol, n) > 0;
+      }
+      if (!used) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("no graph input has a dim named '", symbol, "'"));
+      }
+    }
+    // Apply.
+    for (auto& [input, type] : new_types) {
+      *input->mutable_info()->mutable_type() = std::move(type);
+      result.Count("inputs-reshaped");
+    }
+    for (const auto& [symbol, n] : symbols_) {
+      for (Graph* graph : model.AllGraphs()) {
+        auto substitute = [&](Value* v) {
+          if (v && v->type()) result.Count("symbolic-dims-set", SubstituteSymbol(*v->mutable_info()->mutable_type(), symbol, n));
+        };
+        for (Value* v : graph->inputs()) substitute(v);
+        for (Value* v : graph->outputs()) substitute(v);
+        for (const auto& entry : graph->value_info()) substitute(entry.value);
+      }
+    }
+    OS_RETURN_IF_ERROR(Reinfer(model));
+    return result;
+  }
+
+ private:
+  // Shape inference from scratch over the new input shapes (old value_info ignored).
+  static Status Reinfer(Model& model) {
+    onnx::ModelProto proto = ExportModel(model);
+    ClearValueInfo(*proto.mutable_graph());
+    try {
+      onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0, /*data_prop=*/true);
+      onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), options);
+    } catch (const std::exception& e) {
+      return absl::InvalidArgumentError(absl::StrCat("shape inference with the new shapes failed: ", e.what()));
+    }
+    AdoptInferredTypes(model.graph(), proto.graph());
+    return absl::OkStatus();
+  }
+
+  std::vector<InputShape> shapes_;
+  std::vector<std::pair<std::string, int64_t>> symbols_;
+};
+
+}  // namespace
+
+PassInfo SetInputShapePassInfo() {
+  return {"set-input-shape",
+          "Fix dynamic dims of graph inputs (shapes=x:1x128, dims=batch:1) and re-run shape inference",
+          {{"shapes", "NAME:DIMS items separated by ';', DIMS like 1x3x224x224 ('?' keeps a dim)", ""},
+           {"dims", "SYMBOL:N items separated by ';': a symbolic dim set everywhere", ""}},
+          [](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {
+            OS_ASSIGN_OR_RETURN(auto shapes, ParseShapes(o.GetString("shapes", "")));
+            OS_ASSIGN_OR_RETURN(auto symbols, ParseSymbols(o.GetString("dims", "")));
+            return std::make_unique<SetInputShapePass>(std::move(shapes), std::move(symbols));
+          }};
+}
+
+}  // namespace onnxsurgeon::passes

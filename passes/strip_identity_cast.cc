@@ -1,0 +1,258 @@
+// strip-identity-cast: removes Identity nodes, Casts that change nothing, and Cast chains
+// whose middle type loses nothing.
+//
+// Rules (the pattern DSL; each refusal says why):
+//   identity               Identity(x)                 -> x
+//   cast-to-same-type      Cast(x, to=T), x : T        -> x
+//   castlike-to-same-type  CastLike(x, like), x, like : T -> x
+//   cast-chain             Cast(Cast(x, to=A), to=B), x : T, CastIsLossless(T, A) -> Cast(x, to=B)
+//                          (-> x when B == T); never when B is string (its text depends on
+//                          the type it is printed from). The inner Cast stays if others read it.
+// Graph outputs keep their names: a removed node's output that a graph (or an If/Loop/Scan
+// body) returns is taken over by its input only when that input is a plain node output of
+// the same graph, not returned already; otherwise the node stays (so a graph input returned
+// through an Identity, or a body returning an outer-scope value, stay correct).
+// Types come from the model's annotations and onnx shape inference (on a copy: the model
+// gains no value_info); a Cast whose input type is unknown stays.
+//
+// Options:
+//   allow-precision-loss=false  also collapse chains through a narrower floating type
+//                               (float -> float16 -> float becomes x): values change.
+//
+// Before:  a = Identity(X); b = Cast<to=DOUBLE>(a); c = Cast<to=FLOAT>(b); Y = Relu(c)   (X float)
+// After:   Y = Relu(X)
+#include "passes/strip_identity_cast.h"
+
+#include <cmath>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+
+#include "core/pass/pattern_pass.h"
+#include "passes/inferred_types.h"
+#include "passes/registry.h"
+
+namespace onnxsurgeon::passes {
+namespace {
+
+using pattern::Match;
+using pattern::Pattern;
+using pattern::ValueRef;
+using Types = onnx::TensorProto;
+
+// How a tensor element type represents numbers.
+struct NumberFormat {
+  enum Kind { kBool, kInt, kFloat } kind;
+  bool is_signed = false;
+  int bits = 0;        // integers: width
+  int precision = 0;   // floats: significand bits, the implicit one included
+  int emin = 0;        // floats: exponent of the smallest normal
+  double max = 0;      // floats: largest finite value
+  bool inf = false, nan = false, negative_zero = false;
+};
+
+std::optional<NumberFormat> FormatOf(int32_t type) {
+  using F = NumberFormat;
+  auto integer = [](bool is_signed, int bits) { return F{F::kInt, is_signed, bits}; };
+  auto floating = [](int precision, int emin, double max, bool inf, bool nan, bool negative_zero) {
+    return F{F::kFloat, true, 0, precision, emin, max, inf, nan, negative_zero};
+  };
+  switch (type) {
+    case Types::BOOL: return F{F::kBool};
+    case Types::UINT4: return integer(false, 4);
+    case Types::INT4: return integer(true, 4);
+    case Types::UINT8: return integer(false, 8);
+    case Types::INT8: return integer(true, 8);
+    case Types::UINT16: return integer(false, 16);
+    case Types::INT16: return integer(true, 16);
+    case Types::UINT32: return integer(false, 32);
+    case Types::INT32: return integer(true, 32);
+    case Types::UINT64: return integer(false, 64);
+    case Types::INT64: return integer(true, 64);
+    case Types::FLOAT4E2M1: return floating(2, 0, 6.0, false, false, true);
+    case Types::FLOAT8E4M3FN: return floating(4, -6, 448.0, false, true, true);
+    case Types::FLOAT8E4M3FNUZ: return floating(4, -7, 240.0, false, true, false);
+    case Types::FLOAT8E5M2: return floating(3, -14, 57344.0, true, true, true);
+    case Types::FLOAT8E5M2FNUZ: return floating(3, -15, 57344.0, false, true, false);
+    case Types::FLOAT16: return floating(11, -14, 65504.0, true, true, true);
+    case Types::BFLOAT16: return floating(8, -126, 3.3895313892515355e38, true, true, true);
+    case Types::FLOAT: return floating(24, -126, 3.4028234663852886e38, true, true, true);
+    case Types::DOUBLE: return floating(53, -1022, 1.7976931348623157e308, true, true, true);
+    default: return std::nullopt;  // string, complex, float8e8m0, 2-bit types, unknown
+  }
+}
+
+// Largest magnitude of an integer type, as a double (exact: a power of two or 2^n - 1
+// only matters through comparisons with powers of two).
+double IntMaxMagnitude(const NumberFormat& f) {
+  return f.is_signed ? std::ldexp(1.0, f.bits - 1) : std::ldexp(1.0, f.bits) - 1;
+}
+
+}  // namespace
+
+bool CastIsLossless(int32_t from, int32_t to, bool allow_precision_loss) {
+  if (from == to) return true;
+  auto a = FormatOf(from), b = FormatOf(to);
+  if (!a || !b) return false;
+  switch (a->kind) {
+    case NumberFormat::kBool:
+      return true;  // 0 and 1 are numbers of every format here
+    case NumberFormat::kInt:
+      if (b->kind == NumberFormat::kBool) return false;
+      if (b->kind == NumberFormat::kInt) {
+        if (a->is_signed && !b->is_signed) return false;
+        return a->is_signed == b->is_signed ? a->bits <= b->bits : a->bits < b->bits;
+      }
+      // Every integer up to 2^precision is exact in a float format (within its range).
+      return IntMaxMagnitude(*a) <= std::ldexp(1.0, b->precision) && IntMaxMagnitude(*a) <= b->max;
+    case NumberFormat::kFloat:
+      if (b->kind != NumberFormat::kFloat) return false;  // fractions, infinities, NaN
+      if (allow_precision_loss) return true;
+      // Finer significand, a last bit at least as small (subnormals), a range at least as
+      // wide, and the same special values.
+      return b->precision >= a->precision && b->emin - b->precision <= a->emin - a->precision &&
+             b->max >= a->max && (!a->inf || b->inf) && (!a->nan || b->nan) &&
+             (!a->negative_zero || b->negative_zero);
+  }
+  return false;
+}
+
+namespace {
+
+// A graph output keeps its name: `replacement` may take over `out`'s place only when it
+// can take the name too (a plain node output of the same graph, not returned already).
+bool CanReplace(const Value* out, const Value* replacement, std::string* why) {
+  if (!out->IsGraphOutput()) return true;
+  const char* reason = nullptr;
+  if (replacement->graph() != out->graph()) {
+    reason = "is an outer-scope value";
+  } else if (replacement->IsGraphInput()) {
+    reason = "is a graph input";
+  } else if (replacement->IsInitializer() || !replacement->producer()) {
+    reason = "is an initializer";
+  } else if (replacement->IsGraphOutput()) {
+    reason = "is a graph output already";
+  }
+  if (!reason) return true;
+  if (why) *why = absl::StrCat("'", out->name(), "' is a graph output and its input '", replacement->name(), "' ", reason,
+                               ": the node keeps the output's name");
+  return false;
+}
+
+std::string TypeName(int32_t type) {
+  return Types::DataType_IsValid(type) ? Types::DataType_Name(static_cast<Types::DataType>(type)) : absl::StrCat(type);
+}
+
+class StripIdentityCastPass : public PatternPass {
+ public:
+  explicit StripIdentityCastPass(bool allow_precision_loss) : allow_precision_loss_(allow_precision_loss) {
+    AddRule(IdentityRule());
+    AddRule(CastToSameTypeRule());
+    AddRule(CastLikeToSameTypeRule());
+    AddRule(CastChainRule());
+  }
+
+  StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
+    types_ = InferredTypes(&model);  // fresh each run: the model may have changed
+    return PatternPass::Run(model, context);
+  }
+
+ private:
+  // Identity(x) -> x
+  std::unique_ptr<RewriteRule> IdentityRule() {
+    Pattern p("identity");
+    ValueRef x = p.Any("x");
+    int root = p.Op("Identity", {x}).Capture("identity").id();
+    return std::make_unique<PatternRule>(
+        "identity", std::move(p), root,
+        [](const Match& m, Rewriter&) -> StatusOr<std::vector<Value*>> { return std::vector<Value*>{m.value("x")}; },
+        [](const Match& m, std::string* why) { return CanReplace(m.node("identity")->output(0), m.value("x"), why); });
+  }
+
+  // Cast(x, to=T) -> x  when x : T
+  std::unique_ptr<RewriteRule> CastToSameTypeRule() {
+    Pattern p("cast-to-same-type");
+    ValueRef x = p.Any("x");
+    int root = p.Op("Cast", {x}).Capture("cast").id();
+    return std::make_unique<PatternRule>(
+        "cast-to-same-type", std::move(p), root,
+        [](const Match& m, Rewriter&) -> StatusOr<std::vector<Value*>> { return std::vector<Value*>{m.value("x")}; },
+        [this](const Match& m, std::string* why) {
+          Node* cast = m.node("cast");
+          int32_t from = types_.ElemType(m.value("x")), to = static_cast<int32_t>(cast->GetInt("to", 0));
+          if (from == 0) return Refuse(why, "the input's type is unknown");
+          if (from != to) return Refuse(why, absl::StrCat("casts ", TypeName(from), " to ", TypeName(to)));
+          return CanReplace(cast->output(0), m.value("x"), why);
+        });
+  }
+
+  // CastLike(x, like) -> x  when x and like have the same type
+  std::unique_ptr<RewriteRule> CastLikeToSameTypeRule() {
+    Pattern p("castlike-to-same-type");
+    ValueRef x = p.Any("x");
+    int root = p.Op("CastLike", {x, p.Any("like")}).Capture("cast").id();
+    return std::make_unique<PatternRule>(
+        "castlike-to-same-type", std::move(p), root,
+        [](const Match& m, Rewriter&) -> StatusOr<std::vector<Value*>> { return std::vector<Value*>{m.value("x")}; },
+        [this](const Match& m, std::string* why) {
+          int32_t from = types_.ElemType(m.value("x")), to = types_.ElemType(m.value("like"));
+          if (from == 0 || to == 0) return Refuse(why, "an input's type is unknown");
+          if (from != to) return Refuse(why, absl::StrCat("casts ", TypeName(from), " to ", TypeName(to)));
+          return CanReplace(m.node("cast")->output(0), m.value("x"), why);
+        });
+  }
+
+  // Cast(Cast(x, to=A), to=B) -> Cast(x, to=B)  when x : T and CastIsLossless(T, A)
+  std::unique_ptr<RewriteRule> CastChainRule() {
+    Pattern p("cast-chain");
+    ValueRef x = p.Any("x");
+    auto inner = p.Op("Cast", {x}).Capture("inner").AllowExternalUses();
+    int root = p.Op("Cast", {inner}).Capture("outer").id();
+    return std::make_unique<PatternRule>(
+        "cast-chain", std::move(p), root,
+        [this](const Match& m, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
+          Node* outer = m.node("outer");
+          Value* x = m.value("x");
+          if (types_.ElemType(x) == outer->GetInt("to", 0) && CanReplace(outer->output(0), x, nullptr)) {
+            return std::vector<Value*>{x};
+          }
+          std::vector<onnx::AttributeProto> attributes;  // `to`, and saturate/round if given
+          for (const Attribute& a : outer->attributes()) attributes.push_back(a.proto());
+          return std::vector<Value*>{rw.Op("Cast", {x}, std::move(attributes))};
+        },
+        [this](const Match& m, std::string* why) {
+          int32_t from = types_.ElemType(m.value("x"));
+          int32_t via = static_cast<int32_t>(m.node("inner")->GetInt("to", 0));
+          int32_t to = static_cast<int32_t>(m.node("outer")->GetInt("to", 0));
+          if (from == 0) return Refuse(why, "the input's type is unknown");
+          if (to == Types::STRING) return Refuse(why, "a number's text depends on the type it is printed from");
+          if (!CastIsLossless(from, via, allow_precision_loss_)) {
+            return Refuse(why, absl::StrCat(TypeName(from), " -> ", TypeName(via), " loses values",
+                                            allow_precision_loss_ ? "" : " (allow-precision-loss=true to collapse float narrowing)"));
+          }
+          return true;
+        });
+  }
+
+  static bool Refuse(std::string* why, std::string reason) {
+    if (why) *why = std::move(reason);
+    return false;
+  }
+
+  bool allow_precision_loss_;
+  InferredTypes types_;
+};
+
+}  // namespace
+
+PassInfo StripIdentityCastPassInfo() {
+  return {"strip-identity-cast",
+          "Remove Identity nodes, Casts to the input's own type, and lossless Cast round trips",
+          {{"allow-precision-loss", "also collapse Cast chains through a narrower floating type (values change)", "false"}},
+          [](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {
+            OS_ASSIGN_OR_RETURN(bool allow, o.GetBool("allow-precision-loss", false));
+            return std::make_unique<StripIdentityCastPass>(allow);
+          }};
+}
+
+}  // namespace onnxsurgeon::passes
