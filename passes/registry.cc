@@ -9,6 +9,7 @@ const std::vector<PassInfo>& AllPasses() {
       passes::DcePassInfo(),
       passes::ToposortPassInfo(),
       passes::InlineFunctionsPassInfo(),
+      passes::FuseGeluPassInfo(),
   };
   return table;
 }

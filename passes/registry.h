@@ -11,5 +11,6 @@ PassInfo NopPassInfo();
 PassInfo DcePassInfo();
 PassInfo ToposortPassInfo();
 PassInfo InlineFunctionsPassInfo();
+PassInfo FuseGeluPassInfo();
 
 }  // namespace onnxsurgeon::passes
