@@ -14,12 +14,12 @@ void Node::SetInput(size_t i, Value* value) {
   if (inputs_[i] == value) return;
   if (inputs_[i]) inputs_[i]->RemoveUse(this, static_cast<int>(i));
   inputs_[i] = value;
-  if (value) value->uses_.push_back({this, static_cast<int>(i)});
+  if (value) value->AddUse(this, static_cast<int>(i));
 }
 
 void Node::AddInput(Value* value) {
   inputs_.push_back(value);
-  if (value) value->uses_.push_back({this, static_cast<int>(inputs_.size() - 1)});
+  if (value) value->AddUse(this, static_cast<int>(inputs_.size() - 1));
 }
 
 void Node::RemoveInput(size_t i) {
@@ -28,7 +28,7 @@ void Node::RemoveInput(size_t i) {
     if (inputs_[k]) inputs_[k]->RemoveUse(this, static_cast<int>(k));
   inputs_.erase(inputs_.begin() + static_cast<std::ptrdiff_t>(i));
   for (size_t k = i; k < inputs_.size(); ++k)
-    if (inputs_[k]) inputs_[k]->uses_.push_back({this, static_cast<int>(k)});
+    if (inputs_[k]) inputs_[k]->AddUse(this, static_cast<int>(k));
 }
 
 Value* Node::AddOutput(std::string name) {

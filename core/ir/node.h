@@ -82,11 +82,13 @@ class Node {
   friend class Graph;
   friend class GraphImporter;
   friend class GraphExporter;
+  friend class Value;
   explicit Node(Graph* graph) : graph_(graph) {}
 
   Graph* graph_;
   onnx::NodeProto proto_;
   std::vector<Value*> inputs_;
+  std::vector<uint32_t> use_slots_;  // use_slots_[i]: index of {this, i} in inputs_[i]->uses_
   std::vector<Value*> outputs_;
   std::vector<Attribute> attributes_;
   Node* prev_ = nullptr;

@@ -1,5 +1,7 @@
 #include "core/ir/value.h"
 
+#include <cassert>
+
 #include <algorithm>
 
 #include "core/ir/graph.h"
@@ -14,9 +16,19 @@ onnx::ValueInfoProto* Value::mutable_info() {
 
 Status Value::SetName(std::string name) { return graph_->RenameValue(this, std::move(name)); }
 
+void Value::AddUse(Node* node, int input_index) {
+  if (node->use_slots_.size() <= static_cast<size_t>(input_index)) node->use_slots_.resize(input_index + 1, 0);
+  node->use_slots_[input_index] = static_cast<uint32_t>(uses_.size());
+  uses_.push_back({node, input_index});
+}
+
 void Value::RemoveUse(Node* node, int input_index) {
-  auto it = std::find(uses_.begin(), uses_.end(), Use{node, input_index});
-  if (it != uses_.end()) uses_.erase(it);
+  uint32_t slot = node->use_slots_[input_index];
+  assert(slot < uses_.size() && uses_[slot] == (Use{node, input_index}));
+  const Use last = uses_.back();
+  uses_[slot] = last;
+  last.node->use_slots_[last.input_index] = slot;
+  uses_.pop_back();
 }
 
 Status Value::ReplaceAllUsesWith(Value* other, bool allow_graph_outputs) {

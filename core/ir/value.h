@@ -83,6 +83,9 @@ class Value {
   friend class Node;
   Value(Graph* graph, std::string name) : name_(std::move(name)), graph_(graph) {}
 
+  // Use-list edits, O(1): each node remembers where its input i sits in the value's
+  // uses_ (Node::use_slots_), and removal swaps the last use into the hole.
+  void AddUse(Node* node, int input_index);
   void RemoveUse(Node* node, int input_index);
 
   std::string name_;

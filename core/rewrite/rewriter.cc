@@ -30,6 +30,15 @@ Value* Rewriter::Op(std::string_view op_type, std::vector<Value*> inputs, std::v
 
 Value* Rewriter::Constant(Tensor tensor, std::string_view name_hint) {
   std::string name = graph_->UniqueName(absl::StrCat(rule_, "/", std::string(name_hint)));
+  if (graph_->kind() == GraphKind::kFunctionBody) {
+    // Function bodies have no initializers: a Constant node carries the tensor.
+    onnx::AttributeProto value;
+    value.set_name("value");
+    value.set_type(onnx::AttributeProto::TENSOR);
+    *value.mutable_t() = tensor.ToProto("");
+    Node* n = Create("Constant", {}, {std::move(value)});
+    return n->output(0);
+  }
   auto v = graph_->AddInitializer(name, std::move(tensor));
   return v.ok() ? *v : nullptr;  // a fresh unique name cannot collide
 }
