@@ -10,6 +10,8 @@ const std::vector<PassInfo>& AllPasses() {
       passes::ToposortPassInfo(),
       passes::InlineFunctionsPassInfo(),
       passes::FuseGeluPassInfo(),
+      passes::RewriteGeluPassInfo(),
+      passes::RewriteErfPassInfo(),
   };
   return table;
 }

@@ -12,5 +12,7 @@ PassInfo DcePassInfo();
 PassInfo ToposortPassInfo();
 PassInfo InlineFunctionsPassInfo();
 PassInfo FuseGeluPassInfo();
+PassInfo RewriteGeluPassInfo();
+PassInfo RewriteErfPassInfo();
 
 }  // namespace onnxsurgeon::passes
