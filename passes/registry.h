@@ -14,5 +14,6 @@ PassInfo InlineFunctionsPassInfo();
 PassInfo FuseGeluPassInfo();
 PassInfo RewriteGeluPassInfo();
 PassInfo RewriteErfPassInfo();
+PassInfo LowerScatterNDReductionPassInfo();
 
 }  // namespace onnxsurgeon::passes

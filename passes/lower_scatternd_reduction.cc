@@ -1,0 +1,216 @@
+// lower-scatternd-reduction: removes ScatterND's `reduction` attribute, for targets that
+// reject it (TensorRT, runtimes older than opset 16), without changing the result.
+//
+// reduction='none' is the default: the attribute is dropped. For add/mul/max/min the
+// updates that hit one element must all be combined with it, also when indices repeat,
+// so ScatterND into zeros plus an Add is NOT enough. Two exact lowerings:
+//
+// 1. indices are a constant whose index tuples are provably distinct (no negative index,
+//    or negative ones normalised against a static data shape):
+//        y = ScatterND(data, indices, data[indices] (op) updates)
+//    with data[indices] = GatherND(data, indices).
+// 2. otherwise (indices computed at run time, or repeating): every update i is first
+//    combined with all updates j that hit the same element,
+//        same[i, j] = (indices[i] == indices[j])           (normalised, whole tuples)
+//        total[i]   = reduce_j Where(same[i, j], updates[j], identity)
+//    so every duplicate carries the same total, and then as in 1:
+//        y = ScatterND(data, indices, data[indices] (op) total)
+//    where duplicates write identical values, so which write wins does not matter.
+//    Identity is 0 for add, 1 for mul, updates[i] itself for max/min (no sentinel: works
+//    for every type). Where (not a 0/1 product) keeps inf and NaN updates from leaking
+//    into other elements. Cost: an N x N x M tensor (N index tuples, M elements per
+//    update); when N and M are static and N*N*M exceeds max-pair-elements the pass stops
+//    with an error rather than build it.
+// Max and min are exact. Add and mul combine the duplicates before data rather than one
+// by one into it; the same numbers are summed (multiplied), in another order, as ONNX
+// leaves the order of duplicate updates unspecified.
+//
+// Options:
+//   max-pair-elements=67108864   largest N*N*M lowering 2 may build (when shapes are known)
+//
+// Before:  y = ScatterND<reduction="add">(data, idx, upd)
+// After:   y = ScatterND(data, idx, Add(GatherND(data, idx), total))   (total as above)
+#include <map>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "core/ir/constant.h"
+#include "core/pass/pattern_pass.h"
+#include "passes/lowering/element_type.h"
+#include "passes/registry.h"
+
+namespace onnxsurgeon::passes {
+namespace {
+
+enum class Reduction { kNone, kAdd, kMul, kMax, kMin };
+
+StatusOr<Reduction> ParseReduction(const Attribute* a) {
+  if (!a || a->s() == "none") return Reduction::kNone;
+  if (a->s() == "add") return Reduction::kAdd;
+  if (a->s() == "mul") return Reduction::kMul;
+  if (a->s() == "max") return Reduction::kMax;
+  if (a->s() == "min") return Reduction::kMin;
+  return absl::InvalidArgumentError(absl::StrCat("ScatterND reduction='", a->s(), "' is not one of none, add, mul, max, min"));
+}
+
+const char* CombineOp(Reduction r) {
+  switch (r) {
+    case Reduction::kAdd: return "Add";
+    case Reduction::kMul: return "Mul";
+    case Reduction::kMax: return "Max";
+    default: return "Min";
+  }
+}
+
+// Static dims of a value (nullopt where unknown or for an unknown rank).
+std::optional<std::vector<int64_t>> StaticShape(const Value* v) {
+  if (auto c = GetConstant(v)) return c->dims;
+  if (!v->has_type() || !v->type()->has_tensor_type() || !v->type()->tensor_type().has_shape()) return std::nullopt;
+  std::vector<int64_t> dims;
+  for (const auto& d : v->type()->tensor_type().shape().dim()) {
+    if (!d.has_dim_value()) return std::nullopt;
+    dims.push_back(d.dim_value());
+  }
+  return dims;
+}
+
+// True when `indices` is a constant whose index tuples are distinct elements of `data`.
+bool ProvablyDistinct(const Value* indices, const Value* data) {
+  auto c = GetConstant(indices);
+  if (!c || c->dims.empty()) return false;
+  auto values = c->AsInt64s();
+  if (!values) return false;
+  int64_t k = c->dims.back();
+  if (k <= 0) return false;
+  std::optional<std::vector<int64_t>> data_dims = StaticShape(data);
+  std::set<std::vector<int64_t>> seen;
+  for (size_t start = 0; start + k <= values->size(); start += k) {
+    std::vector<int64_t> tuple(values->begin() + start, values->begin() + start + k);
+    for (int64_t i = 0; i < k; ++i) {
+      if (tuple[i] >= 0) continue;
+      if (!data_dims || static_cast<int64_t>(data_dims->size()) <= i) return false;
+      tuple[i] += (*data_dims)[i];
+    }
+    if (!seen.insert(std::move(tuple)).second) return false;
+  }
+  return true;
+}
+
+class LowerScatterNDReductionPass : public PatternPass {
+ public:
+  explicit LowerScatterNDReductionPass(int64_t max_pair_elements) : max_pair_elements_(max_pair_elements) {
+    pattern::Pattern p("scatternd-reduction");
+    pattern::OpRef scatter = p.Op("ScatterND", {p.Any("data"), p.Any("indices"), p.Any("updates")})
+                                 .CaptureAttr("reduction", "reduction")
+                                 .Capture("scatter");
+    AddRule(std::make_unique<PatternRule>(
+        "scatternd-reduction", std::move(p), scatter.id(),
+        [this](const pattern::Match& m, Rewriter& rw) { return Lower(m, rw); },
+        [](const pattern::Match& m, std::string* why) {
+          if (m.attr("reduction")) return true;
+          if (why) *why = "no reduction attribute";
+          return false;
+        }));
+  }
+
+ private:
+  StatusOr<std::vector<Value*>> Lower(const pattern::Match& m, Rewriter& rw) {
+    Node* scatter = m.node("scatter");
+    Value* data = m.value("data");
+    Value* indices = m.value("indices");
+    Value* updates = m.value("updates");
+    OS_ASSIGN_OR_RETURN(Reduction reduction, ParseReduction(m.attr("reduction")));
+    Value* new_updates = updates;
+    if (reduction != Reduction::kNone) {
+      Value* total = updates;
+      if (!ProvablyDistinct(indices, data)) {
+        OS_RETURN_IF_ERROR(CheckSize(scatter, indices, updates));
+        total = CombineDuplicates(rw, data, indices, updates, reduction, scatter->graph()->OpsetVersion(""));
+      }
+      new_updates = rw.Op(CombineOp(reduction), {rw.Op("GatherND", {data, indices}), total});
+    }
+    return std::vector<Value*>{rw.Op("ScatterND", {data, indices, new_updates})};
+  }
+
+  Status CheckSize(const Node* scatter, const Value* indices, const Value* updates) const {
+    auto idx = StaticShape(indices);
+    auto upd = StaticShape(updates);
+    if (!idx || !upd || idx->empty()) return absl::OkStatus();
+    int64_t n = 1, elements = 1;
+    for (size_t i = 0; i + 1 < idx->size(); ++i) n *= (*idx)[i];
+    for (int64_t d : *upd) elements *= d;
+    int64_t m = n == 0 ? 0 : elements / n;
+    if (n > 0 && static_cast<double>(n) * n * m > static_cast<double>(max_pair_elements_)) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "lower-scatternd-reduction: ScatterND '", scatter->name(), "' has ", n, " index tuples of ", m,
+          " elements and its indices are not a constant without repeats; lowering it exactly needs a ", n, "x", n,
+          "x", m, " tensor (", static_cast<double>(n) * n * m, " elements) > max-pair-elements=", max_pair_elements_,
+          " (raise the option to accept it)"));
+    }
+    return absl::OkStatus();
+  }
+
+  // total[i] = reduce over j with indices[j] == indices[i] of updates[j]; shaped as updates.
+  static Value* CombineDuplicates(Rewriter& rw, Value* data, Value* indices, Value* updates, Reduction reduction,
+                                  int64_t opset) {
+    std::map<std::vector<int64_t>, Value*> int_constants;  // one initializer per value
+    auto ints = [&](std::vector<int64_t> v) {
+      Value*& c = int_constants[v];
+      if (!c) c = rw.Int64s(v);
+      return c;
+    };
+    auto cast = [&](Value* v, int32_t to) { return rw.Op("Cast", {v}, {Rewriter::AttrInt("to", to)}); };
+    // Index tuples as an [N, k] matrix, negative entries normalised against data's shape.
+    Value* idx_shape = rw.Op("Shape", {indices});
+    Value* k = rw.Op("Slice", {idx_shape, ints({-1}), ints({INT64_MAX})});
+    Value* tuples = rw.Op("Reshape", {indices, rw.Op("Concat", {ints({-1}), k}, {Rewriter::AttrInt("axis", 0)})});
+    Value* dims = rw.Op("Slice", {rw.Op("Shape", {data}), ints({0}), k});
+    Value* negative = rw.Op("Less", {tuples, ints({0})});
+    tuples = rw.Op("Where", {negative, rw.Op("Add", {tuples, dims}), tuples});
+    // same[i, j, 0]: all k coordinates equal.
+    Value* eq = rw.Op("Equal", {rw.Op("Unsqueeze", {tuples, ints({1})}), rw.Op("Unsqueeze", {tuples, ints({0})})});
+    Value* matches = rw.Op("ReduceSum", {cast(eq, onnx::TensorProto::INT64), ints({2})}, {Rewriter::AttrInt("keepdims", 1)});
+    Value* same = rw.Op("Equal", {matches, k});
+    // Updates as [N, M]; candidates[i, j] = updates[j] where same, else the identity.
+    Value* n = rw.Op("Slice", {rw.Op("Shape", {tuples}), ints({0}), ints({1})});
+    Value* flat = rw.Op("Reshape", {updates, rw.Op("Concat", {n, ints({-1})}, {Rewriter::AttrInt("axis", 0)})});
+    Value* row_j = rw.Op("Unsqueeze", {flat, ints({0})});  // [1, N, M]
+    Value* identity;
+    if (reduction == Reduction::kMax || reduction == Reduction::kMin) {
+      identity = rw.Op("Unsqueeze", {flat, ints({1})});  // [N, 1, M]: updates[i] is among its own matches
+    } else {
+      float one_or_zero = reduction == Reduction::kMul ? 1.0f : 0.0f;
+      int32_t t = lowering::ElementType(updates);
+      identity = lowering::IsFloatType(t) ? rw.ScalarFloat(one_or_zero, t)
+                                          : rw.Op("CastLike", {rw.ScalarFloat(one_or_zero), updates});
+    }
+    Value* candidates = rw.Op("Where", {same, row_j, identity});
+    const char* reduce = reduction == Reduction::kAdd   ? "ReduceSum"
+                         : reduction == Reduction::kMul ? "ReduceProd"
+                         : reduction == Reduction::kMax ? "ReduceMax"
+                                                        : "ReduceMin";
+    // ReduceSum takes axes as an input from opset 13, the others from opset 18.
+    bool axes_input = reduction == Reduction::kAdd || opset >= 18;
+    std::vector<onnx::AttributeProto> attrs = {Rewriter::AttrInt("keepdims", 0)};
+    if (!axes_input) attrs.push_back(Rewriter::AttrInts("axes", {1}));
+    Value* total = axes_input ? rw.Op(reduce, {candidates, ints({1})}, attrs) : rw.Op(reduce, {candidates}, attrs);
+    return rw.Op("Reshape", {total, rw.Op("Shape", {updates})});
+  }
+
+  int64_t max_pair_elements_;
+};
+
+}  // namespace
+
+PassInfo LowerScatterNDReductionPassInfo() {
+  return {"lower-scatternd-reduction",
+          "Remove ScatterND's reduction attribute (for TensorRT and pre-16 runtimes), exactly, repeated indices included",
+          {{"max-pair-elements", "largest N*N*M pairwise tensor the duplicate-combining lowering may build", "67108864"}},
+          [](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {
+            OS_ASSIGN_OR_RETURN(int64_t limit, o.GetInt("max-pair-elements", 67108864));
+            if (limit <= 0) return absl::InvalidArgumentError("lower-scatternd-reduction: max-pair-elements must be > 0");
+            return std::make_unique<LowerScatterNDReductionPass>(limit);
+          }};
+}
+
+}  // namespace onnxsurgeon::passes
