@@ -116,7 +116,10 @@ class LowerScatterNDReductionPass : public PatternPass {
       Value* total = updates;
       if (!ProvablyDistinct(indices, data)) {
         OS_RETURN_IF_ERROR(CheckSize(scatter, indices, updates));
-        total = lowering::CombineDuplicateUpdates(rw, data, indices, updates, reduction, scatter->graph()->OpsetVersion(""));
+        int32_t type = lowering::ElementType(updates);
+        if (type == 0) type = lowering::ElementType(data);
+        total = lowering::CombineDuplicateUpdates(rw, data, indices, updates, reduction,
+                                                  scatter->graph()->OpsetVersion(""), type);
       }
       new_updates = rw.Op(lowering::CombineOp(reduction), {rw.Op("GatherND", {data, indices}), total});
     }

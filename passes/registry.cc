@@ -12,6 +12,7 @@ const std::vector<PassInfo>& AllPasses() {
       passes::FuseGeluPassInfo(),
       passes::RewriteGeluPassInfo(),
       passes::RewriteErfPassInfo(),
+      passes::RewriteIndexPutPassInfo(),
       passes::LowerScatterNDReductionPassInfo(),
   };
   return table;

@@ -15,5 +15,6 @@ PassInfo FuseGeluPassInfo();
 PassInfo RewriteGeluPassInfo();
 PassInfo RewriteErfPassInfo();
 PassInfo LowerScatterNDReductionPassInfo();
+PassInfo RewriteIndexPutPassInfo();
 
 }  // namespace onnxsurgeon::passes

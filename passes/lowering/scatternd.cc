@@ -17,7 +17,7 @@ const char* CombineOp(Reduction r) {
 }
 
 Value* CombineDuplicateUpdates(Rewriter& rw, Value* data, Value* indices, Value* updates, Reduction reduction,
-                               int64_t opset) {
+                               int64_t opset, int32_t elem_type) {
   std::map<std::vector<int64_t>, Value*> int_constants;  // one initializer per value
   auto ints = [&](std::vector<int64_t> v) {
     Value*& c = int_constants[v];
@@ -45,7 +45,7 @@ Value* CombineDuplicateUpdates(Rewriter& rw, Value* data, Value* indices, Value*
     identity = rw.Op("Unsqueeze", {flat, ints({1})});  // [N, 1, M]: updates[i] is among its own matches
   } else {
     float one_or_zero = reduction == Reduction::kMul ? 1.0f : 0.0f;
-    int32_t t = lowering::ElementType(updates);
+    int32_t t = elem_type;
     identity = lowering::IsFloatType(t) ? rw.ScalarFloat(one_or_zero, t)
                                         : rw.Op("CastLike", {rw.ScalarFloat(one_or_zero), updates});
   }
