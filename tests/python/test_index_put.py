@@ -152,3 +152,42 @@ def test_lower_scatternd_reduction_on_corpus(name, corpus, oracle):
     # the torch reference, which sums the repeated accumulate index of the dynamo model
     oracle.assert_outputs_close(oracle.run_model(lowered, model.inputs), model.expected, rtol=model.rtol,
                                 atol=model.atol)
+
+
+# ------------------------------------------- lower-scatternd-reduction vs onnxruntime
+
+
+def scatter_model(reduction, opset, elem_type, data_shape, idx_shape, upd_shape):
+    node = helper.make_node("ScatterND", ["data", "idx", "upd"], ["y"], reduction=reduction)
+    graph = helper.make_graph(
+        [node], "g",
+        [helper.make_tensor_value_info("data", elem_type, list(data_shape)),
+         helper.make_tensor_value_info("idx", TensorProto.INT64, list(idx_shape)),
+         helper.make_tensor_value_info("upd", elem_type, list(upd_shape))],
+        [helper.make_tensor_value_info("y", elem_type, list(data_shape))])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=9)
+
+
+@pytest.mark.parametrize("reduction, opset", [("add", 16), ("mul", 16), ("add", 18), ("mul", 18), ("max", 18),
+                                              ("min", 18)])
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+def test_lowered_reduction_matches_onnxruntime_with_repeats(reduction, opset, dtype, oracle):
+    elem_type = TensorProto.FLOAT if dtype == np.float32 else TensorProto.INT64
+    model = scatter_model(reduction, opset, elem_type, (4, 5, 3), ("A", "B", 2), ("A", "B", 3))
+    lowered = osg.run(model, "lower-scatternd-reduction")
+    assert all(not n.attribute for n in lowered.graph.node if n.op_type == "ScatterND")
+    oracle.assert_valid(lowered)
+    rng = np.random.default_rng(opset)
+    for trial in range(6):
+        idx = rng.integers(-2, 3, size=(2, 3, 2)).astype(np.int64)  # repeats and negatives
+        data = (rng.standard_normal((4, 5, 3)) * 3).astype(dtype)
+        upd = (rng.standard_normal((2, 3, 3)) * 3).astype(dtype)
+        if dtype == np.float32 and trial == 5:
+            upd[0, 0, 0], upd[1, 1, 1] = np.inf, np.nan  # must not leak into other elements
+        feeds = {"data": data, "idx": idx, "upd": upd}
+        want = oracle.run_model(model, feeds)["y"]
+        got = oracle.run_model(lowered, feeds)["y"]
+        if reduction in ("max", "min") or dtype == np.int64:
+            np.testing.assert_array_equal(got, want)
+        else:  # the same terms combined in another order
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, equal_nan=True)
