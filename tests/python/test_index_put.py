@@ -191,3 +191,42 @@ def test_lowered_reduction_matches_onnxruntime_with_repeats(reduction, opset, dt
             np.testing.assert_array_equal(got, want)
         else:  # the same terms combined in another order
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, equal_nan=True)
+
+
+# -------------------------------------- the corpus export, as an ATen fallback would be
+
+
+def as_aten_fallback(model: onnx.ModelProto, opset: int) -> onnx.ModelProto:
+    """index_put_dynamo18 (h[rows] = v; h.index_put((acc_idx,), acc_v, accumulate=True))
+    with both ScatterNDs written as the old exporters' ATen fallback would have: the
+    index tensors as torch had them (1-D), values, and the accumulate flag."""
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    graph = out.graph
+    rows = next(numpy_helper.to_array(t) for t in graph.initializer if t.name == "val_7")
+    graph.initializer.append(numpy_helper.from_array(rows.reshape(-1), "rows"))
+    graph.initializer.append(numpy_helper.from_array(np.array(False), "false"))
+    graph.initializer.append(numpy_helper.from_array(np.array(True), "true"))
+    kept = [n for n in graph.node if n.op_type not in ("ScatterND", "Unsqueeze")]
+    linear = kept[0].output[0]
+    aten = dict(domain=ATEN, operator="index_put", overload_name="")
+    kept.append(helper.make_node("ATen", [linear, "rows", "v", "false"], ["h"], **aten))
+    kept.append(helper.make_node("ATen", ["h", "acc_idx", "acc_v", "true"], ["y"], **aten))
+    del graph.node[:]
+    graph.node.extend(kept)
+    del out.opset_import[:]
+    out.opset_import.extend([helper.make_opsetid("", opset), helper.make_opsetid(ATEN, 1)])
+    return out
+
+
+@pytest.mark.parametrize("opset", [15, 18])
+def test_aten_fallback_of_the_corpus_export_matches_torch(opset, corpus, oracle):
+    model = corpus.model("index_put_dynamo18")
+    aten = as_aten_fallback(onnx.load(model.path), opset)
+    rewritten = osg.run(aten, "rewrite-index-put")
+    assert "ATen" not in {n.op_type for n in rewritten.graph.node}
+    oracle.assert_valid(rewritten)
+    # torch's own outputs: acc_idx repeats 3, and torch sums both updates
+    assert len(set(model.inputs["acc_idx"].tolist())) < 3
+    oracle.assert_outputs_close(oracle.run_model(rewritten, model.inputs), model.expected, rtol=model.rtol,
+                                atol=model.atol)
