@@ -9,9 +9,10 @@
 //                                                      -> Gelu(x, approximate="tanh")
 //           with x^3 as x*x*x (any tree, the 0.044715 anywhere in it) or Pow(x, 3), and
 //           Megatron's factoring sqrt(2/pi) * x * (1 + 0.044715 * x * x).
-// Constants must equal the GELU constants to the precision of their own type (fp32
-// within 1e-4 relative, so 0.79788456 and 1.41421 pass and 0.8 or 1.5 do not; fp16 and
-// bf16 constants within their rounding). Every intermediate must feed only the match.
+// The irrational constants must equal sqrt 2, sqrt(2/pi), 0.044715 to the precision of
+// their own type (fp32 within 1e-4 relative, so 0.79788456 and 1.41421 pass and 0.8 or
+// 1.5 do not; fp16 and bf16 constants within their rounding); 0.5, 1, 2 and the exponent
+// 3 must be exact. Every intermediate must feed only the match.
 // Refusals (shown by --debug-patterns): a wrong constant, an intermediate used outside
 // the match, a default-domain opset below 20 (Gelu does not exist there: convert the
 // opset first), an element type Gelu does not take.

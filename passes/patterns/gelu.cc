@@ -20,8 +20,9 @@ constexpr double kSqrtHalf = 0.7071067811865476;
 constexpr double kSqrt2OverPi = 0.7978845608028654;
 constexpr double kKappa = 0.044715;
 
-// Relative tolerance for a GELU constant stored as `data_type`: its rounding, and 1e-4 for
-// fp32/fp64 (hand-typed constants like 0.79788456; the output moves by < 5e-5 absolute).
+// Relative tolerance for an irrational GELU constant (sqrt 2, sqrt(2/pi), 0.044715) stored
+// as `data_type`: its rounding, and 1e-4 for fp32/fp64 (hand-typed constants like
+// 0.79788456 or 1.41421; GELU's output then moves by less than 3e-5 absolute).
 double ToleranceFor(int32_t data_type) {
   switch (data_type) {
     case onnx::TensorProto::FLOAT16:
@@ -33,15 +34,18 @@ double ToleranceFor(int32_t data_type) {
   }
 }
 
-// A scalar constant equal to `value` to the precision of its type.
-ValueRef Near(Pattern& p, std::string capture, double value) {
-  return p.Const(std::move(capture), [value](const ConstantData& c, std::string* why) {
+// A scalar constant equal to `value` to the precision of its type; `exact` values (0.5,
+// 1, 2, 3: representable in every float type) must be equal, as their error would scale
+// the output itself.
+ValueRef Near(Pattern& p, std::string capture, double value, bool exact = false) {
+  return p.Const(std::move(capture), [value, exact](const ConstantData& c, std::string* why) {
     auto s = c.ScalarAsDouble();
     if (!s) {
       if (why) *why = absl::StrCat("constant has ", c.num_elements(), " elements, wants the scalar ", value);
       return false;
     }
-    if (std::abs(*s - value) > ToleranceFor(c.data_type) * std::abs(value)) {
+    double tolerance = exact ? 1e-7 : ToleranceFor(c.data_type);
+    if (std::abs(*s - value) > tolerance * std::abs(value)) {
       if (why) *why = absl::StrCat("constant is ", *s, ", wants ", value);
       return false;
     }
@@ -77,7 +81,7 @@ ValueRef Product(Pattern& p, Factors factors) {
   for (const auto& [a, b] : Splits(factors)) alternatives.push_back(p.Op("Mul", {Product(p, a), Product(p, b)}).Commutative());
   if (factors.front() == factors.back()) {
     auto n = static_cast<double>(factors.size());
-    alternatives.push_back(p.Op("Pow", {ValueRef{factors[0]}, Near(p, absl::StrCat("exponent ", n), n)}));
+    alternatives.push_back(p.Op("Pow", {ValueRef{factors[0]}, Near(p, absl::StrCat("exponent ", n), n, /*exact=*/true)}));
   }
   return alternatives.size() == 1 ? alternatives[0] : p.Or(std::move(alternatives));
 }
@@ -85,14 +89,14 @@ ValueRef Product(Pattern& p, Factors factors) {
 // 0.5 * x * one_plus, rooted at split `split` of the three factors, or at the forms
 // with a division by 2; `count` receives how many root forms there are.
 OpRef HalfXTimes(Pattern& p, ValueRef x, ValueRef one_plus, int form, int* count) {
-  ValueRef half = Near(p, "0.5", 0.5);
+  ValueRef half = Near(p, "0.5", 0.5, /*exact=*/true);
   auto splits = Splits({half.id, x.id, one_plus.id});
   *count = static_cast<int>(splits.size()) + 2;
   if (form < static_cast<int>(splits.size())) {
     const auto& [a, b] = splits[form];
     return p.Op("Mul", {Product(p, a), Product(p, b)}).Commutative().Capture("gelu");
   }
-  ValueRef two = Near(p, "2", 2.0);
+  ValueRef two = Near(p, "2", 2.0, /*exact=*/true);
   if (form == static_cast<int>(splits.size())) {
     return p.Op("Mul", {p.Op("Div", {x, two}), one_plus}).Commutative().Capture("gelu");  // (x / 2) * (1 + f)
   }
@@ -100,7 +104,7 @@ OpRef HalfXTimes(Pattern& p, ValueRef x, ValueRef one_plus, int form, int* count
 }
 
 // One plus `f`.
-ValueRef OnePlus(Pattern& p, ValueRef f) { return p.Op("Add", {f, Near(p, "1", 1.0)}).Commutative(); }
+ValueRef OnePlus(Pattern& p, ValueRef f) { return p.Op("Add", {f, Near(p, "1", 1.0, /*exact=*/true)}).Commutative(); }
 
 // x * 0.5 * (1 + Erf(x / sqrt(2))).
 OpRef ErfGelu(Pattern& p, int form, int* count) {

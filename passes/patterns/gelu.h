@@ -7,9 +7,10 @@
 // matched in any operand order and any association of the products (x * (0.5 * (1+f)),
 // (x * 0.5) * (1+f), ...), with x / 2 for x * 0.5, Erf(x * 0.70710678) for Erf(x / sqrt 2),
 // x^3 as any Mul tree of x, x, x (0.044715 anywhere in it) or Pow(x, 3), and Megatron's
-// sqrt(2/pi) * x * (1 + 0.044715 * x * x). Constants must equal the GELU constants to the
-// precision of their own type (fp32/fp64 within 1e-4 relative; fp16, bf16 within their
-// rounding). Every intermediate must feed only the match.
+// sqrt(2/pi) * x * (1 + 0.044715 * x * x). sqrt 2, sqrt(2/pi) and 0.044715 must be right
+// to the precision of their own type (fp32/fp64 within 1e-4 relative; fp16, bf16 within
+// their rounding); 0.5, 1, 2 and the exponent 3 exactly. Every intermediate must feed only
+// the match.
 #pragma once
 
 #include <functional>
