@@ -14,10 +14,12 @@ Graph::~Graph() {
   Node* n = first_;
   while (n) {
     Node* next = n->next_;
-    // A subgraph's reads of outer values are uses of values this graph does not own.
+    // Every use goes before its node: RemoveUse moves the last use of the value into the
+    // hole and updates that node's slot, so no use list may keep a deleted node (a
+    // subgraph destroyed later removes its reads of outer values from the same lists).
     for (size_t i = 0; i < n->inputs_.size(); ++i) {
       Value* v = n->inputs_[i];
-      if (v && v->graph_ != this) v->RemoveUse(n, static_cast<int>(i));
+      if (v) v->RemoveUse(n, static_cast<int>(i));
     }
     delete n;
     n = next;
