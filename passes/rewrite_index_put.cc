@@ -14,7 +14,7 @@
 // accumulate=true below opset 16 (13-15) uses the exact duplicate-combining lowering of
 // lower-scatternd-reduction (repeated indices sum, as in torch). A single bool/uint8 mask
 // index (x[mask] = v) becomes idx = Transpose(NonZero(mask)). int32 indices are Cast to
-// int64.
+// int64. The org.pytorch.aten (or custom) opset import goes once nothing uses it.
 // Refused with an error naming the node (the model would stay unloadable otherwise): a
 // None (omitted) index position, bool masks mixed with other indices, index element types
 // that cannot be found, a non-constant accumulate, accumulate=true below opset 13, a
@@ -26,6 +26,7 @@
 // After:   r = Unsqueeze(Where(rows < 0, rows + dim0, rows), -1)
 //          y = ScatterND(x, Concat(r), Expand(v, shape(rows) ++ shape(x)[1:]))
 #include <map>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "core/interop/onnx_interop.h"
@@ -228,13 +229,28 @@ class RewriteIndexPutPass : public Pass {
     }
     Rewriter rw;
     rw.SetRule("rewrite-index-put");
+    std::set<std::string> domains;
     for (Node* n : nodes) {
+      domains.insert(n->domain());
       rw.SetInsertionPoint(n);
       IndexPutRewrite rewrite;
       OS_RETURN_IF_ERROR(rewrite.Rewrite(n, rw).status());
       result.Count("index_put");
     }
+    DropUnusedImports(model, domains);
     return result;
+  }
+
+ private:
+  // The org.pytorch.aten (or custom) import existed for the nodes just replaced; once no
+  // node or function uses the domain, the model no longer depends on it.
+  static void DropUnusedImports(Model& model, std::set<std::string> domains) {
+    for (Graph* g : model.AllGraphs())
+      for (Node* n : g->nodes()) domains.erase(n->domain());
+    for (const auto& f : model.functions()) domains.erase(f->domain());
+    auto* imports = model.mutable_proto().mutable_opset_import();
+    for (int i = imports->size() - 1; i >= 0; --i)
+      if (domains.count(imports->Get(i).domain())) imports->DeleteSubrange(i, 1);
   }
 };
 
