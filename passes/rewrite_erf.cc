@@ -73,9 +73,7 @@ class RewriteErfPass : public PatternPass {
         [](const pattern::Match& m, std::string* why) {
           int32_t t = lowering::ElementType(m.value("x"));
           if (lowering::IsFloatType(t)) return true;
-          if (why) *why = t == 0 ? "the element type of x is unknown (shape inference could not find it)"
-                                 : absl::StrCat("x has element type ", onnx::TensorProto::DataType_Name(t),
-                                                ", not a float type");
+          if (why) *why = lowering::WhyNotFloat(*m.root(), m.value("x"));
           return false;
         }));
   }

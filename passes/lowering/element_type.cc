@@ -1,5 +1,6 @@
 #include "passes/lowering/element_type.h"
 
+#include "absl/strings/str_cat.h"
 #include "core/interop/onnx_interop.h"
 #include "core/ir/constant.h"
 #include "core/ir/graph.h"
@@ -22,6 +23,14 @@ void InferTypesIfNeeded(Model& model, std::string_view op_type) {
       return;
     }
   }
+}
+
+std::string WhyNotFloat(const Node& node, const Value* value) {
+  int32_t t = ElementType(value);
+  if (t != 0) return absl::StrCat("'", value->name(), "' has element type ", onnx::TensorProto::DataType_Name(t), ", not a float type");
+  if (node.graph()->root()->function())
+    return absl::StrCat("the element type of '", value->name(), "' is unknown (function parameters are untyped: run inline-functions first)");
+  return absl::StrCat("the element type of '", value->name(), "' is unknown (shape inference could not find it)");
 }
 
 bool IsFloatType(int32_t t) {

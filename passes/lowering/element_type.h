@@ -2,9 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "core/ir/model.h"
+#include "core/ir/node.h"
 #include "core/ir/value.h"
 
 namespace onnxsurgeon::lowering {
@@ -18,6 +20,11 @@ int32_t ElementType(const Value* value);
 // recorded (errors ignored: the caller then refuses those nodes with a reason).
 // Result types known where inference could find them.
 void InferTypesIfNeeded(Model& model, std::string_view op_type);
+
+// Why a lowering that needs `value`'s element type refuses: "unknown" with a hint (in a
+// function body, where parameters are untyped: inline the function first), or the type
+// that is not a float type.
+std::string WhyNotFloat(const Node& node, const Value* value);
 
 // True for the float types Gelu/Erf lowerings emit constants for.
 bool IsFloatType(int32_t elem_type);
