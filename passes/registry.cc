@@ -18,6 +18,11 @@ const std::vector<PassInfo>& AllPasses() {
       passes::ExtractConstantsPassInfo(),
       passes::SetInputShapePassInfo(),
       passes::SimplifyPassInfo(),
+      passes::FuseGeluPassInfo(),
+      passes::RewriteGeluPassInfo(),
+      passes::RewriteErfPassInfo(),
+      passes::RewriteIndexPutPassInfo(),
+      passes::LowerScatterNDReductionPassInfo(),
   };
   return table;
 }

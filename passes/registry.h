@@ -20,5 +20,10 @@ PassInfo DedupeInitializersPassInfo();
 PassInfo ExtractConstantsPassInfo();
 PassInfo SetInputShapePassInfo();
 PassInfo SimplifyPassInfo();
+PassInfo FuseGeluPassInfo();
+PassInfo RewriteGeluPassInfo();
+PassInfo RewriteErfPassInfo();
+PassInfo LowerScatterNDReductionPassInfo();
+PassInfo RewriteIndexPutPassInfo();
 
 }  // namespace onnxsurgeon::passes

@@ -11,17 +11,15 @@ namespace onnxsurgeon {
 Graph::Graph(Model* model, GraphKind kind) : model_(model), kind_(kind) {}
 
 Graph::~Graph() {
-  // Values this graph owns die with it; their use lists name nodes about to be freed
-  // (here and in nested subgraphs), so empty them first: no removal below may swap a
-  // freed node's entry (Value::RemoveUse ignores uses already gone).
-  for (auto& v : values_) v->uses_.clear();
   Node* n = first_;
   while (n) {
     Node* next = n->next_;
-    // A subgraph's reads of outer values are uses of values this graph does not own.
+    // Every use goes before its node: RemoveUse moves the last use of the value into the
+    // hole and updates that node's slot, so no use list may keep a deleted node (a
+    // subgraph destroyed later removes its reads of outer values from the same lists).
     for (size_t i = 0; i < n->inputs_.size(); ++i) {
       Value* v = n->inputs_[i];
-      if (v && v->graph_ != this) v->RemoveUse(n, static_cast<int>(i));
+      if (v) v->RemoveUse(n, static_cast<int>(i));
     }
     delete n;
     n = next;

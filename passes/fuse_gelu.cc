@@ -1,0 +1,85 @@
+// fuse-gelu: replaces the GELU subgraphs exporters write by the Gelu op (opset >= 20).
+//
+// Matches (passes/patterns/gelu.h), with any operand order and any association of the
+// products:
+//   exact:  x * 0.5 * (1 + Erf(x / sqrt(2)))          -> Gelu(x)
+//           (also Erf(x * 0.70710678), x / 2 instead of x * 0.5, and 0.5 * (1 + erf)
+//           as one factor: x * (0.5 * (1 + erf)), (x * 0.5) * (1 + erf), ...)
+//   tanh:   x * 0.5 * (1 + Tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))
+//                                                      -> Gelu(x, approximate="tanh")
+//           with x^3 as x*x*x (any tree, the 0.044715 anywhere in it) or Pow(x, 3), and
+//           Megatron's factoring sqrt(2/pi) * x * (1 + 0.044715 * x * x).
+// The irrational constants must equal sqrt 2, sqrt(2/pi), 0.044715 to the precision of
+// their own type (fp32 within 1e-4 relative, so 0.79788456 and 1.41421 pass and 0.8 or
+// 1.5 do not; fp16 and bf16 constants within their rounding); 0.5, 1, 2 and the exponent
+// 3 must be exact. Every intermediate must feed only the match.
+// Refusals (shown by --debug-patterns): a wrong constant, an intermediate used outside
+// the match, a default-domain opset below 20 (Gelu does not exist there: convert the
+// opset first), an element type Gelu does not take.
+//
+// Options: none.
+//
+// Before:  d = Div(x, 1.4142135)  e = Erf(d)  a = Add(e, 1.0)  m = Mul(x, a)  y = Mul(m, 0.5)
+// After:   y = Gelu(x)
+#include "absl/strings/str_cat.h"
+#include "core/pass/pattern_pass.h"
+#include "passes/patterns/gelu.h"
+#include "passes/registry.h"
+
+namespace onnxsurgeon::passes {
+namespace {
+
+using patterns::GeluKind;
+
+bool GeluAllowed(const pattern::Match& m, std::string* why) {
+  int64_t opset = m.root()->graph()->OpsetVersion("");
+  if (opset < 20) {
+    if (why) *why = absl::StrCat("Gelu needs opset >= 20 and the model imports ", opset, " (convert the opset first)");
+    return false;
+  }
+  const Value* x = m.value("x");
+  if (x->has_type() && x->type()->has_tensor_type() && x->type()->tensor_type().elem_type() != 0) {
+    int32_t t = x->type()->tensor_type().elem_type();
+    if (t != onnx::TensorProto::FLOAT && t != onnx::TensorProto::FLOAT16 && t != onnx::TensorProto::DOUBLE &&
+        t != onnx::TensorProto::BFLOAT16) {
+      if (why) *why = absl::StrCat("Gelu does not take element type ", onnx::TensorProto::DataType_Name(t));
+      return false;
+    }
+  }
+  return true;
+}
+
+class FuseGeluPass : public PatternPass {
+ public:
+  FuseGeluPass() {
+    patterns::AddGeluSubgraphRules(
+        *this, "gelu", {GeluKind::kExact, GeluKind::kTanh},
+        [this](GeluKind kind, Value* x, const pattern::Match& m, Rewriter& rw) -> StatusOr<Value*> {
+          sweeper_.Remember(m);
+          std::vector<onnx::AttributeProto> attrs;
+          if (kind == GeluKind::kTanh) attrs.push_back(Rewriter::AttrString("approximate", "tanh"));
+          return rw.Op("Gelu", {x}, std::move(attrs));
+        },
+        GeluAllowed);
+  }
+
+  StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
+    OS_ASSIGN_OR_RETURN(PassResult raw, PatternPass::Run(model, context));
+    OS_RETURN_IF_ERROR(sweeper_.Sweep());
+    return patterns::MergeFormCounts(raw);
+  }
+
+ private:
+  patterns::DeadConstantSweeper sweeper_;
+};
+
+}  // namespace
+
+PassInfo FuseGeluPassInfo() {
+  return {"fuse-gelu",
+          "Fuse the Erf and tanh GELU subgraphs into Gelu (opset >= 20)",
+          {},
+          [](const PassOptions&) -> StatusOr<std::unique_ptr<Pass>> { return std::make_unique<FuseGeluPass>(); }};
+}
+
+}  // namespace onnxsurgeon::passes

@@ -1,0 +1,163 @@
+// lower-scatternd-reduction: removes ScatterND's `reduction` attribute, for targets that
+// reject it (TensorRT, runtimes older than opset 16), without changing the result.
+//
+// reduction='none' is the default: the attribute is dropped. For add/mul/max/min the
+// updates that hit one element must all be combined with it, also when indices repeat,
+// so ScatterND into zeros plus an Add is NOT enough. Two exact lowerings:
+//
+// 1. indices are a constant whose index tuples are provably distinct (no negative index,
+//    or negative ones normalised against a static data shape):
+//        y = ScatterND(data, indices, data[indices] (op) updates)
+//    with data[indices] = GatherND(data, indices).
+// 2. otherwise (indices computed at run time, or repeating): every update i is first
+//    combined with all updates j that hit the same element,
+//        same[i, j] = (indices[i] == indices[j])           (normalised, whole tuples)
+//        total[i]   = reduce_j Where(same[i, j], updates[j], identity)
+//    so every duplicate carries the same total, and then as in 1:
+//        y = ScatterND(data, indices, data[indices] (op) total)
+//    where duplicates write identical values, so which write wins does not matter.
+//    Identity is 0 for add, 1 for mul, updates[i] itself for max/min (no sentinel: works
+//    for every type). Where (not a 0/1 product) keeps inf and NaN updates from leaking
+//    into other elements. Cost: an N x N x M tensor (N index tuples, M elements per
+//    update); when N and M are static and N*N*M exceeds max-pair-elements the pass stops
+//    with an error rather than build it.
+// Max and min are exact. Add and mul combine the duplicates before data rather than one
+// by one into it; the same numbers are summed (multiplied), in another order, as ONNX
+// leaves the order of duplicate updates unspecified.
+//
+// Options:
+//   max-pair-elements=67108864   largest N*N*M lowering 2 may build (when shapes are known)
+//
+// Before:  y = ScatterND<reduction="add">(data, idx, upd)
+// After:   y = ScatterND(data, idx, Add(GatherND(data, idx), total))   (total as above)
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "core/ir/constant.h"
+#include "core/pass/pattern_pass.h"
+#include "passes/lowering/element_type.h"
+#include "passes/lowering/scatternd.h"
+#include "passes/registry.h"
+
+namespace onnxsurgeon::passes {
+namespace {
+
+using lowering::Reduction;
+
+StatusOr<Reduction> ParseReduction(const Attribute* a) {
+  if (!a || a->s() == "none") return Reduction::kNone;
+  if (a->s() == "add") return Reduction::kAdd;
+  if (a->s() == "mul") return Reduction::kMul;
+  if (a->s() == "max") return Reduction::kMax;
+  if (a->s() == "min") return Reduction::kMin;
+  return absl::InvalidArgumentError(absl::StrCat("ScatterND reduction='", a->s(), "' is not one of none, add, mul, max, min"));
+}
+
+// Static dims of a value (nullopt where unknown or for an unknown rank).
+std::optional<std::vector<int64_t>> StaticShape(const Value* v) {
+  if (auto c = GetConstant(v)) return c->dims;
+  if (!v->has_type() || !v->type()->has_tensor_type() || !v->type()->tensor_type().has_shape()) return std::nullopt;
+  std::vector<int64_t> dims;
+  for (const auto& d : v->type()->tensor_type().shape().dim()) {
+    if (!d.has_dim_value()) return std::nullopt;
+    dims.push_back(d.dim_value());
+  }
+  return dims;
+}
+
+// True when `indices` is a constant whose index tuples are distinct elements of `data`.
+bool ProvablyDistinct(const Value* indices, const Value* data) {
+  auto c = GetConstant(indices);
+  if (!c || c->dims.empty()) return false;
+  auto values = c->AsInt64s();
+  if (!values) return false;
+  int64_t k = c->dims.back();
+  if (k <= 0) return false;
+  std::optional<std::vector<int64_t>> data_dims = StaticShape(data);
+  std::set<std::vector<int64_t>> seen;
+  for (size_t start = 0; start + k <= values->size(); start += k) {
+    std::vector<int64_t> tuple(values->begin() + start, values->begin() + start + k);
+    for (int64_t i = 0; i < k; ++i) {
+      if (tuple[i] >= 0) continue;
+      if (!data_dims || static_cast<int64_t>(data_dims->size()) <= i) return false;
+      tuple[i] += (*data_dims)[i];
+    }
+    if (!seen.insert(std::move(tuple)).second) return false;
+  }
+  return true;
+}
+
+class LowerScatterNDReductionPass : public PatternPass {
+ public:
+  explicit LowerScatterNDReductionPass(int64_t max_pair_elements) : max_pair_elements_(max_pair_elements) {
+    pattern::Pattern p("scatternd-reduction");
+    pattern::OpRef scatter = p.Op("ScatterND", {p.Any("data"), p.Any("indices"), p.Any("updates")})
+                                 .CaptureAttr("reduction", "reduction")
+                                 .Capture("scatter");
+    AddRule(std::make_unique<PatternRule>(
+        "scatternd-reduction", std::move(p), scatter.id(),
+        [this](const pattern::Match& m, Rewriter& rw) { return Lower(m, rw); },
+        [](const pattern::Match& m, std::string* why) {
+          if (m.attr("reduction")) return true;
+          if (why) *why = "no reduction attribute";
+          return false;
+        }));
+  }
+
+ private:
+  StatusOr<std::vector<Value*>> Lower(const pattern::Match& m, Rewriter& rw) {
+    Node* scatter = m.node("scatter");
+    Value* data = m.value("data");
+    Value* indices = m.value("indices");
+    Value* updates = m.value("updates");
+    OS_ASSIGN_OR_RETURN(Reduction reduction, ParseReduction(m.attr("reduction")));
+    Value* new_updates = updates;
+    if (reduction != Reduction::kNone) {
+      Value* total = updates;
+      if (!ProvablyDistinct(indices, data)) {
+        OS_RETURN_IF_ERROR(CheckSize(scatter, indices, updates));
+        int32_t type = lowering::ElementType(updates);
+        if (type == 0) type = lowering::ElementType(data);
+        total = lowering::CombineDuplicateUpdates(rw, data, indices, updates, reduction,
+                                                  scatter->graph()->OpsetVersion(""), type);
+      }
+      new_updates = rw.Op(lowering::CombineOp(reduction), {rw.Op("GatherND", {data, indices}), total});
+    }
+    return std::vector<Value*>{rw.Op("ScatterND", {data, indices, new_updates})};
+  }
+
+  Status CheckSize(const Node* scatter, const Value* indices, const Value* updates) const {
+    auto idx = StaticShape(indices);
+    auto upd = StaticShape(updates);
+    if (!idx || !upd || idx->empty()) return absl::OkStatus();
+    int64_t n = 1, elements = 1;
+    for (size_t i = 0; i + 1 < idx->size(); ++i) n *= (*idx)[i];
+    for (int64_t d : *upd) elements *= d;
+    int64_t m = n == 0 ? 0 : elements / n;
+    if (n > 0 && static_cast<double>(n) * n * m > static_cast<double>(max_pair_elements_)) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "lower-scatternd-reduction: ScatterND '", scatter->name(), "' has ", n, " index tuples of ", m,
+          " elements and its indices are not a constant without repeats; lowering it exactly needs a ", n, "x", n,
+          "x", m, " tensor (", static_cast<double>(n) * n * m, " elements) > max-pair-elements=", max_pair_elements_,
+          " (raise the option to accept it)"));
+    }
+    return absl::OkStatus();
+  }
+
+  int64_t max_pair_elements_;
+};
+
+}  // namespace
+
+PassInfo LowerScatterNDReductionPassInfo() {
+  return {"lower-scatternd-reduction",
+          "Remove ScatterND's reduction attribute (for TensorRT and pre-16 runtimes), exactly, repeated indices included",
+          {{"max-pair-elements", "largest N*N*M pairwise tensor the duplicate-combining lowering may build", "67108864"}},
+          [](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {
+            OS_ASSIGN_OR_RETURN(int64_t limit, o.GetInt("max-pair-elements", 67108864));
+            if (limit <= 0) return absl::InvalidArgumentError("lower-scatternd-reduction: max-pair-elements must be > 0");
+            return std::make_unique<LowerScatterNDReductionPass>(limit);
+          }};
+}
+
+}  // namespace onnxsurgeon::passes

@@ -1,0 +1,41 @@
+#include "passes/lowering/element_type.h"
+
+#include "absl/strings/str_cat.h"
+#include "core/interop/onnx_interop.h"
+#include "core/ir/constant.h"
+#include "core/ir/graph.h"
+
+namespace onnxsurgeon::lowering {
+
+int32_t ElementType(const Value* value) {
+  if (!value) return 0;
+  if (value->has_type() && value->type()->has_tensor_type() && value->type()->tensor_type().elem_type() != 0)
+    return value->type()->tensor_type().elem_type();
+  if (value->initializer()) return value->initializer()->meta().data_type();
+  if (auto c = GetConstant(value)) return c->data_type;
+  return 0;
+}
+
+void InferTypesIfNeeded(Model& model, std::string_view op_type) {
+  for (Node* n : model.graph().AllNodesRecursive()) {
+    if (n->op_type() == op_type && n->domain().empty() && ElementType(n->input(0)) == 0) {
+      (void)InferShapes(model, /*data_propagation=*/false);
+      return;
+    }
+  }
+}
+
+std::string WhyNotFloat(const Node& node, const Value* value) {
+  int32_t t = ElementType(value);
+  if (t != 0) return absl::StrCat("'", value->name(), "' has element type ", onnx::TensorProto::DataType_Name(t), ", not a float type");
+  if (node.graph()->root()->function())
+    return absl::StrCat("the element type of '", value->name(), "' is unknown (function parameters are untyped: run inline-functions first)");
+  return absl::StrCat("the element type of '", value->name(), "' is unknown (shape inference could not find it)");
+}
+
+bool IsFloatType(int32_t t) {
+  return t == onnx::TensorProto::FLOAT || t == onnx::TensorProto::FLOAT16 || t == onnx::TensorProto::DOUBLE ||
+         t == onnx::TensorProto::BFLOAT16;
+}
+
+}  // namespace onnxsurgeon::lowering
