@@ -1,6 +1,5 @@
 """The cleanup passes of issue 6 beyond the golden text tests: the CLI, onnxruntime runs
-after set-input-shape, torch exports with initializers as inputs, and `simplify` (which
-needs fold-constants: its tests skip only while that pass is not registered)."""
+after set-input-shape, torch exports with initializers as inputs, and `simplify`."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,9 +9,6 @@ from onnx import TensorProto, helper, numpy_helper
 
 import onnxsurgeon as osg
 
-PASSES = {p["name"] for p in osg.passes()}
-needs_fold_constants = pytest.mark.skipif(
-    "fold-constants" not in PASSES, reason="fold-constants is not registered in this build (simplify needs it)")
 
 
 def dynamic_model() -> onnx.ModelProto:
@@ -150,14 +146,6 @@ def test_extract_constants_round_trip_is_equivalent(oracle):
     oracle.assert_equivalent(model, back, inputs=feeds)
 
 
-def test_simplify_without_fold_constants_fails_clearly():
-    if "fold-constants" in PASSES:
-        pytest.skip("fold-constants is registered: simplify runs (see the tests below)")
-    with pytest.raises(Exception, match="pass 'simplify': unknown pass 'fold-constants'"):
-        osg.run(dynamic_model(), "simplify")
-
-
-@needs_fold_constants
 def test_simplify_reaches_a_fixed_point(oracle):
     model = dynamic_model()
     report: list = []
@@ -183,7 +171,6 @@ def identities_not_naming_an_output(graph: onnx.GraphProto):
                 yield from identities_not_naming_an_output(sub)
 
 
-@needs_fold_constants
 def test_simplify_on_the_corpus_removes_every_identity(corpus_model, oracle):
     original = onnx.load(corpus_model.path)
     result = osg.run(original, "simplify")
