@@ -9,6 +9,9 @@ const std::vector<PassInfo>& AllPasses() {
       passes::DcePassInfo(),
       passes::ToposortPassInfo(),
       passes::InlineFunctionsPassInfo(),
+      passes::ConvertOpsetPassInfo(),
+      passes::DowngradeOpsetPassInfo(),
+      passes::UpgradeOpsetPassInfo(),
   };
   return table;
 }

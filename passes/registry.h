@@ -11,5 +11,8 @@ PassInfo NopPassInfo();
 PassInfo DcePassInfo();
 PassInfo ToposortPassInfo();
 PassInfo InlineFunctionsPassInfo();
+PassInfo ConvertOpsetPassInfo();
+PassInfo DowngradeOpsetPassInfo();
+PassInfo UpgradeOpsetPassInfo();
 
 }  // namespace onnxsurgeon::passes
