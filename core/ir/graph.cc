@@ -11,6 +11,9 @@ namespace onnxsurgeon {
 Graph::Graph(Model* model, GraphKind kind) : model_(model), kind_(kind) {}
 
 Graph::~Graph() {
+  // This graph's values die with it: forget their uses first, so that subgraph nodes
+  // dropping their reads below never touch a use entry of an already deleted node.
+  for (auto& v : values_) v->uses_.clear();
   Node* n = first_;
   while (n) {
     Node* next = n->next_;

@@ -24,7 +24,7 @@ void Value::AddUse(Node* node, int input_index) {
 
 void Value::RemoveUse(Node* node, int input_index) {
   uint32_t slot = node->use_slots_[input_index];
-  assert(slot < uses_.size() && uses_[slot] == (Use{node, input_index}));
+  if (slot >= uses_.size() || !(uses_[slot] == Use{node, input_index})) return;  // list already cleared (~Graph)
   const Use last = uses_.back();
   uses_[slot] = last;
   last.node->use_slots_[last.input_index] = slot;
