@@ -59,6 +59,7 @@ Status SoftmaxDown(StepContext& ctx) {
   // The node's result goes through the back-transpose: rewire users first, then feed it.
   Value* out = back->AddOutput();
   back->SetAttribute(AttrInts("perm", perm));
+  ctx.types->Alias(y, out);
   OS_RETURN_IF_ERROR(ctx.rewriter->ReplaceAllUsesWith(y, out));
   back->AddInput(y);
   ctx.emitted->push_back({back, ctx.to_opset()});
@@ -86,6 +87,7 @@ Status SoftmaxUp(StepContext& ctx) {
   Value* y = n->output(0);
   Node* reshape = ctx.rewriter->graph()->CreateNode("Reshape", {}, 0, ctx.domain, n->next(), "opset/Reshape");
   Value* out = reshape->AddOutput();
+  ctx.types->Alias(y, out);
   OS_RETURN_IF_ERROR(ctx.rewriter->ReplaceAllUsesWith(y, out));
   reshape->AddInput(y);
   reshape->AddInput(shape);
@@ -206,6 +208,7 @@ Status ShapeStartEndDown(StepContext& ctx) {
   Value* ends = ctx.Int64s({end});
   Node* slice = ctx.rewriter->graph()->CreateNode("Slice", {}, 0, ctx.domain, n->next(), "opset/Slice");
   Value* out = slice->AddOutput();
+  ctx.types->Alias(y, out);
   OS_RETURN_IF_ERROR(ctx.rewriter->ReplaceAllUsesWith(y, out));
   slice->AddInput(y);
   slice->AddInput(starts);
@@ -327,6 +330,61 @@ Status ConstantScalarsDown(StepContext& ctx) {
   return absl::OkStatus();
 }
 
+// Cast-19's saturate only matters for float8 targets; elsewhere it is dropped.
+Status CastSaturateDown(StepContext& ctx) {
+  Node* n = ctx.node;
+  if (!n->FindAttribute("saturate")) return absl::OkStatus();
+  int64_t to = n->GetInt("to", 0);
+  bool float8 = to >= onnx::TensorProto::FLOAT8E4M3FN && to <= onnx::TensorProto::FLOAT8E5M2FNUZ;
+  if (!float8) n->RemoveAttribute("saturate");
+  return absl::OkStatus();
+}
+
+// Reshape-14's allowzero=1 differs from Reshape-13 only where the shape holds a 0.
+Status ReshapeAllowZeroDown(StepContext& ctx) {
+  Node* n = ctx.node;
+  if (n->GetInt("allowzero", 0) == 0) return absl::OkStatus();
+  auto c = n->input(1) ? GetConstant(n->input(1)) : std::nullopt;
+  auto shape = c ? c->AsInt64s() : std::nullopt;
+  if (!shape) return ctx.Refuse("allowzero=1 with a shape computed at run time (it may hold a 0)");
+  if (std::any_of(shape->begin(), shape->end(), [](int64_t d) { return d == 0; }))
+    return ctx.Refuse("allowzero=1 and the shape holds a 0 (an empty dimension, not a copied one)");
+  n->RemoveAttribute("allowzero");
+  return absl::OkStatus();
+}
+
+// Resize-18's axes: scales or sizes for some axes only; Resize-13 wants every axis.
+Status ResizeAxesDown(StepContext& ctx) {
+  Node* n = ctx.node;
+  const Attribute* axes_attr = n->FindAttribute("axes");
+  if (!axes_attr) return absl::OkStatus();
+  int64_t rank = ctx.types->Rank(n->input(0));
+  auto dims = ctx.types->Dims(n->input(0));
+  if (rank < 0) return ctx.Refuse("axes needs the input's rank, which is unknown");
+  std::vector<int64_t> axes = axes_attr->ints();
+  for (auto& a : axes) a = a < 0 ? a + rank : a;
+  if (Value* scales = n->input(2)) {
+    auto c = GetConstant(scales);
+    auto v = c ? c->AsDoubles() : std::nullopt;
+    if (!v || v->size() != axes.size()) return ctx.Refuse("scales must be a constant to expand to every axis");
+    std::vector<double> full(rank, 1.0);
+    for (size_t i = 0; i < axes.size(); ++i) full[axes[i]] = (*v)[i];
+    n->SetInput(2, ctx.Tensor1D(full, onnx::TensorProto::FLOAT));
+  }
+  if (Value* sizes = n->input(3)) {
+    auto c = GetConstant(sizes);
+    auto v = c ? c->AsInt64s() : std::nullopt;
+    if (!v || v->size() != axes.size()) return ctx.Refuse("sizes must be a constant to expand to every axis");
+    if (!dims || std::any_of(dims->begin(), dims->end(), [](int64_t d) { return d < 0; }))
+      return ctx.Refuse("sizes for some axes need the input's static shape");
+    std::vector<int64_t> full = *dims;
+    for (size_t i = 0; i < axes.size(); ++i) full[axes[i]] = (*v)[i];
+    n->SetInput(3, ctx.Int64s(full));
+  }
+  n->RemoveAttribute("axes");
+  return absl::OkStatus();
+}
+
 Status RefuseScan(StepContext& ctx) {
   return ctx.Refuse("Scan-8 (batched, with sequence_lens) and Scan-9 differ in inputs and semantics");
 }
@@ -359,6 +417,9 @@ const std::map<Key, Adapter>& Table() {
     (*t)[{"", "Gemm", 11, 9}] = GemmCDown;
     for (const char* op : {"Max", "Min", "Sum", "Mean"}) (*t)[{"", op, 8, 6}] = NoBroadcastBefore8;
     (*t)[{"", "Constant", 12, 11}] = ConstantScalarsDown;
+    (*t)[{"", "Cast", 19, 13}] = CastSaturateDown;
+    (*t)[{"", "Reshape", 14, 13}] = ReshapeAllowZeroDown;
+    (*t)[{"", "Resize", 18, 13}] = ResizeAxesDown;
     (*t)[{"", "Scan", 9, 8}] = RefuseScan;
     (*t)[{"", "Scan", 8, 9}] = RefuseScan;
     return t;

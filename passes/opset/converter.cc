@@ -138,6 +138,58 @@ std::optional<std::vector<int64_t>> TypeOracle::Dims(const Value* v) const {
   return dims;
 }
 
+void TypeOracle::Alias(const Value* old, const Value* replacement) {
+  if (!old || !replacement || Find(replacement)) return;
+  if (const onnx::TypeProto* t = Find(old)) types_[replacement->name()] = *t;
+}
+
+void TypeOracle::InferNode(const Node& node, const std::string& domain, int64_t opset) {
+  const onnx::OpSchema* s = SchemaAt(domain, node.op_type(), opset);
+  if (!s || !s->has_type_and_shape_inference_function() || !node.subgraphs().empty()) return;
+  onnx::NodeProto np;
+  np.set_op_type(node.op_type());
+  np.set_domain(node.domain());
+  std::vector<onnx::TypeProto> input_types;
+  input_types.reserve(node.num_inputs());
+  std::vector<onnx::TensorProto> input_data;
+  input_data.reserve(node.num_inputs());
+  std::unordered_map<std::string, onnx::TypeProto*> types;
+  std::unordered_map<std::string, const onnx::TensorProto*> data;
+  for (Value* v : node.inputs()) {
+    np.add_input(v ? v->name() : "");
+    if (!v) continue;
+    if (const onnx::TypeProto* t = Find(v)) {
+      input_types.push_back(*t);
+      types[v->name()] = &input_types.back();
+    } else if (v->initializer()) {
+      onnx::TypeProto tp;
+      tp.mutable_tensor_type()->set_elem_type(ElemType(v));
+      auto* shape = tp.mutable_tensor_type()->mutable_shape();
+      for (int64_t d : v->initializer()->meta().dims()) shape->add_dim()->set_dim_value(d);
+      input_types.push_back(tp);
+      types[v->name()] = &input_types.back();
+    }
+    if (v->initializer() && v->initializer()->raw_bytes().size() <= 4096) {
+      input_data.push_back(v->initializer()->ToProto(v->name()));
+      data[v->name()] = &input_data.back();
+    }
+  }
+  for (Value* v : node.outputs()) np.add_output(v ? v->name() : "");
+  for (const Attribute& a : node.attributes()) *np.add_attribute() = a.proto();
+  onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0, /*data_prop=*/false);
+  onnx::shape_inference::InferenceContextImpl ctx(np, types, data, {}, options);
+  try {
+    s->GetTypeAndShapeInferenceFunction()(ctx);
+  } catch (const std::exception&) {
+    return;
+  }
+  for (size_t i = 0; i < node.num_outputs(); ++i) {
+    Value* v = node.output(i);
+    const onnx::TypeProto* t = ctx.getOutputType(i);
+    if (v && t && t->value_case() != onnx::TypeProto::VALUE_NOT_SET && !Find(v)) types_[v->name()] = *t;
+  }
+}
+
 int64_t TypeOracle::Rank(const Value* v) const {
   auto d = Dims(v);
   return d ? static_cast<int64_t>(d->size()) : -1;
@@ -467,6 +519,17 @@ Status GenericStep(StepContext& ctx) {
   for (const auto& [name, spec] : from.attributes()) from_attr[CanonicalParam(op, name)] = name;
   for (const auto& [name, spec] : to.attributes()) to_attr[CanonicalParam(op, name)] = name;
 
+  // Inputs renamed between versions (BatchNormalization's mean -> input_mean): a name
+  // neither side knows is matched by position.
+  auto known_to_from = [&](const std::string& key) { return from_index.count(key) || from_attr.count(key); };
+  auto known_to_to = [&](const std::string& key) { return to_index.count(key) || to_attr.count(key); };
+  for (size_t j = 0; j < tin.size() && j < fin.size(); ++j) {
+    std::string tkey = CanonicalParam(op, tin[j].GetName()), fkey = CanonicalParam(op, fin[j].GetName());
+    if (tkey != fkey && !known_to_from(tkey) && !known_to_to(fkey)) {
+      from_index.erase(fkey);
+      from_index[tkey] = j;
+    }
+  }
   std::vector<Value*> inputs;
   std::vector<std::string> attrs_to_remove;
   for (size_t j = 0; j < tin.size(); ++j) {
@@ -496,9 +559,12 @@ Status GenericStep(StepContext& ctx) {
   }
   // Inputs the target lacks: an attribute there (constant), or absent.
   std::vector<onnx::AttributeProto> attrs_to_set;
+  std::set<size_t> consumed;
+  for (size_t j = 0; j < tin.size(); ++j)
+    if (auto it = from_index.find(CanonicalParam(op, tin[j].GetName())); it != from_index.end()) consumed.insert(it->second);
   for (size_t k = 0; k < fin.size(); ++k) {
     std::string key = CanonicalParam(op, fin[k].GetName());
-    if (to_index.count(key) || !AnyPresent(groups[k])) continue;
+    if (consumed.count(k) || !AnyPresent(groups[k])) continue;
     auto at = to_attr.find(key);
     if (at == to_attr.end())
       return ctx.Refuse(absl::StrCat("input '", fin[k].GetName(), "' is given and ", op, "-", to.since_version(),
@@ -522,6 +588,9 @@ Status GenericStep(StepContext& ctx) {
                       SameAttributeValue(fs->second.default_value, a.proto());
     if (a.is_ref())
       return ctx.Refuse(absl::StrCat("attribute '", a.name(), "' (a function attribute reference) does not exist at the target"));
+    if ((a.name() == "dilations" || a.name() == "strides") && a.type() == onnx::AttributeProto::INTS &&
+        std::all_of(a.proto().ints().begin(), a.proto().ints().end(), [](int64_t x) { return x == 1; }))
+      is_default = true;  // all ones: what the older version does
     if (!is_default)
       return ctx.Refuse(absl::StrCat("attribute ", a.name(), "=", AttrText(a.proto()), " has no equivalent in ", op, "-",
                                      to.since_version()));
@@ -663,6 +732,9 @@ class Converter {
       return absl::FailedPreconditionError(absl::StrCat(op, " does not exist at opset ", p.opset, " (it was introduced at ",
                                                         vit->second.front(), ")"));
     }
+    if (p.opset != -1 && std::any_of(node->outputs().begin(), node->outputs().end(),
+                                     [&](Value* v) { return v && !types_.Find(v); }))
+      types_.InferNode(*node, domain, p.opset);  // a node made during conversion
     const onnx::OpSchema* to = SchemaAt(domain, op, target);
     int64_t decompose_below = DecomposeBelow(domain, op);
     bool must_go = !to || to->Deprecated() || (target < decompose_below && p.opset >= decompose_below);
@@ -781,8 +853,54 @@ void SetFunctionOpset(Function& f, const std::string& domain, int64_t version) {
     if (CanonicalDomain(imp.domain()) == domain) imp.set_version(version);
 }
 
+// Constants the model reads: initializers (not inputs) and Constant nodes, per graph.
+absl::flat_hash_set<const Value*> UsedConstants(const Model& model) {
+  absl::flat_hash_set<const Value*> used;
+  for (Graph* g : model.AllGraphs()) {
+    for (Value* v : g->initializers())
+      if (v->HasUsers()) used.insert(v);
+    for (Node* n : g->nodes())
+      if (n->Is("Constant") && n->output(0) && n->output(0)->HasUsers()) used.insert(n->output(0));
+  }
+  return used;
+}
+
+// Constants the conversion made or stopped reading (an input that became an attribute)
+// and that nothing reads now. Unused constants the model had before stay.
+int RemoveDroppedConstants(Model& model, const absl::flat_hash_set<const Value*>& used_before,
+                           const absl::flat_hash_set<const Value*>& all_before) {
+  int removed = 0;
+  for (Graph* g : model.AllGraphs()) {
+    std::vector<Value*> inits = g->initializers();
+    for (Value* v : inits) {
+      if (v->HasUsers() || v->IsGraphInput()) continue;
+      if (used_before.count(v) || !all_before.count(v)) removed += g->RemoveInitializer(v).ok();
+    }
+    for (Node* n = g->first_node(); n;) {
+      Node* next = n->next();
+      if (n->Is("Constant") && n->output(0) && !n->output(0)->HasUsers() &&
+          (used_before.count(n->output(0)) || !all_before.count(n->output(0))))
+        removed += g->EraseNode(n).ok();
+      n = next;
+    }
+  }
+  return removed;
+}
+
+absl::flat_hash_set<const Value*> AllConstants(const Model& model) {
+  absl::flat_hash_set<const Value*> all;
+  for (Graph* g : model.AllGraphs()) {
+    for (Value* v : g->initializers()) all.insert(v);
+    for (Node* n : g->nodes())
+      if (n->Is("Constant") && n->output(0)) all.insert(n->output(0));
+  }
+  return all;
+}
+
 // Converts in place; blockers are collected, not returned as errors.
 ConvertReport ConvertAll(Model& model, int64_t target, int64_t ml_target) {
+  auto used_before = UsedConstants(model);
+  auto all_before = AllConstants(model);
   TypeOracle types;
   types.Build(model);
   Converter c(model, types);
@@ -803,6 +921,7 @@ ConvertReport ConvertAll(Model& model, int64_t target, int64_t ml_target) {
     }
   }
   report.reached = target;
+  if (int removed = RemoveDroppedConstants(model, used_before, all_before)) report.counts["constants-removed"] += removed;
   if (model.proto().ir_version() < MinIrVersion(target)) model.mutable_proto().set_ir_version(MinIrVersion(target));
   return report;
 }

@@ -36,6 +36,7 @@ Status FinishReplacement(DecomposeContext& ctx, const std::vector<Value*>& outpu
     if (!out || !out->HasUsers()) continue;
     if (i >= outputs.size() || !outputs[i])
       return absl::FailedPreconditionError(absl::StrCat("output ", i, " of ", n->op_type(), " has no decomposition"));
+    ctx.types->Alias(out, outputs[i]);
     OS_RETURN_IF_ERROR(ctx.rewriter->ReplaceAllUsesWith(out, outputs[i]));
   }
   return ctx.rewriter->EraseNode(n);

@@ -30,6 +30,11 @@ class TypeOracle {
   // Static dims (-1 for a symbolic dim); nullopt when the rank is unknown.
   std::optional<std::vector<int64_t>> Dims(const Value* v) const;
   void Remember(const std::string& name, const onnx::TypeProto& type) { types_[name] = type; }
+  // Given a value that replaces `old`. Execute gives it old's type if it has none.
+  void Alias(const Value* old, const Value* replacement);
+  // Given a node new to the graph and the opset its signature follows. Execute runs the
+  // op's own type and shape inference on it and records its output types.
+  void InferNode(const Node& node, const std::string& domain, int64_t opset);
 
  private:
   absl::flat_hash_map<std::string, onnx::TypeProto> types_;
