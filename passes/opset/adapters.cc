@@ -221,8 +221,7 @@ Status ShapeStartEndDown(StepContext& ctx) {
 Status DropoutDown(StepContext& ctx) {
   Node* n = ctx.node;
   if (Value* t = n->input(2)) {
-    auto c = GetConstant(t);
-    auto v = c ? c->AsInt64s() : std::nullopt;
+    auto v = ConstantInts(t);
     if (!v || v->size() != 1 || (*v)[0] != 0) return ctx.Refuse("training_mode is not a constant false");
     n->RemoveInput(2);
   }
@@ -235,8 +234,7 @@ Status SliceStepsDown(StepContext& ctx) {
   Node* n = ctx.node;
   Value* steps = n->input(4);
   if (!steps) return absl::OkStatus();
-  auto c = GetConstant(steps);
-  auto v = c ? c->AsInt64s() : std::nullopt;
+  auto v = ConstantInts(steps);
   if (!v || std::any_of(v->begin(), v->end(), [](int64_t x) { return x != 1; }))
     return ctx.Refuse("steps other than 1 do not exist in Slice-1");
   n->RemoveInput(4);
@@ -261,10 +259,8 @@ Status PadAxesDown(StepContext& ctx) {
   Node* n = ctx.node;
   Value* axes_value = n->input(3);
   if (!axes_value) return absl::OkStatus();
-  auto ac = GetConstant(axes_value);
-  auto pc = n->input(1) ? GetConstant(n->input(1)) : std::nullopt;
-  auto axes = ac ? ac->AsInt64s() : std::nullopt;
-  auto pads = pc ? pc->AsInt64s() : std::nullopt;
+  auto axes = ConstantInts(axes_value);
+  auto pads = ConstantInts(n->input(1));
   int64_t rank = ctx.types->Rank(n->input(0));
   if (!axes || !pads) return ctx.Refuse("axes and pads must be constants to expand pads to every axis");
   if (rank < 0) return ctx.Refuse("the input's rank is unknown");
@@ -344,8 +340,7 @@ Status CastSaturateDown(StepContext& ctx) {
 Status ReshapeAllowZeroDown(StepContext& ctx) {
   Node* n = ctx.node;
   if (n->GetInt("allowzero", 0) == 0) return absl::OkStatus();
-  auto c = n->input(1) ? GetConstant(n->input(1)) : std::nullopt;
-  auto shape = c ? c->AsInt64s() : std::nullopt;
+  auto shape = ConstantInts(n->input(1));
   if (!shape) return ctx.Refuse("allowzero=1 with a shape computed at run time (it may hold a 0)");
   if (std::any_of(shape->begin(), shape->end(), [](int64_t d) { return d == 0; }))
     return ctx.Refuse("allowzero=1 and the shape holds a 0 (an empty dimension, not a copied one)");
@@ -364,16 +359,14 @@ Status ResizeAxesDown(StepContext& ctx) {
   std::vector<int64_t> axes = axes_attr->ints();
   for (auto& a : axes) a = a < 0 ? a + rank : a;
   if (Value* scales = n->input(2)) {
-    auto c = GetConstant(scales);
-    auto v = c ? c->AsDoubles() : std::nullopt;
+    auto v = ConstantDoubles(scales);
     if (!v || v->size() != axes.size()) return ctx.Refuse("scales must be a constant to expand to every axis");
     std::vector<double> full(rank, 1.0);
     for (size_t i = 0; i < axes.size(); ++i) full[axes[i]] = (*v)[i];
     n->SetInput(2, ctx.Tensor1D(full, onnx::TensorProto::FLOAT));
   }
   if (Value* sizes = n->input(3)) {
-    auto c = GetConstant(sizes);
-    auto v = c ? c->AsInt64s() : std::nullopt;
+    auto v = ConstantInts(sizes);
     if (!v || v->size() != axes.size()) return ctx.Refuse("sizes must be a constant to expand to every axis");
     if (!dims || std::any_of(dims->begin(), dims->end(), [](int64_t d) { return d < 0; }))
       return ctx.Refuse("sizes for some axes need the input's static shape");
@@ -382,6 +375,44 @@ Status ResizeAxesDown(StepContext& ctx) {
     n->SetInput(3, ctx.Int64s(full));
   }
   n->RemoveAttribute("axes");
+  return absl::OkStatus();
+}
+
+// ScatterND-16's reduction="add" (torch's index_put(accumulate=True)) before 16, for
+// indices addressing the first axis: duplicates must sum, so the updates are summed per
+// row with a one-hot matrix:
+//   Y = data + Reshape(MatMul(Transpose(OneHot(indices, D0)), Flatten(updates)), Shape(data))
+// Exact up to the order in which duplicate rows' updates are added.
+Status ScatterNDAddDown(StepContext& ctx) {
+  Node* n = ctx.node;
+  std::string reduction = StringAttr(*n, "reduction", "none");
+  if (reduction == "none") return absl::OkStatus();
+  if (reduction != "add") return ctx.Refuse(absl::StrCat("reduction='", reduction, "' has no exact form before ScatterND-16"));
+  auto idims = ctx.types->Dims(n->input(1));
+  if (!idims || idims->empty() || idims->back() != 1)
+    return ctx.Refuse("reduction='add' is only rewritten for indices of depth 1 (last dimension 1, statically known)");
+  int32_t dt = ctx.types->ElemType(n->input(0));
+  if (dt == 0) return ctx.Refuse("the data's element type is unknown");
+  Value* data = n->input(0);
+  Value* indices = n->input(1);
+  Value* updates = n->input(2);
+  Value* shape = ctx.Emit("Shape", {data})->output(0);
+  Value* d0 = ctx.Emit("Slice", {shape, ctx.Int64s({0}), ctx.Int64s({1})})->output(0);
+  Value* rest = ctx.Emit("Slice", {shape, ctx.Int64s({1}), ctx.Int64s({INT64_MAX})})->output(0);
+  Value* flat_idx = ctx.Emit("Reshape", {indices, ctx.Int64s({-1})})->output(0);
+  Value* off_on = ctx.Tensor1D({0, 1}, dt);
+  if (!off_on) return ctx.Refuse("cannot encode one-hot values in the data's type");
+  Value* onehot = ctx.Emit("OneHot", {flat_idx, d0, off_on}, {AttrInt("axis", -1)})->output(0);     // [N, D0]
+  Value* rows = ctx.Emit("Transpose", {onehot}, {AttrInts("perm", {1, 0})})->output(0);            // [D0, N]
+  Value* upd_shape = ctx.Emit("Concat", {ctx.Int64s({-1}), rest}, {AttrInt("axis", 0)})->output(0);
+  Value* upd = ctx.Emit("Reshape", {updates, upd_shape})->output(0);                                // [N, rest...]
+  Value* upd2 = ctx.Emit("Flatten", {upd}, {AttrInt("axis", 1)})->output(0);                          // [N, R]
+  Value* summed = ctx.Emit("MatMul", {rows, upd2})->output(0);                                       // [D0, R]
+  Value* back = ctx.Emit("Reshape", {summed, shape})->output(0);
+  Node* add = ctx.Emit("Add", {data, back});
+  ctx.types->Alias(n->output(0), add->output(0));
+  OS_RETURN_IF_ERROR(ctx.rewriter->ReplaceNode(n, {add->output(0)}));
+  ctx.node = nullptr;  // replaced
   return absl::OkStatus();
 }
 
@@ -420,6 +451,7 @@ const std::map<Key, Adapter>& Table() {
     (*t)[{"", "Cast", 19, 13}] = CastSaturateDown;
     (*t)[{"", "Reshape", 14, 13}] = ReshapeAllowZeroDown;
     (*t)[{"", "Resize", 18, 13}] = ResizeAxesDown;
+    (*t)[{"", "ScatterND", 16, 13}] = ScatterNDAddDown;
     (*t)[{"", "Scan", 9, 8}] = RefuseScan;
     (*t)[{"", "Scan", 8, 9}] = RefuseScan;
     return t;

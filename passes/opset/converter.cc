@@ -195,6 +195,47 @@ int64_t TypeOracle::Rank(const Value* v) const {
   return d ? static_cast<int64_t>(d->size()) : -1;
 }
 
+// ---------------------------------------------------------------- constants
+
+namespace {
+template <typename T>
+std::optional<std::vector<T>> ConstantElements(const Value* v, int depth) {
+  if (!v || depth > 8) return std::nullopt;
+  if (auto c = GetConstant(v)) {
+    if constexpr (std::is_same_v<T, int64_t>) return c->AsInt64s();
+    else return c->AsDoubles();
+  }
+  Node* p = v->producer();
+  if (!p || !CanonicalDomain(p->domain()).empty()) return std::nullopt;
+  const std::string& op = p->op_type();
+  if (op == "Reshape" || op == "Squeeze" || op == "Unsqueeze" || op == "Flatten" || op == "Identity")
+    return ConstantElements<T>(p->input(0), depth + 1);
+  if (op == "Cast") {
+    int64_t to = p->GetInt("to", 0);
+    bool integral = to == onnx::TensorProto::INT64 || to == onnx::TensorProto::INT32;
+    if (!integral && !(std::is_same_v<T, double> && (to == onnx::TensorProto::FLOAT || to == onnx::TensorProto::DOUBLE)))
+      return std::nullopt;
+    auto inner = ConstantElements<T>(p->input(0), depth + 1);
+    if (inner && integral)
+      for (auto& x : *inner) x = static_cast<T>(static_cast<int64_t>(x));
+    return inner;
+  }
+  if (op == "Concat") {
+    std::vector<T> all;
+    for (Value* in : p->inputs()) {
+      auto part = ConstantElements<T>(in, depth + 1);
+      if (!part) return std::nullopt;
+      all.insert(all.end(), part->begin(), part->end());
+    }
+    return all;
+  }
+  return std::nullopt;
+}
+}  // namespace
+
+std::optional<std::vector<int64_t>> ConstantInts(const Value* v) { return ConstantElements<int64_t>(v, 0); }
+std::optional<std::vector<double>> ConstantDoubles(const Value* v) { return ConstantElements<double>(v, 0); }
+
 // ---------------------------------------------------------------- step helpers
 
 int64_t StepContext::to_opset() const {
@@ -399,8 +440,9 @@ StatusOr<Value*> AttributeToInput(StepContext& ctx, const onnx::AttributeProto& 
 // Constant input -> attribute of the `to` schema.
 StatusOr<onnx::AttributeProto> InputToAttribute(StepContext& ctx, Value* v, const onnx::OpSchema::Attribute& spec,
                                                 const std::string& input_name) {
-  auto c = GetConstant(v);
-  if (!c) {
+  auto ints = ConstantInts(v);
+  auto doubles = ConstantDoubles(v);
+  if (!ints && !doubles) {
     return ctx.Refuse(absl::StrCat("input '", input_name, "' ('", v->name(), "') must be a constant to become attribute '",
                                    spec.name, "', and it is computed at run time"));
   }
@@ -409,27 +451,23 @@ StatusOr<onnx::AttributeProto> InputToAttribute(StepContext& ctx, Value* v, cons
   a.set_type(spec.type);
   switch (spec.type) {
     case onnx::AttributeProto::INTS: {
-      auto ints = c->AsInt64s();
       if (!ints) return ctx.Refuse(absl::StrCat("input '", input_name, "' holds no integers"));
       for (int64_t x : *ints) a.add_ints(x);
       return a;
     }
     case onnx::AttributeProto::INT: {
-      auto ints = c->AsInt64s();
       if (!ints || ints->size() != 1) return ctx.Refuse(absl::StrCat("input '", input_name, "' is not one integer"));
       a.set_i((*ints)[0]);
       return a;
     }
     case onnx::AttributeProto::FLOAT: {
-      auto d = c->AsDoubles();
-      if (!d || d->size() != 1) return ctx.Refuse(absl::StrCat("input '", input_name, "' is not one number"));
-      a.set_f(static_cast<float>((*d)[0]));
+      if (!doubles || doubles->size() != 1) return ctx.Refuse(absl::StrCat("input '", input_name, "' is not one number"));
+      a.set_f(static_cast<float>((*doubles)[0]));
       return a;
     }
     case onnx::AttributeProto::FLOATS: {
-      auto d = c->AsDoubles();
-      if (!d) return ctx.Refuse(absl::StrCat("input '", input_name, "' holds no numbers"));
-      for (double x : *d) a.add_floats(static_cast<float>(x));
+      if (!doubles) return ctx.Refuse(absl::StrCat("input '", input_name, "' holds no numbers"));
+      for (double x : *doubles) a.add_floats(static_cast<float>(x));
       return a;
     }
     default:
@@ -461,9 +499,7 @@ Status NormalizeNegativeAxes(StepContext& ctx) {
   const auto& formals = ctx.from->inputs();
   for (size_t i = 0; i < formals.size() && i < n->num_inputs(); ++i) {
     if (Lower(formals[i].GetName()) != "axes" || !n->input(i)) continue;
-    auto c = GetConstant(n->input(i));
-    if (!c) continue;  // refused later if it must become an attribute
-    auto ints = c->AsInt64s();
+    auto ints = ConstantInts(n->input(i));
     if (!ints || std::none_of(ints->begin(), ints->end(), [](int64_t x) { return x < 0; })) continue;
     int64_t r = rank_for();
     if (r < 0) return ctx.Refuse("negative axes need the input's rank, which is unknown");

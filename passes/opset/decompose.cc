@@ -3,6 +3,7 @@
 //
 //   LayerNormalization (< 17)  the shared emitter passes/lowering/layer_norm.h
 //   Gelu (< 20)                the shared emitter passes/lowering/gelu.h
+//   Trilu (< 14)               Where(Not(Less(Range-cols - Range-rows, k)), X, 0)
 //   everything else            the op's own function body from onnx's schema (Mish,
 //                              HardSwish, GroupNormalization, CenterCropPad, CastLike,
 //                              Celu, Softplus-free activations, RMSNormalization, ...),
@@ -88,6 +89,56 @@ StatusOr<bool> DecomposeGelu(DecomposeContext& ctx) {
   }
   Node* before = n->prev();
   Value* y = lowering::EmitGelu(*ctx.rewriter, n->input(0), dt, form);
+  CollectEmitted(before, n, ctx.opset, *ctx.emitted);
+  OS_RETURN_IF_ERROR(FinishReplacement(ctx, {y}));
+  return true;
+}
+
+// Trilu (14): Y = Where(mask, X, 0) with mask[i, j] = (j - i >= k) (upper) or
+// (j - i <= k) (lower), the row and column indices from Range (opset 11).
+StatusOr<bool> DecomposeTrilu(DecomposeContext& ctx) {
+  Node* n = ctx.node;
+  if (ctx.target < 11) {
+    *ctx.why_not = "the decomposition needs Range (opset 11)";
+    return false;
+  }
+  int32_t dt = ctx.types->ElemType(n->input(0));
+  if (dt == 0) {
+    *ctx.why_not = "the input's element type is unknown";
+    return false;
+  }
+  Rewriter& rw = *ctx.rewriter;
+  Node* before = n->prev();
+  Value* x = n->input(0);
+  Value* k = n->input(1) ? n->input(1) : rw.Int64s({0});
+  Value* shape = rw.Op("Shape", {x});
+  auto scalar = [&](int64_t v) {
+    Tensor t;
+    t.mutable_meta().set_data_type(onnx::TensorProto::INT64);
+    t.SetRawBytes(std::string(reinterpret_cast<const char*>(&v), sizeof v));
+    return rw.Constant(std::move(t), "scalar");
+  };
+  Value* zero = scalar(0);
+  Value* one = scalar(1);
+  Value* rows = rw.Op("Gather", {shape, scalar(-2)});
+  Value* cols = rw.Op("Gather", {shape, scalar(-1)});
+  Value* i = rw.Op("Unsqueeze", {rw.Op("Range", {zero, rows, one}), rw.Int64s({1})});
+  Value* j = rw.Op("Range", {zero, cols, one});
+  Value* diff = rw.Op("Sub", {j, i});
+  k = rw.Op("Reshape", {k, rw.Int64s({})});  // K is a 1-element tensor; make it a scalar
+  bool upper = n->GetInt("upper", 1) != 0;
+  Value* outside = rw.Op(upper ? "Less" : "Greater", {diff, k});
+  Value* mask = rw.Op("Not", {outside});
+  Tensor zt;
+  zt.mutable_meta().set_data_type(dt);
+  Value* zero_x = nullptr;
+  if (dt == onnx::TensorProto::FLOAT || dt == onnx::TensorProto::DOUBLE || dt == onnx::TensorProto::FLOAT16 ||
+      dt == onnx::TensorProto::BFLOAT16) {
+    zero_x = rw.ScalarFloat(0.0f, dt);
+  } else {
+    zero_x = rw.Op("Cast", {zero}, {Rewriter::AttrInt("to", dt)});
+  }
+  Value* y = rw.Op("Where", {mask, x, zero_x});
   CollectEmitted(before, n, ctx.opset, *ctx.emitted);
   OS_RETURN_IF_ERROR(FinishReplacement(ctx, {y}));
   return true;
@@ -213,6 +264,7 @@ StatusOr<bool> Decompose(DecomposeContext& ctx) {
   const std::string& op = ctx.node->op_type();
   if (ctx.domain.empty() && op == "LayerNormalization") return DecomposeLayerNorm(ctx);
   if (ctx.domain.empty() && op == "Gelu") return DecomposeGelu(ctx);
+  if (ctx.domain.empty() && op == "Trilu") return DecomposeTrilu(ctx);
   return DecomposeByFunction(ctx);
 }
 

@@ -102,6 +102,12 @@ StatusOr<bool> Decompose(DecomposeContext& ctx);
 // knows an op of that name (its meaning there differs, e.g. GroupNormalization < 21).
 int64_t DecomposeBelow(const std::string& domain, const std::string& op);
 
+// The elements of a small constant: an initializer or Constant node, seen through ops
+// that keep the elements (Reshape, Squeeze, Unsqueeze, Flatten, Identity, Cast to an
+// integer type) and Concat of such (exporters write axes as Reshape(constant)).
+std::optional<std::vector<int64_t>> ConstantInts(const Value* v);
+std::optional<std::vector<double>> ConstantDoubles(const Value* v);
+
 // Shared helpers.
 std::string DescribeNode(const Node& node);
 onnx::AttributeProto TensorAttr(const std::string& name, const onnx::TensorProto& t);
