@@ -95,8 +95,9 @@ Status SoftmaxUp(StepContext& ctx) {
   return absl::OkStatus();
 }
 
-// Split-18's num_outputs: equal parts (the last one smaller). Split-13 without `split`
-// splits evenly, so the sizes are written out unless the axis divides evenly.
+// Split-18's num_outputs: parts of ceil(d / n), the last one what is left. Split-13
+// without `split` needs d divisible by n, so the sizes are written out (computed at run
+// time when d is only known then).
 Status SplitNumOutputsDown(StepContext& ctx) {
   Node* n = ctx.node;
   const Attribute* num = n->FindAttribute("num_outputs");
@@ -104,24 +105,33 @@ Status SplitNumOutputsDown(StepContext& ctx) {
   int64_t parts = num->i();
   n->RemoveAttribute("num_outputs");
   if (n->input(1)) return absl::OkStatus();
-  auto dims = ctx.types->Dims(n->input(0));
+  if (parts != static_cast<int64_t>(n->num_outputs())) return ctx.Refuse("num_outputs does not match the outputs");
   int64_t axis = n->GetInt("axis", 0);
-  if (!dims) return ctx.Refuse("num_outputs needs the input's shape, which is unknown");
-  int64_t rank = static_cast<int64_t>(dims->size());
-  if (axis < 0) axis += rank;
-  int64_t d = axis >= 0 && axis < rank ? (*dims)[axis] : -1;
-  if (d < 0) {
-    return ctx.Refuse("num_outputs splits a dimension whose size is only known at run time; Split-13 needs the sizes");
+  auto dims = ctx.types->Dims(n->input(0));
+  int64_t rank = dims ? static_cast<int64_t>(dims->size()) : -1;
+  int64_t d = -1;
+  if (rank >= 0) {
+    int64_t a = axis < 0 ? axis + rank : axis;
+    if (a >= 0 && a < rank) d = (*dims)[a];
   }
-  int64_t chunk = (d + parts - 1) / parts;
-  std::vector<int64_t> sizes;
-  for (int64_t left = d; left > 0; left -= chunk) sizes.push_back(std::min(chunk, left));
-  if (static_cast<int64_t>(sizes.size()) != static_cast<int64_t>(n->num_outputs()))
-    return ctx.Refuse("num_outputs does not match the outputs");
-  if (d % parts != 0) {
-    while (n->num_inputs() < 2) n->AddInput(nullptr);
+  while (n->num_inputs() < 2) n->AddInput(nullptr);
+  if (d >= 0) {
+    int64_t chunk = (d + parts - 1) / parts;
+    if (d % parts == 0) return absl::OkStatus();  // equal parts: Split-13's default
+    std::vector<int64_t> sizes(parts - 1, chunk);
+    sizes.push_back(d - chunk * (parts - 1));
     n->SetInput(1, ctx.Int64s(sizes));
+    return absl::OkStatus();
   }
+  // d at run time: chunk = (d + n - 1) / n; sizes = [chunk] * (n - 1) ++ [d - chunk * (n - 1)].
+  Value* shape = ctx.Emit("Shape", {n->input(0)})->output(0);
+  Value* dim = ctx.Emit("Gather", {shape, ctx.Int64s({axis})})->output(0);  // [1]
+  Value* chunk = ctx.Emit("Div", {ctx.Emit("Add", {dim, ctx.Int64s({parts - 1})})->output(0), ctx.Int64s({parts})})->output(0);
+  std::vector<Value*> pieces(parts - 1, chunk);
+  Value* used = ctx.Emit("Mul", {chunk, ctx.Int64s({parts - 1})})->output(0);
+  pieces.push_back(ctx.Emit("Sub", {dim, used})->output(0));
+  Value* sizes = ctx.Emit("Concat", pieces, {AttrInt("axis", 0)})->output(0);
+  n->SetInput(1, sizes);
   return absl::OkStatus();
 }
 
