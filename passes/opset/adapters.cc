@@ -426,6 +426,33 @@ Status ScatterNDAddDown(StepContext& ctx) {
   return absl::OkStatus();
 }
 
+// Mod-28 allows fmod=0 (floor modulo, the sign of the divisor) on floating-point
+// inputs; before 28 only fmod=1 (C fmod, the sign of the dividend) is defined for them:
+//   R = Mod<fmod=1>(A, B)    Y = Where(R != 0 and (R < 0) xor (B < 0), R + B, R)
+// which keeps fmod's exactness (and its infinities and NaNs).
+Status ModFloatFloorDown(StepContext& ctx) {
+  Node* n = ctx.node;
+  if (n->GetInt("fmod", 0) != 0) return absl::OkStatus();
+  int32_t dt = ctx.types->ElemType(n->input(0));
+  bool is_float = dt == onnx::TensorProto::FLOAT || dt == onnx::TensorProto::DOUBLE ||
+                  dt == onnx::TensorProto::FLOAT16 || dt == onnx::TensorProto::BFLOAT16;
+  if (dt == 0) return ctx.Refuse("fmod=0 needs the input type (floor modulo on floats exists only from 28)");
+  if (!is_float) return absl::OkStatus();
+  Value* a = n->input(0);
+  Value* b = n->input(1);
+  Value* zero = ctx.Scalar(0, dt);
+  if (!zero) return ctx.Refuse("cannot encode a zero of the input type");
+  Value* r = ctx.Emit("Mod", {a, b}, {AttrInt("fmod", 1)})->output(0);
+  Value* nonzero = ctx.Emit("Not", {ctx.Emit("Equal", {r, zero})->output(0)})->output(0);
+  Value* signs_differ = ctx.Emit("Xor", {ctx.Emit("Less", {r, zero})->output(0), ctx.Emit("Less", {b, zero})->output(0)})->output(0);
+  Value* adjust = ctx.Emit("And", {nonzero, signs_differ})->output(0);
+  Node* y = ctx.Emit("Where", {adjust, ctx.Emit("Add", {r, b})->output(0), r});
+  ctx.types->Alias(n->output(0), y->output(0));
+  OS_RETURN_IF_ERROR(ctx.rewriter->ReplaceNode(n, {y->output(0)}));
+  ctx.node = nullptr;
+  return absl::OkStatus();
+}
+
 Status RefuseScan(StepContext& ctx) {
   return ctx.Refuse("Scan-8 (batched, with sequence_lens) and Scan-9 differ in inputs and semantics");
 }
@@ -462,6 +489,7 @@ const std::map<Key, Adapter>& Table() {
     (*t)[{"", "Reshape", 14, 13}] = ReshapeAllowZeroDown;
     (*t)[{"", "Resize", 18, 13}] = ResizeAxesDown;
     (*t)[{"", "ScatterND", 16, 13}] = ScatterNDAddDown;
+    (*t)[{"", "Mod", 28, 13}] = ModFloatFloorDown;
     (*t)[{"", "Scan", 9, 8}] = RefuseScan;
     (*t)[{"", "Scan", 8, 9}] = RefuseScan;
     return t;
