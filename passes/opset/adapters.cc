@@ -453,6 +453,28 @@ Status ModFloatFloorDown(StepContext& ctx) {
   return absl::OkStatus();
 }
 
+// RoiAlign-16 added coordinate_transformation_mode with default half_pixel; RoiAlign-10
+// always behaved as output_half_pixel.
+Status RoiAlignModeDown(StepContext& ctx) {
+  std::string mode = StringAttr(*ctx.node, "coordinate_transformation_mode", "half_pixel");
+  if (mode != "output_half_pixel")
+    return ctx.Refuse(absl::StrCat("coordinate_transformation_mode='", mode, "' does not exist in RoiAlign-10 (output_half_pixel only)"));
+  ctx.node->RemoveAttribute("coordinate_transformation_mode");
+  return absl::OkStatus();
+}
+
+Status RoiAlignModeUp(StepContext& ctx) {
+  ctx.node->SetAttribute(Rewriter::AttrString("coordinate_transformation_mode", "output_half_pixel"));
+  return absl::OkStatus();
+}
+
+// Dropout's mask in inference mode is all ones from 12 on; before 12 runtimes differ.
+Status DropoutMaskDown(StepContext& ctx) {
+  Node* n = ctx.node;
+  if (n->output(1) && n->output(1)->HasUsers()) return ctx.Refuse("the mask output is used; its inference value before Dropout-12 is not defined the same way");
+  return DropoutDown(ctx);
+}
+
 Status RefuseScan(StepContext& ctx) {
   return ctx.Refuse("Scan-8 (batched, with sequence_lens) and Scan-9 differ in inputs and semantics");
 }
@@ -480,7 +502,9 @@ const std::map<Key, Adapter>& Table() {
     (*t)[{"", "GridSample", 16, 20}] =
         RenameValues("mode", {{"bilinear", "linear"}, {"bicubic", "cubic"}});
     (*t)[{"", "Shape", 15, 13}] = ShapeStartEndDown;
-    (*t)[{"", "Dropout", 12, 10}] = DropoutDown;
+    (*t)[{"", "Dropout", 12, 10}] = DropoutMaskDown;
+    (*t)[{"", "RoiAlign", 16, 10}] = RoiAlignModeDown;
+    (*t)[{"", "RoiAlign", 10, 16}] = RoiAlignModeUp;
     (*t)[{"", "Slice", 10, 1}] = SliceStepsDown;
     (*t)[{"", "Gemm", 11, 9}] = GemmCDown;
     for (const char* op : {"Max", "Min", "Sum", "Mean"}) (*t)[{"", op, 8, 6}] = NoBroadcastBefore8;
