@@ -191,12 +191,17 @@ Adapter RefuseValues(std::string attribute, std::vector<std::string> values, std
   };
 }
 
-// A string attribute whose values were renamed.
-Adapter RenameValues(std::string attribute, std::map<std::string, std::string> renames) {
-  return [attribute, renames](StepContext& ctx) -> Status {
+// A string attribute whose values were renamed (the default too: an absent attribute
+// gets the target's name for the source default).
+Adapter RenameValues(std::string attribute, std::map<std::string, std::string> renames, std::string source_default) {
+  return [attribute, renames, source_default](StepContext& ctx) -> Status {
     const Attribute* a = ctx.node->FindAttribute(attribute);
-    if (!a) return absl::OkStatus();
-    auto it = renames.find(a->s());
+    std::string value = a ? a->s() : source_default;
+    auto it = renames.find(value);
+    if (!a) {
+      ctx.node->SetAttribute(Rewriter::AttrString(attribute, it != renames.end() ? it->second : value));
+      return absl::OkStatus();
+    }
     if (it != renames.end()) ctx.node->SetAttribute(Rewriter::AttrString(attribute, it->second));
     return absl::OkStatus();
   };
@@ -498,9 +503,9 @@ const std::map<Key, Adapter>& Table() {
     for (const char* op : {"ScatterND", "ScatterElements"})
       (*t)[{"", op, 18, 16}] = RefuseValues("reduction", {"max", "min"}, "none");
     (*t)[{"", "GridSample", 20, 16}] =
-        RenameValues("mode", {{"linear", "bilinear"}, {"cubic", "bicubic"}});
+        RenameValues("mode", {{"linear", "bilinear"}, {"cubic", "bicubic"}}, "linear");
     (*t)[{"", "GridSample", 16, 20}] =
-        RenameValues("mode", {{"bilinear", "linear"}, {"bicubic", "cubic"}});
+        RenameValues("mode", {{"bilinear", "linear"}, {"bicubic", "cubic"}}, "bilinear");
     (*t)[{"", "Shape", 15, 13}] = ShapeStartEndDown;
     (*t)[{"", "Dropout", 12, 10}] = DropoutMaskDown;
     (*t)[{"", "RoiAlign", 16, 10}] = RoiAlignModeDown;
