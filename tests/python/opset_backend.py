@@ -126,8 +126,9 @@ class Tally:
     attempted: collections.Counter = dataclasses.field(default_factory=collections.Counter)
     converted: collections.Counter = dataclasses.field(default_factory=collections.Counter)
     verified: collections.Counter = dataclasses.field(default_factory=collections.Counter)
-    # (case, target) pairs verified, for comparisons
+    # (case, target) pairs verified, and converted but not reproducing the outputs
     verified_pairs: set = dataclasses.field(default_factory=set)
+    unverified_pairs: set = dataclasses.field(default_factory=set)
 
 
 def evaluate(cases: list[Case], convert, chained: bool = True) -> Tally:
@@ -156,6 +157,8 @@ def evaluate(cases: list[Case], convert, chained: bool = True) -> Tally:
             if ok:
                 tally.verified[target] += 1
                 tally.verified_pairs.add((case.name, target))
+            else:
+                tally.unverified_pairs.add((case.name, target))
             if chained:
                 current = converted
     return tally
