@@ -479,7 +479,12 @@ StatusOr<onnx::AttributeProto> InputToAttribute(StepContext& ctx, Value* v, cons
 Status NormalizeNegativeAxes(StepContext& ctx) {
   Node* n = ctx.node;
   auto rank_for = [&]() -> int64_t {
+    // Unsqueeze's and OneHot's axes index the output, one rank more (OneHot) or several.
     if (n->op_type() == "Unsqueeze") return ctx.types->Rank(n->output(0));
+    if (n->op_type() == "OneHot") {
+      int64_t in = ctx.types->Rank(n->input(0));
+      return in < 0 ? -1 : in + 1;
+    }
     return ctx.types->Rank(n->input(0));
   };
   for (const char* name : {"axis", "axes"}) {
