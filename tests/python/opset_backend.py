@@ -109,6 +109,22 @@ def _runs(model: onnx.ModelProto, case: Case) -> bool:
         return False
 
 
+def ort_runs_opset(opset: int) -> bool:
+    """True when onnxruntime loads a model of this opset at all (a trivial Identity)."""
+    import onnxruntime as ort
+    from onnx import TensorProto, helper
+
+    g = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    try:
+        ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+
+
 def convert_onnxsurgeon(model: onnx.ModelProto, target: int) -> onnx.ModelProto:
     import onnxsurgeon as osg
 
