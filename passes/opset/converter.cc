@@ -778,6 +778,13 @@ class Converter {
       types_.InferNode(*node, domain, p.opset);  // a node made during conversion
     const onnx::OpSchema* to = SchemaAt(domain, op, target);
     int64_t decompose_below = DecomposeBelow(domain, op);
+    // Renamed ops (Upsample-9 <-> Resize-10): walk to the bridge version, then rename.
+    bool bridge = false;
+    int64_t bridge_version = BridgeVersion(domain, op, target);
+    if (bridge_version > 0 && (!to || to->Deprecated())) {
+      to = SchemaAt(domain, op, bridge_version);
+      bridge = to != nullptr;
+    }
     bool must_go = !to || to->Deprecated() || (target < decompose_below && p.opset >= decompose_below);
     Rewriter rw;
     rw.SetInsertionPoint(node);
@@ -837,6 +844,10 @@ class Converter {
       rw.SetInsertionPoint(node);
       cur = next;
       cur_opset = ctx.to_opset();
+    }
+    if (bridge) {
+      return DecomposeOrRefuse(node, domain, cur_opset, target, rw, emitted,
+                               absl::StrCat(op, " does not exist at opset ", target));
     }
     if (from->since_version() != to->since_version()) report_.counts["nodes-converted"]++;
     Status s = CheckAtTarget(*node, *to, types_, target);

@@ -4,6 +4,8 @@
 //   LayerNormalization (< 17)  the shared emitter passes/lowering/layer_norm.h
 //   Gelu (< 20)                the shared emitter passes/lowering/gelu.h
 //   Trilu (< 14)               Where(Not(Less(Range-cols - Range-rows, k)), X, 0)
+//   Upsample-9 <-> Resize-10   the same operator under two names (Upsample is deprecated
+//                              from 10, Resize starts at 10)
 //   everything else            the op's own function body from onnx's schema (Mish,
 //                              HardSwish, GroupNormalization, CenterCropPad, CastLike,
 //                              Celu, Softplus-free activations, RMSNormalization, ...),
@@ -144,6 +146,24 @@ StatusOr<bool> DecomposeTrilu(DecomposeContext& ctx) {
   return true;
 }
 
+// Upsample-9 and Resize-10 are one operator under two names (X, scales; nearest or
+// linear, asymmetric): Upsample is deprecated from 10, Resize does not exist before 10.
+StatusOr<bool> RenameUpsampleResize(DecomposeContext& ctx, const char* to_op, int64_t at_opset) {
+  Node* n = ctx.node;
+  if (n->num_inputs() != 2) {
+    *ctx.why_not = absl::StrCat("only the (X, scales) form maps onto ", to_op);
+    return false;
+  }
+  std::vector<onnx::AttributeProto> attrs;
+  for (const Attribute& a : n->attributes()) attrs.push_back(a.proto());
+  Node* before = n->prev();
+  Node* r = ctx.rewriter->Create(to_op, {n->input(0), n->input(1)}, attrs, 1, ctx.domain);
+  CollectEmitted(before, n, at_opset, *ctx.emitted);
+  ctx.types->Alias(n->output(0), r->output(0));
+  OS_RETURN_IF_ERROR(FinishReplacement(ctx, {r->output(0)}));
+  return true;
+}
+
 // Expands the op's function body from the schema at the node's opset.
 StatusOr<bool> DecomposeByFunction(DecomposeContext& ctx) {
   Node* n = ctx.node;
@@ -260,11 +280,22 @@ int64_t DecomposeBelow(const std::string& domain, const std::string& op) {
   return -1;
 }
 
+int64_t BridgeVersion(const std::string& domain, const std::string& op, int64_t target) {
+  if (!domain.empty()) return -1;
+  if (op == "Resize" && target < 10) return 10;
+  if (op == "Upsample" && target >= 10) return 9;
+  return -1;
+}
+
 StatusOr<bool> Decompose(DecomposeContext& ctx) {
   const std::string& op = ctx.node->op_type();
   if (ctx.domain.empty() && op == "LayerNormalization") return DecomposeLayerNorm(ctx);
   if (ctx.domain.empty() && op == "Gelu") return DecomposeGelu(ctx);
   if (ctx.domain.empty() && op == "Trilu") return DecomposeTrilu(ctx);
+  if (ctx.domain.empty() && op == "Upsample" && ctx.opset == 9 && ctx.target >= 10)
+    return RenameUpsampleResize(ctx, "Resize", 10);
+  if (ctx.domain.empty() && op == "Resize" && ctx.opset == 10 && ctx.target < 10)
+    return RenameUpsampleResize(ctx, "Upsample", 9);
   return DecomposeByFunction(ctx);
 }
 

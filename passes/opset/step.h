@@ -101,6 +101,9 @@ StatusOr<bool> Decompose(DecomposeContext& ctx);
 // True when `op` at a target below `min_opset` must be decomposed even though the target
 // knows an op of that name (its meaning there differs, e.g. GroupNormalization < 21).
 int64_t DecomposeBelow(const std::string& domain, const std::string& op);
+// For an op the target lacks that is renamed rather than decomposed: the version of the
+// op to walk to first (then Decompose renames it), or -1.
+int64_t BridgeVersion(const std::string& domain, const std::string& op, int64_t target);
 
 // The elements of a small constant: an initializer or Constant node, seen through ops
 // that keep the elements (Reshape, Squeeze, Unsqueeze, Flatten, Identity, Cast to an
