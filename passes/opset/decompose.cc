@@ -4,6 +4,7 @@
 //   LayerNormalization (< 17)  the shared emitter passes/lowering/layer_norm.h
 //   Gelu (< 20)                the shared emitter passes/lowering/gelu.h
 //   Trilu (< 14)               Where(Not(Less(Range-cols - Range-rows, k)), X, 0)
+//   BitwiseNot (< 18)          Sub(Neg(x), 1) signed, Sub(max, x) unsigned
 //   Upsample-9 <-> Resize-10   the same operator under two names (Upsample is deprecated
 //                              from 10, Resize starts at 10)
 //   everything else            the op's own function body from onnx's schema (Mish,
@@ -141,6 +142,44 @@ StatusOr<bool> DecomposeTrilu(DecomposeContext& ctx) {
     zero_x = rw.Op("Cast", {zero}, {Rewriter::AttrInt("to", dt)});
   }
   Value* y = rw.Op("Where", {mask, x, zero_x});
+  CollectEmitted(before, n, ctx.opset, *ctx.emitted);
+  OS_RETURN_IF_ERROR(FinishReplacement(ctx, {y}));
+  return true;
+}
+
+// BitwiseNot (18) in two's complement: ~x = -x - 1 for signed integers, max - x for
+// unsigned ones (Neg has no unsigned types).
+StatusOr<bool> DecomposeBitwiseNot(DecomposeContext& ctx) {
+  Node* n = ctx.node;
+  int32_t dt = ctx.types->ElemType(n->input(0));
+  Rewriter& rw = *ctx.rewriter;
+  auto scalar = [&](uint64_t bits) {
+    Tensor t;
+    t.mutable_meta().set_data_type(dt);
+    size_t width = dt == onnx::TensorProto::INT8 || dt == onnx::TensorProto::UINT8     ? 1
+                   : dt == onnx::TensorProto::INT16 || dt == onnx::TensorProto::UINT16 ? 2
+                   : dt == onnx::TensorProto::INT32 || dt == onnx::TensorProto::UINT32 ? 4
+                                                                                      : 8;
+    t.SetRawBytes(std::string(reinterpret_cast<const char*>(&bits), width));  // little-endian
+    return rw.Constant(std::move(t), "scalar");
+  };
+  Node* before = n->prev();
+  Value* y = nullptr;
+  switch (dt) {
+    case onnx::TensorProto::INT8:
+    case onnx::TensorProto::INT16:
+    case onnx::TensorProto::INT32:
+    case onnx::TensorProto::INT64:
+      y = rw.Op("Sub", {rw.Op("Neg", {n->input(0)}), scalar(1)});
+      break;
+    case onnx::TensorProto::UINT8: y = rw.Op("Sub", {scalar(0xff), n->input(0)}); break;
+    case onnx::TensorProto::UINT16: y = rw.Op("Sub", {scalar(0xffff), n->input(0)}); break;
+    case onnx::TensorProto::UINT32: y = rw.Op("Sub", {scalar(0xffffffffull), n->input(0)}); break;
+    case onnx::TensorProto::UINT64: y = rw.Op("Sub", {scalar(~0ull), n->input(0)}); break;
+    default:
+      *ctx.why_not = "the input's integer type is unknown";
+      return false;
+  }
   CollectEmitted(before, n, ctx.opset, *ctx.emitted);
   OS_RETURN_IF_ERROR(FinishReplacement(ctx, {y}));
   return true;
@@ -292,6 +331,7 @@ StatusOr<bool> Decompose(DecomposeContext& ctx) {
   if (ctx.domain.empty() && op == "LayerNormalization") return DecomposeLayerNorm(ctx);
   if (ctx.domain.empty() && op == "Gelu") return DecomposeGelu(ctx);
   if (ctx.domain.empty() && op == "Trilu") return DecomposeTrilu(ctx);
+  if (ctx.domain.empty() && op == "BitwiseNot") return DecomposeBitwiseNot(ctx);
   if (ctx.domain.empty() && op == "Upsample" && ctx.opset == 9 && ctx.target >= 10)
     return RenameUpsampleResize(ctx, "Resize", 10);
   if (ctx.domain.empty() && op == "Resize" && ctx.opset == 10 && ctx.target < 10)
