@@ -3,6 +3,7 @@
 //   onnxsurgeon [--pass PIPELINE] [options] IN -o OUT   rewrite a model
 //   onnxsurgeon inspect [--json] IN                     health report
 //   onnxsurgeon passes                                  list passes and options
+//   onnxsurgeon check --opset N [--json] IN             what would block converting to opset N
 //
 // Exit status: 0 success, 1 the model is bad or a pass failed (nothing written),
 // 2 usage error (unknown flag, bad pipeline).
@@ -21,6 +22,7 @@
 #include "core/io/model_io.h"
 #include "core/pass/pass_manager.h"
 #include "core/pass/pipeline.h"
+#include "passes/opset/converter.h"
 
 namespace onnxsurgeon {
 namespace {
@@ -31,6 +33,7 @@ const char* kUsage = R"(usage:
   onnxsurgeon [--pass PIPELINE] [options] IN -o OUT
   onnxsurgeon inspect [--json] IN
   onnxsurgeon passes
+  onnxsurgeon check --opset N [--json] IN
   onnxsurgeon --help | --version
 
 Rewrites an ONNX model with a pipeline of passes, e.g.
@@ -76,6 +79,54 @@ int CmdInspect(const std::vector<std::string>& args) {
   InspectReport report = Inspect(**model);
   std::cout << (json ? FormatInspectJson(report) : FormatInspectText(report));
   return kOk;
+}
+
+// What would block converting the model to opset N: the converter's own logic on a
+// copy, nothing written. Exit 0 when nothing blocks, 1 when something does.
+int CmdCheck(const std::vector<std::string>& args) {
+  bool json = false;
+  std::string input, opset_text;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--json") json = true;
+    else if (a == "--opset" && i + 1 < args.size()) opset_text = args[++i];
+    else if (a.starts_with("--opset=")) opset_text = a.substr(8);
+    else if (a.starts_with("-")) return Usage("check: unknown option '" + a + "'");
+    else if (input.empty()) input = a;
+    else return Usage("check takes one model");
+  }
+  int64_t target;
+  if (opset_text.empty() || !absl::SimpleAtoi(opset_text, &target)) return Usage("check: --opset N is required");
+  if (input.empty()) return Usage("check: which model?");
+  if (target < 7 || target > opset::LatestOpset("")) {
+    return Usage(absl::StrCat("check: --opset must be 7..", opset::LatestOpset("")));
+  }
+  auto model = LoadModel(input);
+  if (!model.ok()) return Fail(model.status());
+  auto report = opset::CheckOpsetConversion(**model, target);
+  if (!report.ok()) return Fail(report.status());
+  if (json) {
+    JsonWriter w;
+    w.BeginObject().Key("model").Value(input).Key("opset").Value(report->source).Key("target").Value(target);
+    w.Key("convertible").Bool(report->blockers.empty());
+    w.Key("blockers").BeginArray();
+    for (const auto& b : report->blockers) {
+      w.BeginObject().Key("node").Value(b.node).Key("op").Value(b.op).Key("where").Value(b.where);
+      w.Key("from").Value(b.from).Key("to").Value(b.to).Key("why").Value(b.why).EndObject();
+    }
+    w.EndArray();
+    w.Key("steps").BeginObject();
+    for (const auto& [k, v] : report->counts) w.Key(k).Value(v);
+    w.EndObject().EndObject();
+    std::cout << w.str() << "\n";
+  } else if (report->blockers.empty()) {
+    std::cout << input << ": opset " << report->source << " -> " << target << ": convertible\n";
+  } else {
+    std::cout << input << ": opset " << report->source << " -> " << target << ": " << report->blockers.size()
+              << " node(s) block the conversion\n";
+    for (const auto& b : report->blockers) std::cout << "  " << b.Describe() << "\n";
+  }
+  return report->blockers.empty() ? kOk : kModelError;
 }
 
 int CmdPasses() {
@@ -215,6 +266,7 @@ int Main(int argc, char** argv) {
   }
   if (args[0] == "inspect") return CmdInspect({args.begin() + 1, args.end()});
   if (args[0] == "passes") return CmdPasses();
+  if (args[0] == "check") return CmdCheck({args.begin() + 1, args.end()});
   return CmdRewrite(args);
 }
 

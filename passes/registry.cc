@@ -23,6 +23,9 @@ const std::vector<PassInfo>& AllPasses() {
       passes::RewriteErfPassInfo(),
       passes::RewriteIndexPutPassInfo(),
       passes::LowerScatterNDReductionPassInfo(),
+      passes::ConvertOpsetPassInfo(),
+      passes::DowngradeOpsetPassInfo(),
+      passes::UpgradeOpsetPassInfo(),
   };
   return table;
 }

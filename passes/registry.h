@@ -25,5 +25,8 @@ PassInfo RewriteGeluPassInfo();
 PassInfo RewriteErfPassInfo();
 PassInfo LowerScatterNDReductionPassInfo();
 PassInfo RewriteIndexPutPassInfo();
+PassInfo ConvertOpsetPassInfo();
+PassInfo DowngradeOpsetPassInfo();
+PassInfo UpgradeOpsetPassInfo();
 
 }  // namespace onnxsurgeon::passes

@@ -1,0 +1,516 @@
+#!/usr/bin/env python3
+"""The `simplify` pipeline beside onnx-simplifier (onnxsim), OnnxSlim (onnxslim), onnxoptimizer
+and the onnxscript optimizer, all file -> file on the same models (issue 6).
+
+What runs:
+  onnxsurgeon          build/onnxsurgeon --pass simplify IN -o OUT   (the CLI binary; simplify =
+                       inline-functions, fold-constants, strip-identity-cast, dedupe-initializers,
+                       dce to a fixed point)
+  onnxsim              onnxsim.simplify(onnx.load(IN)) with its defaults, onnx.save
+  onnxslim             onnxslim.slim(IN, OUT) with its defaults
+  onnxoptimizer        onnxoptimizer.optimize(onnx.load(IN)) (default fuse-and-elimination passes)
+  onnxscript optimizer onnx_ir.load(IN), onnxscript.optimizer.optimize(m) with its defaults, onnx_ir.save
+
+Models: (a) every real corpus model in tests/models/.generated/*.onnx (torch / transformers
+exports, manifests *.json beside them; build them with `make test` or tests/models/generate.py),
+one run per tool; (b) bench/.data/large_inline.onnx (~500 MB, 30 x MatMul+Add+Relu, made by
+bench/make_large_model.py), best of --repeat runs.
+
+How: each tool run is its own subprocess under `/usr/bin/time -f %M` (peak RSS) with a
+timeout (--timeout, 600 s). The onnxsurgeon time is the wall time of the whole CLI process.
+The Python tools' time is measured inside the subprocess after their imports, so it
+excludes interpreter start-up and imports (it includes load, optimize and save). Every
+output is then run in onnxruntime (CPU) next to the original, in a separate subprocess, on
+the corpus's *.inputs.npz (large model: a seeded random X of shape 4 x 2048) and compared
+with np.allclose at the manifest's rtol/atol (large model: 1e-4/1e-4). "nodes after" counts
+the nodes of the main graph and of all its subgraphs (If/Loop bodies), recursively; kept
+local functions are reported separately.
+
+The anchor tools live in their own venv, bench/.venv-anchors (git-ignored; the repo's .venv
+pins onnx for the tests and is never touched), installed from bench/requirements-anchors.txt.
+The script creates that venv if it is missing and re-executes itself inside it.
+
+    python3 bench/simplify_bench.py [--repeat 3] [--timeout 600] [--models REGEX] [--no-large] [--write-docs]
+
+--write-docs rewrites the section between <!-- simplify-bench:begin --> and
+<!-- simplify-bench:end --> in docs/benchmarks.md (appending the section if missing).
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import datetime
+import glob
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+VENV = os.path.join(HERE, ".venv-anchors")
+VENV_PY = os.path.join(VENV, "bin", "python")
+REQUIREMENTS = os.path.join(HERE, "requirements-anchors.txt")
+CORPUS = os.path.join(ROOT, "tests", "models", ".generated")
+LARGE = os.path.join(HERE, ".data", "large_inline.onnx")
+OUTDIR = os.path.join(HERE, ".data", "simplify")
+CLI = os.path.join(ROOT, "build", "onnxsurgeon")
+DOCS = os.path.join(ROOT, "docs", "benchmarks.md")
+BEGIN, END = "<!-- simplify-bench:begin -->", "<!-- simplify-bench:end -->"
+SECTION = "## simplify beside onnxsim, onnxslim, onnxoptimizer and the onnxscript optimizer"
+LARGE_BATCH = 4
+
+# Each Python tool: a snippet run in a fresh interpreter with IN and OUT defined; IMPORTS
+# run before the clock starts.
+TOOLS = {
+    "onnxsurgeon simplify": "simplify",
+    "onnxsim": ("import onnx\nfrom onnxsim import simplify",
+                "m, ok = simplify(onnx.load(IN))\nassert ok, 'onnxsim reported a failed check'\nonnx.save(m, OUT)"),
+    "onnxslim": ("import onnxslim", "onnxslim.slim(IN, OUT)"),
+    "onnxoptimizer": ("import onnx, onnxoptimizer", "onnx.save(onnxoptimizer.optimize(onnx.load(IN)), OUT)"),
+    "onnxscript optimizer": ("import onnx_ir as ir, onnxscript.optimizer",
+                             "m = ir.load(IN)\nonnxscript.optimizer.optimize(m)\nir.save(m, OUT)"),
+    # Diagnostic only (not in the per-model table or the goal): the CLI's load -> save round trip,
+    # the floor under the onnxsurgeon time (process start-up, load, save).
+    "diagnostic: onnxsurgeon nop": "nop",
+}
+SURGEON = "onnxsurgeon simplify"
+DIAG = {"diagnostic: onnxsurgeon nop"}
+ANCHORS_10X = ("onnxsim", "onnxslim")
+
+
+def ensure_venv() -> None:
+    """Create bench/.venv-anchors if needed and re-execute this script inside it."""
+    if os.path.realpath(sys.prefix) == os.path.realpath(VENV):
+        return
+    if not os.path.exists(VENV_PY):
+        print(f"creating {VENV} from {REQUIREMENTS}", file=sys.stderr)
+        subprocess.run(["python3", "-m", "venv", VENV], check=True)
+        subprocess.run([VENV_PY, "-m", "pip", "install", "-q", "-r", REQUIREMENTS], check=True)
+    os.execv(VENV_PY, [VENV_PY, os.path.abspath(__file__), *sys.argv[1:]])
+
+
+def slug(name: str) -> str:
+    return re.sub(r"\W+", "_", name).strip("_")
+
+
+def run_tool(name: str, inp: str, out: str, timeout: float) -> dict:
+    """One file -> file run: {status, seconds, process_s, rss_mb, error}."""
+    if os.path.exists(out):
+        os.remove(out)
+    if isinstance(TOOLS[name], str):
+        cmd = ["/usr/bin/time", "-f", "%M", CLI, "--pass", TOOLS[name], inp, "-o", out]
+    else:
+        imports, body = TOOLS[name]
+        code = (f"IN, OUT = {inp!r}, {out!r}\nimport time\n{imports}\n_t = time.perf_counter()\n{body}\n"
+                "print('SECONDS', time.perf_counter() - _t)\n")
+        cmd = ["/usr/bin/time", "-f", "%M", sys.executable, "-c", code]
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"status": "timeout", "seconds": None, "process_s": timeout, "rss_mb": None,
+                "error": f"timed out after {timeout:.0f} s"}
+    process_s = time.perf_counter() - start
+    lines = proc.stderr.strip().splitlines()
+    rss = int(lines[-1]) / 1024 if lines and lines[-1].isdigit() else None
+    if proc.returncode != 0 or not os.path.exists(out):
+        err = [l for l in lines[:-1] if l.strip()] if rss is not None else lines
+        msg = next((l for l in reversed(err) if re.search(r"Error|error|Exception|failed", l)), err[-1] if err else "")
+        return {"status": "error", "seconds": None, "process_s": process_s, "rss_mb": rss,
+                "error": f"exit {proc.returncode}: {msg.strip()[:300]}"}
+    if isinstance(TOOLS[name], str):
+        seconds = process_s
+    else:
+        seconds = float(re.search(r"SECONDS (\S+)", proc.stdout).group(1))
+    return {"status": "ok", "seconds": seconds, "process_s": process_s, "rss_mb": rss, "error": None}
+
+
+def count_nodes(path: str) -> tuple[int, collections.Counter, int]:
+    """(nodes in the graph, its subgraphs and the bodies of local functions, op histogram, local functions)."""
+    import onnx
+
+    model = onnx.load(path, load_external_data=False)
+    hist: collections.Counter = collections.Counter()
+
+    def walk(graph) -> None:
+        for node in graph.node:
+            key = node.op_type if node.domain in ("", "ai.onnx") else f"{node.domain}::{node.op_type}"
+            hist[key] += 1
+            for attr in node.attribute:
+                if attr.type == onnx.AttributeProto.GRAPH:
+                    walk(attr.g)
+                elif attr.type == onnx.AttributeProto.GRAPHS:
+                    for g in attr.graphs:
+                        walk(g)
+
+    walk(model.graph)
+    for f in model.functions:
+        walk(f)
+    return sum(hist.values()), hist, len(model.functions)
+
+
+CHECK_WORKER = r"""
+import json, sys
+import numpy as np
+import onnxruntime as ort
+args = json.loads(sys.argv[1])
+inputs = dict(np.load(args["inputs"]))
+def run(path):
+    so = ort.SessionOptions(); so.log_severity_level = 3
+    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    names = [i.name for i in sess.get_inputs()]
+    return sess.run(None, {n: inputs[n] for n in names})
+result = {}
+try:
+    ref = run(args["original"])
+except Exception as e:
+    ref = None
+    ref_error = str(e).splitlines()[0][:200]
+for path in args["outputs"]:
+    if ref is None:
+        result[path] = {"status": "n/a", "detail": "original does not run in onnxruntime: " + ref_error}
+        continue
+    try:
+        got = run(path)
+    except Exception as e:
+        result[path] = {"status": "ort-error", "detail": str(e).splitlines()[0][:300]}
+        continue
+    if len(got) != len(ref):
+        result[path] = {"status": "mismatch", "detail": f"{len(got)} outputs, original has {len(ref)}"}
+        continue
+    err, ok, detail = 0.0, True, ""
+    for a, b in zip(ref, got):
+        a, b = np.asarray(a), np.asarray(b)
+        if a.shape != b.shape:
+            ok, detail = False, f"shape {b.shape} vs {a.shape}"
+            break
+        if a.size and a.dtype.kind in "fc":
+            err = max(err, float(np.nanmax(np.abs(a.astype(np.float64) - b.astype(np.float64)))))
+            ok = ok and bool(np.allclose(b, a, rtol=args["rtol"], atol=args["atol"], equal_nan=True))
+        elif a.size:
+            same = bool(np.array_equal(a, b))
+            ok = ok and same
+            err = max(err, 0.0 if same else float("inf"))
+    result[path] = {"status": "ok" if ok else "mismatch", "max_abs_err": err, "detail": detail}
+print("RESULT " + json.dumps(result))
+"""
+
+
+def check_outputs(original: str, outputs: list[str], inputs: str, rtol: float, atol: float, timeout: float) -> dict:
+    args = json.dumps({"original": original, "outputs": outputs, "inputs": inputs, "rtol": rtol, "atol": atol})
+    try:
+        proc = subprocess.run([sys.executable, "-c", CHECK_WORKER, args], capture_output=True, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {p: {"status": "check-timeout", "detail": ""} for p in outputs}
+    m = re.search(r"^RESULT (.*)$", proc.stdout, re.M)
+    if not m:
+        # The worker crashed (e.g. onnxruntime aborted): check one by one to attribute it.
+        if len(outputs) > 1:
+            res = {}
+            for p in outputs:
+                res.update(check_outputs(original, [p], inputs, rtol, atol, timeout))
+            return res
+        tail = (proc.stderr.strip().splitlines() or [""])[-1][:300]
+        return {outputs[0]: {"status": "ort-error", "detail": f"onnxruntime crashed (exit {proc.returncode}): {tail}"}}
+    return json.loads(m.group(1))
+
+
+def bench_model(label: str, path: str, inputs: str, rtol: float, atol: float, repeat: int, timeout: float) -> dict:
+    os.makedirs(OUTDIR, exist_ok=True)
+    nodes_before, hist_before, funcs_before = count_nodes(path)
+    row = {"model": label, "path": path, "nodes_before": nodes_before, "functions_before": funcs_before,
+           "hist_before": dict(hist_before), "size_mb": os.path.getsize(path) / 1e6, "tools": {}}
+    outs = {}
+    for name in TOOLS:
+        out = os.path.join(OUTDIR, f"{slug(label)}.{slug(name)}.onnx")
+        runs = [run_tool(name, path, out, timeout) for _ in range(repeat)]
+        good = [r for r in runs if r["status"] == "ok"]
+        if len(good) == len(runs):
+            res = {"status": "ok", "seconds": min(r["seconds"] for r in good),
+                   "process_s": min(r["process_s"] for r in good),
+                   "rss_mb": max(r["rss_mb"] or 0 for r in good), "error": None}
+            n, hist, funcs = count_nodes(out)
+            res.update(nodes=n, hist=dict(hist), functions=funcs)
+            outs[out] = name
+        else:
+            res = next(r for r in runs if r["status"] != "ok")
+        row["tools"][name] = res
+        t = f"{res['seconds']:.3f}s" if res.get("seconds") is not None else res["status"]
+        print(f"  {label:32s} {name:22s} {t:>10s} nodes={res.get('nodes', '-')}"
+              + (f"  [{res['error']}]" if res.get("error") else ""), file=sys.stderr, flush=True)
+    if outs:
+        checks = check_outputs(path, list(outs), inputs, rtol, atol, timeout)
+        for out, name in outs.items():
+            c = checks.get(out, {"status": "check-missing", "detail": ""})
+            row["tools"][name]["check"] = c
+            if c["status"] != "ok":
+                print(f"  {label:32s} {name:22s} check: {c['status']} {c.get('detail', '')}", file=sys.stderr)
+    return row
+
+
+def large_inputs() -> str:
+    import numpy as np
+
+    path = os.path.join(OUTDIR, "large.inputs.npz")
+    if not os.path.exists(path):
+        os.makedirs(OUTDIR, exist_ok=True)
+        x = np.random.default_rng(0).standard_normal((LARGE_BATCH, 2048), dtype=np.float32)
+        np.savez(path, X=x)
+    return path
+
+
+def versions() -> str:
+    from importlib.metadata import version
+
+    cli = subprocess.run([CLI, "--version"], capture_output=True, text=True).stdout.strip() or "?"
+    pk = ", ".join(f"{p} {version(p)}" for p in
+                   ("onnxsim", "onnxslim", "onnxoptimizer", "onnxscript", "onnx-ir", "onnx", "onnxruntime"))
+    return f"{cli}; {pk}; Python {platform.python_version()}"
+
+
+def cell(res: dict) -> str:
+    if res["status"] != "ok":
+        return f"**{res['status'].upper()}**"
+    c = res.get("check", {})
+    mark = {"ok": "", "n/a": " (not run)"}.get(c.get("status"), f" **{c.get('status', '?').upper()}**")
+    fn = f"+{res['functions']}f" if res.get("functions") else ""
+    return f"{res['nodes']}{fn} · {res['seconds']:.2f}{mark}"
+
+
+def usable(res: dict) -> bool:
+    return res["status"] == "ok" and res.get("check", {}).get("status") in ("ok", "n/a")
+
+
+def report(corpus: list[dict], large: dict | None, args, started: float) -> str:
+    names = [n for n in TOOLS if n not in DIAG]
+    out = []
+    load = os.getloadavg()[0]
+    out.append(f"Produced on {datetime.date.today()} by `python3 bench/simplify_bench.py --write-docs` "
+               f"({time.time() - started:.0f} s for the whole run; machine: {os.cpu_count()} cores, shared with "
+               f"other jobs, load average {args.load_before:.2f} before / {load:.2f} after).")
+    out.append("")
+    out.append(f"Versions: {versions()}.")
+    out.append("")
+    out.append("Time: onnxsurgeon is the wall time of the whole CLI process (load, simplify, save); the Python "
+               "tools' time is measured inside their process after the imports, so it **excludes interpreter "
+               "start-up and imports** (load, optimize, save included). Each run is a fresh subprocess; peak RSS "
+               "is `/usr/bin/time -f %M` of that process (imports included). *nodes after* counts the main graph, "
+               "all subgraphs and the bodies of local functions that are left (`+Nf`: N local functions left; a "
+               "tool that inlines a function called twice counts its body twice, one that keeps it counts it once "
+               "plus the calls). The `nop` row is a diagnostic: onnxsurgeon's load -> save round trip, the floor "
+               "under its simplify time. Every output was run in onnxruntime "
+               "(CPU) beside the original and compared with `np.allclose` at the manifest's rtol/atol; "
+               "MISMATCH / ORT-ERROR mark outputs that do not match or do not run, ERROR / TIMEOUT a tool that "
+               f"failed or ran past {args.timeout:.0f} s.")
+    out.append("")
+    if large:
+        out.append(f"**Large model**: `bench/.data/large_inline.onnx`, {large['size_mb']:.0f} MB, "
+                   f"{large['nodes_before']} nodes (30 x MatMul+Add+Relu, 2048 x 2048 fp32, weights inline); "
+                   f"best of {args.repeat}; input X random {LARGE_BATCH} x 2048, rtol = atol = 1e-4.")
+        out.append("")
+        out.append("| tool | time (s) | process wall incl. start-up (s) | vs onnxsurgeon | peak RSS (MiB) | nodes after | ops after | onnxruntime check |")
+        out.append("|---|---:|---:|---:|---:|---:|---|---|")
+        base = large["tools"][SURGEON].get("seconds")
+        for name in TOOLS:
+            r = large["tools"][name]
+            if r["status"] != "ok":
+                out.append(f"| {name} | {r['status']} | – | – | {r['rss_mb'] or 0:.0f} | – | – | {r['error']} |")
+                continue
+            c = r.get("check", {})
+            chk = c.get("status", "?") + (f", max abs err {c['max_abs_err']:.1e}" if "max_abs_err" in c else "") + \
+                (f": {c['detail']}" if c.get("detail") else "")
+            ops = ", ".join(f"{k} {v}" for k, v in sorted(r["hist"].items()))
+            ratio = f"{r['seconds'] / base:.1f}x" if base else "–"
+            out.append(f"| {name} | {r['seconds']:.2f} | {r['process_s']:.2f} | {ratio} | {r['rss_mb']:.0f} | "
+                       f"{r['nodes']} | {ops} | {chk} |")
+        out.append("")
+
+    total_before = sum(r["nodes_before"] for r in corpus)
+    out.append(f"**Corpus**: {len(corpus)} models from `tests/models/.generated` "
+               f"({total_before} nodes in all, {sum(r['size_mb'] for r in corpus):.0f} MB), one run each.")
+    out.append("")
+    out.append("| tool | total time (s) | median time (s) | max time (s) | max peak RSS (MiB) | total nodes after | "
+               "nodes after excl. Constant | models with fewest nodes | tool errors | outputs not running / not matching |")
+    out.append("|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
+    best_nodes = {}
+    for r in corpus:
+        ok = [t["nodes"] for n, t in r["tools"].items() if usable(t) and n not in DIAG]
+        best_nodes[r["model"]] = min(ok) if ok else None
+    for name in TOOLS:
+        runs = [r["tools"][name] for r in corpus]
+        secs = [t["seconds"] for t in runs if t["status"] == "ok"]
+        errors = [r["model"] for r in corpus if r["tools"][name]["status"] != "ok"]
+        bad = [f"{r['model']} ({r['tools'][name]['check']['status']})" for r in corpus
+               if r["tools"][name]["status"] == "ok" and not usable(r["tools"][name])]
+        # A failed tool run leaves the model as it was: count its original nodes.
+        total_after = sum(r["tools"][name]["nodes"] if r["tools"][name]["status"] == "ok" else r["nodes_before"]
+                          for r in corpus)
+        no_const = sum((r["tools"][name]["nodes"] - r["tools"][name]["hist"].get("Constant", 0))
+                       if r["tools"][name]["status"] == "ok"
+                       else r["nodes_before"] - r["hist_before"].get("Constant", 0) for r in corpus)
+        fewest = "–" if name in DIAG else str(sum(1 for r in corpus if usable(r["tools"][name])
+                                                  and r["tools"][name]["nodes"] == best_nodes[r["model"]])) + f" / {len(corpus)}"
+        rss = max((t["rss_mb"] or 0) for t in runs)
+        out.append(f"| {name} | {sum(secs):.2f} | {statistics.median(secs) if secs else 0:.3f} | "
+                   f"{max(secs) if secs else 0:.2f} | {rss:.0f} | {total_after} | {no_const} | {fewest} | "
+                   f"{', '.join(errors) or 'none'} | {', '.join(bad) or 'none'} |")
+    out.append("")
+    out.append("Total nodes after counts a model a tool failed on with its original node count.")
+    out.append("")
+
+    # Per-model table.
+    out.append("<details><summary>Per model: nodes after · time (s)</summary>")
+    out.append("")
+    out.append("| model | nodes before | " + " | ".join(names) + " |")
+    out.append("|---|---:|" + "---:|" * len(names))
+    for r in corpus:
+        fn = f"+{r['functions_before']}f" if r["functions_before"] else ""
+        out.append(f"| {r['model']} | {r['nodes_before']}{fn} | " + " | ".join(cell(r["tools"][n]) for n in names) + " |")
+    out.append("")
+    out.append("</details>")
+    out.append("")
+
+    # Failures in detail.
+    fails = []
+    for r in corpus + ([large] if large else []):
+        for name in TOOLS:
+            t = r["tools"][name]
+            if t["status"] != "ok":
+                fails.append(f"- {r['model']}, {name}: {t['status']}: {t['error']}")
+            elif not usable(t):
+                c = t["check"]
+                det = c.get("detail") or (f"max abs err {c['max_abs_err']:.2e}" if "max_abs_err" in c else "")
+                fails.append(f"- {r['model']}, {name}: {c['status']}: {det}")
+            elif t["check"]["status"] == "n/a":
+                fails.append(f"- {r['model']}, {name}: not checked: {t['check']['detail']}")
+    out.append("**Failures and unchecked outputs**:" if fails else "**Failures**: none.")
+    out.extend(fails)
+    out.append("")
+
+    # The issue's goal.
+    out.extend(goal(corpus, large))
+    return "\n".join(out)
+
+
+def goal(corpus: list[dict], large: dict | None) -> list[str]:
+    lines = ["**Goal of issue 6** (simplify >= 10x faster than onnxsim and onnxslim, and no more nodes left "
+             "than they leave):", ""]
+    rows = corpus + ([large] if large else [])
+    for anchor in ANCHORS_10X:
+        both = [r for r in rows if r["tools"][anchor]["status"] == "ok" and r["tools"][SURGEON]["status"] == "ok"]
+        ratios = sorted(r["tools"][anchor]["seconds"] / r["tools"][SURGEON]["seconds"] for r in both)
+        below = [f"{r['model']} ({r['tools'][anchor]['seconds'] / r['tools'][SURGEON]['seconds']:.1f}x)"
+                 for r in both if r["tools"][anchor]["seconds"] / r["tools"][SURGEON]["seconds"] < 10]
+        tot = sum(r["tools"][anchor]["seconds"] for r in both if r is not large) / \
+            max(1e-9, sum(r["tools"][SURGEON]["seconds"] for r in both if r is not large))
+        lg = ""
+        if large and large in both:
+            lg = f"; large model {large['tools'][anchor]['seconds'] / large['tools'][SURGEON]['seconds']:.1f}x"
+        lines.append(f"- speed vs {anchor}: corpus total {tot:.1f}x, per model min {ratios[0]:.1f}x / median "
+                     f"{statistics.median(ratios):.1f}x{lg}. Below 10x: {', '.join(below) or 'none'}. "
+                     f"**{'Holds' if not below else 'Does not hold everywhere'}.**")
+    for anchor in ANCHORS_10X:
+        more = []
+        for r in rows:
+            s, a = r["tools"][SURGEON], r["tools"][anchor]
+            if usable(s) and usable(a) and s["nodes"] > a["nodes"]:
+                more.append(r)
+        fewer = sum(1 for r in rows if usable(r["tools"][SURGEON]) and usable(r["tools"][anchor])
+                    and r["tools"][SURGEON]["nodes"] < r["tools"][anchor]["nodes"])
+        def nc(t):
+            return t["nodes"] - t["hist"].get("Constant", 0)
+        more_nc = [r["model"] for r in rows if usable(r["tools"][SURGEON]) and usable(r["tools"][anchor])
+                   and nc(r["tools"][SURGEON]) > nc(r["tools"][anchor])]
+        lines.append(f"- nodes vs {anchor}: simplify leaves more nodes on {len(more)} of {len(rows)} models, "
+                     f"fewer on {fewer}. **{'Holds' if not more else 'Does not hold'}.** Not counting Constant "
+                     f"nodes, more on {len(more_nc)}: {', '.join(more_nc) or 'none'}.")
+    # Which ops simplify leaves beyond the best of onnxsim / onnxslim.
+    excess: collections.Counter = collections.Counter()
+    where = collections.defaultdict(list)
+    for r in rows:
+        s = r["tools"][SURGEON]
+        cands = [r["tools"][a] for a in ANCHORS_10X if usable(r["tools"][a])]
+        if not usable(s) or not cands:
+            continue
+        best = min(cands, key=lambda t: t["nodes"])
+        if s["nodes"] <= best["nodes"]:
+            continue
+        for op, n in s["hist"].items():
+            d = n - best["hist"].get(op, 0)
+            if d > 0:
+                excess[op] += d
+                where[op].append(f"{r['model']} +{d}")
+    if excess:
+        lines.append("")
+        lines.append("Ops simplify leaves beyond the fewer-node one of onnxsim / onnxslim (summed over the models "
+                     "where simplify leaves more nodes; an op the other tool has more of is not netted out):")
+        lines.append("")
+        lines.append("| op | extra nodes | models |")
+        lines.append("|---|---:|---|")
+        for op, n in excess.most_common():
+            w = where[op]
+            lines.append(f"| {op} | {n} | {', '.join(w[:8])}{' …' if len(w) > 8 else ''} |")
+    return lines
+
+
+def write_docs(text: str) -> None:
+    content = open(DOCS).read()
+    block = f"{BEGIN}\n{text}\n{END}"
+    if BEGIN in content:
+        content = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: block, content, flags=re.S)
+    else:
+        content = content.rstrip("\n") + f"\n\n{SECTION}\n\n{block}\n"
+    open(DOCS, "w").write(content)
+
+
+def main() -> int:
+    ensure_venv()
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeat", type=int, default=3, help="runs per tool on the large model (best is reported)")
+    ap.add_argument("--timeout", type=float, default=600.0, help="seconds per tool run")
+    ap.add_argument("--models", default="", help="only corpus models whose name matches this regex")
+    ap.add_argument("--no-large", action="store_true", help="skip the large model")
+    ap.add_argument("--write-docs", action="store_true")
+    ap.add_argument("--json", help="also write the raw results here")
+    args = ap.parse_args()
+    args.load_before = os.getloadavg()[0]
+    started = time.time()
+    if not os.path.exists(CLI):
+        sys.exit(f"{CLI} is missing: build first (make test)")
+
+    corpus = []
+    for path in sorted(glob.glob(os.path.join(CORPUS, "*.onnx"))):
+        name = os.path.basename(path)[:-5]
+        if args.models and not re.search(args.models, name):
+            continue
+        manifest = json.load(open(os.path.join(CORPUS, name + ".json")))
+        corpus.append(bench_model(name, path, os.path.join(CORPUS, manifest["inputs"]), manifest.get("rtol", 1e-4),
+                                  manifest.get("atol", 1e-4), 1, args.timeout))
+    if not corpus:
+        sys.exit(f"no corpus models in {CORPUS} (build them: make test)")
+    large = None
+    if not args.no_large:
+        if not os.path.exists(LARGE):
+            subprocess.run([sys.executable, os.path.join(HERE, "make_large_model.py")], check=True)
+        large = bench_model("large_inline", LARGE, large_inputs(), 1e-4, 1e-4, args.repeat, args.timeout)
+        for name in TOOLS:  # 5 x 500 MB of outputs: do not keep them
+            p = os.path.join(OUTDIR, f"large_inline.{slug(name)}.onnx")
+            if os.path.exists(p):
+                os.remove(p)
+    if args.json:
+        json.dump({"corpus": corpus, "large": large}, open(args.json, "w"), indent=1)
+    text = report(corpus, large, args, started)
+    print(text)
+    if args.write_docs:
+        write_docs(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

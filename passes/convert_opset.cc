@@ -1,0 +1,90 @@
+// convert-opset, downgrade-opset, upgrade-opset: rewrite every ai.onnx node (and, with
+// ml-opset, every ai.onnx.ml node) to the signature of its op at opset N, and import N.
+// Model-local functions (their own imports) and subgraphs are converted too; other
+// domains are left alone. The engine is passes/opset/ (schema-derived steps, an adapter
+// per step whose meaning moved, decompositions of ops the target lacks).
+//
+// Options:
+//   opset=N           the target (primary: `downgrade-opset=15`)
+//   allow-partial     when some node cannot reach N, go to the nearest opset every node
+//                     reaches and report the nodes that blocked N (default: stop with an
+//                     error naming each node, its op, the versions and why)
+//   ml-opset=M        also convert the ai.onnx.ml domain to M
+// downgrade-opset leaves a model already at or below N as it is; upgrade-opset one at or
+// above N.
+//
+// Before (downgrade-opset=13, model at 18):
+//   S = ReduceSum<keepdims=1>(X, axes)     axes = [1] (initializer)
+//   Y = LayerNormalization<axis=-1>(S, scale, bias)
+// After:
+//   S = ReduceSum<keepdims=1>(X, axes)     (ReduceSum-13: axes still an input)
+//   M = ReduceMean<axes=[-1]>(S) ...       (the LayerNormalization decomposition)
+#include "passes/opset/converter.h"
+#include "passes/registry.h"
+
+namespace onnxsurgeon::passes {
+namespace {
+
+class ConvertOpsetPass : public Pass {
+ public:
+  ConvertOpsetPass(opset::ConvertOptions options) : options_(options) {}
+
+  StatusOr<PassResult> Run(Model& model, const PassContext&) override {
+    PassResult result;
+    int64_t source = model.OpsetVersion("");
+    if ((options_.direction == opset::Direction::kDownOnly && source >= 0 && source <= options_.target) ||
+        (options_.direction == opset::Direction::kUpOnly && source >= options_.target)) {
+      return result;  // already where the runtime needs it
+    }
+    opset::ConvertOptions options = options_;
+    options.direction = opset::Direction::kAny;
+    OS_ASSIGN_OR_RETURN(opset::ConvertReport report, opset::ConvertOpset(model, options));
+    for (const auto& [what, n] : report.counts) result.Count(what, n);
+    if (report.source != report.reached) result.Count(absl::StrCat("opset-", report.source, "-to-", report.reached));
+    if (report.reached != report.target) {
+      result.Count(absl::StrCat("partial: opset ", report.target, " not reached, stopped at ", report.reached));
+      for (const auto& b : report.blockers) result.Count(absl::StrCat("blocked: ", b.Describe()));
+    }
+    return result;
+  }
+
+ private:
+  opset::ConvertOptions options_;
+};
+
+PassInfo MakeInfo(std::string name, std::string summary, opset::Direction direction, std::string default_opset) {
+  return {name,
+          summary,
+          {{"opset", "the target opset of the default domain", default_opset},
+           {"allow-partial", "when some node cannot reach the target, stop at the nearest opset all reach and report them",
+            "false"},
+           {"ml-opset", "also convert ai.onnx.ml to this opset (-1: leave it)", "-1"}},
+          [direction, default_opset](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {
+            opset::ConvertOptions options;
+            options.direction = direction;
+            OS_ASSIGN_OR_RETURN(options.target, o.GetInt("opset", std::stoll(default_opset)));
+            OS_ASSIGN_OR_RETURN(options.allow_partial, o.GetBool("allow-partial", false));
+            OS_ASSIGN_OR_RETURN(options.ml_target, o.GetInt("ml-opset", -1));
+            int64_t latest = opset::LatestOpset("");
+            if (options.target < 7 || options.target > latest)
+              return absl::InvalidArgumentError(absl::StrCat("opset must be 7..", latest, ", not ", options.target));
+            return std::make_unique<ConvertOpsetPass>(options);
+          }};
+}
+
+}  // namespace
+
+PassInfo ConvertOpsetPassInfo() {
+  return MakeInfo("convert-opset", "Convert the model to another opset, up or down (adapters and decompositions)",
+                  opset::Direction::kAny, "17");
+}
+PassInfo DowngradeOpsetPassInfo() {
+  return MakeInfo("downgrade-opset", "Convert the model down to an opset older runtimes accept (no-op at or below it)",
+                  opset::Direction::kDownOnly, "13");
+}
+PassInfo UpgradeOpsetPassInfo() {
+  return MakeInfo("upgrade-opset", "Convert the model up to a newer opset (no-op at or above it)", opset::Direction::kUpOnly,
+                  "21");
+}
+
+}  // namespace onnxsurgeon::passes

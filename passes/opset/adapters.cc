@@ -1,0 +1,536 @@
+// The opset converter's adapter table: one entry per (op, from-version, to-version) step
+// whose meaning moved in a way the two schemas do not show. Each adapter runs before the
+// generic schema-derived step (converter.cc), which then moves attributes and inputs;
+// an adapter that does the whole step sets ctx.handled. Steps not listed here are
+// derived from the schemas alone.
+//
+// Example (Softmax-13 -> Softmax-11, axis not the last one):
+//   Before:  Y = Softmax<axis=1>(X)                    X: float[2,3,4]
+//   After:   T = Transpose<perm=[0,2,1]>(X)  S = Softmax<axis=2>(T)  Y = Transpose<perm=[0,2,1]>(S)
+#include <map>
+#include <tuple>
+
+#include "absl/strings/str_join.h"
+#include "passes/opset/step.h"
+
+namespace onnxsurgeon::opset {
+namespace {
+
+onnx::AttributeProto AttrInt(const std::string& name, int64_t v) { return Rewriter::AttrInt(name, v); }
+onnx::AttributeProto AttrInts(const std::string& name, const std::vector<int64_t>& v) { return Rewriter::AttrInts(name, v); }
+
+std::string StringAttr(const Node& n, const std::string& name, const std::string& fallback) {
+  const Attribute* a = n.FindAttribute(name);
+  return a ? a->s() : fallback;
+}
+
+// Softmax, LogSoftmax, Hardmax: before 13 the input is coerced to 2-D at `axis` (default
+// 1) and normalized over the flattened tail; from 13 on over the one axis (default -1).
+// The two agree when the axis is the last one.
+Status SoftmaxDown(StepContext& ctx) {
+  Node* n = ctx.node;
+  int64_t rank = ctx.types->Rank(n->input(0));
+  int64_t axis = n->GetInt("axis", -1);
+  if (rank < 0) {
+    if (axis == -1) {
+      n->SetAttribute(AttrInt("axis", -1));
+      ctx.handled = true;
+      return absl::OkStatus();
+    }
+    return ctx.Refuse("the input's rank is unknown, and the axis is not -1");
+  }
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return ctx.Refuse("axis out of range");
+  ctx.handled = true;
+  if (axis == rank - 1) {
+    n->SetAttribute(AttrInt("axis", rank - 1));
+    return absl::OkStatus();
+  }
+  // Move the axis last, normalize, move it back (a swap is its own inverse).
+  std::vector<int64_t> perm(rank);
+  for (int64_t i = 0; i < rank; ++i) perm[i] = i;
+  std::swap(perm[axis], perm[rank - 1]);
+  Value* x = n->input(0);
+  Value* t = ctx.Emit("Transpose", {x}, {AttrInts("perm", perm)})->output(0);
+  n->SetInput(0, t);
+  n->SetAttribute(AttrInt("axis", rank - 1));
+  Value* y = n->output(0);
+  Node* back = ctx.rewriter->graph()->CreateNode("Transpose", {}, 0, ctx.domain, n->next(), "opset/Transpose");
+  // The node's result goes through the back-transpose: rewire users first, then feed it.
+  Value* out = back->AddOutput();
+  back->SetAttribute(AttrInts("perm", perm));
+  ctx.types->Alias(y, out);
+  OS_RETURN_IF_ERROR(ctx.rewriter->ReplaceAllUsesWith(y, out));
+  back->AddInput(y);
+  ctx.emitted->push_back({back, ctx.to_opset()});
+  return absl::OkStatus();
+}
+
+// Upwards: the old 2-D coercion, written with Flatten and Reshape unless it is the last axis.
+Status SoftmaxUp(StepContext& ctx) {
+  Node* n = ctx.node;
+  int64_t rank = ctx.types->Rank(n->input(0));
+  int64_t axis = n->GetInt("axis", 1);
+  ctx.handled = true;
+  if (rank >= 0) {
+    if (axis < 0) axis += rank;
+    if (axis == rank - 1) {
+      n->SetAttribute(AttrInt("axis", -1));
+      return absl::OkStatus();
+    }
+  }
+  Value* x = n->input(0);
+  Value* flat = ctx.Emit("Flatten", {x}, {AttrInt("axis", axis)})->output(0);
+  Value* shape = ctx.Emit("Shape", {x})->output(0);
+  n->SetInput(0, flat);
+  n->SetAttribute(AttrInt("axis", -1));
+  Value* y = n->output(0);
+  Node* reshape = ctx.rewriter->graph()->CreateNode("Reshape", {}, 0, ctx.domain, n->next(), "opset/Reshape");
+  Value* out = reshape->AddOutput();
+  ctx.types->Alias(y, out);
+  OS_RETURN_IF_ERROR(ctx.rewriter->ReplaceAllUsesWith(y, out));
+  reshape->AddInput(y);
+  reshape->AddInput(shape);
+  ctx.emitted->push_back({reshape, ctx.to_opset()});
+  return absl::OkStatus();
+}
+
+// Split-18's num_outputs: parts of ceil(d / n), the last one what is left. Split-13
+// without `split` needs d divisible by n, so the sizes are written out (computed at run
+// time when d is only known then).
+Status SplitNumOutputsDown(StepContext& ctx) {
+  Node* n = ctx.node;
+  const Attribute* num = n->FindAttribute("num_outputs");
+  if (!num) return absl::OkStatus();
+  int64_t parts = num->i();
+  n->RemoveAttribute("num_outputs");
+  if (n->input(1)) return absl::OkStatus();
+  if (parts != static_cast<int64_t>(n->num_outputs())) return ctx.Refuse("num_outputs does not match the outputs");
+  int64_t axis = n->GetInt("axis", 0);
+  auto dims = ctx.types->Dims(n->input(0));
+  int64_t rank = dims ? static_cast<int64_t>(dims->size()) : -1;
+  int64_t d = -1;
+  if (rank >= 0) {
+    int64_t a = axis < 0 ? axis + rank : axis;
+    if (a >= 0 && a < rank) d = (*dims)[a];
+  }
+  while (n->num_inputs() < 2) n->AddInput(nullptr);
+  if (d >= 0) {
+    int64_t chunk = (d + parts - 1) / parts;
+    if (d % parts == 0) return absl::OkStatus();  // equal parts: Split-13's default
+    std::vector<int64_t> sizes(parts - 1, chunk);
+    sizes.push_back(d - chunk * (parts - 1));
+    n->SetInput(1, ctx.Int64s(sizes));
+    return absl::OkStatus();
+  }
+  // d at run time: chunk = (d + n - 1) / n; sizes = [chunk] * (n - 1) ++ [d - chunk * (n - 1)].
+  Value* shape = ctx.Emit("Shape", {n->input(0)})->output(0);
+  Value* dim = ctx.Emit("Gather", {shape, ctx.Int64s({axis})})->output(0);  // [1]
+  Value* chunk = ctx.Emit("Div", {ctx.Emit("Add", {dim, ctx.Int64s({parts - 1})})->output(0), ctx.Int64s({parts})})->output(0);
+  std::vector<Value*> pieces(parts - 1, chunk);
+  Value* used = ctx.Emit("Mul", {chunk, ctx.Int64s({parts - 1})})->output(0);
+  pieces.push_back(ctx.Emit("Sub", {dim, used})->output(0));
+  Value* sizes = ctx.Emit("Concat", pieces, {AttrInt("axis", 0)})->output(0);
+  n->SetInput(1, sizes);
+  return absl::OkStatus();
+}
+
+// Resize-13 made roi and scales optional; Resize-11 needs them (empty when unused).
+Status ResizeRoiScalesDown(StepContext& ctx) {
+  Node* n = ctx.node;
+  while (n->num_inputs() < 3) n->AddInput(nullptr);
+  if (!n->input(1)) n->SetInput(1, ctx.Tensor1D({}, onnx::TensorProto::FLOAT));
+  if (!n->input(2)) n->SetInput(2, ctx.Tensor1D({}, onnx::TensorProto::FLOAT));
+  return absl::OkStatus();
+}
+
+// Resize-11 -> Resize-10 (X, scales): Resize-10 is the asymmetric mapping of Upsample.
+Status ResizeTo10(StepContext& ctx) {
+  Node* n = ctx.node;
+  std::string ctm = StringAttr(*n, "coordinate_transformation_mode", "half_pixel");
+  std::string mode = StringAttr(*n, "mode", "nearest");
+  std::string nearest = StringAttr(*n, "nearest_mode", "round_prefer_floor");
+  if (ctm != "asymmetric")
+    return ctx.Refuse(absl::StrCat("coordinate_transformation_mode '", ctm, "' does not exist in Resize-10 (asymmetric only)"));
+  if (mode == "cubic") return ctx.Refuse("mode 'cubic' does not exist in Resize-10");
+  if (mode == "nearest" && nearest != "floor")
+    return ctx.Refuse(absl::StrCat("nearest_mode '", nearest, "' does not exist in Resize-10 (floor only)"));
+  if (n->GetInt("exclude_outside", 0) != 0) return ctx.Refuse("exclude_outside=1 does not exist in Resize-10");
+  if (n->input(3)) return ctx.Refuse("Resize-10 takes scales, not sizes");
+  for (const char* a : {"coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a", "exclude_outside",
+                        "extrapolation_value"})
+    n->RemoveAttribute(a);
+  Value* scales = n->input(2);
+  while (n->num_inputs() > 2) n->RemoveInput(n->num_inputs() - 1);
+  n->SetInput(1, scales);
+  if (!scales) return ctx.Refuse("Resize-10 needs scales");
+  ctx.handled = true;
+  return absl::OkStatus();
+}
+
+Status ResizeFrom10(StepContext& ctx) {
+  Node* n = ctx.node;
+  Value* scales = n->input(1);
+  n->SetInput(1, ctx.Tensor1D({}, onnx::TensorProto::FLOAT));
+  n->AddInput(scales);
+  n->SetAttribute(Rewriter::AttrString("coordinate_transformation_mode", "asymmetric"));
+  if (StringAttr(*n, "mode", "nearest") == "nearest") n->SetAttribute(Rewriter::AttrString("nearest_mode", "floor"));
+  ctx.handled = true;
+  return absl::OkStatus();
+}
+
+// A string attribute whose value set grew: values the older version lacks are refused.
+Adapter RefuseValues(std::string attribute, std::vector<std::string> values, std::string fallback) {
+  return [attribute, values, fallback](StepContext& ctx) -> Status {
+    std::string v = StringAttr(*ctx.node, attribute, fallback);
+    for (const auto& bad : values)
+      if (v == bad)
+        return ctx.Refuse(absl::StrCat(attribute, "='", v, "' does not exist in ", ctx.node->op_type(), "-",
+                                       ctx.to->since_version()));
+    return absl::OkStatus();
+  };
+}
+
+// A string attribute whose values were renamed (the default too: an absent attribute
+// gets the target's name for the source default).
+Adapter RenameValues(std::string attribute, std::map<std::string, std::string> renames, std::string source_default) {
+  return [attribute, renames, source_default](StepContext& ctx) -> Status {
+    const Attribute* a = ctx.node->FindAttribute(attribute);
+    std::string value = a ? a->s() : source_default;
+    auto it = renames.find(value);
+    if (!a) {
+      ctx.node->SetAttribute(Rewriter::AttrString(attribute, it != renames.end() ? it->second : value));
+      return absl::OkStatus();
+    }
+    if (it != renames.end()) ctx.node->SetAttribute(Rewriter::AttrString(attribute, it->second));
+    return absl::OkStatus();
+  };
+}
+
+// Shape-15's start/end: a Slice of the full shape.
+Status ShapeStartEndDown(StepContext& ctx) {
+  Node* n = ctx.node;
+  const Attribute* s = n->FindAttribute("start");
+  const Attribute* e = n->FindAttribute("end");
+  if (!s && !e) return absl::OkStatus();
+  int64_t start = s ? s->i() : 0;
+  int64_t end = e ? e->i() : INT64_MAX;
+  n->RemoveAttribute("start");
+  n->RemoveAttribute("end");
+  if (start == 0 && end == INT64_MAX) return absl::OkStatus();
+  Value* y = n->output(0);
+  Value* starts = ctx.Int64s({start});
+  Value* ends = ctx.Int64s({end});
+  Node* slice = ctx.rewriter->graph()->CreateNode("Slice", {}, 0, ctx.domain, n->next(), "opset/Slice");
+  Value* out = slice->AddOutput();
+  ctx.types->Alias(y, out);
+  OS_RETURN_IF_ERROR(ctx.rewriter->ReplaceAllUsesWith(y, out));
+  slice->AddInput(y);
+  slice->AddInput(starts);
+  slice->AddInput(ends);
+  ctx.emitted->push_back({slice, ctx.to_opset()});
+  return absl::OkStatus();
+}
+
+// Dropout-12's training_mode input: only inference (false or absent) goes back.
+Status DropoutDown(StepContext& ctx) {
+  Node* n = ctx.node;
+  if (Value* t = n->input(2)) {
+    auto v = ConstantInts(t);
+    if (!v || v->size() != 1 || (*v)[0] != 0) return ctx.Refuse("training_mode is not a constant false");
+    n->RemoveInput(2);
+  }
+  n->RemoveAttribute("seed");  // only drawn in training mode
+  return absl::OkStatus();
+}
+
+// Slice-10's steps: Slice-1 has none, so all must be 1.
+Status SliceStepsDown(StepContext& ctx) {
+  Node* n = ctx.node;
+  Value* steps = n->input(4);
+  if (!steps) return absl::OkStatus();
+  auto v = ConstantInts(steps);
+  if (!v || std::any_of(v->begin(), v->end(), [](int64_t x) { return x != 1; }))
+    return ctx.Refuse("steps other than 1 do not exist in Slice-1");
+  n->RemoveInput(4);
+  return absl::OkStatus();
+}
+
+// Gemm-11 made C optional; Gemm-9 needs it: a zero broadcasts.
+Status GemmCDown(StepContext& ctx) {
+  Node* n = ctx.node;
+  if (n->input(2)) return absl::OkStatus();
+  int32_t dt = ctx.types->ElemType(n->input(0));
+  if (dt == 0) return ctx.Refuse("C is omitted and A's type is unknown");
+  Value* zero = ctx.Scalar(0, dt);
+  if (!zero) return ctx.Refuse("cannot encode a zero C of A's type");
+  while (n->num_inputs() < 3) n->AddInput(nullptr);
+  n->SetInput(2, zero);
+  return absl::OkStatus();
+}
+
+// Pad-18's axes input: pads given for some axes only. Pad-13 wants every axis.
+Status PadAxesDown(StepContext& ctx) {
+  Node* n = ctx.node;
+  Value* axes_value = n->input(3);
+  if (!axes_value) return absl::OkStatus();
+  auto axes = ConstantInts(axes_value);
+  auto pads = ConstantInts(n->input(1));
+  int64_t rank = ctx.types->Rank(n->input(0));
+  if (!axes || !pads) return ctx.Refuse("axes and pads must be constants to expand pads to every axis");
+  if (rank < 0) return ctx.Refuse("the input's rank is unknown");
+  size_t k = axes->size();
+  if (pads->size() != 2 * k) return ctx.Refuse("pads does not match axes");
+  std::vector<int64_t> full(2 * rank, 0);
+  for (size_t i = 0; i < k; ++i) {
+    int64_t a = (*axes)[i] < 0 ? (*axes)[i] + rank : (*axes)[i];
+    if (a < 0 || a >= rank) return ctx.Refuse("axis out of range");
+    full[a] = (*pads)[i];
+    full[a + rank] = (*pads)[i + k];
+  }
+  n->SetInput(1, ctx.Int64s(full));
+  n->RemoveInput(3);
+  return absl::OkStatus();
+}
+
+// Max/Min/Sum/Mean before 8 did not broadcast: the inputs must have one static shape.
+Status NoBroadcastBefore8(StepContext& ctx) {
+  Node* n = ctx.node;
+  std::optional<std::vector<int64_t>> shape;
+  for (Value* v : n->inputs()) {
+    auto d = ctx.types->Dims(v);
+    if (!d || std::any_of(d->begin(), d->end(), [](int64_t x) { return x < 0; }))
+      return ctx.Refuse("before opset 8 the inputs must have one shape, and a shape is not static");
+    if (shape && *shape != *d) return ctx.Refuse("before opset 8 the inputs must have one shape (no broadcasting)");
+    shape = d;
+  }
+  return absl::OkStatus();
+}
+
+// Constant-12's value_float(s)/value_int(s)/value_string(s): a `value` tensor.
+Status ConstantScalarsDown(StepContext& ctx) {
+  Node* n = ctx.node;
+  onnx::TensorProto t;
+  if (const Attribute* a = n->FindAttribute("value_float")) {
+    t.set_data_type(onnx::TensorProto::FLOAT);
+    t.add_float_data(a->f());
+  } else if (const Attribute* a = n->FindAttribute("value_floats")) {
+    t.set_data_type(onnx::TensorProto::FLOAT);
+    t.add_dims(a->proto().floats_size());
+    for (float f : a->proto().floats()) t.add_float_data(f);
+  } else if (const Attribute* a = n->FindAttribute("value_int")) {
+    t.set_data_type(onnx::TensorProto::INT64);
+    t.add_int64_data(a->i());
+  } else if (const Attribute* a = n->FindAttribute("value_ints")) {
+    t.set_data_type(onnx::TensorProto::INT64);
+    t.add_dims(a->proto().ints_size());
+    for (int64_t v : a->proto().ints()) t.add_int64_data(v);
+  } else if (const Attribute* a = n->FindAttribute("value_string")) {
+    t.set_data_type(onnx::TensorProto::STRING);
+    t.add_string_data(a->s());
+  } else if (const Attribute* a = n->FindAttribute("value_strings")) {
+    t.set_data_type(onnx::TensorProto::STRING);
+    t.add_dims(a->proto().strings_size());
+    for (const auto& s : a->proto().strings()) t.add_string_data(s);
+  } else {
+    return absl::OkStatus();
+  }
+  for (const char* name : {"value_float", "value_floats", "value_int", "value_ints", "value_string", "value_strings"})
+    n->RemoveAttribute(name);
+  n->SetAttribute(TensorAttr("value", t));
+  return absl::OkStatus();
+}
+
+// Cast-19's saturate only matters for float8 targets; elsewhere it is dropped.
+Status CastSaturateDown(StepContext& ctx) {
+  Node* n = ctx.node;
+  if (!n->FindAttribute("saturate")) return absl::OkStatus();
+  int64_t to = n->GetInt("to", 0);
+  bool float8 = to >= onnx::TensorProto::FLOAT8E4M3FN && to <= onnx::TensorProto::FLOAT8E5M2FNUZ;
+  if (!float8) n->RemoveAttribute("saturate");
+  return absl::OkStatus();
+}
+
+// Reshape-14's allowzero=1 differs from Reshape-13 only where the shape holds a 0.
+Status ReshapeAllowZeroDown(StepContext& ctx) {
+  Node* n = ctx.node;
+  if (n->GetInt("allowzero", 0) == 0) return absl::OkStatus();
+  auto shape = ConstantInts(n->input(1));
+  if (!shape) return ctx.Refuse("allowzero=1 with a shape computed at run time (it may hold a 0)");
+  if (std::any_of(shape->begin(), shape->end(), [](int64_t d) { return d == 0; }))
+    return ctx.Refuse("allowzero=1 and the shape holds a 0 (an empty dimension, not a copied one)");
+  n->RemoveAttribute("allowzero");
+  return absl::OkStatus();
+}
+
+// Resize-18's axes: scales or sizes for some axes only; Resize-13 wants every axis.
+Status ResizeAxesDown(StepContext& ctx) {
+  Node* n = ctx.node;
+  const Attribute* axes_attr = n->FindAttribute("axes");
+  if (!axes_attr) return absl::OkStatus();
+  int64_t rank = ctx.types->Rank(n->input(0));
+  auto dims = ctx.types->Dims(n->input(0));
+  if (rank < 0) return ctx.Refuse("axes needs the input's rank, which is unknown");
+  std::vector<int64_t> axes = axes_attr->ints();
+  for (auto& a : axes) a = a < 0 ? a + rank : a;
+  if (Value* scales = n->input(2)) {
+    auto v = ConstantDoubles(scales);
+    if (!v || v->size() != axes.size()) return ctx.Refuse("scales must be a constant to expand to every axis");
+    std::vector<double> full(rank, 1.0);
+    for (size_t i = 0; i < axes.size(); ++i) full[axes[i]] = (*v)[i];
+    n->SetInput(2, ctx.Tensor1D(full, onnx::TensorProto::FLOAT));
+  }
+  if (Value* sizes = n->input(3)) {
+    auto v = ConstantInts(sizes);
+    if (!v || v->size() != axes.size()) return ctx.Refuse("sizes must be a constant to expand to every axis");
+    if (!dims || std::any_of(dims->begin(), dims->end(), [](int64_t d) { return d < 0; }))
+      return ctx.Refuse("sizes for some axes need the input's static shape");
+    std::vector<int64_t> full = *dims;
+    for (size_t i = 0; i < axes.size(); ++i) full[axes[i]] = (*v)[i];
+    n->SetInput(3, ctx.Int64s(full));
+  }
+  n->RemoveAttribute("axes");
+  return absl::OkStatus();
+}
+
+// ScatterND-16's reduction="add" (torch's index_put(accumulate=True)) before 16, for
+// indices addressing the first axis: duplicates must sum, so the updates are summed per
+// row with a one-hot matrix:
+//   Y = data + Reshape(MatMul(Transpose(OneHot(indices, D0)), Flatten(updates)), Shape(data))
+// Exact up to the order in which duplicate rows' updates are added.
+Status ScatterNDAddDown(StepContext& ctx) {
+  Node* n = ctx.node;
+  std::string reduction = StringAttr(*n, "reduction", "none");
+  if (reduction == "none") return absl::OkStatus();
+  if (reduction != "add") return ctx.Refuse(absl::StrCat("reduction='", reduction, "' has no exact form before ScatterND-16"));
+  auto idims = ctx.types->Dims(n->input(1));
+  if (!idims || idims->empty() || idims->back() != 1)
+    return ctx.Refuse("reduction='add' is only rewritten for indices of depth 1 (last dimension 1, statically known)");
+  int32_t dt = ctx.types->ElemType(n->input(0));
+  if (dt == 0) return ctx.Refuse("the data's element type is unknown");
+  Value* data = n->input(0);
+  Value* indices = n->input(1);
+  Value* updates = n->input(2);
+  Value* shape = ctx.Emit("Shape", {data})->output(0);
+  Value* d0 = ctx.Emit("Slice", {shape, ctx.Int64s({0}), ctx.Int64s({1})})->output(0);
+  Value* rest = ctx.Emit("Slice", {shape, ctx.Int64s({1}), ctx.Int64s({INT64_MAX})})->output(0);
+  Value* flat_idx = ctx.Emit("Reshape", {indices, ctx.Int64s({-1})})->output(0);
+  Value* off_on = ctx.Tensor1D({0, 1}, dt);
+  if (!off_on) return ctx.Refuse("cannot encode one-hot values in the data's type");
+  Value* onehot = ctx.Emit("OneHot", {flat_idx, d0, off_on}, {AttrInt("axis", -1)})->output(0);     // [N, D0]
+  Value* rows = ctx.Emit("Transpose", {onehot}, {AttrInts("perm", {1, 0})})->output(0);            // [D0, N]
+  Value* upd_shape = ctx.Emit("Concat", {ctx.Int64s({-1}), rest}, {AttrInt("axis", 0)})->output(0);
+  Value* upd = ctx.Emit("Reshape", {updates, upd_shape})->output(0);                                // [N, rest...]
+  Value* upd2 = ctx.Emit("Flatten", {upd}, {AttrInt("axis", 1)})->output(0);                          // [N, R]
+  Value* summed = ctx.Emit("MatMul", {rows, upd2})->output(0);                                       // [D0, R]
+  Value* back = ctx.Emit("Reshape", {summed, shape})->output(0);
+  Node* add = ctx.Emit("Add", {data, back});
+  ctx.types->Alias(n->output(0), add->output(0));
+  OS_RETURN_IF_ERROR(ctx.rewriter->ReplaceNode(n, {add->output(0)}));
+  ctx.node = nullptr;  // replaced
+  return absl::OkStatus();
+}
+
+// Mod-28 allows fmod=0 (floor modulo, the sign of the divisor) on floating-point
+// inputs; before 28 only fmod=1 (C fmod, the sign of the dividend) is defined for them:
+//   R = Mod<fmod=1>(A, B)    Y = Where(R != 0 and (R < 0) xor (B < 0), R + B, R)
+// which keeps fmod's exactness (and its infinities and NaNs).
+Status ModFloatFloorDown(StepContext& ctx) {
+  Node* n = ctx.node;
+  if (n->GetInt("fmod", 0) != 0) return absl::OkStatus();
+  int32_t dt = ctx.types->ElemType(n->input(0));
+  bool is_float = dt == onnx::TensorProto::FLOAT || dt == onnx::TensorProto::DOUBLE ||
+                  dt == onnx::TensorProto::FLOAT16 || dt == onnx::TensorProto::BFLOAT16;
+  if (dt == 0) return ctx.Refuse("fmod=0 needs the input type (floor modulo on floats exists only from 28)");
+  if (!is_float) return absl::OkStatus();
+  Value* a = n->input(0);
+  Value* b = n->input(1);
+  Value* zero = ctx.Scalar(0, dt);
+  if (!zero) return ctx.Refuse("cannot encode a zero of the input type");
+  Value* r = ctx.Emit("Mod", {a, b}, {AttrInt("fmod", 1)})->output(0);
+  Value* nonzero = ctx.Emit("Not", {ctx.Emit("Equal", {r, zero})->output(0)})->output(0);
+  Value* signs_differ = ctx.Emit("Xor", {ctx.Emit("Less", {r, zero})->output(0), ctx.Emit("Less", {b, zero})->output(0)})->output(0);
+  Value* adjust = ctx.Emit("And", {nonzero, signs_differ})->output(0);
+  Node* y = ctx.Emit("Where", {adjust, ctx.Emit("Add", {r, b})->output(0), r});
+  ctx.types->Alias(n->output(0), y->output(0));
+  OS_RETURN_IF_ERROR(ctx.rewriter->ReplaceNode(n, {y->output(0)}));
+  ctx.node = nullptr;
+  return absl::OkStatus();
+}
+
+// RoiAlign-16 added coordinate_transformation_mode with default half_pixel; RoiAlign-10
+// always behaved as output_half_pixel.
+Status RoiAlignModeDown(StepContext& ctx) {
+  std::string mode = StringAttr(*ctx.node, "coordinate_transformation_mode", "half_pixel");
+  if (mode != "output_half_pixel")
+    return ctx.Refuse(absl::StrCat("coordinate_transformation_mode='", mode, "' does not exist in RoiAlign-10 (output_half_pixel only)"));
+  ctx.node->RemoveAttribute("coordinate_transformation_mode");
+  return absl::OkStatus();
+}
+
+Status RoiAlignModeUp(StepContext& ctx) {
+  ctx.node->SetAttribute(Rewriter::AttrString("coordinate_transformation_mode", "output_half_pixel"));
+  return absl::OkStatus();
+}
+
+// Dropout's mask in inference mode is all ones from 12 on; before 12 runtimes differ.
+Status DropoutMaskDown(StepContext& ctx) {
+  Node* n = ctx.node;
+  if (n->output(1) && n->output(1)->HasUsers()) return ctx.Refuse("the mask output is used; its inference value before Dropout-12 is not defined the same way");
+  return DropoutDown(ctx);
+}
+
+Status RefuseScan(StepContext& ctx) {
+  return ctx.Refuse("Scan-8 (batched, with sequence_lens) and Scan-9 differ in inputs and semantics");
+}
+
+using Key = std::tuple<std::string, std::string, int, int>;
+
+const std::map<Key, Adapter>& Table() {
+  static const auto* table = [] {
+    auto* t = new std::map<Key, Adapter>;
+    for (const char* op : {"Softmax", "LogSoftmax", "Hardmax"}) {
+      (*t)[{"", op, 13, 11}] = SoftmaxDown;
+      (*t)[{"", op, 11, 13}] = SoftmaxUp;
+    }
+    (*t)[{"", "Split", 18, 13}] = SplitNumOutputsDown;
+    (*t)[{"", "Resize", 13, 11}] = ResizeRoiScalesDown;
+    (*t)[{"", "Resize", 11, 10}] = ResizeTo10;
+    (*t)[{"", "Resize", 10, 11}] = ResizeFrom10;
+    (*t)[{"", "Resize", 19, 18}] = RefuseValues("coordinate_transformation_mode", {"half_pixel_symmetric"}, "");
+    (*t)[{"", "Pad", 19, 18}] = RefuseValues("mode", {"wrap"}, "constant");
+    (*t)[{"", "Pad", 18, 13}] = PadAxesDown;
+    for (const char* op : {"ScatterND", "ScatterElements"})
+      (*t)[{"", op, 18, 16}] = RefuseValues("reduction", {"max", "min"}, "none");
+    (*t)[{"", "GridSample", 20, 16}] =
+        RenameValues("mode", {{"linear", "bilinear"}, {"cubic", "bicubic"}}, "linear");
+    (*t)[{"", "GridSample", 16, 20}] =
+        RenameValues("mode", {{"bilinear", "linear"}, {"bicubic", "cubic"}}, "bilinear");
+    (*t)[{"", "Shape", 15, 13}] = ShapeStartEndDown;
+    (*t)[{"", "Dropout", 12, 10}] = DropoutMaskDown;
+    (*t)[{"", "RoiAlign", 16, 10}] = RoiAlignModeDown;
+    (*t)[{"", "RoiAlign", 10, 16}] = RoiAlignModeUp;
+    (*t)[{"", "Slice", 10, 1}] = SliceStepsDown;
+    (*t)[{"", "Gemm", 11, 9}] = GemmCDown;
+    for (const char* op : {"Max", "Min", "Sum", "Mean"}) (*t)[{"", op, 8, 6}] = NoBroadcastBefore8;
+    (*t)[{"", "Constant", 12, 11}] = ConstantScalarsDown;
+    (*t)[{"", "Cast", 19, 13}] = CastSaturateDown;
+    (*t)[{"", "Reshape", 14, 13}] = ReshapeAllowZeroDown;
+    (*t)[{"", "Resize", 18, 13}] = ResizeAxesDown;
+    (*t)[{"", "ScatterND", 16, 13}] = ScatterNDAddDown;
+    (*t)[{"", "Mod", 28, 13}] = ModFloatFloorDown;
+    (*t)[{"", "Scan", 9, 8}] = RefuseScan;
+    (*t)[{"", "Scan", 8, 9}] = RefuseScan;
+    return t;
+  }();
+  return *table;
+}
+
+}  // namespace
+
+const Adapter* FindAdapter(const std::string& domain, const std::string& op, int from, int to) {
+  auto it = Table().find({domain, op, from, to});
+  return it == Table().end() ? nullptr : &it->second;
+}
+
+}  // namespace onnxsurgeon::opset
