@@ -14,3 +14,4 @@ def test_demo_script_fixes_the_example(repo_root, cli_path, tmp_path):
     assert "refuses custom_layernorm.onnx" in proc.stdout
     assert "runs fixed.onnx" in proc.stdout and "(OK)" in proc.stdout
     assert "custom::Custom_LayerNorm       1 ->   0" in proc.stdout
+    assert "downgrade-opset" in proc.stdout

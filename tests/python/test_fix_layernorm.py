@@ -62,6 +62,19 @@ def test_fix_layernorm_then_decompose_on_corpus(corpus_model, oracle):
     _check_equivalent(oracle, corpus_model, original, rewritten)
 
 
+def test_fix_layernorm_then_downgrade_to_15_on_corpus(corpus_model, oracle):
+    """The headline pipeline for opset-15 targets: every LayerNorm, whatever its form,
+    ends as the decomposition, in a model that imports opset 15 and computes the same."""
+    original = onnx.load(corpus_model.path)
+    if _default_opset(original) < 15:
+        pytest.skip("model already below opset 15")
+    rewritten = osg.run(original, "fix-layernorm,downgrade-opset=15")
+    assert _default_opset(rewritten) == 15
+    assert _custom_layernorms(rewritten) == []
+    assert oracle.op_histogram(rewritten).get("LayerNormalization", 0) == 0
+    _check_equivalent(oracle, corpus_model, original, rewritten)
+
+
 def test_decomposed_to_target_is_a_fixed_point(corpus):
     """fix-layernorm(to=decomposed) twice equals once: the canonical decomposition is
     recognised, re-fused and re-emitted identically."""
