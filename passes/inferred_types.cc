@@ -1,15 +1,11 @@
 #include "passes/inferred_types.h"
 
-#include <exception>
-
-#include "core/io/exporter.h"
-#include "onnx/defs/schema.h"
-#include "onnx/shape_inference/implementation.h"
+#include "core/interop/onnx_interop.h"
 
 namespace onnxsurgeon::passes {
 namespace {
 
-constexpr size_t kInlineBytes = 4096;  // small tensors (shapes, indices) keep their data
+constexpr int64_t kInlineBytes = 4096;  // small tensors (shapes, indices) keep their data
 
 int32_t TensorElemType(const onnx::TypeProto& t) {
   return t.has_tensor_type() ? t.tensor_type().elem_type() : 0;
@@ -46,30 +42,12 @@ void Collect(const Graph& g, const onnx::GraphProto& inferred, absl::flat_hash_m
 void InferredTypes::Infer() const {
   inferred_once_ = true;
   if (!model_ || !model_->has_graph()) return;
-  const Model& model = *model_;
-  ExportOptions options;
-  options.main_initializer_writer = [](const Value& v, const Tensor& t, onnx::TensorProto* out) {
-    if (!t.has_raw_bytes() || t.raw_bytes().size() <= kInlineBytes) {
-      *out = t.ToProto(v.name());
-      return;
-    }
-    // Metadata only, marked external so inference knows the data is not here.
-    *out = t.meta();
-    out->set_name(v.name());
-    out->clear_external_data();
-    out->set_data_location(onnx::TensorProto::EXTERNAL);
-    auto* location = out->add_external_data();
-    location->set_key("location");
-    location->set_value("onnxsurgeon-types-only");
-  };
-  onnx::ModelProto proto = ExportModel(model, options);
-  try {
-    onnx::ShapeInferenceOptions inference(/*check_type=*/false, /*strict_mode=*/0, /*data_prop=*/false);
-    onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), inference);
-  } catch (const std::exception&) {
-    return;  // unknown types: passes that need them change nothing
-  }
-  Collect(model.graph(), proto.graph(), inferred_);
+  InferShapesOptions options;
+  options.data_propagation = false;
+  options.max_payload_bytes = kInlineBytes;  // types need no weights
+  auto proto = InferredCopy(*model_, options);
+  if (!proto.ok()) return;  // unknown types: passes that need them change nothing
+  Collect(model_->graph(), proto->graph(), inferred_);
 }
 
 int32_t InferredTypes::ElemType(const Value* v) const {

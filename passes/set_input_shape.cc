@@ -28,6 +28,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "core/interop/onnx_interop.h"
 #include "core/io/exporter.h"
 #include "onnx/defs/schema.h"
 #include "onnx/shape_inference/implementation.h"
@@ -178,14 +179,6 @@ void AdoptInferredTypes(Graph& g, const onnx::GraphProto& inferred) {
   }
 }
 
-void ClearValueInfo(onnx::GraphProto& g) {
-  g.clear_value_info();
-  for (auto& n : *g.mutable_node())
-    for (auto& a : *n.mutable_attribute()) {
-      if (a.has_g()) ClearValueInfo(*a.mutable_g());
-      for (auto& sg : *a.mutable_graphs()) ClearValueInfo(sg);
-    }
-}
 
 class SetInputShapePass : public Pass {
  public:
@@ -242,15 +235,14 @@ class SetInputShapePass : public Pass {
  private:
   // Shape inference from scratch over the new input shapes (old value_info ignored).
   static Status Reinfer(Model& model) {
-    onnx::ModelProto proto = ExportModel(model);
-    ClearValueInfo(*proto.mutable_graph());
-    try {
-      onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0, /*data_prop=*/true);
-      onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), options);
-    } catch (const std::exception& e) {
-      return absl::InvalidArgumentError(absl::StrCat("shape inference with the new shapes failed: ", e.what()));
+    InferShapesOptions options;
+    options.drop_value_info = true;
+    auto proto = InferredCopy(model, options);
+    if (!proto.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("shape inference with the new shapes failed: ", proto.status().message()));
     }
-    AdoptInferredTypes(model.graph(), proto.graph());
+    AdoptInferredTypes(model.graph(), proto->graph());
     return absl::OkStatus();
   }
 

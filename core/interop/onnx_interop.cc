@@ -69,29 +69,52 @@ int AdoptTypes(Graph& g, const onnx::GraphProto& inferred, bool record) {
   }
   return gained;
 }
+
+void ClearValueInfo(onnx::GraphProto& g) {
+  g.clear_value_info();
+  for (auto& n : *g.mutable_node()) {
+    for (auto& a : *n.mutable_attribute()) {
+      if (a.has_g()) ClearValueInfo(*a.mutable_g());
+      for (auto& sg : *a.mutable_graphs()) ClearValueInfo(sg);
+    }
+  }
+}
+
 }  // namespace
 
-StatusOr<int> InferShapes(Model& model, const InferShapesOptions& options) {
+StatusOr<onnx::ModelProto> InferredCopy(const Model& model, const InferShapesOptions& options) {
   ExportOptions export_options;
   const int64_t max_bytes = options.max_payload_bytes;
   export_options.main_initializer_writer = [max_bytes](const Value& v, const Tensor& t, onnx::TensorProto* out) {
     int64_t payload = t.has_raw_bytes() ? static_cast<int64_t>(t.raw_bytes().size())
                                         : static_cast<int64_t>(t.meta().ByteSizeLong());
-    if (max_bytes >= 0 && payload > max_bytes) {
-      out->set_name(v.name());  // dims and type only
-      out->set_data_type(t.meta().data_type());
-      *out->mutable_dims() = t.meta().dims();
+    if (max_bytes < 0 || payload <= max_bytes) {
+      *out = t.ToProto(v.name());
       return;
     }
-    *out = t.ToProto(v.name());
+    // Type and dims only, marked external so inference knows the data is elsewhere
+    // (an inline tensor without data would read as malformed).
+    out->set_name(v.name());
+    out->set_data_type(t.meta().data_type());
+    *out->mutable_dims() = t.meta().dims();
+    out->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto* location = out->add_external_data();
+    location->set_key("location");
+    location->set_value("onnxsurgeon-types-only");
   };
   onnx::ModelProto proto = ExportModel(model, export_options);
+  if (options.drop_value_info) ClearValueInfo(*proto.mutable_graph());
   try {
     onnx::ShapeInferenceOptions infer(/*check_type=*/false, /*strict_mode=*/0, options.data_propagation);
     onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), infer);
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("shape inference: ", e.what()));
   }
+  return proto;
+}
+
+StatusOr<int> InferShapes(Model& model, const InferShapesOptions& options) {
+  OS_ASSIGN_OR_RETURN(onnx::ModelProto proto, InferredCopy(model, options));
   return AdoptTypes(model.graph(), proto.graph(), options.record_value_info);
 }
 

@@ -31,11 +31,17 @@ struct InferShapesOptions {
   // bytes matter only to data propagation of small shape tensors, and copying weights
   // would make inference cost as much as saving the model.
   int64_t max_payload_bytes = 4096;
+  // Infer from the inputs afresh: drop the model's value_info first (after the input
+  // shapes changed, the old entries would contradict the new ones).
+  bool drop_value_info = false;
 };
 
 // Runs onnx shape inference and sets every inferred type on values that had none.
 // Result the number of values that gained a type.
 StatusOr<int> InferShapes(Model& model, const InferShapesOptions& options);
+// The model exported and shape-inferred, leaving the model itself untouched (for callers
+// that only read the inferred types).
+StatusOr<onnx::ModelProto> InferredCopy(const Model& model, const InferShapesOptions& options);
 StatusOr<int> InferShapes(Model& model, bool data_propagation = true);
 
 // Canonical comparison for golden tests: both printed after a round trip through proto.

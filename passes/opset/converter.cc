@@ -1,6 +1,8 @@
 // The opset converter's driver and its schema-derived generic step (see converter.h).
 #include "passes/opset/converter.h"
 
+#include "core/interop/onnx_interop.h"
+
 #include <algorithm>
 #include <cctype>
 #include <deque>
@@ -9,6 +11,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_join.h"
+#include "core/interop/onnx_interop.h"
 #include "core/io/exporter.h"
 #include "core/io/importer.h"
 #include "onnx/defs/data_type_utils.h"
@@ -68,28 +71,11 @@ std::string DescribeNode(const Node& node) {
 // ---------------------------------------------------------------- types
 
 void TypeOracle::Build(const Model& model) {
-  // Shape inference needs no weights: large initializers go in as metadata only.
-  ExportOptions options;
-  options.main_initializer_writer = [](const Value& v, const Tensor& t, onnx::TensorProto* out) {
-    if (t.raw_bytes().size() <= 4096 || !t.has_raw_bytes()) {
-      *out = t.ToProto(v.name());
-      return;
-    }
-    *out = t.meta();
-    out->set_name(v.name());
-    out->clear_external_data();
-    out->set_data_location(onnx::TensorProto::EXTERNAL);
-    auto* e = out->add_external_data();
-    e->set_key("location");
-    e->set_value("onnxsurgeon-elided");
-  };
-  onnx::ModelProto proto = ExportModel(model, options);
-  try {
-    onnx::ShapeInferenceOptions so(/*check_type=*/false, /*strict_mode=*/0, /*data_prop=*/true);
-    onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), so);
-  } catch (const std::exception&) {
-    // Types stay unknown where inference failed; checks that need them refuse.
-  }
+  // Shape inference needs no weights: large initializers go in as metadata only. Where
+  // it fails, types stay unknown and the checks that need them refuse.
+  InferShapesOptions options;
+  auto inferred = InferredCopy(model, options);
+  onnx::ModelProto proto = inferred.ok() ? *std::move(inferred) : onnx::ModelProto();
   std::function<void(const onnx::GraphProto&)> collect = [&](const onnx::GraphProto& g) {
     for (const auto& vi : g.input()) if (vi.has_type()) types_[vi.name()] = vi.type();
     for (const auto& vi : g.output()) if (vi.has_type()) types_[vi.name()] = vi.type();
