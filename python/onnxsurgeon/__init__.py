@@ -90,7 +90,8 @@ def run(model: Any, pipeline: str, output: Union[str, os.PathLike, None] = None,
     """Runs a pass pipeline (e.g. "fix-layernorm,downgrade-opset=15").
 
     - Model: rewritten in place and returned.
-    - onnx.ModelProto (e.g. torch.onnx.export(...).model_proto): a new ModelProto is returned.
+    - onnx.ModelProto (e.g. torch.onnx.export(..., dynamo=True).model_proto): a new
+      ModelProto is returned. The ONNXProgram itself is accepted too (its model_proto).
     - path: the result is written to `output` (default: in place) and its path returned.
     If `report` is a list, per-pass reports (rule counts, histograms, time) are appended.
     """
@@ -104,8 +105,8 @@ def run(model: Any, pipeline: str, output: Union[str, os.PathLike, None] = None,
         out = os.fspath(output if output is not None else model)
         m.save(out)
         result = out
-    elif hasattr(model, "SerializeToString"):
-        m = Model.from_proto(model)
+    elif hasattr(model, "SerializeToString") or hasattr(getattr(model, "model_proto", None), "SerializeToString"):
+        m = Model.from_proto(model if hasattr(model, "SerializeToString") else model.model_proto)
         reports = m.run(pipeline, verify_each)
         result = m.to_proto()
     else:

@@ -144,3 +144,32 @@ def test_onnx_and_onnxsurgeon_coexist_in_one_process(order):
     """)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
+
+
+def test_run_right_after_a_dynamo_export(oracle):
+    """The cleanup step users put after torch.onnx.export(dynamo=True): the ONNXProgram or
+    its model_proto goes in, a ModelProto comes out, computing what torch computes."""
+    torch = pytest.importorskip("torch")
+
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = torch.nn.Linear(16, 16)
+            self.norm = torch.nn.LayerNorm(16)
+
+        def forward(self, x):
+            h = self.proj(x)
+            mean = h.mean(-1, keepdim=True)  # a hand-written LayerNorm beside the module one
+            h = (h - mean) / torch.sqrt(((h - mean) ** 2).mean(-1, keepdim=True) + 1e-5)
+            return self.norm(torch.nn.functional.gelu(h))
+
+    torch.manual_seed(0)
+    module = Block().eval()
+    x = torch.randn(2, 5, 16)
+    program = torch.onnx.export(module, (x,), dynamo=True, opset_version=18)
+    for given in (program, program.model_proto):
+        fixed = osg.run(given, "fix-layernorm,simplify")
+        assert isinstance(fixed, onnx.ModelProto)
+        assert oracle.op_histogram(fixed).get("LayerNormalization") == 2
+        (y,) = oracle.run_model(fixed, {fixed.graph.input[0].name: x.numpy()}).values()
+        np.testing.assert_allclose(y, module(x).detach().numpy(), rtol=1e-4, atol=1e-4)
