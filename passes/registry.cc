@@ -17,6 +17,7 @@ const std::vector<PassInfo>& AllPasses() {
       passes::DedupeInitializersPassInfo(),
       passes::ExtractConstantsPassInfo(),
       passes::SetInputShapePassInfo(),
+      passes::CsePassInfo(),
       passes::SimplifyPassInfo(),
       passes::FuseGeluPassInfo(),
       passes::RewriteGeluPassInfo(),

@@ -19,6 +19,7 @@ PassInfo RemoveInitializerInputsPassInfo();
 PassInfo DedupeInitializersPassInfo();
 PassInfo ExtractConstantsPassInfo();
 PassInfo SetInputShapePassInfo();
+PassInfo CsePassInfo();
 PassInfo SimplifyPassInfo();
 PassInfo FuseGeluPassInfo();
 PassInfo RewriteGeluPassInfo();
