@@ -10,21 +10,25 @@ What runs:
   onnxslim             onnxslim.slim(IN, OUT) with its defaults
   onnxoptimizer        onnxoptimizer.optimize(onnx.load(IN)) (default fuse-and-elimination passes)
   onnxscript optimizer onnx_ir.load(IN), onnxscript.optimizer.optimize(m) with its defaults, onnx_ir.save
+  diagnostic           build/onnxsurgeon --pass nop IN -o OUT (load -> save only: the floor under simplify)
 
 Models: (a) every real corpus model in tests/models/.generated/*.onnx (torch / transformers
 exports, manifests *.json beside them; build them with `make test` or tests/models/generate.py),
 one run per tool; (b) bench/.data/large_inline.onnx (~500 MB, 30 x MatMul+Add+Relu, made by
 bench/make_large_model.py), best of --repeat runs.
 
-How: each tool run is its own subprocess under `/usr/bin/time -f %M` (peak RSS) with a
-timeout (--timeout, 600 s). The onnxsurgeon time is the wall time of the whole CLI process.
+How: the CLI is copied to bench/.data/simplify/onnxsurgeon-snapshot at start (so a rebuild during
+the run cannot change it); each tool run is its own subprocess under `/usr/bin/time -f %M`
+(peak RSS) with a timeout (--timeout, 600 s). The onnxsurgeon time is the wall time of the whole CLI process.
 The Python tools' time is measured inside the subprocess after their imports, so it
 excludes interpreter start-up and imports (it includes load, optimize and save). Every
 output is then run in onnxruntime (CPU) next to the original, in a separate subprocess, on
 the corpus's *.inputs.npz (large model: a seeded random X of shape 4 x 2048) and compared
-with np.allclose at the manifest's rtol/atol (large model: 1e-4/1e-4). "nodes after" counts
-the nodes of the main graph and of all its subgraphs (If/Loop bodies), recursively; kept
-local functions are reported separately.
+with np.allclose at the manifest's rtol/atol (large model: 1e-4/1e-4); when onnxruntime's own
+graph optimizations break the original, every file of that model is run with them off.
+"nodes after" counts the nodes of the main graph, of all its subgraphs (If/Loop bodies) and of
+the local functions left, recursively. Under 2 cores shared with other jobs the small-model
+times are noisy (tens of ms).
 
 The anchor tools live in their own venv, bench/.venv-anchors (git-ignored; the repo's .venv
 pins onnx for the tests and is never touched), installed from bench/requirements-anchors.txt.
@@ -45,6 +49,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -58,7 +63,9 @@ REQUIREMENTS = os.path.join(HERE, "requirements-anchors.txt")
 CORPUS = os.path.join(ROOT, "tests", "models", ".generated")
 LARGE = os.path.join(HERE, ".data", "large_inline.onnx")
 OUTDIR = os.path.join(HERE, ".data", "simplify")
-CLI = os.path.join(ROOT, "build", "onnxsurgeon")
+BUILT_CLI = os.path.join(ROOT, "build", "onnxsurgeon")
+# The run uses a copy of the CLI taken at start, so a rebuild during the run cannot change it.
+CLI = os.path.join(OUTDIR, "onnxsurgeon-snapshot")
 DOCS = os.path.join(ROOT, "docs", "benchmarks.md")
 BEGIN, END = "<!-- simplify-bench:begin -->", "<!-- simplify-bench:end -->"
 SECTION = "## simplify beside onnxsim, onnxslim, onnxoptimizer and the onnxscript optimizer"
@@ -109,14 +116,18 @@ def run_tool(name: str, inp: str, out: str, timeout: float) -> dict:
         code = (f"IN, OUT = {inp!r}, {out!r}\nimport time\n{imports}\n_t = time.perf_counter()\n{body}\n"
                 "print('SECONDS', time.perf_counter() - _t)\n")
         cmd = ["/usr/bin/time", "-f", "%M", sys.executable, "-c", code]
-    start = time.perf_counter()
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {"status": "timeout", "seconds": None, "process_s": timeout, "rss_mb": None,
-                "error": f"timed out after {timeout:.0f} s"}
-    process_s = time.perf_counter() - start
-    lines = proc.stderr.strip().splitlines()
+    for _attempt in range(3):
+        start = time.perf_counter()
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return {"status": "timeout", "seconds": None, "process_s": timeout, "rss_mb": None,
+                    "error": f"timed out after {timeout:.0f} s"}
+        process_s = time.perf_counter() - start
+        if proc.returncode not in (126, 127):  # 126/127: the command could not be started at all
+            break
+        time.sleep(1)
+    lines = [l for l in proc.stderr.strip().splitlines() if not l.startswith("Command exited with non-zero status")]
     rss = int(lines[-1]) / 1024 if lines and lines[-1].isdigit() else None
     if proc.returncode != 0 or not os.path.exists(out):
         err = [l for l in lines[:-1] if l.strip()] if rss is not None else lines
@@ -162,15 +173,27 @@ args = json.loads(sys.argv[1])
 inputs = dict(np.load(args["inputs"]))
 def run(path):
     so = ort.SessionOptions(); so.log_severity_level = 3
+    if OPT_OFF:
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
     names = [i.name for i in sess.get_inputs()]
     return sess.run(None, {n: inputs[n] for n in names})
 result = {}
+note = ""
+OPT_OFF = False
 try:
     ref = run(args["original"])
 except Exception as e:
     ref = None
     ref_error = str(e).splitlines()[0][:200]
+    # onnxruntime's own graph optimizations can break a valid original: check everything without them.
+    OPT_OFF = True
+    try:
+        ref = run(args["original"])
+        note = ("checked with onnxruntime graph optimizations off (the original fails with them on: "
+                + ref_error + ")")
+    except Exception:
+        OPT_OFF = False
 for path in args["outputs"]:
     if ref is None:
         result[path] = {"status": "n/a", "detail": "original does not run in onnxruntime: " + ref_error}
@@ -196,7 +219,7 @@ for path in args["outputs"]:
             same = bool(np.array_equal(a, b))
             ok = ok and same
             err = max(err, 0.0 if same else float("inf"))
-    result[path] = {"status": "ok" if ok else "mismatch", "max_abs_err": err, "detail": detail}
+    result[path] = {"status": "ok" if ok else "mismatch", "max_abs_err": err, "detail": detail, "note": note}
 print("RESULT " + json.dumps(result))
 """
 
@@ -295,7 +318,7 @@ def report(corpus: list[dict], large: dict | None, args, started: float) -> str:
                f"({time.time() - started:.0f} s for the whole run; machine: {os.cpu_count()} cores, shared with "
                f"other jobs, load average {args.load_before:.2f} before / {load:.2f} after).")
     out.append("")
-    out.append(f"Versions: {versions()}.")
+    out.append(f"Versions: {versions()} (CLI built {args.cli_built:%Y-%m-%d %H:%M} UTC, tree at git {args.git}).")
     out.append("")
     out.append("Time: onnxsurgeon is the wall time of the whole CLI process (load, simplify, save); the Python "
                "tools' time is measured inside their process after the imports, so it **excludes interpreter "
@@ -335,9 +358,10 @@ def report(corpus: list[dict], large: dict | None, args, started: float) -> str:
     out.append(f"**Corpus**: {len(corpus)} models from `tests/models/.generated` "
                f"({total_before} nodes in all, {sum(r['size_mb'] for r in corpus):.0f} MB), one run each.")
     out.append("")
-    out.append("| tool | total time (s) | median time (s) | max time (s) | max peak RSS (MiB) | total nodes after | "
+    out.append("| tool | total time (s) | median time (s) | max time (s) | total process wall incl. start-up and "
+               "imports (s) | max peak RSS (MiB) | total nodes after | "
                "nodes after excl. Constant | models with fewest nodes | tool errors | outputs not running / not matching |")
-    out.append("|---|---:|---:|---:|---:|---:|---:|---:|---|---|")
+    out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
     best_nodes = {}
     for r in corpus:
         ok = [t["nodes"] for n, t in r["tools"].items() if usable(t) and n not in DIAG]
@@ -358,7 +382,7 @@ def report(corpus: list[dict], large: dict | None, args, started: float) -> str:
                                                   and r["tools"][name]["nodes"] == best_nodes[r["model"]])) + f" / {len(corpus)}"
         rss = max((t["rss_mb"] or 0) for t in runs)
         out.append(f"| {name} | {sum(secs):.2f} | {statistics.median(secs) if secs else 0:.3f} | "
-                   f"{max(secs) if secs else 0:.2f} | {rss:.0f} | {total_after} | {no_const} | {fewest} | "
+                   f"{max(secs) if secs else 0:.2f} | {sum(t['process_s'] for t in runs):.1f} | {rss:.0f} | {total_after} | {no_const} | {fewest} | "
                    f"{', '.join(errors) or 'none'} | {', '.join(bad) or 'none'} |")
     out.append("")
     out.append("Total nodes after counts a model a tool failed on with its original node count.")
@@ -387,8 +411,13 @@ def report(corpus: list[dict], large: dict | None, args, started: float) -> str:
                 c = t["check"]
                 det = c.get("detail") or (f"max abs err {c['max_abs_err']:.2e}" if "max_abs_err" in c else "")
                 fails.append(f"- {r['model']}, {name}: {c['status']}: {det}")
-            elif t["check"]["status"] == "n/a":
-                fails.append(f"- {r['model']}, {name}: not checked: {t['check']['detail']}")
+        na = {t["check"]["detail"] for t in r["tools"].values()
+              if t["status"] == "ok" and t.get("check", {}).get("status") == "n/a"}
+        for detail in sorted(na):
+            fails.append(f"- {r['model']}: outputs not checked: {detail}")
+        notes = {t["check"].get("note") for t in r["tools"].values() if t["status"] == "ok" and t.get("check")}
+        for note in sorted(n for n in notes if n):
+            fails.append(f"- {r['model']}, all tools: {note}")
     out.append("**Failures and unchecked outputs**:" if fails else "**Failures**: none.")
     out.extend(fails)
     out.append("")
@@ -427,11 +456,13 @@ def goal(corpus: list[dict], large: dict | None) -> list[str]:
             return t["nodes"] - t["hist"].get("Constant", 0)
         more_nc = [r["model"] for r in rows if usable(r["tools"][SURGEON]) and usable(r["tools"][anchor])
                    and nc(r["tools"][SURGEON]) > nc(r["tools"][anchor])]
-        lines.append(f"- nodes vs {anchor}: simplify leaves more nodes on {len(more)} of {len(rows)} models, "
+        lines.append(f"- nodes vs {anchor}: simplify leaves more nodes on {len(more)} of {len(rows)} models "
+                     f"({'corpus + large' if large else 'corpus'}), "
                      f"fewer on {fewer}. **{'Holds' if not more else 'Does not hold'}.** Not counting Constant "
                      f"nodes, more on {len(more_nc)}: {', '.join(more_nc) or 'none'}.")
     # Which ops simplify leaves beyond the best of onnxsim / onnxslim.
     excess: collections.Counter = collections.Counter()
+    instead: collections.Counter = collections.Counter()
     where = collections.defaultdict(list)
     for r in rows:
         s = r["tools"][SURGEON]
@@ -446,6 +477,10 @@ def goal(corpus: list[dict], large: dict | None) -> list[str]:
             if d > 0:
                 excess[op] += d
                 where[op].append(f"{r['model']} +{d}")
+        for op, n in best["hist"].items():
+            d = n - s["hist"].get(op, 0)
+            if d > 0:
+                instead[op] += d
     if excess:
         lines.append("")
         lines.append("Ops simplify leaves beyond the fewer-node one of onnxsim / onnxslim (summed over the models "
@@ -456,6 +491,9 @@ def goal(corpus: list[dict], large: dict | None) -> list[str]:
         for op, n in excess.most_common():
             w = where[op]
             lines.append(f"| {op} | {n} | {', '.join(w[:8])}{' …' if len(w) > 8 else ''} |")
+        lines.append("")
+        lines.append("On those models the fewer-node tool has these ops instead (more of them than simplify leaves): "
+                     + (", ".join(f"{op} {n}" for op, n in instead.most_common()) or "none") + ".")
     return lines
 
 
@@ -481,8 +519,13 @@ def main() -> int:
     args = ap.parse_args()
     args.load_before = os.getloadavg()[0]
     started = time.time()
-    if not os.path.exists(CLI):
-        sys.exit(f"{CLI} is missing: build first (make test)")
+    if not os.path.exists(BUILT_CLI):
+        sys.exit(f"{BUILT_CLI} is missing: build first (make test)")
+    os.makedirs(OUTDIR, exist_ok=True)
+    shutil.copy2(BUILT_CLI, CLI)
+    args.cli_built = datetime.datetime.fromtimestamp(os.path.getmtime(BUILT_CLI), datetime.timezone.utc)
+    args.git = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"], capture_output=True,
+                              text=True).stdout.strip()
 
     corpus = []
     for path in sorted(glob.glob(os.path.join(CORPUS, "*.onnx"))):
