@@ -18,6 +18,7 @@ const std::vector<PassInfo>& AllPasses() {
       passes::ExtractConstantsPassInfo(),
       passes::SetInputShapePassInfo(),
       passes::CsePassInfo(),
+      passes::FuseConvBnPassInfo(),
       passes::SimplifyPassInfo(),
       passes::FuseGeluPassInfo(),
       passes::RewriteGeluPassInfo(),

@@ -20,6 +20,7 @@ PassInfo DedupeInitializersPassInfo();
 PassInfo ExtractConstantsPassInfo();
 PassInfo SetInputShapePassInfo();
 PassInfo CsePassInfo();
+PassInfo FuseConvBnPassInfo();
 PassInfo SimplifyPassInfo();
 PassInfo FuseGeluPassInfo();
 PassInfo RewriteGeluPassInfo();

@@ -1,6 +1,6 @@
 // simplify: the standard cleanup pipeline as one pass. Each round runs
-//   inline-functions, fold-constants, strip-identity-cast, extract-constants,
-//   dedupe-initializers, cse, dce
+//   inline-functions, fold-constants, fuse-conv-bn, strip-identity-cast,
+//   extract-constants, dedupe-initializers, cse, dce
 // and rounds repeat until a whole round changes nothing (a fixed point), at most
 // `max-rounds` times. Every step is the registered pass of that name with its default
 // options (looked up with FindPass); a build without one of them fails with "unknown pass".
@@ -13,16 +13,15 @@
 //   max-rounds=10   stop after this many rounds even if the last one changed something
 //
 // Before:  s = Shape(X); n = Gather(s, 0); a = Identity(X); Y = Reshape(a, ...) ...
-// After:   what the seven passes leave, with nothing left for any of them to do.
+// After:   what the eight passes leave, with nothing left for any of them to do.
 #include "absl/strings/str_join.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
 namespace {
 
-constexpr const char* kSteps[] = {"inline-functions",  "fold-constants",      "strip-identity-cast",
-                                  "extract-constants", "dedupe-initializers", "cse",
-                                  "dce"};
+constexpr const char* kSteps[] = {"inline-functions",  "fold-constants",      "fuse-conv-bn", "strip-identity-cast",
+                                  "extract-constants", "dedupe-initializers", "cse",          "dce"};
 
 class SimplifyPass : public Pass {
  public:
@@ -68,7 +67,8 @@ class SimplifyPass : public Pass {
 
 PassInfo SimplifyPassInfo() {
   return {"simplify",
-          "inline-functions, fold-constants, strip-identity-cast, extract-constants, dedupe-initializers, cse, dce, "
+          "inline-functions, fold-constants, fuse-conv-bn, strip-identity-cast, extract-constants, "
+          "dedupe-initializers, cse, dce, "
           "to a fixed point",
           {{"max-rounds", "at most this many rounds", "10"}},
           [](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {

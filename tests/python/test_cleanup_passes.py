@@ -217,3 +217,30 @@ def test_extract_constants_both_ways_on_the_corpus(corpus_model, oracle):
         for model in (as_constants, back):
             oracle.assert_equivalent(original, model, inputs=corpus_model.inputs,
                                      rtol=corpus_model.rtol, atol=corpus_model.atol)
+
+
+def test_fuse_conv_bn_matches_torch_conv_bn(oracle):
+    """A torch Conv2d + BatchNorm2d (eval, random statistics), exported without torch's
+    own folding: after fuse-conv-bn one Conv remains and the outputs agree."""
+    torch = pytest.importorskip("torch")
+    import io
+
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1, groups=1), torch.nn.BatchNorm2d(8),
+                              torch.nn.ReLU(), torch.nn.Conv2d(8, 8, 3, groups=4, bias=False),
+                              torch.nn.BatchNorm2d(8)).eval()
+    for bn in (net[1], net[4]):
+        bn.running_mean.uniform_(-1, 1)
+        bn.running_var.uniform_(0.5, 2)
+        bn.weight.data.uniform_(0.5, 2)
+        bn.bias.data.uniform_(-1, 1)
+    x = torch.randn(2, 3, 10, 10)
+    buffer = io.BytesIO()
+    torch.onnx.export(net, (x,), buffer, opset_version=17, dynamo=False,
+                      training=torch.onnx.TrainingMode.PRESERVE, do_constant_folding=False)
+    model = onnx.load_from_string(buffer.getvalue())
+    assert oracle.op_histogram(model).get("BatchNormalization") == 2
+    fused = osg.run(model, "fuse-conv-bn")
+    assert "BatchNormalization" not in oracle.op_histogram(fused)
+    (y,) = oracle.run_model(fused, {model.graph.input[0].name: x.numpy()}).values()
+    np.testing.assert_allclose(y, net(x).detach().numpy(), rtol=1e-4, atol=1e-5)

@@ -1,0 +1,145 @@
+// fuse-conv-bn: folds an inference-mode BatchNormalization that follows a Conv into the
+// Conv's weights and bias, as onnx-simplifier and onnxruntime do:
+//   s  = scale / sqrt(var + epsilon)                 (per output channel m)
+//   W' = W * s[m]        B' = (B - mean) * s + bias  (B = 0 when the Conv has none)
+// The arithmetic is done in double and rounded once to the weights' type, so the result
+// differs from the unfused model only by float rounding (the same as onnxruntime's own
+// fusion). Applies when W, B and the four BatchNormalization operands are constants of
+// type float or double, the channel counts agree, BatchNormalization is not in training
+// mode and only its first output is used, and the Conv's output feeds nothing else.
+//
+// Before:  c = Conv<pads=[1,1,1,1]>(x, W, B)   y = BatchNormalization(c, scale, bias, mean, var)
+// After:   y = Conv<pads=[1,1,1,1]>(x, W', B')
+#include <cmath>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "core/pass/pattern_pass.h"
+#include "passes/registry.h"
+
+namespace onnxsurgeon::passes {
+namespace {
+
+using pattern::Match;
+using pattern::Pattern;
+
+bool Refuse(std::string* why, std::string reason) {
+  if (why) *why = std::move(reason);
+  return false;
+}
+
+// The folded weights and bias, or nullopt with a reason.
+struct Folded {
+  Tensor weight, bias;
+};
+
+bool IsFloatType(int32_t t) { return t == onnx::TensorProto::FLOAT || t == onnx::TensorProto::DOUBLE; }
+
+std::string Encode(const std::vector<double>& values, int32_t type) {
+  std::string bytes;
+  if (type == onnx::TensorProto::DOUBLE) {
+    bytes.resize(values.size() * 8);
+    std::memcpy(bytes.data(), values.data(), bytes.size());
+  } else {
+    std::vector<float> f(values.begin(), values.end());
+    bytes.resize(f.size() * 4);
+    std::memcpy(bytes.data(), f.data(), bytes.size());
+  }
+  return bytes;
+}
+
+std::optional<Folded> Fold(const Match& m, std::string* why) {
+  const Node& conv = *m.node("conv");
+  const Node& bn = *m.node("bn");
+  for (size_t i = 1; i < bn.num_outputs(); ++i) {
+    if (bn.output(i) && bn.output(i)->HasUsers()) {
+      Refuse(why, "BatchNormalization's running statistics are used");
+      return std::nullopt;
+    }
+  }
+  if (const Attribute* t = bn.FindAttribute("training_mode"); t && t->i(0) != 0) {
+    Refuse(why, "BatchNormalization is in training mode");
+    return std::nullopt;
+  }
+  const ConstantData& w = m.constant("w");
+  if (!IsFloatType(w.data_type) || w.dims.size() < 3) {
+    Refuse(why, "the Conv weight is not a float or double tensor of rank >= 3");
+    return std::nullopt;
+  }
+  const int64_t channels = w.dims[0];
+  std::vector<double> stats[4];
+  const char* names[] = {"scale", "bias", "mean", "var"};
+  for (int i = 0; i < 4; ++i) {
+    const ConstantData& c = m.constant(names[i]);
+    auto values = c.AsDoubles();
+    if (c.data_type != w.data_type || !values || static_cast<int64_t>(values->size()) != channels) {
+      Refuse(why, absl::StrCat("BatchNormalization's ", names[i], " is not ", channels, " values of the weights' type"));
+      return std::nullopt;
+    }
+    stats[i] = std::move(*values);
+  }
+  std::vector<double> conv_bias(static_cast<size_t>(channels), 0.0);
+  if (conv.num_inputs() > 2 && conv.input(2)) {
+    auto b = GetConstant(conv.input(2));
+    auto values = b ? b->AsDoubles() : std::nullopt;
+    if (!b || b->data_type != w.data_type || !values || static_cast<int64_t>(values->size()) != channels) {
+      Refuse(why, "the Conv bias is not a constant of the weights' type and channel count");
+      return std::nullopt;
+    }
+    conv_bias = std::move(*values);
+  }
+  const Attribute* eps_attr = bn.FindAttribute("epsilon");
+  const double eps = eps_attr ? eps_attr->f(1e-5f) : 1e-5;
+  auto weights = w.AsDoubles();
+  const size_t per_channel = weights->size() / static_cast<size_t>(channels);
+  std::vector<double> new_bias(static_cast<size_t>(channels));
+  for (size_t m_i = 0; m_i < static_cast<size_t>(channels); ++m_i) {
+    const double s = stats[0][m_i] / std::sqrt(stats[3][m_i] + eps);
+    for (size_t k = 0; k < per_channel; ++k) (*weights)[m_i * per_channel + k] *= s;
+    new_bias[m_i] = (conv_bias[m_i] - stats[2][m_i]) * s + stats[1][m_i];
+  }
+  Folded folded;
+  folded.weight.mutable_meta().set_data_type(w.data_type);
+  for (int64_t d : w.dims) folded.weight.mutable_meta().add_dims(d);
+  folded.weight.SetRawBytes(Encode(*weights, w.data_type));
+  folded.bias.mutable_meta().set_data_type(w.data_type);
+  folded.bias.mutable_meta().add_dims(channels);
+  folded.bias.SetRawBytes(Encode(new_bias, w.data_type));
+  return folded;
+}
+
+std::unique_ptr<RewriteRule> ConvBnRule() {
+  Pattern p("fuse-conv-bn");
+  auto conv = p.Op("Conv", {p.Any("x"), p.Const("w")}).AnyNumberOfInputs().Capture("conv");
+  auto bn = p.Op("BatchNormalization", {conv, p.Const("scale"), p.Const("bias"), p.Const("mean"), p.Const("var")})
+                .Capture("bn");
+  int root = bn.id();
+  auto check = [](const Match& m, std::string* why) { return Fold(m, why).has_value(); };
+  auto replace = [](const Match& m, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
+    std::optional<Folded> folded = Fold(m, nullptr);
+    if (!folded) return absl::InternalError("conv-bn match changed between check and rewrite");
+    const Node& conv = *m.node("conv");
+    std::vector<onnx::AttributeProto> attributes;
+    for (const Attribute& a : conv.attributes()) attributes.push_back(a.proto());
+    Value* w = rw.Constant(std::move(folded->weight), "weight");
+    Value* b = rw.Constant(std::move(folded->bias), "bias");
+    std::vector<Value*> outputs(m.node("bn")->num_outputs(), nullptr);
+    outputs[0] = rw.Op("Conv", {m.value("x"), w, b}, std::move(attributes));
+    return outputs;
+  };
+  return std::make_unique<PatternRule>("fuse-conv-bn", std::move(p), root, replace, check);
+}
+
+class FuseConvBnPass : public PatternPass {
+ public:
+  FuseConvBnPass() { AddRule(ConvBnRule()); }
+};
+
+}  // namespace
+
+PassInfo FuseConvBnPassInfo() {
+  return {"fuse-conv-bn", "Fold an inference-mode BatchNormalization after a Conv into the Conv's weights and bias", {},
+          [](const PassOptions&) -> StatusOr<std::unique_ptr<Pass>> { return std::make_unique<FuseConvBnPass>(); }};
+}
+
+}  // namespace onnxsurgeon::passes
