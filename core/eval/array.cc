@@ -38,32 +38,6 @@ bool IsIntegerType(int32_t t) {
   }
 }
 
-uint16_t FloatToHalf(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000u;
-  uint32_t a = x & 0x7fffffffu;
-  if (a >= 0x7f800000u) {  // inf / nan (nan stays quiet nan)
-    return static_cast<uint16_t>(sign | 0x7c00u | (a > 0x7f800000u ? 0x200u | ((a >> 13) & 0x3ffu) : 0u));
-  }
-  if (a >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // >= 65520 rounds to inf
-  if (a < 0x38800000u) {  // half subnormal: round(|f| * 2^24) to nearest even
-    float af;
-    std::memcpy(&af, &a, 4);
-    auto m = static_cast<uint32_t>(std::nearbyint(af * 16777216.0f));
-    return static_cast<uint16_t>(sign | m);
-  }
-  a += 0xc8000fffu + ((a >> 13) & 1u);  // rebias exponent, round to nearest even
-  return static_cast<uint16_t>(sign | (a >> 13));
-}
-
-uint16_t FloatToBFloat16(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>(((x >> 16) & 0x8000u) | 0x7fc0u);
-  return static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
-}
-
 float HalfBitsToFloat(uint16_t h) { return HalfToFloat(h); }
 float BFloat16BitsToFloat(uint16_t b) { return BFloat16ToFloat(b); }
 

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/ir/constant.h"
 #include "core/ir/status.h"
 #include "core/ir/tensor.h"
 #include "onnx/onnx_pb.h"
@@ -29,9 +30,7 @@ std::string DataTypeName(int32_t dtype);
 bool IsFloatType(int32_t dtype);     // float, double, float16, bfloat16
 bool IsIntegerType(int32_t dtype);   // int8..int64, uint8..uint64
 
-// Round to nearest even, as onnxruntime's MLFloat16 / BFloat16 constructors do.
-uint16_t FloatToHalf(float f);
-uint16_t FloatToBFloat16(float f);
+// FloatToHalf / FloatToBFloat16 (round to nearest even) are in core/ir/constant.h.
 float HalfBitsToFloat(uint16_t h);
 float BFloat16BitsToFloat(uint16_t b);
 

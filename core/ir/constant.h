@@ -38,8 +38,11 @@ std::optional<ConstantData> GetConstant(const Value* value);
 // nullopt when it is not such a constant.
 std::optional<std::vector<int64_t>> ConstantInt64s(const Value* value);
 
-// float16 / bfloat16 bit patterns to float.
+// float16 / bfloat16 bit patterns to float, and back (round to nearest even, subnormals
+// kept, as onnxruntime's MLFloat16 / BFloat16 constructors do).
 float HalfToFloat(uint16_t bits);
 float BFloat16ToFloat(uint16_t bits);
+uint16_t FloatToHalf(float f);
+uint16_t FloatToBFloat16(float f);
 
 }  // namespace onnxsurgeon

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "absl/container/flat_hash_set.h"
+#include "core/ir/constant.h"
 
 namespace onnxsurgeon {
 
@@ -48,32 +49,9 @@ Value* Rewriter::ScalarFloat(float v, int32_t data_type) {
   } else if (data_type == onnx::TensorProto::DOUBLE) {
     double d = v;
     bytes.assign(reinterpret_cast<const char*>(&d), 8);
-  } else if (data_type == onnx::TensorProto::FLOAT16) {
-    // round to nearest even float16
-    uint32_t x;
-    std::memcpy(&x, &v, 4);
-    uint32_t sign = (x >> 16) & 0x8000;
-    int32_t exp = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
-    uint32_t mant = x & 0x7fffff;
-    uint16_t h;
-    if (exp <= 0) {
-      h = static_cast<uint16_t>(sign);  // tiny: flush (constants here are eps/one/two)
-    } else if (exp >= 31) {
-      h = static_cast<uint16_t>(sign | 0x7c00);
-    } else {
-      uint32_t r = mant + 0xfff + ((mant >> 13) & 1);
-      if (r & 0x800000) {
-        r = 0;
-        ++exp;
-      }
-      h = static_cast<uint16_t>(sign | (static_cast<uint32_t>(exp) << 10) | (r >> 13));
-    }
+  } else if (data_type == onnx::TensorProto::FLOAT16 || data_type == onnx::TensorProto::BFLOAT16) {
+    uint16_t h = data_type == onnx::TensorProto::FLOAT16 ? FloatToHalf(v) : FloatToBFloat16(v);
     bytes.assign(reinterpret_cast<const char*>(&h), 2);
-  } else if (data_type == onnx::TensorProto::BFLOAT16) {
-    uint32_t x;
-    std::memcpy(&x, &v, 4);
-    uint16_t b = static_cast<uint16_t>((x + 0x7fff + ((x >> 16) & 1)) >> 16);
-    bytes.assign(reinterpret_cast<const char*>(&b), 2);
   }
   t.SetRawBytes(std::move(bytes));
   return Constant(std::move(t), "scalar");

@@ -275,34 +275,8 @@ onnx::TensorProto EncodeDoubles(const std::vector<double>& v, int32_t dt, bool s
       case onnx::TensorProto::UINT16: put(static_cast<uint16_t>(d)); break;
       case onnx::TensorProto::UINT8: put(static_cast<uint8_t>(d)); break;
       case onnx::TensorProto::BOOL: put(static_cast<uint8_t>(d != 0)); break;
-      case onnx::TensorProto::FLOAT16: {
-        // float -> half, round to nearest even (exact for the small constants used here)
-        float f = static_cast<float>(d);
-        uint32_t x;
-        std::memcpy(&x, &f, 4);
-        uint32_t sign = (x >> 16) & 0x8000;
-        int32_t exp = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
-        uint32_t mant = x & 0x7fffff;
-        uint16_t h;
-        if (((x >> 23) & 0xff) == 0xff) h = static_cast<uint16_t>(sign | 0x7c00 | (mant ? 0x200 : 0));
-        else if (exp <= 0) h = static_cast<uint16_t>(sign);
-        else if (exp >= 31) h = static_cast<uint16_t>(sign | 0x7c00);
-        else {
-          uint32_t r = mant + 0xfff + ((mant >> 13) & 1);
-          if (r & 0x800000) { r = 0; ++exp; }
-          h = exp >= 31 ? static_cast<uint16_t>(sign | 0x7c00)
-                        : static_cast<uint16_t>(sign | (static_cast<uint32_t>(exp) << 10) | ((r >> 13) & 0x3ff));
-        }
-        put(h);
-        break;
-      }
-      case onnx::TensorProto::BFLOAT16: {
-        float f = static_cast<float>(d);
-        uint32_t x;
-        std::memcpy(&x, &f, 4);
-        put(static_cast<uint16_t>((x + 0x7fff + ((x >> 16) & 1)) >> 16));
-        break;
-      }
+      case onnx::TensorProto::FLOAT16: put(FloatToHalf(static_cast<float>(d))); break;
+      case onnx::TensorProto::BFLOAT16: put(FloatToBFloat16(static_cast<float>(d))); break;
       default: return onnx::TensorProto();  // data_type 0: caller refuses
     }
   }
