@@ -28,6 +28,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "core/interop/onnx_interop.h"
+#include "core/pass/pattern_pass.h"
 #include "core/rewrite/greedy_driver.h"
 #include "passes/inline_functions.h"
 #include "passes/layernorm/decompose_rule.h"
@@ -38,17 +39,6 @@ namespace onnxsurgeon::passes {
 namespace {
 
 enum class Target { kAuto, kOp, kDecomposed };
-
-GreedyOptions DriverOptions(const PassContext& context) {
-  GreedyOptions options;
-  if (context.debug_patterns) {
-    options.explain = [&context](const std::string& rule, const Node& node, const std::string& why) {
-      if (why.empty()) return;  // a rule rooted elsewhere: nothing to say
-      context.debug_patterns(absl::StrCat("[", rule, "] node '", node.name(), "' (", node.op_type(), "): ", why));
-    };
-  }
-  return options;
-}
 
 // A cheap look for a LayerNorm inside a function body: a LayerNormalization-like op,
 // or Sub(a, ReduceMean(a)). The fusion rules decide after inlining.
@@ -122,7 +112,7 @@ class FixLayerNormPass : public Pass {
     infer.record_value_info = false;
     if (!InferShapes(model, infer).ok()) result.Count("shape-inference-failed");
 
-    GreedyOptions options = DriverOptions(context);
+    GreedyOptions options = WithDebugPatterns({}, context);
     auto fusion = layernorm::MakeFusionRules(names_);
     std::vector<const RewriteRule*> rules;
     for (const auto& r : fusion) rules.push_back(r.get());

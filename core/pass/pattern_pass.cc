@@ -2,16 +2,20 @@
 
 namespace onnxsurgeon {
 
+GreedyOptions WithDebugPatterns(GreedyOptions options, const PassContext& context) {
+  if (context.debug_patterns) {
+    options.explain = [&context](const std::string& rule, const Node& node, const std::string& why) {
+      if (why.empty()) return;
+      context.debug_patterns(absl::StrCat("[", rule, "] node '", node.name(), "' (", node.op_type(), "): ", why));
+    };
+  }
+  return options;
+}
+
 StatusOr<PassResult> PatternPass::Run(Model& model, const PassContext& context) {
   std::vector<const RewriteRule*> rules;
   for (const auto& r : rules_) rules.push_back(r.get());
-  GreedyOptions options = options_;
-  if (context.debug_patterns) {
-    options.explain = [&](const std::string& rule, const Node& node, const std::string& why) {
-      context.debug_patterns(absl::StrCat("[", rule, "] node '", node.name(), "' (", node.op_type(), "): ",
-                                          why.empty() ? "refused" : why));
-    };
-  }
+  GreedyOptions options = WithDebugPatterns(options_, context);
   OS_ASSIGN_OR_RETURN(auto counts, ApplyRulesGreedily(model, rules, options));
   PassResult result;
   for (const auto& [rule, n] : counts) result.Count(rule, n);

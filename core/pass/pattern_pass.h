@@ -11,6 +11,11 @@
 
 namespace onnxsurgeon {
 
+// `base` with the driver's misses reported to --debug-patterns when the context asks for
+// them (rule, node, reason); a miss without a reason (a rule rooted at any op that saw a
+// node of another kind) has nothing to say and is not reported.
+GreedyOptions WithDebugPatterns(GreedyOptions base, const PassContext& context);
+
 class PatternPass : public Pass {
  public:
   void AddRule(std::unique_ptr<RewriteRule> rule) { rules_.push_back(std::move(rule)); }
