@@ -152,34 +152,6 @@ int SubstituteSymbol(onnx::TypeProto& type, const std::string& symbol, int64_t n
   return replaced;
 }
 
-// Takes over every type onnx inferred for `g` (walking `inferred` in the same node order).
-void AdoptInferredTypes(Graph& g, const onnx::GraphProto& inferred) {
-  for (const onnx::ValueInfoProto& vi : inferred.value_info()) {
-    Value* v = g.FindValue(vi.name());
-    if (!v || !vi.has_type() || v->IsGraphInput() || v->IsInitializer()) continue;
-    *v->mutable_info()->mutable_type() = vi.type();
-    if (!v->IsGraphOutput()) g.AddValueInfo(v);
-  }
-  for (int i = 0; i < inferred.output_size() && i < static_cast<int>(g.outputs().size()); ++i) {
-    Value* v = g.outputs()[i];
-    if (inferred.output(i).has_type() && !v->IsGraphInput() && !v->IsInitializer())
-      *v->mutable_info()->mutable_type() = inferred.output(i).type();
-  }
-  int i = 0;
-  for (Node* n : g.nodes()) {
-    if (i >= inferred.node_size()) break;
-    const onnx::NodeProto& np = inferred.node(i++);
-    auto subs = n->subgraphs();
-    size_t k = 0;
-    for (const auto& ap : np.attribute()) {
-      if (ap.has_g() && k < subs.size()) AdoptInferredTypes(*subs[k++], ap.g());
-      for (const auto& sg : ap.graphs())
-        if (k < subs.size()) AdoptInferredTypes(*subs[k++], sg);
-    }
-  }
-}
-
-
 class SetInputShapePass : public Pass {
  public:
   SetInputShapePass(std::vector<InputShape> shapes, std::vector<std::pair<std::string, int64_t>> symbols)
@@ -237,12 +209,12 @@ class SetInputShapePass : public Pass {
   static Status Reinfer(Model& model) {
     InferShapesOptions options;
     options.drop_value_info = true;
-    auto proto = InferredCopy(model, options);
-    if (!proto.ok()) {
+    options.replace_types = true;
+    auto adopted = InferShapes(model, options);
+    if (!adopted.ok()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("shape inference with the new shapes failed: ", proto.status().message()));
+          absl::StrCat("shape inference with the new shapes failed: ", adopted.status().message()));
     }
-    AdoptInferredTypes(model.graph(), proto->graph());
     return absl::OkStatus();
   }
 

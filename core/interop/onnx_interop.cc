@@ -38,21 +38,27 @@ namespace {
 // checker refuses such value_info entries, so they are not adopted.
 bool Useful(const onnx::TypeProto& t) { return !t.has_tensor_type() || t.tensor_type().has_shape(); }
 
-int AdoptTypes(Graph& g, const onnx::GraphProto& inferred, bool record) {
+int AdoptTypes(Graph& g, const onnx::GraphProto& inferred, const InferShapesOptions& options) {
+  // Which values take the inferred type: untyped ones, or (replace_types) every one that
+  // is not a graph input or initializer, whose types are the model's own.
+  auto takes = [&options](const Value* v, const onnx::ValueInfoProto& vi) {
+    if (!v || !vi.has_type()) return false;
+    if (options.replace_types) return !v->IsGraphInput() && !v->IsInitializer();
+    return !v->has_type() && Useful(vi.type());
+  };
   int gained = 0;
   for (const onnx::ValueInfoProto& vi : inferred.value_info()) {
     Value* v = g.FindValue(vi.name());
-    if (!v || v->has_type() || !vi.has_type() || !Useful(vi.type())) continue;
+    if (!takes(v, vi)) continue;
     *v->mutable_info()->mutable_type() = vi.type();
-    if (record) g.AddValueInfo(v);
+    if (options.record_value_info && !v->IsGraphOutput()) g.AddValueInfo(v);
     ++gained;
   }
   for (const onnx::ValueInfoProto& vi : inferred.output()) {
     Value* v = g.FindValue(vi.name());
-    if (v && !v->has_type() && vi.has_type() && Useful(vi.type())) {
-      *v->mutable_info()->mutable_type() = vi.type();
-      ++gained;
-    }
+    if (!takes(v, vi)) continue;
+    *v->mutable_info()->mutable_type() = vi.type();
+    ++gained;
   }
   // Subgraphs: walk the same node order.
   int i = 0;
@@ -62,9 +68,9 @@ int AdoptTypes(Graph& g, const onnx::GraphProto& inferred, bool record) {
     auto subs = n->subgraphs();
     size_t k = 0;
     for (const auto& ap : np.attribute()) {
-      if (ap.has_g() && k < subs.size()) gained += AdoptTypes(*subs[k++], ap.g(), record);
+      if (ap.has_g() && k < subs.size()) gained += AdoptTypes(*subs[k++], ap.g(), options);
       for (const auto& sg : ap.graphs())
-        if (k < subs.size()) gained += AdoptTypes(*subs[k++], sg, record);
+        if (k < subs.size()) gained += AdoptTypes(*subs[k++], sg, options);
     }
   }
   return gained;
@@ -115,7 +121,7 @@ StatusOr<onnx::ModelProto> InferredCopy(const Model& model, const InferShapesOpt
 
 StatusOr<int> InferShapes(Model& model, const InferShapesOptions& options) {
   OS_ASSIGN_OR_RETURN(onnx::ModelProto proto, InferredCopy(model, options));
-  return AdoptTypes(model.graph(), proto.graph(), options.record_value_info);
+  return AdoptTypes(model.graph(), proto.graph(), options);
 }
 
 StatusOr<int> InferShapes(Model& model, bool data_propagation) {

@@ -34,6 +34,9 @@ struct InferShapesOptions {
   // Infer from the inputs afresh: drop the model's value_info first (after the input
   // shapes changed, the old entries would contradict the new ones).
   bool drop_value_info = false;
+  // Overwrite the types values already have (graph inputs and initializers excepted),
+  // not only fill in missing ones: after the input shapes changed, old types are stale.
+  bool replace_types = false;
 };
 
 // Runs onnx shape inference and sets every inferred type on values that had none.
