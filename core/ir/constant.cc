@@ -169,6 +169,10 @@ std::optional<std::vector<int64_t>> ConstantInt64s(const Value* value) {
   return std::nullopt;
 }
 
+std::optional<ConstantData> GetConstant(const onnx::TensorProto& tensor) {
+  return FromTensor(Tensor::FromProto(tensor), /*borrow=*/false);
+}
+
 std::optional<ConstantData> GetConstant(const Value* value) {
   if (!value) return std::nullopt;
   if (value->IsInitializer()) {
@@ -181,7 +185,7 @@ std::optional<ConstantData> GetConstant(const Value* value) {
   const Attribute& a = n->attributes().front();
   const auto& p = a.proto();
   if (a.is_ref()) return std::nullopt;  // a function attribute: unknown until inlined
-  if (a.name() == "value" && p.has_t()) return FromTensor(Tensor::FromProto(p.t()), /*borrow=*/false);
+  if (a.name() == "value" && p.has_t()) return GetConstant(p.t());
   if (a.name() == "value_float") return FromList<float>(T::FLOAT, {p.f()}, true);
   if (a.name() == "value_int") return FromList<int64_t>(T::INT64, {p.i()}, true);
   if (a.name() == "value_floats") return FromList<float>(T::FLOAT, {p.floats().begin(), p.floats().end()}, false);

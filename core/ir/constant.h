@@ -32,6 +32,8 @@ struct ConstantData {
 
 // The constant behind `value`, or nullopt when it is not a constant.
 std::optional<ConstantData> GetConstant(const Value* value);
+// The elements of a tensor attribute (Constant's or ConstantOfShape's `value`).
+std::optional<ConstantData> GetConstant(const onnx::TensorProto& tensor);
 
 // The integer elements behind `value`, looking through ops that only reshape a constant
 // (Reshape, Squeeze, Unsqueeze, Flatten, Identity), as exporters write axes and shapes;

@@ -1,6 +1,6 @@
 #include "passes/layernorm/decompose_rule.h"
 
-#include <cstring>
+#include <algorithm>
 
 #include "absl/strings/str_cat.h"
 #include "core/ir/constant.h"
@@ -12,32 +12,16 @@ namespace {
 // True when `v` is a constant whose every element equals `x`, or ConstantOfShape(.., x).
 bool IsFilledWith(const Value* v, double x) {
   if (!v) return false;
-  if (auto c = GetConstant(v)) {
-    auto values = c->AsDoubles();
-    if (!values) return false;
-    for (double e : *values)
-      if (e != x) return false;
-    return true;
+  std::optional<ConstantData> c = GetConstant(v);
+  if (!c) {
+    const Node* p = v->producer();
+    if (!p || !p->Is("ConstantOfShape")) return false;
+    const Attribute* value = p->FindAttribute("value");
+    if (!value) return x == 0.0;  // the default fill is a float 0
+    c = GetConstant(value->proto().t());
   }
-  const Node* p = v->producer();
-  if (!p || !p->Is("ConstantOfShape")) return false;
-  const Attribute* value = p->FindAttribute("value");
-  if (!value) return x == 0.0;  // the default fill is a float 0
-  const onnx::TensorProto& proto = value->proto().t();
-  if (proto.float_data_size() == 1) return proto.float_data(0) == x;
-  if (proto.has_raw_data() && proto.data_type() == onnx::TensorProto::FLOAT && proto.raw_data().size() == 4) {
-    float f;
-    std::memcpy(&f, proto.raw_data().data(), 4);
-    return f == x;
-  }
-  if (proto.has_raw_data() && proto.raw_data().size() == 2 &&
-      (proto.data_type() == onnx::TensorProto::FLOAT16 || proto.data_type() == onnx::TensorProto::BFLOAT16)) {
-    uint16_t bits;
-    std::memcpy(&bits, proto.raw_data().data(), 2);
-    float f = proto.data_type() == onnx::TensorProto::FLOAT16 ? HalfToFloat(bits) : BFloat16ToFloat(bits);
-    return f == x;
-  }
-  return false;
+  std::optional<std::vector<double>> values = c ? c->AsDoubles() : std::nullopt;
+  return values && std::all_of(values->begin(), values->end(), [x](double e) { return e == x; });
 }
 
 class DecomposeLayerNormRule : public RewriteRule {
