@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/ir/constant.h"
+#include "passes/lowering/element_type.h"
 #include "passes/lowering/layer_norm.h"
 
 namespace onnxsurgeon::layernorm {
@@ -18,7 +19,7 @@ using pattern::Match;
 using pattern::OpRef;
 using pattern::Pattern;
 using pattern::ValueRef;
-using lowering::ElemType;
+using lowering::ElementType;
 using lowering::Rank;
 
 bool Refuse(std::string* why, std::string reason) {
@@ -181,7 +182,7 @@ bool PlanAxes(const Reduction& mean, const Reduction& var, int64_t rank, Plan& p
 // constant with leading 1-dims that must be dropped.
 bool CheckAffineOperand(const char* role, Value* operand, const Plan& plan, std::optional<std::vector<int64_t>>* reshape_to,
                         std::string* why) {
-  int32_t t = ElemType(operand);
+  int32_t t = ElementType(operand);
   if (t != plan.elem_type) {
     return Refuse(why, absl::StrCat(role, " '", operand->name(), "' has element type ", t, ", x has ", plan.elem_type));
   }
@@ -310,7 +311,7 @@ Value* EmitLayerNorm(Rewriter& rw, const Plan& plan) {
 std::optional<Plan> Analyze(const Match& m, std::string* why) {
   Plan plan;
   plan.x = m.value("x");
-  plan.elem_type = ElemType(plan.x);
+  plan.elem_type = ElementType(plan.x);
   if (plan.elem_type == onnx::TensorProto::DOUBLE) {
     Refuse(why, "x is double; LayerNormalization would compute it in float");
     return std::nullopt;
@@ -454,7 +455,7 @@ class CustomNamedLayerNormRule : public RewriteRule {
     }
     Plan plan;
     plan.x = node->input(0);
-    plan.elem_type = ElemType(plan.x);
+    plan.elem_type = ElementType(plan.x);
     if (plan.elem_type == onnx::TensorProto::DOUBLE) return Refuse(why, "x is double; LayerNormalization computes in float");
     if (plan.elem_type != 0 && !IsLayerNormType(plan.elem_type)) return Refuse(why, "x is not a floating-point tensor");
     if (!ReadEpsilon(*node, &plan.epsilon, why) || !ReadAxis(*node, Rank(plan.x), &plan.axis, why)) return false;

@@ -16,6 +16,14 @@ int32_t ElementType(const Value* value) {
   return 0;
 }
 
+int64_t Rank(const Value* v) {
+  if (!v) return -1;
+  if (const Tensor* t = v->initializer()) return t->meta().dims_size();
+  const onnx::TypeProto* type = v->type();
+  if (!type || !type->has_tensor_type() || !type->tensor_type().has_shape()) return -1;
+  return type->tensor_type().shape().dim_size();
+}
+
 void InferTypesIfNeeded(Model& model, std::string_view op_type) {
   for (Node* n : model.graph().AllNodesRecursive()) {
     if (n->op_type() == op_type && n->domain().empty() && ElementType(n->input(0)) == 0) {

@@ -1,4 +1,5 @@
-// Element types of values, for lowerings that must emit constants in x's type.
+// Element types and ranks of values, for lowerings that must emit constants in x's type
+// or know which axes they reduce.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,9 @@ namespace onnxsurgeon::lowering {
 // The TensorProto element type of `value` (from its type or, for a constant, its data),
 // or 0 when unknown.
 int32_t ElementType(const Value* value);
+
+// The rank of `value` (initializer dims or inferred shape), or -1 when unknown.
+int64_t Rank(const Value* value);
 
 // Given a model and an op type. Execute: when some node of that op (main graph) reads an
 // input 0 whose element type is unknown, runs onnx shape inference once so the types are

@@ -4,21 +4,6 @@
 
 namespace onnxsurgeon::lowering {
 
-int32_t ElemType(const Value* v) {
-  if (!v) return 0;
-  if (const Tensor* t = v->initializer()) return t->meta().data_type();
-  const onnx::TypeProto* type = v->type();
-  return type && type->has_tensor_type() ? type->tensor_type().elem_type() : 0;
-}
-
-int64_t Rank(const Value* v) {
-  if (!v) return -1;
-  if (const Tensor* t = v->initializer()) return t->meta().dims_size();
-  const onnx::TypeProto* type = v->type();
-  if (!type || !type->has_tensor_type() || !type->tensor_type().has_shape()) return -1;
-  return type->tensor_type().shape().dim_size();
-}
-
 StatusOr<std::vector<int64_t>> NormalizedAxes(int64_t axis, int64_t rank) {
   if (axis >= 0) {
     if (rank < 0) {

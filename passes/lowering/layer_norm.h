@@ -44,9 +44,5 @@ StatusOr<std::vector<int64_t>> NormalizedAxes(int64_t axis, int64_t rank);
 StatusOr<LayerNormParts> EmitLayerNormDecomposition(Rewriter& rewriter, const LayerNormSpec& spec, int64_t opset,
                                                     bool want_inv_std_dev = false);
 
-// Given a node output or graph value. Result its TensorProto element type, 0 if unknown.
-int32_t ElemType(const Value* v);
-// Result its rank, -1 if unknown.
-int64_t Rank(const Value* v);
 
 }  // namespace onnxsurgeon::lowering
