@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "core/io/exporter.h"
+#include "core/ir/shape.h"
 #include "tests/cpp/test_util.h"
 
 namespace onnxsurgeon {
@@ -186,6 +187,29 @@ TEST(Node, RemoveInputShiftsUses) {
   ASSERT_EQ(g.FindValue("B")->uses().size(), 1u);
   EXPECT_EQ(g.FindValue("B")->uses()[0].input_index, 0);
   ExpectUseListsConsistent(g);
+}
+
+TEST(Shape, StaticSymbolicAndUnknownDims) {
+  auto m = Parse(R"(
+<ir_version: 10, opset_import: ["" : 18]>
+g (float[N,4] X, float[N,4] Z, float[M,?] W) => (float[N,4] Y) <int64[2] s = {2, 3}> {
+  c = Constant <value = float[1,5] {1, 2, 3, 4, 5}> ()
+  Y = Add(X, Z)
+}
+)");
+  Graph& g = m->graph();
+  auto x = ShapeOf(g.FindValue("X")), z = ShapeOf(g.FindValue("Z")), w = ShapeOf(g.FindValue("W"));
+  ASSERT_TRUE(x && z && w);
+  EXPECT_EQ(ShapeToString(*x), "[N,4]");
+  EXPECT_EQ(ShapeToString(*w), "[M,?]");
+  EXPECT_TRUE(SameShape(*x, *z));
+  EXPECT_FALSE(SameShape(*x, *w));
+  EXPECT_FALSE((*w)[1].SameAs((*w)[1]));  // unknown dims are never provably equal
+  EXPECT_EQ(StaticShapeOf(g.FindValue("s")), (std::vector<int64_t>{2}));
+  EXPECT_EQ(StaticShapeOf(g.FindValue("c")), (std::vector<int64_t>{1, 5}));
+  EXPECT_EQ(StaticShapeOf(g.FindValue("X")), std::nullopt);
+  EXPECT_EQ(NumElements(ShapeOf(g.FindValue("c")).value()), 5);
+  EXPECT_EQ(ShapeOf(g.FindValue("Y"))->size(), 2u);  // the graph output's declared type
 }
 
 }  // namespace

@@ -1,0 +1,74 @@
+#include "core/ir/shape.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/ir/constant.h"
+#include "core/ir/node.h"
+
+namespace onnxsurgeon {
+
+bool Dim::SameAs(const Dim& other) const {
+  if (is_static() || other.is_static()) return value == other.value;
+  return is_symbolic() && symbol == other.symbol;
+}
+
+std::string Dim::ToString() const {
+  if (is_static()) return absl::StrCat(value);
+  return is_symbolic() ? symbol : "?";
+}
+
+std::optional<Shape> ShapeOf(const Value* value) {
+  if (!value) return std::nullopt;
+  Shape shape;
+  if (const Tensor* t = value->initializer()) {
+    for (int64_t d : t->meta().dims()) shape.push_back(Dim::Static(d));
+    return shape;
+  }
+  if (value->producer() && value->producer()->op_type() == "Constant" && value->producer()->domain().empty()) {
+    if (auto c = GetConstant(value)) {
+      for (int64_t d : c->dims) shape.push_back(Dim::Static(d));
+      return shape;
+    }
+  }
+  const onnx::TypeProto* type = value->type();
+  if (!type || !type->has_tensor_type() || !type->tensor_type().has_shape()) return std::nullopt;
+  for (const auto& d : type->tensor_type().shape().dim()) {
+    if (d.has_dim_value() && d.dim_value() >= 0) shape.push_back(Dim::Static(d.dim_value()));
+    else if (d.has_dim_param() && !d.dim_param().empty()) shape.push_back(Dim::Symbolic(d.dim_param()));
+    else shape.push_back(Dim{});
+  }
+  return shape;
+}
+
+std::optional<std::vector<int64_t>> StaticShapeOf(const Value* value) {
+  auto shape = ShapeOf(value);
+  if (!shape) return std::nullopt;
+  std::vector<int64_t> dims;
+  for (const Dim& d : *shape) {
+    if (!d.is_static()) return std::nullopt;
+    dims.push_back(d.value);
+  }
+  return dims;
+}
+
+bool SameShape(const Shape& a, const Shape& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!a[i].SameAs(b[i])) return false;
+  return true;
+}
+
+std::optional<int64_t> NumElements(const Shape& shape) {
+  int64_t n = 1;
+  for (const Dim& d : shape) {
+    if (!d.is_static()) return std::nullopt;
+    n *= d.value;
+  }
+  return n;
+}
+
+std::string ShapeToString(const Shape& shape) {
+  return absl::StrCat("[", absl::StrJoin(shape, ",", [](std::string* out, const Dim& d) { out->append(d.ToString()); }), "]");
+}
+
+}  // namespace onnxsurgeon

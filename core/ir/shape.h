@@ -1,0 +1,49 @@
+// Shapes of values as passes may rely on them: static sizes, and symbolic sizes that
+// onnx shape inference (or the model's own annotations) proved equal by giving them the
+// same dim_param.
+//
+// A shape comes from, in this order: an initializer's dims, a Constant node's tensor,
+// the value's type (graph input/output/value_info entry, or what InferShapes recorded).
+// Two dims are the same size when both are static and equal, or both carry the same
+// non-empty dim_param: ONNX gives one dim_param one size everywhere in a model, and onnx
+// shape inference only repeats a symbol it has proved equal.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/ir/value.h"
+
+namespace onnxsurgeon {
+
+struct Dim {
+  int64_t value = -1;  // >= 0 when static
+  std::string symbol;  // dim_param, when symbolic
+
+  static Dim Static(int64_t v) { return {v, {}}; }
+  static Dim Symbolic(std::string s) { return {-1, std::move(s)}; }
+
+  bool is_static() const { return value >= 0; }
+  bool is_symbolic() const { return value < 0 && !symbol.empty(); }
+  bool is_unknown() const { return value < 0 && symbol.empty(); }
+  // True when both are provably the same size (unknown dims are never the same).
+  bool SameAs(const Dim& other) const;
+  std::string ToString() const;  // "4", "batch" or "?"
+};
+
+using Shape = std::vector<Dim>;
+
+// The shape of `value`, or nullopt when not even its rank is known.
+std::optional<Shape> ShapeOf(const Value* value);
+// The static dims of `value`, or nullopt when its rank or any dim is not static.
+std::optional<std::vector<int64_t>> StaticShapeOf(const Value* value);
+
+// True when both shapes have the same rank and every dim is SameAs its counterpart.
+bool SameShape(const Shape& a, const Shape& b);
+// Product of the dims when all are static, else nullopt.
+std::optional<int64_t> NumElements(const Shape& shape);
+std::string ShapeToString(const Shape& shape);  // "[batch,8,?]"
+
+}  // namespace onnxsurgeon
