@@ -16,7 +16,10 @@
 // Output, per graph: a LayerNormalization node at opset >= 17 (to=auto or to=op), or at
 // opset < 17 (to=auto) or with to=decomposed the ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/
 // Div/Mul/Add decomposition (passes/lowering/layer_norm.h). to=op at opset < 17 is an
-// error. Custom-domain opset imports that no node uses any more are dropped.
+// error. to=native fuses into LayerNormalization at opset >= 17 and leaves models below
+// 17 alone (simplify uses it with custom-ops=false: a decomposed LayerNorm becomes the
+// native op, a custom op is never reinterpreted by its name). Custom-domain opset
+// imports that no node uses any more are dropped.
 //
 // Before (opset 17):
 //   m = ReduceMean<axes=[-1]>(x)  d = Sub(x, m)  v = ReduceMean<axes=[-1]>(Pow(d, 2))
@@ -38,7 +41,7 @@
 namespace onnxsurgeon::passes {
 namespace {
 
-enum class Target { kAuto, kOp, kDecomposed };
+enum class Target { kAuto, kOp, kDecomposed, kNative };
 
 // A cheap look for a LayerNorm inside a function body: a LayerNormalization-like op,
 // or Sub(a, ReduceMean(a)). The fusion rules decide after inlining.
@@ -101,6 +104,12 @@ class FixLayerNormPass : public Pass {
 
   StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
     PassResult result;
+    // to=native only fuses into the op the model's opset has; below 17 there is no such
+    // op, and rewriting one decomposed form into another is not a simplification.
+    if (target_ == Target::kNative && model.graph().OpsetVersion("") < 17) {
+      result.Count("skipped-below-opset-17");
+      return result;
+    }
     std::set<std::string> domains_before = UsedDomains(model);
 
     absl::flat_hash_set<const Function*> inlined;
@@ -119,7 +128,7 @@ class FixLayerNormPass : public Pass {
     OS_ASSIGN_OR_RETURN(auto fused, ApplyRulesGreedily(model, rules, options));
     for (const auto& [rule, n] : fused) result.Count(rule, n);
 
-    if (target_ == Target::kOp) {
+    if (target_ == Target::kOp || target_ == Target::kNative) {
       for (Graph* g : model.AllGraphs()) {
         if (g->OpsetVersion("") >= 17) continue;
         for (Node* n : g->nodes()) {
@@ -162,16 +171,25 @@ class FixLayerNormPass : public Pass {
 PassInfo FixLayerNormPassInfo() {
   return {"fix-layernorm",
           "Turn every LayerNorm (custom op, local function, decomposed subgraph) into the target's standard form",
-          {{"to", "auto (LayerNormalization at opset >= 17, else decomposed) | op | decomposed", "auto"},
-           {"names", "more custom op names to take as LayerNorms (';'-separated)", ""}},
+          {{"to",
+            "auto (LayerNormalization at opset >= 17, else decomposed) | op | decomposed | native "
+            "(LayerNormalization at opset >= 17, below it leave the model alone)",
+            "auto"},
+           {"names", "more custom op names to take as LayerNorms (';'-separated)", ""},
+           {"custom-ops", "true: take custom-domain ops named like a LayerNorm as LayerNorms; false: only "
+                          "decomposed forms and local functions judged by their body",
+            "true"}},
           [](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {
             std::string to = o.GetString("to", "auto");
             Target target;
             if (to == "auto") target = Target::kAuto;
             else if (to == "op") target = Target::kOp;
             else if (to == "decomposed") target = Target::kDecomposed;
-            else return absl::InvalidArgumentError(absl::StrCat("fix-layernorm: to=", to, " (want auto, op or decomposed)"));
-            std::vector<std::string> names = layernorm::DefaultCustomNames();
+            else if (to == "native") target = Target::kNative;
+            else return absl::InvalidArgumentError(absl::StrCat("fix-layernorm: to=", to, " (want auto, op, decomposed or native)"));
+            OS_ASSIGN_OR_RETURN(bool custom_ops, o.GetBool("custom-ops", true));
+            std::vector<std::string> names;
+            if (custom_ops) names = layernorm::DefaultCustomNames();
             for (std::string& n : o.GetList("names")) names.push_back(std::move(n));
             return std::make_unique<FixLayerNormPass>(target, std::move(names));
           }};

@@ -1,9 +1,13 @@
 // simplify: the standard cleanup pipeline as one pass. Each round runs
-//   inline-functions, fold-constants, fuse-conv-bn, strip-identity-cast,
+//   inline-functions, fold-constants, fuse-conv-bn,
+//   fix-layernorm(to=native,custom-ops=false), strip-identity-cast,
 //   extract-constants, dedupe-initializers, cse, dce
 // and rounds repeat until a whole round changes nothing (a fixed point), at most
-// `max-rounds` times. Every step is the registered pass of that name with its default
-// options (looked up with FindPass); a build without one of them fails with "unknown pass".
+// `max-rounds` times. Every step is the registered pass of that name, with the options
+// written in kSteps (parsed by the pipeline grammar); a build without one of them fails
+// with "unknown pass". fix-layernorm fuses decomposed LayerNorms into the native op only
+// where the opset has it (>= 17), as onnx-simplifier does, and never takes a custom op
+// for a LayerNorm by its name: simplify keeps what the model computes, op for op.
 // The report counts per step, e.g. `strip-identity-cast/identity`, and `rounds`.
 // extract-constants (Constant nodes -> initializers, as onnx-simplifier leaves them) is
 // in the list because a Constant node is a node: without it, every exporter's Constant
@@ -14,14 +18,22 @@
 //
 // Before:  s = Shape(X); n = Gather(s, 0); a = Identity(X); Y = Reshape(a, ...) ...
 // After:   what the eight passes leave, with nothing left for any of them to do.
-#include "absl/strings/str_join.h"
+#include "absl/strings/str_cat.h"
+#include "core/pass/pipeline.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
 namespace {
 
-constexpr const char* kSteps[] = {"inline-functions",  "fold-constants",      "fuse-conv-bn", "strip-identity-cast",
-                                  "extract-constants", "dedupe-initializers", "cse",          "dce"};
+constexpr const char* kSteps[] = {"inline-functions",
+                                  "fold-constants",
+                                  "fuse-conv-bn",
+                                  "fix-layernorm(to=native,custom-ops=false)",
+                                  "strip-identity-cast",
+                                  "extract-constants",
+                                  "dedupe-initializers",
+                                  "cse",
+                                  "dce"};
 
 class SimplifyPass : public Pass {
  public:
@@ -29,16 +41,13 @@ class SimplifyPass : public Pass {
 
   StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
     std::vector<std::pair<std::string, std::unique_ptr<Pass>>> steps;
-    for (const char* name : kSteps) {
-      const PassInfo* info = FindPass(name);
-      if (!info) {
-        std::vector<std::string> known;
-        for (const PassInfo& p : AllPasses()) known.push_back(p.name);
-        return absl::NotFoundError(absl::StrCat("unknown pass '", name,
-                                                "' (not in this build; known passes: ", absl::StrJoin(known, ", "), ")"));
+    for (const char* text : kSteps) {
+      auto items = ParsePipeline(text);
+      if (!items.ok()) return absl::Status(items.status().code(), absl::StrCat("simplify step '", text, "': ", items.status().message()));
+      for (const PipelineItem& item : *items) {
+        OS_ASSIGN_OR_RETURN(std::unique_ptr<Pass> pass, item.info->create(item.options));
+        steps.emplace_back(item.info->name, std::move(pass));
       }
-      OS_ASSIGN_OR_RETURN(std::unique_ptr<Pass> pass, info->create(PassOptions()));
-      steps.emplace_back(name, std::move(pass));
     }
     PassResult result;
     for (int64_t round = 0; round < max_rounds_; ++round) {
@@ -67,9 +76,8 @@ class SimplifyPass : public Pass {
 
 PassInfo SimplifyPassInfo() {
   return {"simplify",
-          "inline-functions, fold-constants, fuse-conv-bn, strip-identity-cast, extract-constants, "
-          "dedupe-initializers, cse, dce, "
-          "to a fixed point",
+          "inline-functions, fold-constants, fuse-conv-bn, fix-layernorm(to=native,custom-ops=false), "
+          "strip-identity-cast, extract-constants, dedupe-initializers, cse, dce, to a fixed point",
           {{"max-rounds", "at most this many rounds", "10"}},
           [](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {
             OS_ASSIGN_OR_RETURN(int64_t rounds, o.GetInt("max-rounds", 10));
