@@ -3,25 +3,25 @@
 and the onnxscript optimizer, all file -> file on the same models (issue 6).
 
 What runs:
-  onnxsurgeon          build/onnxsurgeon --pass simplify IN -o OUT   (the CLI binary; simplify =
-                       inline-functions, fold-constants, strip-identity-cast, dedupe-initializers,
-                       dce to a fixed point)
+  onnxsurgeon          build/onnxsurgeon --pass simplify IN -o OUT (the CLI binary, whole process),
+                       and osg.run(IN, 'simplify', output=OUT) in-process (the Python API)
   onnxsim              onnxsim.simplify(onnx.load(IN)) with its defaults, onnx.save
   onnxslim             onnxslim.slim(IN, OUT) with its defaults
   onnxoptimizer        onnxoptimizer.optimize(onnx.load(IN)) (default fuse-and-elimination passes)
   onnxscript optimizer onnx_ir.load(IN), onnxscript.optimizer.optimize(m) with its defaults, onnx_ir.save
-  diagnostic           build/onnxsurgeon --pass nop IN -o OUT (load -> save only: the floor under simplify)
+  diagnostic           the same with --pass nop (load -> save only: the floor under simplify)
 
 Models: (a) every real corpus model in tests/models/.generated/*.onnx (torch / transformers
 exports, manifests *.json beside them; build them with `make test` or tests/models/generate.py),
-one run per tool; (b) bench/.data/large_inline.onnx (~500 MB, 30 x MatMul+Add+Relu, made by
-bench/make_large_model.py), best of --repeat runs.
+one process per tool; (b) bench/.data/large_inline.onnx (~500 MB, 30 x MatMul+Add+Relu, made by
+bench/make_large_model.py), best of --repeat processes.
 
 How: the CLI is copied to bench/.data/simplify/onnxsurgeon-snapshot at start (so a rebuild during
 the run cannot change it); each tool run is its own subprocess under `/usr/bin/time -f %M`
-(peak RSS) with a timeout (--timeout, 600 s). The onnxsurgeon time is the wall time of the whole CLI process.
-The Python tools' time is measured inside the subprocess after their imports, so it
-excludes interpreter start-up and imports (it includes load, optimize and save). Every
+(peak RSS) with a timeout (--timeout, 600 s). Three times per tool, measured alike for all:
+the whole process (onnxsurgeon: the CLI binary; Python tools: `python -c` with imports), the
+first call inside a fresh process after the imports (onnxsurgeon: its Python API from
+python/, on PYTHONPATH), and the best warm call after it in the same process (--warm). Every
 output is then run in onnxruntime (CPU) next to the original, in a separate subprocess, on
 the corpus's *.inputs.npz (large model: a seeded random X of shape 4 x 2048) and compared
 with np.allclose at the manifest's rtol/atol (large model: 1e-4/1e-4); when onnxruntime's own
@@ -34,7 +34,7 @@ The anchor tools live in their own venv, bench/.venv-anchors (git-ignored; the r
 pins onnx for the tests and is never touched), installed from bench/requirements-anchors.txt.
 The script creates that venv if it is missing and re-executes itself inside it.
 
-    python3 bench/simplify_bench.py [--repeat 3] [--timeout 600] [--models REGEX] [--no-large] [--write-docs]
+    python3 bench/simplify_bench.py [--repeat 2] [--warm 3] [--timeout 600] [--models REGEX] [--no-large] [--write-docs]
 
 --write-docs rewrites the section between <!-- simplify-bench:begin --> and
 <!-- simplify-bench:end --> in docs/benchmarks.md (appending the section if missing).
@@ -53,6 +53,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import textwrap
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -71,20 +72,24 @@ BEGIN, END = "<!-- simplify-bench:begin -->", "<!-- simplify-bench:end -->"
 SECTION = "## simplify beside onnxsim, onnxslim, onnxoptimizer and the onnxscript optimizer"
 LARGE_BATCH = 4
 
-# Each Python tool: a snippet run in a fresh interpreter with IN and OUT defined; IMPORTS
-# run before the clock starts.
+# Each tool: a snippet run in a fresh interpreter with IN and OUT defined; the first part
+# (imports) runs before the clock starts. onnxsurgeon runs through its Python API here,
+# like the others; its CLI is timed as a whole process on its own (CLI_PIPELINES).
 TOOLS = {
-    "onnxsurgeon simplify": "simplify",
+    "onnxsurgeon simplify": ("import onnxsurgeon as osg", "osg.run(IN, 'simplify', output=OUT)"),
     "onnxsim": ("import onnx\nfrom onnxsim import simplify",
                 "m, ok = simplify(onnx.load(IN))\nassert ok, 'onnxsim reported a failed check'\nonnx.save(m, OUT)"),
     "onnxslim": ("import onnxslim", "onnxslim.slim(IN, OUT)"),
     "onnxoptimizer": ("import onnx, onnxoptimizer", "onnx.save(onnxoptimizer.optimize(onnx.load(IN)), OUT)"),
     "onnxscript optimizer": ("import onnx_ir as ir, onnxscript.optimizer",
                              "m = ir.load(IN)\nonnxscript.optimizer.optimize(m)\nir.save(m, OUT)"),
-    # Diagnostic only (not in the per-model table or the goal): the CLI's load -> save round trip,
-    # the floor under the onnxsurgeon time (process start-up, load, save).
-    "diagnostic: onnxsurgeon nop": "nop",
+    # Diagnostic only (not in the per-model table or the goal): the load -> save round trip,
+    # the floor under the onnxsurgeon time.
+    "diagnostic: onnxsurgeon nop": ("import onnxsurgeon as osg", "osg.run(IN, 'nop', output=OUT)"),
 }
+# The tools whose whole process is the CLI binary (`process wall` column): what a user at a
+# shell waits for. The Python tools' process wall is `python -c` with their imports.
+CLI_PIPELINES = {"onnxsurgeon simplify": "simplify", "diagnostic: onnxsurgeon nop": "nop"}
 SURGEON = "onnxsurgeon simplify"
 DIAG = {"diagnostic: onnxsurgeon nop"}
 ANCHORS_10X = ("onnxsim", "onnxslim")
@@ -105,40 +110,66 @@ def slug(name: str) -> str:
     return re.sub(r"\W+", "_", name).strip("_")
 
 
-def run_tool(name: str, inp: str, out: str, timeout: float) -> dict:
-    """One file -> file run: {status, seconds, process_s, rss_mb, error}."""
-    if os.path.exists(out):
-        os.remove(out)
-    if isinstance(TOOLS[name], str):
-        cmd = ["/usr/bin/time", "-f", "%M", CLI, "--pass", TOOLS[name], inp, "-o", out]
-    else:
-        imports, body = TOOLS[name]
-        code = (f"IN, OUT = {inp!r}, {out!r}\nimport time\n{imports}\n_t = time.perf_counter()\n{body}\n"
-                "print('SECONDS', time.perf_counter() - _t)\n")
-        cmd = ["/usr/bin/time", "-f", "%M", sys.executable, "-c", code]
+def _timed(cmd: list[str], timeout: float, env: dict | None = None):
+    """Runs cmd under /usr/bin/time: (proc or None on timeout, wall seconds, peak RSS MiB, stderr lines)."""
     for _attempt in range(3):
         start = time.perf_counter()
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+            proc = subprocess.run(["/usr/bin/time", "-f", "%M", *cmd], capture_output=True, text=True,
+                                  timeout=timeout, env=env)
         except subprocess.TimeoutExpired:
-            return {"status": "timeout", "seconds": None, "process_s": timeout, "rss_mb": None,
-                    "error": f"timed out after {timeout:.0f} s"}
-        process_s = time.perf_counter() - start
+            return None, timeout, None, []
+        wall = time.perf_counter() - start
         if proc.returncode not in (126, 127):  # 126/127: the command could not be started at all
             break
         time.sleep(1)
     lines = [l for l in proc.stderr.strip().splitlines() if not l.startswith("Command exited with non-zero status")]
     rss = int(lines[-1]) / 1024 if lines and lines[-1].isdigit() else None
-    if proc.returncode != 0 or not os.path.exists(out):
-        err = [l for l in lines[:-1] if l.strip()] if rss is not None else lines
-        msg = next((l for l in reversed(err) if re.search(r"Error|error|Exception|failed", l)), err[-1] if err else "")
-        return {"status": "error", "seconds": None, "process_s": process_s, "rss_mb": rss,
-                "error": f"exit {proc.returncode}: {msg.strip()[:300]}"}
-    if isinstance(TOOLS[name], str):
-        seconds = process_s
-    else:
-        seconds = float(re.search(r"SECONDS (\S+)", proc.stdout).group(1))
-    return {"status": "ok", "seconds": seconds, "process_s": process_s, "rss_mb": rss, "error": None}
+    return proc, wall, rss, (lines[:-1] if rss is not None else lines)
+
+
+def _failure(proc, wall, rss, lines, timeout) -> dict:
+    if proc is None:
+        return {"status": "timeout", "first_s": None, "warm_s": None, "process_s": timeout, "rss_mb": None,
+                "error": f"timed out after {timeout:.0f} s"}
+    err = [l for l in lines if l.strip()]
+    msg = next((l for l in reversed(err) if re.search(r"Error|error|Exception|failed", l)), err[-1] if err else "")
+    return {"status": "error", "first_s": None, "warm_s": None, "process_s": wall, "rss_mb": rss,
+            "error": f"exit {proc.returncode}: {msg.strip()[:300]}"}
+
+
+def run_tool(name: str, inp: str, out: str, timeout: float, warm: int) -> dict:
+    """One tool on one model: {status, first_s, warm_s, process_s, rss_mb, error}.
+
+    first_s: the first call in a fresh process, after the imports (load, optimize, save;
+    one-time costs such as building onnx's operator-schema registry included).
+    warm_s: the best of `warm` further calls in that same process (a notebook's steady state).
+    process_s: the whole process, start-up and imports included: the onnxsurgeon CLI binary for
+    onnxsurgeon, `python -c` with the imports for the Python tools. Its output is the one kept
+    and checked (for onnxsurgeon, the CLI's).
+    """
+    if os.path.exists(out):
+        os.remove(out)
+    imports, body = TOOLS[name]
+    code = (f"IN, OUT = {inp!r}, {out!r}\nimport time\n{imports}\n_t = time.perf_counter()\n{body}\n"
+            "print('FIRST', time.perf_counter() - _t)\n_w = []\n"
+            f"for _ in range({warm}):\n    _t = time.perf_counter()\n{textwrap.indent(body, '    ')}\n"
+            "    _w.append(time.perf_counter() - _t)\n"
+            "print('WARM', min(_w) if _w else 'nan')\n")
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+    proc, wall, rss, lines = _timed([sys.executable, "-c", code], timeout, env)
+    if proc is None or proc.returncode != 0 or not os.path.exists(out):
+        return _failure(proc, wall, rss, lines, timeout)
+    first = float(re.search(r"FIRST (\S+)", proc.stdout).group(1))
+    warm_s = float(re.search(r"WARM (\S+)", proc.stdout).group(1))
+    res = {"status": "ok", "first_s": first, "warm_s": warm_s, "process_s": wall, "rss_mb": rss, "error": None}
+    if name in CLI_PIPELINES:
+        os.remove(out)
+        proc, wall, rss, lines = _timed([CLI, "--pass", CLI_PIPELINES[name], inp, "-o", out], timeout)
+        if proc is None or proc.returncode != 0 or not os.path.exists(out):
+            return _failure(proc, wall, rss, lines, timeout)
+        res.update(process_s=wall, rss_mb=rss)
+    return res
 
 
 def count_nodes(path: str) -> tuple[int, collections.Counter, int]:
@@ -244,7 +275,11 @@ def check_outputs(original: str, outputs: list[str], inputs: str, rtol: float, a
     return json.loads(m.group(1))
 
 
-def bench_model(label: str, path: str, inputs: str, rtol: float, atol: float, repeat: int, timeout: float) -> dict:
+MEASURES = (("process_s", "whole process"), ("first_s", "first call in-process"), ("warm_s", "warm call in-process"))
+
+
+def bench_model(label: str, path: str, inputs: str, rtol: float, atol: float, repeat: int, warm: int,
+                timeout: float) -> dict:
     os.makedirs(OUTDIR, exist_ok=True)
     nodes_before, hist_before, funcs_before = count_nodes(path)
     row = {"model": label, "path": path, "nodes_before": nodes_before, "functions_before": funcs_before,
@@ -252,11 +287,10 @@ def bench_model(label: str, path: str, inputs: str, rtol: float, atol: float, re
     outs = {}
     for name in TOOLS:
         out = os.path.join(OUTDIR, f"{slug(label)}.{slug(name)}.onnx")
-        runs = [run_tool(name, path, out, timeout) for _ in range(repeat)]
+        runs = [run_tool(name, path, out, timeout, warm) for _ in range(repeat)]
         good = [r for r in runs if r["status"] == "ok"]
         if len(good) == len(runs):
-            res = {"status": "ok", "seconds": min(r["seconds"] for r in good),
-                   "process_s": min(r["process_s"] for r in good),
+            res = {"status": "ok", **{m: min(r[m] for r in good) for m, _ in MEASURES},
                    "rss_mb": max(r["rss_mb"] or 0 for r in good), "error": None}
             n, hist, funcs = count_nodes(out)
             res.update(nodes=n, hist=dict(hist), functions=funcs)
@@ -264,7 +298,8 @@ def bench_model(label: str, path: str, inputs: str, rtol: float, atol: float, re
         else:
             res = next(r for r in runs if r["status"] != "ok")
         row["tools"][name] = res
-        t = f"{res['seconds']:.3f}s" if res.get("seconds") is not None else res["status"]
+        t = (f"{res['process_s']:.3f}/{res['first_s']:.3f}/{res['warm_s']:.3f}s" if res["status"] == "ok"
+             else res["status"])
         print(f"  {label:32s} {name:22s} {t:>10s} nodes={res.get('nodes', '-')}"
               + (f"  [{res['error']}]" if res.get("error") else ""), file=sys.stderr, flush=True)
     if outs:
@@ -303,7 +338,7 @@ def cell(res: dict) -> str:
     c = res.get("check", {})
     mark = {"ok": "", "n/a": " (not run)"}.get(c.get("status"), f" **{c.get('status', '?').upper()}**")
     fn = f"+{res['functions']}f" if res.get("functions") else ""
-    return f"{res['nodes']}{fn} · {res['seconds']:.2f}{mark}"
+    return f"{res['nodes']}{fn} · {res['first_s'] * 1e3:.1f}{mark}"
 
 
 def usable(res: dict) -> bool:
@@ -320,14 +355,18 @@ def report(corpus: list[dict], large: dict | None, args, started: float) -> str:
     out.append("")
     out.append(f"Versions: {versions()} (CLI built {args.cli_built:%Y-%m-%d %H:%M} UTC, tree at git {args.git}).")
     out.append("")
-    out.append("Time: onnxsurgeon is the wall time of the whole CLI process (load, simplify, save); the Python "
-               "tools' time is measured inside their process after the imports, so it **excludes interpreter "
-               "start-up and imports** (load, optimize, save included). Each run is a fresh subprocess; peak RSS "
-               "is `/usr/bin/time -f %M` of that process (imports included). *nodes after* counts the main graph, "
+    out.append("Time, three ways, the same for every tool: **whole process** is the wall time of a fresh process "
+               "doing the job, start-up and imports included (onnxsurgeon: its CLI binary; the Python tools: "
+               "`python -c` with their imports), what a user at a shell waits for; **first call in-process** is the "
+               "first load -> optimize -> save in a fresh process after the imports (onnxsurgeon through its Python "
+               "API, `osg.run(IN, 'simplify', output=OUT)`), one-time costs such as building onnx's operator-schema "
+               "registry included; **warm call in-process** is the best of the next calls in that process "
+               f"({args.warm} on corpus models, 1 on the large model), a notebook's steady state. Peak RSS is "
+               "`/usr/bin/time -f %M` of the whole process (onnxsurgeon: the CLI). *nodes after* counts the main graph, "
                "all subgraphs and the bodies of local functions that are left (`+Nf`: N local functions left; a "
                "tool that inlines a function called twice counts its body twice, one that keeps it counts it once "
                "plus the calls). The `nop` row is a diagnostic: onnxsurgeon's load -> save round trip, the floor "
-               "under its simplify time. Every output was run in onnxruntime "
+               "under its simplify time. Every output (onnxsurgeon: the CLI's) was run in onnxruntime "
                "(CPU) beside the original and compared with `np.allclose` at the manifest's rtol/atol; "
                "MISMATCH / ORT-ERROR mark outputs that do not match or do not run, ERROR / TIMEOUT a tool that "
                f"failed or ran past {args.timeout:.0f} s.")
@@ -335,40 +374,43 @@ def report(corpus: list[dict], large: dict | None, args, started: float) -> str:
     if large:
         out.append(f"**Large model**: `bench/.data/large_inline.onnx`, {large['size_mb']:.0f} MB, "
                    f"{large['nodes_before']} nodes (30 x MatMul+Add+Relu, 2048 x 2048 fp32, weights inline); "
-                   f"best of {args.repeat}; input X random {LARGE_BATCH} x 2048, rtol = atol = 1e-4.")
+                   f"best of {args.repeat} processes; input X random {LARGE_BATCH} x 2048, rtol = atol = 1e-4.")
         out.append("")
-        out.append("| tool | time (s) | process wall incl. start-up (s) | vs onnxsurgeon | peak RSS (MiB) | nodes after | ops after | onnxruntime check |")
-        out.append("|---|---:|---:|---:|---:|---:|---|---|")
-        base = large["tools"][SURGEON].get("seconds")
+        out.append("| tool | whole process (s) | first call in-process (s) | warm call in-process (s) | "
+                   "first call vs onnxsurgeon | peak RSS (MiB) | nodes after | ops after | onnxruntime check |")
+        out.append("|---|---:|---:|---:|---:|---:|---:|---|---|")
+        base = large["tools"][SURGEON].get("first_s")
         for name in TOOLS:
             r = large["tools"][name]
             if r["status"] != "ok":
-                out.append(f"| {name} | {r['status']} | – | – | {r['rss_mb'] or 0:.0f} | – | – | {r['error']} |")
+                out.append(f"| {name} | {r['status']} | – | – | – | {r['rss_mb'] or 0:.0f} | – | – | {r['error']} |")
                 continue
             c = r.get("check", {})
             chk = c.get("status", "?") + (f", max abs err {c['max_abs_err']:.1e}" if "max_abs_err" in c else "") + \
                 (f": {c['detail']}" if c.get("detail") else "")
             ops = ", ".join(f"{k} {v}" for k, v in sorted(r["hist"].items()))
-            ratio = f"{r['seconds'] / base:.1f}x" if base else "–"
-            out.append(f"| {name} | {r['seconds']:.2f} | {r['process_s']:.2f} | {ratio} | {r['rss_mb']:.0f} | "
-                       f"{r['nodes']} | {ops} | {chk} |")
+            ratio = f"{r['first_s'] / base:.1f}x" if base else "–"
+            out.append(f"| {name} | {r['process_s']:.2f} | {r['first_s']:.2f} | {r['warm_s']:.2f} | {ratio} | "
+                       f"{r['rss_mb']:.0f} | {r['nodes']} | {ops} | {chk} |")
         out.append("")
 
     total_before = sum(r["nodes_before"] for r in corpus)
     out.append(f"**Corpus**: {len(corpus)} models from `tests/models/.generated` "
-               f"({total_before} nodes in all, {sum(r['size_mb'] for r in corpus):.0f} MB), one run each.")
+               f"({total_before} nodes in all, {sum(r['size_mb'] for r in corpus):.0f} MB), one process per tool and model.")
     out.append("")
-    out.append("| tool | total time (s) | median time (s) | max time (s) | total process wall incl. start-up and "
-               "imports (s) | max peak RSS (MiB) | total nodes after | "
+    out.append("| tool | whole process, total (s) | first call in-process, total (s) | first call, median (ms) | "
+               "warm call in-process, total (s) | warm call, median (ms) | max peak RSS (MiB) | total nodes after | "
                "nodes after excl. Constant | models with fewest nodes | tool errors | outputs not running / not matching |")
-    out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
+    out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
     best_nodes = {}
     for r in corpus:
         ok = [t["nodes"] for n, t in r["tools"].items() if usable(t) and n not in DIAG]
         best_nodes[r["model"]] = min(ok) if ok else None
     for name in TOOLS:
         runs = [r["tools"][name] for r in corpus]
-        secs = [t["seconds"] for t in runs if t["status"] == "ok"]
+        ok_runs = [t for t in runs if t["status"] == "ok"]
+        first = [t["first_s"] for t in ok_runs]
+        warm_ = [t["warm_s"] for t in ok_runs]
         errors = [r["model"] for r in corpus if r["tools"][name]["status"] != "ok"]
         bad = [f"{r['model']} ({r['tools'][name]['check']['status']})" for r in corpus
                if r["tools"][name]["status"] == "ok" and not usable(r["tools"][name])]
@@ -381,15 +423,16 @@ def report(corpus: list[dict], large: dict | None, args, started: float) -> str:
         fewest = "–" if name in DIAG else str(sum(1 for r in corpus if usable(r["tools"][name])
                                                   and r["tools"][name]["nodes"] == best_nodes[r["model"]])) + f" / {len(corpus)}"
         rss = max((t["rss_mb"] or 0) for t in runs)
-        out.append(f"| {name} | {sum(secs):.2f} | {statistics.median(secs) if secs else 0:.3f} | "
-                   f"{max(secs) if secs else 0:.2f} | {sum(t['process_s'] for t in runs):.1f} | {rss:.0f} | {total_after} | {no_const} | {fewest} | "
+        out.append(f"| {name} | {sum(t['process_s'] for t in runs):.2f} | {sum(first):.2f} | "
+                   f"{statistics.median(first) * 1e3 if first else 0:.1f} | {sum(warm_):.3f} | "
+                   f"{statistics.median(warm_) * 1e3 if warm_ else 0:.2f} | {rss:.0f} | {total_after} | {no_const} | {fewest} | "
                    f"{', '.join(errors) or 'none'} | {', '.join(bad) or 'none'} |")
     out.append("")
     out.append("Total nodes after counts a model a tool failed on with its original node count.")
     out.append("")
 
     # Per-model table.
-    out.append("<details><summary>Per model: nodes after · time (s)</summary>")
+    out.append("<details><summary>Per model: nodes after · first call in-process (ms)</summary>")
     out.append("")
     out.append("| model | nodes before | " + " | ".join(names) + " |")
     out.append("|---|---:|" + "---:|" * len(names))
@@ -431,19 +474,20 @@ def goal(corpus: list[dict], large: dict | None) -> list[str]:
     lines = ["**Goal of issue 6** (simplify >= 10x faster than onnxsim and onnxslim, and no more nodes left "
              "than they leave):", ""]
     rows = corpus + ([large] if large else [])
-    for anchor in ANCHORS_10X:
-        both = [r for r in rows if r["tools"][anchor]["status"] == "ok" and r["tools"][SURGEON]["status"] == "ok"]
-        ratios = sorted(r["tools"][anchor]["seconds"] / r["tools"][SURGEON]["seconds"] for r in both)
-        below = [f"{r['model']} ({r['tools'][anchor]['seconds'] / r['tools'][SURGEON]['seconds']:.1f}x)"
-                 for r in both if r["tools"][anchor]["seconds"] / r["tools"][SURGEON]["seconds"] < 10]
-        tot = sum(r["tools"][anchor]["seconds"] for r in both if r is not large) / \
-            max(1e-9, sum(r["tools"][SURGEON]["seconds"] for r in both if r is not large))
-        lg = ""
-        if large and large in both:
-            lg = f"; large model {large['tools'][anchor]['seconds'] / large['tools'][SURGEON]['seconds']:.1f}x"
-        lines.append(f"- speed vs {anchor}: corpus total {tot:.1f}x, per model min {ratios[0]:.1f}x / median "
-                     f"{statistics.median(ratios):.1f}x{lg}. Below 10x: {', '.join(below) or 'none'}. "
-                     f"**{'Holds' if not below else 'Does not hold everywhere'}.**")
+    for key, what in MEASURES:
+        for anchor in ANCHORS_10X:
+            both = [r for r in rows if r["tools"][anchor]["status"] == "ok" and r["tools"][SURGEON]["status"] == "ok"]
+            if not both:
+                continue
+            ratio = {r["model"]: r["tools"][anchor][key] / max(1e-9, r["tools"][SURGEON][key]) for r in both}
+            below = [f"{m} ({x:.1f}x)" for m, x in ratio.items() if x < 10]
+            small = [r for r in both if r is not large]
+            tot = sum(r["tools"][anchor][key] for r in small) / max(1e-9, sum(r["tools"][SURGEON][key] for r in small))
+            lg = f"; large model {ratio[large['model']]:.1f}x" if large and large in both else ""
+            shown = ", ".join(below[:12]) + (f" and {len(below) - 12} more" if len(below) > 12 else "")
+            lines.append(f"- speed vs {anchor}, {what}: corpus total {tot:.1f}x, per model min "
+                         f"{min(ratio.values()):.1f}x / median {statistics.median(ratio.values()):.1f}x{lg}. "
+                         f"Below 10x: {shown or 'none'}. **{'Holds' if not below else 'Does not hold everywhere'}.**")
     for anchor in ANCHORS_10X:
         more = []
         for r in rows:
@@ -510,7 +554,8 @@ def write_docs(text: str) -> None:
 def main() -> int:
     ensure_venv()
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--repeat", type=int, default=3, help="runs per tool on the large model (best is reported)")
+    ap.add_argument("--repeat", type=int, default=2, help="processes per tool on the large model (best is reported)")
+    ap.add_argument("--warm", type=int, default=3, help="warm calls after the first, per process, on corpus models")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per tool run")
     ap.add_argument("--models", default="", help="only corpus models whose name matches this regex")
     ap.add_argument("--no-large", action="store_true", help="skip the large model")
@@ -534,14 +579,14 @@ def main() -> int:
             continue
         manifest = json.load(open(os.path.join(CORPUS, name + ".json")))
         corpus.append(bench_model(name, path, os.path.join(CORPUS, manifest["inputs"]), manifest.get("rtol", 1e-4),
-                                  manifest.get("atol", 1e-4), 1, args.timeout))
+                                  manifest.get("atol", 1e-4), 1, args.warm, args.timeout))
     if not corpus:
         sys.exit(f"no corpus models in {CORPUS} (build them: make test)")
     large = None
     if not args.no_large:
         if not os.path.exists(LARGE):
             subprocess.run([sys.executable, os.path.join(HERE, "make_large_model.py")], check=True)
-        large = bench_model("large_inline", LARGE, large_inputs(), 1e-4, 1e-4, args.repeat, args.timeout)
+        large = bench_model("large_inline", LARGE, large_inputs(), 1e-4, 1e-4, args.repeat, 1, args.timeout)
         for name in TOOLS:  # 5 x 500 MB of outputs: do not keep them
             p = os.path.join(OUTDIR, f"large_inline.{slug(name)}.onnx")
             if os.path.exists(p):

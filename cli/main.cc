@@ -8,6 +8,7 @@
 // Exit status: 0 success, 1 the model is bad or a pass failed (nothing written),
 // 2 usage error (unknown flag, bad pipeline).
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <iostream>
@@ -274,10 +275,17 @@ int Main(int argc, char** argv) {
 }  // namespace onnxsurgeon
 
 int main(int argc, char** argv) {
+  int code = 1;
   try {
-    return onnxsurgeon::Main(argc, argv);
+    code = onnxsurgeon::Main(argc, argv);
   } catch (const std::exception& e) {
     std::cerr << "onnxsurgeon: internal error: " << e.what() << "\n";
-    return 1;
   }
+  // The output is written (atomically) and closed by now. Skip static destructors: tearing
+  // down onnx's operator-schema registry (thousands of schemas) would take a few ms of a
+  // process that is otherwise done.
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  std::_Exit(code);
 }

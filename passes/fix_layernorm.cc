@@ -57,6 +57,17 @@ bool BodyMayHoldLayerNorm(const Function& f, const std::vector<std::string>& nam
   return false;
 }
 
+// Every fusion rule is rooted at or passes through a ReduceMean (decomposed and Keras
+// forms, LayerNorm2d) or matches a custom op by name; without either the rules cannot fire.
+bool MayHoldLayerNorm(const Model& model, const std::vector<std::string>& names) {
+  for (Node* n : model.graph().AllNodesRecursive()) {
+    if (n->Is("ReduceMean")) return true;
+    for (const std::string& name : names)
+      if (absl::EqualsIgnoreCase(n->op_type(), name)) return true;
+  }
+  return false;
+}
+
 Status InlineLayerNormCalls(Model& model, Graph& g, const std::vector<std::string>& names,
                             absl::flat_hash_set<const Function*>& inlined, PassResult& result) {
   for (Node* n = g.first_node(); n;) {
@@ -112,6 +123,9 @@ class FixLayerNormPass : public Pass {
     absl::flat_hash_set<const Function*> inlined;
     OS_RETURN_IF_ERROR(InlineLayerNormCalls(model, model.graph(), names_, inlined, result));
     if (!inlined.empty()) RemoveUncalledFunctions(model, inlined, result);
+
+    // Nothing to fuse: no inference (building onnx's schema registry alone costs ~11 ms).
+    if (!MayHoldLayerNorm(model, names_)) return result;
 
     // The rules check types and shapes; inference fills them in memory only.
     InferShapesOptions infer;
