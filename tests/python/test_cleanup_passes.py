@@ -113,6 +113,25 @@ def test_remove_initializer_inputs_skips_ir3_with_a_report():
     assert any("ir_version < 4" in k for k in report[0]["counts"])
 
 
+def test_dedupe_initializers_compares_in_full_what_the_sampled_hash_cannot_tell_apart():
+    """Large weights are told apart by a hash of their first, middle and last 4 KiB; two
+    that agree there but differ elsewhere must still not merge, and identical ones must."""
+    base = np.random.default_rng(5).standard_normal(16384).astype(np.float32)  # 64 KiB
+    differs = base.copy()
+    differs[5000] += 1.0  # byte 20000: outside the three sampled windows
+    tensors = {"A": base, "B": differs, "C": base.copy()}
+    nodes = [helper.make_node("Add", ["X", name], [f"y{name}"]) for name in tensors]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [16384])],
+                              [helper.make_tensor_value_info(f"y{n}", TensorProto.FLOAT, [16384]) for n in tensors],
+                              [numpy_helper.from_array(a, n) for n, a in tensors.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    report: list = []
+    result = osg.run(model, "dedupe-initializers", report=report)
+    assert report[0]["counts"] == {"initializers-merged": 1}
+    assert {t.name for t in result.graph.initializer} == {"A", "B"}  # C merged into A, B kept
+    assert [n.input[1] for n in result.graph.node] == ["A", "B", "A"]
+
+
 def test_dedupe_initializers_reads_external_data_in_place(tmp_path, oracle):
     model = dynamic_model()
     big = np.random.default_rng(2).standard_normal(4096).astype(np.float32)
