@@ -19,6 +19,7 @@ const std::vector<PassInfo>& AllPasses() {
       passes::SetInputShapePassInfo(),
       passes::CsePassInfo(),
       passes::FuseConvBnPassInfo(),
+      passes::FuseReshapesPassInfo(),
       passes::SimplifyPassInfo(),
       passes::FuseGeluPassInfo(),
       passes::RewriteGeluPassInfo(),

@@ -21,6 +21,7 @@ PassInfo ExtractConstantsPassInfo();
 PassInfo SetInputShapePassInfo();
 PassInfo CsePassInfo();
 PassInfo FuseConvBnPassInfo();
+PassInfo FuseReshapesPassInfo();
 PassInfo SimplifyPassInfo();
 PassInfo FuseGeluPassInfo();
 PassInfo RewriteGeluPassInfo();

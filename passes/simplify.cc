@@ -1,6 +1,6 @@
 // simplify: the standard cleanup pipeline as one pass. Each round runs
 //   inline-functions, fold-constants, fuse-conv-bn,
-//   fix-layernorm(to=native,custom-ops=false), strip-identity-cast,
+//   fix-layernorm(to=native,custom-ops=false), strip-identity-cast, fuse-reshapes,
 //   extract-constants, dedupe-initializers, cse, dce
 // and rounds repeat until a whole round changes nothing (a fixed point), at most
 // `max-rounds` times. Every step is the registered pass of that name, with the options
@@ -17,7 +17,7 @@
 //   max-rounds=10   stop after this many rounds even if the last one changed something
 //
 // Before:  s = Shape(X); n = Gather(s, 0); a = Identity(X); Y = Reshape(a, ...) ...
-// After:   what the eight passes leave, with nothing left for any of them to do.
+// After:   what the steps leave, with nothing left for any of them to do.
 #include "absl/strings/str_cat.h"
 #include "core/pass/pipeline.h"
 #include "passes/registry.h"
@@ -30,6 +30,7 @@ constexpr const char* kSteps[] = {"inline-functions",
                                   "fuse-conv-bn",
                                   "fix-layernorm(to=native,custom-ops=false)",
                                   "strip-identity-cast",
+                                  "fuse-reshapes",
                                   "extract-constants",
                                   "dedupe-initializers",
                                   "cse",
@@ -77,7 +78,7 @@ class SimplifyPass : public Pass {
 PassInfo SimplifyPassInfo() {
   return {"simplify",
           "inline-functions, fold-constants, fuse-conv-bn, fix-layernorm(to=native,custom-ops=false), "
-          "strip-identity-cast, extract-constants, dedupe-initializers, cse, dce, to a fixed point",
+          "strip-identity-cast, fuse-reshapes, extract-constants, dedupe-initializers, cse, dce, to a fixed point",
           {{"max-rounds", "at most this many rounds", "10"}},
           [](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {
             OS_ASSIGN_OR_RETURN(int64_t rounds, o.GetInt("max-rounds", 10));
