@@ -10,6 +10,7 @@ const std::vector<PassInfo>& AllPasses() {
       passes::ToposortPassInfo(),
       passes::InlineFunctionsPassInfo(),
       passes::FoldConstantsPassInfo(),
+      passes::ResolveShapesPassInfo(),
       passes::FixLayerNormPassInfo(),
       passes::DecomposeLayerNormPassInfo(),
       passes::StripIdentityCastPassInfo(),

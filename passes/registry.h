@@ -12,6 +12,7 @@ PassInfo DcePassInfo();
 PassInfo ToposortPassInfo();
 PassInfo InlineFunctionsPassInfo();
 PassInfo FoldConstantsPassInfo();
+PassInfo ResolveShapesPassInfo();
 PassInfo FixLayerNormPassInfo();
 PassInfo DecomposeLayerNormPassInfo();
 PassInfo StripIdentityCastPassInfo();

@@ -1,5 +1,5 @@
 // simplify: the standard cleanup pipeline as one pass. Each round runs
-//   inline-functions, fold-constants, fuse-conv-bn,
+//   inline-functions, fold-constants, resolve-shapes, fuse-conv-bn,
 //   fix-layernorm(to=native,custom-ops=false), strip-identity-cast, fuse-reshapes,
 //   extract-constants, dedupe-initializers, cse, dce
 // and rounds repeat until a whole round changes nothing (a fixed point), at most
@@ -27,6 +27,7 @@ namespace {
 
 constexpr const char* kSteps[] = {"inline-functions",
                                   "fold-constants",
+                                  "resolve-shapes",
                                   "fuse-conv-bn",
                                   "fix-layernorm(to=native,custom-ops=false)",
                                   "strip-identity-cast",
@@ -77,7 +78,7 @@ class SimplifyPass : public Pass {
 
 PassInfo SimplifyPassInfo() {
   return {"simplify",
-          "inline-functions, fold-constants, fuse-conv-bn, fix-layernorm(to=native,custom-ops=false), "
+          "inline-functions, fold-constants, resolve-shapes, fuse-conv-bn, fix-layernorm(to=native,custom-ops=false), "
           "strip-identity-cast, fuse-reshapes, extract-constants, dedupe-initializers, cse, dce, to a fixed point",
           {{"max-rounds", "at most this many rounds", "10"}},
           [](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {
