@@ -38,7 +38,7 @@
 // Types come from the model and onnx shape inference, run (types kept in memory, no
 // value_info saved) only when a Shape/Size/Reshape/Expand/Slice/Tile/Where reads a value
 // without a known shape; a model without such ops pays nothing. Nodes the rewrites leave
-// unused are erased.
+// unused are erased at once (so nothing only they read is materialized).
 //
 // Before:  s = Shape(X)  b = Gather(s, zero)  u = Unsqueeze(b, ax)  c = Concat(u, minus1)
 //          Y = Reshape(X, c)                    (X : float[batch,8,4,4])
@@ -167,36 +167,37 @@ class Resolver {
       for (Graph* sub : n->subgraphs()) OS_RETURN_IF_ERROR(RunGraph(*sub));
       Evaluate(n);
     }
-    // Rewrites, in order; they only rewire uses and add constants, so what the walk
-    // learned stays true.
-    for (Node* n : order) OS_RETURN_IF_ERROR(Rewrite(n));
+    // Rewrites, readers before what they read (a constant Reshape shape leaves its Concat
+    // chain unread, and nothing in it is then materialized); they only rewire uses and
+    // add nodes and constants, so what the walk learned stays true.
+    for (auto it = order.rbegin(); it != order.rend(); ++it)
+      if (!erased_.contains(*it)) OS_RETURN_IF_ERROR(Rewrite(*it));
     return absl::OkStatus();
   }
 
-  // Given the values whose uses were moved away. Execute erases producers left unused,
-  // and theirs in turn. Result the graph holds no node the rewrites made dead.
-  void EraseDead() {
+ private:
+  // Given a value whose uses were moved away. Execute erases its producer if that left it
+  // unused, and the producers of its inputs in turn (only nodes of this graph, without
+  // subgraphs or custom domains). Result nothing the rewrite made dead stays to be read.
+  void EraseDeadFrom(Value* start) {
     Rewriter rw;
     rw.SetRule("resolve-shapes");
-    std::vector<Node*> work;
-    absl::flat_hash_set<Node*> queued;
-    auto consider = [&](Value* v) {
-      if (v && !v->HasUsers() && v->producer() && queued.insert(v->producer()).second) work.push_back(v->producer());
-    };
-    for (Value* v : orphaned_) consider(v);
+    std::vector<Value*> work = {start};
     while (!work.empty()) {
-      Node* n = work.back();
+      Value* v = work.back();
       work.pop_back();
-      bool used = std::any_of(n->outputs().begin(), n->outputs().end(), [](Value* v) { return v && v->HasUsers(); });
-      if (used || !n->subgraphs().empty() || !CanonicalDomain(n->domain()).empty()) continue;
+      Node* n = v ? v->producer() : nullptr;
+      if (!n || v->HasUsers() || !n->subgraphs().empty() || !CanonicalDomain(n->domain()).empty()) continue;
+      bool used = std::any_of(n->outputs().begin(), n->outputs().end(), [](Value* o) { return o && o->HasUsers(); });
+      if (used) continue;
       std::vector<Value*> inputs = n->inputs();
       if (!rw.EraseNode(n).ok()) continue;
+      erased_.insert(n);
       result_.Count("nodes-erased");
-      for (Value* in : inputs) consider(in);
+      work.insert(work.end(), inputs.begin(), inputs.end());
     }
   }
 
- private:
   // ---- what is known -------------------------------------------------------------------
   const Vec* Get(Value* v) {
     if (!v) return nullptr;
@@ -477,7 +478,7 @@ class Resolver {
 
   Status Replace(Rewriter& rw, Value* from, Value* to, const std::string& rule) {
     OS_RETURN_IF_ERROR(rw.ReplaceAllUsesWith(from, to));
-    orphaned_.push_back(from);
+    EraseDeadFrom(from);
     result_.Count(rule);
     return absl::OkStatus();
   }
@@ -510,13 +511,14 @@ class Resolver {
     }
     if (!CanonicalDomain(n->domain()).empty() || !out) return absl::OkStatus();
     const std::string& op = n->op_type();
-    if (op == "Reshape") return RewriteReshape(rw, n);  // rewires an input: outputs may be graph outputs
+    // These two rewire an input or make a new node, which can take a graph output's name.
+    if (op == "Reshape") return RewriteReshape(rw, n);
+    if (op == "Unsqueeze") return RewriteUnsqueezeChain(rw, n);
     if (!Replaceable(out)) return absl::OkStatus();
     if (op == "Where") return RewriteWhere(rw, n);
     if (op == "Expand") return RewriteExpand(rw, n);
     if (op == "Slice") return RewriteSlice(rw, n);
     if (op == "Tile") return RewriteTile(rw, n);
-    if (op == "Unsqueeze") return RewriteUnsqueezeChain(rw, n);
     return absl::OkStatus();
   }
 
@@ -554,7 +556,7 @@ class Resolver {
     }
     rw.SetRule("resolve-shapes/reshape-shape");
     rw.SetInput(n, 1, rw.Int64s(values));
-    orphaned_.push_back(s);
+    EraseDeadFrom(s);
     result_.Count("reshape-shape");
     return absl::OkStatus();
   }
@@ -673,7 +675,7 @@ class Resolver {
   // by one Unsqueeze of x whose axes are where a1's and a2's new dims end up.
   Status RewriteUnsqueezeChain(Rewriter& rw, Node* n) {
     Node* inner = n->input(0) ? n->input(0)->producer() : nullptr;
-    if (!inner || !inner->Is("Unsqueeze") || inner->num_outputs() != 1 || inner->output(0)->uses().size() != 1 ||
+    if (!n->output(0)->HasUsers() || !inner || !inner->Is("Unsqueeze") || inner->num_outputs() != 1 || inner->output(0)->uses().size() != 1 ||
         inner->output(0)->IsGraphOutput() || inner->graph() != n->graph())
       return absl::OkStatus();
     int64_t opset = n->graph()->OpsetVersion("");
@@ -742,7 +744,7 @@ class Resolver {
   absl::node_hash_map<const Value*, std::optional<Vec>> vecs_;  // node map: Vec pointers stay valid
   absl::flat_hash_set<const Value*> computed_;
   absl::flat_hash_map<const Graph*, absl::flat_hash_map<std::string, Value*>> first_;
-  std::vector<Value*> orphaned_;
+  absl::flat_hash_set<const Node*> erased_;  // by this pass: skipped by the rewrite loop
 };
 
 // True when an op this pass reads shapes for reads a value whose shape is unknown.
@@ -772,7 +774,6 @@ class ResolveShapesPass : public Pass {
     Resolver resolver(result, context);
     OS_RETURN_IF_ERROR(resolver.RunGraph(model.graph()));
     for (auto& f : model.functions()) OS_RETURN_IF_ERROR(resolver.RunGraph(f->body()));
-    resolver.EraseDead();
     return result;
   }
 };
