@@ -191,8 +191,10 @@ class Resolver {
       bool used = std::any_of(n->outputs().begin(), n->outputs().end(), [](Value* o) { return o && o->HasUsers(); });
       if (used) continue;
       std::vector<Value*> inputs = n->inputs();
+      std::vector<Value*> outputs = n->outputs();
       if (!rw.EraseNode(n).ok()) continue;
       erased_.insert(n);
+      dead_.insert(outputs.begin(), outputs.end());
       result_.Count("nodes-erased");
       work.insert(work.end(), inputs.begin(), inputs.end());
     }
@@ -504,7 +506,9 @@ class Resolver {
           t.SetRawBytes(std::move(bytes));
           return Replace(rw, out, rw.Constant(std::move(t), "value"), "constant-vector");
         }
-      } else if (Value* first = Register(out, v); first != out) {
+      } else if (Value* first = Register(out, v); first != out && !dead_.contains(first)) {
+        // (A first value whose readers all went to other rewrites is gone; a later run
+        // finds this one's twin, if any, among what is left.)
         rw.SetRule("resolve-shapes/same-vector");
         return Replace(rw, out, first, "same-vector");
       }
@@ -745,6 +749,7 @@ class Resolver {
   absl::flat_hash_set<const Value*> computed_;
   absl::flat_hash_map<const Graph*, absl::flat_hash_map<std::string, Value*>> first_;
   absl::flat_hash_set<const Node*> erased_;  // by this pass: skipped by the rewrite loop
+  absl::flat_hash_set<const Value*> dead_;    // their outputs: never a replacement
 };
 
 // True when an op this pass reads shapes for reads a value whose shape is unknown.
