@@ -52,6 +52,7 @@
 #include "core/ir/constant.h"
 #include "core/ir/shape.h"
 #include "core/pass/pattern_pass.h"
+#include "passes/lowering/element_type.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
@@ -62,7 +63,7 @@ bool Refuse(std::string* why, std::string reason) {
   return false;
 }
 
-bool IsOp(const Node* n, std::string_view op) { return n && n->op_type() == op && CanonicalDomain(n->domain()).empty(); }
+bool IsOp(const Node* n, std::string_view op) { return n && n->Is(op); }
 
 Shape StaticShape(const std::vector<int64_t>& v) {
   Shape s;
@@ -70,14 +71,6 @@ Shape StaticShape(const std::vector<int64_t>& v) {
   return s;
 }
 
-int32_t ElemType(const Value* v) {
-  if (!v) return 0;
-  if (const onnx::TypeProto* t = v->type(); t && t->has_tensor_type() && t->tensor_type().elem_type())
-    return t->tensor_type().elem_type();
-  if (const Tensor* t = v->initializer()) return t->meta().data_type();
-  if (auto c = GetConstant(v)) return c->data_type;
-  return 0;
-}
 
 // The shape input of a Reshape (opset >= 5) as constants, or nullopt.
 std::optional<std::vector<int64_t>> ShapeInput(const Node& reshape) {
@@ -149,16 +142,7 @@ std::optional<Shape> ShapeOfValue(const Value* v) {
   return ShapeOf(v);
 }
 
-std::optional<std::vector<int64_t>> StaticOf(const Value* v) {
-  auto shape = ShapeOfValue(v);
-  if (!shape) return std::nullopt;
-  std::vector<int64_t> dims;
-  for (const Dim& d : *shape) {
-    if (!d.is_static()) return std::nullopt;
-    dims.push_back(d.value);
-  }
-  return dims;
-}
+std::optional<std::vector<int64_t>> StaticOf(const Value* v) { return StaticDims(ShapeOfValue(v)); }
 
 // Records a type on `v` in memory (not in value_info: nothing is saved that was not there).
 void SetType(Value* v, int32_t elem_type, const std::vector<int64_t>& dims) {
@@ -260,8 +244,8 @@ std::string GemmBlocker(const Node& matmul, const Node& add, const std::optional
   auto bs = ShapeOfValue(b);
   if (!bs || bs->size() != 2) return absl::StrCat("B ('", b->name(), "') is not known to be rank 2");
   int64_t opset = add.graph()->OpsetVersion("");
-  int32_t t = ElemType(matmul.input(0));
-  if (!t) t = ElemType(b);
+  int32_t t = lowering::ElementType(matmul.input(0));
+  if (!t) t = lowering::ElementType(b);
   if (!GemmType(t, opset)) {
     return absl::StrCat("element type ", t ? onnx::TensorProto::DataType_Name(t) : std::string("unknown"),
                         " is not one Gemm takes at opset ", opset);
@@ -573,7 +557,7 @@ class FlattenRegionRule : public RewriteRule {
         flat[e.value] = e.source;
       } else {
         Value* y = rw.Op("Reshape", {e.source, rw.Int64s({r.m, e.c})});
-        SetType(y, ElemType(e.value), {r.m, e.c});
+        SetType(y, lowering::ElementType(e.value), {r.m, e.c});
         flat[e.value] = y;
       }
     }
@@ -602,7 +586,7 @@ class FlattenRegionRule : public RewriteRule {
       std::vector<onnx::AttributeProto> attributes;
       for (const Attribute& a : n->attributes()) attributes.push_back(a.proto());
       Value* y = rw.Op(n->op_type(), std::move(inputs), std::move(attributes));
-      SetType(y, ElemType(n->output(0)), {r.m, r.c_out[n]});
+      SetType(y, lowering::ElementType(n->output(0)), {r.m, r.c_out[n]});
       flat[n->output(0)] = y;
     }
     // Everything new is created before anything is erased (the root may be an exit's Reshape).
@@ -634,7 +618,7 @@ class FlattenRegionRule : public RewriteRule {
       shape.push_back(x.c);
       Value* back = rw.Op("Reshape", {y, rw.Int64s(shape)});
       if (x.value->has_type()) *back->mutable_info()->mutable_type() = x.value->info()->type();
-      else SetType(back, ElemType(x.value), shape);
+      else SetType(back, lowering::ElementType(x.value), shape);
       OS_RETURN_IF_ERROR(rw.ReplaceAllUsesWith(x.value, back));
     }
     for (auto& [reshape, y] : bypassed) {

@@ -56,6 +56,7 @@
 #include "core/ir/constant.h"
 #include "core/ir/shape.h"
 #include "core/rewrite/rewriter.h"
+#include "passes/lowering/element_type.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
@@ -109,14 +110,6 @@ Elem DimElem(const Value* v, const Shape& shape, size_t i) {
   if (d.is_static()) return Elem::Const(d.value);
   if (d.is_symbolic()) return Elem::Sym("s:" + d.symbol, true);
   return Elem::Sym(absl::StrCat("d:", Ptr(v), ":", i), true);
-}
-
-int32_t ElemTypeOf(const Value* v) {
-  if (!v) return 0;
-  if (const Tensor* t = v->initializer()) return t->meta().data_type();
-  const onnx::TypeProto* t = v->type();
-  if (t && t->has_tensor_type()) return t->tensor_type().elem_type();
-  return 0;
 }
 
 std::optional<int64_t> CheckedOp(char op, int64_t a, int64_t b) {
@@ -213,7 +206,7 @@ class Resolver {
           for (int64_t x : *ints) out->e.push_back(Elem::Const(x));
         }
       }
-    } else if (int32_t t = ElemTypeOf(v); IsIntType(t) || t == Types::BOOL) {
+    } else if (int32_t t = lowering::ElementType(v); IsIntType(t) || t == Types::BOOL) {
       // A vector the walk cannot see through: element i of v is itself.
       auto shape = StaticShapeOf(v);
       if (shape && shape->size() <= 1 && (shape->empty() || static_cast<size_t>((*shape)[0]) <= kMaxElems)) {
@@ -263,7 +256,7 @@ class Resolver {
     if (vecs_.contains(n->output(0))) return;
     std::optional<Vec> out = Compute(n);
     if (!out || out->e.size() > kMaxElems) return;
-    int32_t declared = ElemTypeOf(n->output(0));
+    int32_t declared = lowering::ElementType(n->output(0));
     if (declared && declared != out->dtype) return;  // the walk misread the op; stay out
     Register(n->output(0), *out);
     computed_.insert(n->output(0));

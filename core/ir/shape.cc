@@ -40,8 +40,9 @@ std::optional<Shape> ShapeOf(const Value* value) {
   return shape;
 }
 
-std::optional<std::vector<int64_t>> StaticShapeOf(const Value* value) {
-  auto shape = ShapeOf(value);
+std::optional<std::vector<int64_t>> StaticShapeOf(const Value* value) { return StaticDims(ShapeOf(value)); }
+
+std::optional<std::vector<int64_t>> StaticDims(const std::optional<Shape>& shape) {
   if (!shape) return std::nullopt;
   std::vector<int64_t> dims;
   for (const Dim& d : *shape) {

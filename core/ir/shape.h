@@ -39,6 +39,8 @@ using Shape = std::vector<Dim>;
 std::optional<Shape> ShapeOf(const Value* value);
 // The static dims of `value`, or nullopt when its rank or any dim is not static.
 std::optional<std::vector<int64_t>> StaticShapeOf(const Value* value);
+// The dims of `shape` when all are static, else nullopt.
+std::optional<std::vector<int64_t>> StaticDims(const std::optional<Shape>& shape);
 
 // True when both shapes have the same rank and every dim is SameAs its counterpart.
 bool SameShape(const Shape& a, const Shape& b);
