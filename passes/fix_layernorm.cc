@@ -31,6 +31,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "core/interop/onnx_interop.h"
+#include "core/shape/propagate.h"
 #include "core/pass/pattern_pass.h"
 #include "core/rewrite/greedy_driver.h"
 #include "passes/inline_functions.h"
@@ -127,10 +128,11 @@ class FixLayerNormPass : public Pass {
     // Nothing to fuse: no inference (building onnx's schema registry alone costs ~11 ms).
     if (!MayHoldLayerNorm(model, names_)) return result;
 
-    // The rules check types and shapes; inference fills them in memory only.
+    // The rules check types and shapes; they are filled in memory only, by the local
+    // rules and, where those leave a value untyped, onnx inference.
     InferShapesOptions infer;
     infer.record_value_info = false;
-    if (!InferShapes(model, infer).ok()) result.Count("shape-inference-failed");
+    if (!EnsureShapes(model, infer, HasUntypedOutputs).ok()) result.Count("shape-inference-failed");
 
     GreedyOptions options = WithDebugPatterns({}, context);
     auto fusion = layernorm::MakeFusionRules(names_);

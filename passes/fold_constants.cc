@@ -39,6 +39,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "core/eval/kernel.h"
 #include "core/interop/onnx_interop.h"
+#include "core/shape/propagate.h"
 #include "core/ir/clone.h"
 #include "passes/registry.h"
 
@@ -401,13 +402,14 @@ class FoldConstantsPass : public Pass {
 
   StatusOr<PassResult> Run(Model& model, const PassContext&) override {
     PassResult result;
-    if (infer_shapes_ && NeedsShapeInference(model)) {
-      // Failure only costs the Shape folds; the rest of the pass does not depend on it.
+    if (infer_shapes_) {
+      // Local rules first, onnx inference if a Shape still reads unknown dims. Failure
+      // only costs the Shape folds; the rest of the pass does not depend on it.
       constexpr int64_t kInferValueBytes = 4096;  // larger weights go as type and dims only
       InferShapesOptions infer;
       infer.max_payload_bytes = kInferValueBytes;
       infer.record_value_info = false;  // types for folding decisions, not saved
-      if (!InferShapes(model, infer).ok()) {
+      if (!EnsureShapes(model, infer, NeedsShapeInference).ok()) {
         result.counts["left/shape-inference-failed"] += 1;
       }
     }

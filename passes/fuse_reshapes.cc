@@ -49,6 +49,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "core/interop/onnx_interop.h"
+#include "core/shape/propagate.h"
 #include "core/ir/constant.h"
 #include "core/ir/shape.h"
 #include "core/pass/pattern_pass.h"
@@ -677,12 +678,12 @@ class FuseReshapesPass : public PatternPass {
   StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
     refused_.clear();
     reordered_ = false;
-    if (NeedsShapes(model)) {
-      InferShapesOptions infer;
-      infer.data_propagation = false;
-      infer.record_value_info = false;  // shapes to decide with, not saved
-      (void)InferShapes(model, infer);  // failure: unknown shapes, those rules refuse
-    }
+    InferShapesOptions infer;
+    infer.data_propagation = false;
+    infer.record_value_info = false;  // shapes to decide with, not saved
+    // Local rules first; onnx inference only for what they leave unknown. Failure:
+    // unknown shapes, those rules refuse.
+    (void)EnsureShapes(model, infer, NeedsShapes);
     OS_ASSIGN_OR_RETURN(PassResult result, PatternPass::Run(model, context));
     if (reordered_) {  // flatten-region inserts its nodes before its root
       OS_RETURN_IF_ERROR(SortAll(model.graph()));

@@ -1,6 +1,7 @@
 #include "passes/inferred_types.h"
 
 #include "core/interop/onnx_interop.h"
+#include "core/shape/propagate.h"
 
 namespace onnxsurgeon::passes {
 namespace {
@@ -59,6 +60,11 @@ int32_t InferredTypes::ElemType(const Value* v) const {
     if (p->Is("Cast")) return static_cast<int32_t>(p->GetInt("to", 0));
     if (p->Is("CastLike")) return ElemType(p->input(1));
   }
+  if (!propagated_once_) {  // the local rules first: most questions end there
+    propagated_once_ = true;
+    if (model_ && model_->has_graph()) propagated_ = PropagatedTypes(model_->graph());
+  }
+  if (auto it = propagated_.find(v); it != propagated_.end()) return TensorElemType(it->second);
   if (!inferred_once_) Infer();
   auto it = inferred_.find(v);
   return it == inferred_.end() ? 0 : it->second;

@@ -20,7 +20,8 @@ class InferredTypes {
   // Tensor element type of `v` (an onnx::TensorProto::DataType), 0 when unknown. The
   // value's own annotation or initializer wins; a Cast's output is its `to`, a
   // CastLike's the type of its second input, so values made by rewrites stay typed.
-  // Otherwise onnx shape inference decides, run once on an exported copy (large
+  // Otherwise the local shape rules (core/shape/propagate.h) decide, and for what they
+  // leave unknown onnx shape inference, run once on an exported copy (large
   // initializers as metadata only: types need no weights). A model inference cannot
   // handle is not an error: its values stay unknown, and passes leave them alone.
   int32_t ElemType(const Value* v) const;
@@ -29,6 +30,8 @@ class InferredTypes {
   void Infer() const;
 
   const Model* model_;
+  mutable bool propagated_once_ = false;
+  mutable absl::flat_hash_map<const Value*, onnx::TypeProto> propagated_;
   mutable bool inferred_once_ = false;
   mutable absl::flat_hash_map<const Value*, int32_t> inferred_;
 };

@@ -39,27 +39,11 @@ namespace {
 bool Useful(const onnx::TypeProto& t) { return !t.has_tensor_type() || t.tensor_type().has_shape(); }
 
 int AdoptTypes(Graph& g, const onnx::GraphProto& inferred, const InferShapesOptions& options) {
-  // Which values take the inferred type: untyped ones, or (replace_types) every one that
-  // is not a graph input or initializer, whose types are the model's own.
-  auto takes = [&options](const Value* v, const onnx::ValueInfoProto& vi) {
-    if (!v || !vi.has_type()) return false;
-    if (options.replace_types) return !v->IsGraphInput() && !v->IsInitializer();
-    return !v->has_type() && Useful(vi.type());
-  };
   int gained = 0;
-  for (const onnx::ValueInfoProto& vi : inferred.value_info()) {
-    Value* v = g.FindValue(vi.name());
-    if (!takes(v, vi)) continue;
-    *v->mutable_info()->mutable_type() = vi.type();
-    if (options.record_value_info && !v->IsGraphOutput()) g.AddValueInfo(v);
-    ++gained;
-  }
-  for (const onnx::ValueInfoProto& vi : inferred.output()) {
-    Value* v = g.FindValue(vi.name());
-    if (!takes(v, vi)) continue;
-    *v->mutable_info()->mutable_type() = vi.type();
-    ++gained;
-  }
+  for (const onnx::ValueInfoProto& vi : inferred.value_info())
+    if (vi.has_type() && AdoptType(g.FindValue(vi.name()), vi.type(), options)) ++gained;
+  for (const onnx::ValueInfoProto& vi : inferred.output())
+    if (vi.has_type() && AdoptType(g.FindValue(vi.name()), vi.type(), options)) ++gained;
   // Subgraphs: walk the same node order.
   int i = 0;
   for (Node* n : g.nodes()) {
@@ -87,6 +71,17 @@ void ClearValueInfo(onnx::GraphProto& g) {
 }
 
 }  // namespace
+
+bool AdoptType(Value* v, const onnx::TypeProto& type, const InferShapesOptions& options) {
+  // Untyped values take the type, or (replace_types) every one that is not a graph input
+  // or initializer, whose types are the model's own.
+  if (!v) return false;
+  if (options.replace_types ? (v->IsGraphInput() || v->IsInitializer()) : (v->has_type() || !Useful(type)))
+    return false;
+  *v->mutable_info()->mutable_type() = type;
+  if (options.record_value_info && !v->IsGraphOutput()) v->graph()->AddValueInfo(v);
+  return true;
+}
 
 StatusOr<onnx::ModelProto> InferredCopy(const Model& model, const InferShapesOptions& options) {
   ExportOptions export_options;

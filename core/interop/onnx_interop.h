@@ -39,6 +39,13 @@ struct InferShapesOptions {
   bool replace_types = false;
 };
 
+// Given a value and a type found for it (by onnx inference or the local rules).
+// Execute sets it as InferShapes does: on a value without a type (with replace_types,
+// on any value but a graph input or initializer), listed in value_info when
+// record_value_info (graph outputs carry theirs in the output entry).
+// Result true when the value took the type. A tensor type without a shape is not taken.
+bool AdoptType(Value* value, const onnx::TypeProto& type, const InferShapesOptions& options);
+
 // Runs onnx shape inference and sets every inferred type on values that had none.
 // Result the number of values that gained a type.
 StatusOr<int> InferShapes(Model& model, const InferShapesOptions& options);

@@ -4,6 +4,7 @@
 #include "core/interop/onnx_interop.h"
 #include "core/ir/constant.h"
 #include "core/ir/graph.h"
+#include "core/shape/propagate.h"
 
 namespace onnxsurgeon::lowering {
 
@@ -25,12 +26,15 @@ int64_t Rank(const Value* v) {
 }
 
 void InferTypesIfNeeded(Model& model, std::string_view op_type) {
-  for (Node* n : model.graph().AllNodesRecursive()) {
-    if (n->op_type() == op_type && n->domain().empty() && ElementType(n->input(0)) == 0) {
-      (void)InferShapes(model, /*data_propagation=*/false);
-      return;
-    }
-  }
+  auto needs = [op_type](const Model& m) {
+    for (Node* n : m.graph().AllNodesRecursive())
+      if (n->op_type() == op_type && n->domain().empty() && ElementType(n->input(0)) == 0) return true;
+    return false;
+  };
+  InferShapesOptions options;  // as InferShapes(model, false): recorded in value_info
+  options.data_propagation = false;
+  options.max_payload_bytes = -1;
+  (void)EnsureShapes(model, options, needs);
 }
 
 std::string WhyNotFloat(const Node& node, const Value* value) {

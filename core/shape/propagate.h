@@ -1,0 +1,44 @@
+// Local shape propagation: element types and shapes of node outputs from a few exact
+// rules, so passes that only need the shapes of a small static model do not pay for
+// onnx shape inference (its first call builds onnx's schema registry, ~11 ms).
+//
+// The rules cover standard-domain ops whose shape follows from their inputs' shapes and
+// constant operands alone: elementwise ops (unary, numpy broadcasting), MatMul, Gemm,
+// Reshape/Expand/Unsqueeze/Squeeze with constant operands, Transpose, Concat, Flatten,
+// reductions with constant axes, Gather, Shape, Cast, LayerNormalization, Constant.
+// Where onnx shape inference also gives a type, the rules give the same element type
+// and the same static dims; a symbolic dim is only given when it is provably that size.
+// Anything else (other ops, undecidable broadcasts, unknown inputs) stays untyped, and
+// so do its users: the rules never guess.
+#pragma once
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
+#include "core/interop/onnx_interop.h"
+#include "core/ir/model.h"
+#include "onnx/onnx_pb.h"
+
+namespace onnxsurgeon {
+
+// Given a graph. Execute nothing (the graph is read only). Result the types the rules
+// derive for node outputs of `graph` that have none, walking nodes once in order (a
+// node before its producers learns nothing). Subgraphs are not entered.
+absl::flat_hash_map<const Value*, onnx::TypeProto> PropagatedTypes(const Graph& graph);
+
+// Given a model. Execute sets PropagatedTypes(main graph) on its values the way
+// InferShapes sets inferred types (AdoptType: in memory only unless
+// options.record_value_info). Result the number of values that gained a type.
+int PropagateShapes(Model& model, const InferShapesOptions& options);
+
+// Given a model, inference options and the caller's question "is a type I need still
+// missing?". Execute nothing when it says no; else the local rules, and onnx shape
+// inference only if the question still says yes afterwards.
+// Result the number of values that gained a type; an error only from onnx inference.
+StatusOr<int> EnsureShapes(Model& model, const InferShapesOptions& options,
+                           absl::FunctionRef<bool(const Model&)> needs);
+
+// True when some node output of the main graph (or its subgraphs) has no type: what
+// InferShapes could still add. When false, InferShapes would change nothing in memory.
+bool HasUntypedOutputs(const Model& model);
+
+}  // namespace onnxsurgeon
