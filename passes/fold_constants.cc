@@ -39,8 +39,8 @@
 #include "absl/container/flat_hash_set.h"
 #include "core/eval/kernel.h"
 #include "core/interop/onnx_interop.h"
-#include "core/shape/propagate.h"
 #include "core/ir/clone.h"
+#include "core/shape/propagate.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {

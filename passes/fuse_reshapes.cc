@@ -49,10 +49,10 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "core/interop/onnx_interop.h"
-#include "core/shape/propagate.h"
 #include "core/ir/constant.h"
 #include "core/ir/shape.h"
 #include "core/pass/pattern_pass.h"
+#include "core/shape/propagate.h"
 #include "passes/lowering/element_type.h"
 #include "passes/registry.h"
 

@@ -56,6 +56,7 @@
 #include "core/ir/constant.h"
 #include "core/ir/shape.h"
 #include "core/rewrite/rewriter.h"
+#include "core/shape/propagate.h"
 #include "passes/lowering/element_type.h"
 #include "passes/registry.h"
 
@@ -764,11 +765,10 @@ class ResolveShapesPass : public Pass {
  public:
   StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
     PassResult result;
-    if (NeedsShapeInference(model)) {
-      InferShapesOptions infer;
-      infer.record_value_info = false;  // types for deciding, not saved
-      if (!InferShapes(model, infer).ok()) result.counts["left/shape-inference-failed"] += 1;
-    }
+    InferShapesOptions infer;
+    infer.record_value_info = false;  // types for deciding, not saved
+    // Local rules first; onnx inference only if a shape is still unknown.
+    if (!EnsureShapes(model, infer, NeedsShapeInference).ok()) result.counts["left/shape-inference-failed"] += 1;
     Resolver resolver(result, context);
     OS_RETURN_IF_ERROR(resolver.RunGraph(model.graph()));
     for (auto& f : model.functions()) OS_RETURN_IF_ERROR(resolver.RunGraph(f->body()));
