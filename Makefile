@@ -14,7 +14,7 @@ export CCACHE_BASEDIR := $(ROOT)
 export CCACHE_NOHASHDIR := 1
 export CCACHE_MAXSIZE ?= 5G
 
-.PHONY: all bootstrap configure build test test-cpp test-python demo bench clean
+.PHONY: all bootstrap configure build models test test-cpp test-python demo bench clean
 
 all: build
 
@@ -30,7 +30,14 @@ build: configure
 	cmake --build $(BUILD) -j$(JOBS)
 	@$(PY) scripts/link-venv.py
 
-test-cpp: build
+# The test models (torch/transformers exports and onnx's backend node tests, cached in the
+# ignored tests/models/.generated): the C++ suite compares shape propagation with onnx on
+# them, so they are made before it runs.
+models: build
+	$(PY) tests/models/generate.py --out tests/models/.generated || echo "models: some failed to generate; the tests that use them say which"
+	$(PY) -c "import sys; sys.path.insert(0, 'tests/python'); import backend_node_cases; backend_node_cases.node_test_dir()"
+
+test-cpp: build models
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
 test-python: build

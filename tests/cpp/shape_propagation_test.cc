@@ -269,22 +269,31 @@ TEST(ShapePropagation, EnsureShapesSkipsOnnxWhenRulesSuffice) {
   EXPECT_TRUE(HasUntypedOutputs(*model));  // b: a custom op
 }
 
-// Every model under `dir` (recursively, *.onnx), as loaded and with value_info dropped
-// (so the rules type every value they can), compared with onnx inference.
-Comparison CompareFolder(const fs::path& dir) {
+// Every model under `dir` (*.onnx; in subfolders too when `recursive`), as loaded and with
+// value_info dropped (so the rules type every value they can), compared with onnx inference.
+Comparison CompareFolder(const fs::path& dir, bool recursive) {
   Comparison c;
-  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
-    if (entry.path().extension() != ".onnx") continue;
-    std::ifstream f(entry.path(), std::ios::binary);
+  std::vector<fs::path> files;
+  if (recursive) {
+    for (const auto& entry : fs::recursive_directory_iterator(dir)) files.push_back(entry.path());
+  } else {
+    for (const auto& entry : fs::directory_iterator(dir)) files.push_back(entry.path());
+  }
+  for (const fs::path& path : files) {
+    if (path.extension() != ".onnx") continue;
+    std::ifstream f(path, std::ios::binary);
     std::stringstream bytes;
     bytes << f.rdbuf();
     for (bool drop : {false, true}) {
       onnx::ModelProto proto;
-      if (!proto.ParseFromString(bytes.str())) continue;
+      EXPECT_TRUE(proto.ParseFromString(bytes.str())) << path;
       if (drop) proto.mutable_graph()->clear_value_info();
       auto model = ImportModel(std::move(proto));
-      if (!model.ok()) continue;
-      CompareWithOnnx(**model, fs::relative(entry.path(), dir).string(), c);
+      if (!model.ok()) {
+        ADD_FAILURE() << path << ": " << model.status();
+        continue;
+      }
+      CompareWithOnnx(**model, fs::relative(path, dir).string(), c);
     }
   }
   return c;
@@ -292,24 +301,10 @@ Comparison CompareFolder(const fs::path& dir) {
 
 const fs::path kModels = fs::path(ONNXSURGEON_SOURCE_DIR) / "tests" / "models" / ".generated";
 
+// `make test` makes the models before the C++ suite runs; a bare ctest without them skips.
 TEST(ShapePropagation, AgreesWithOnnxOnCorpus) {
-  if (!fs::exists(kModels)) GTEST_SKIP() << "no corpus (tests/models/.generated)";
-  Comparison c;
-  // Top-level models only (the backend node tests have their own test).
-  for (const auto& entry : fs::directory_iterator(kModels)) {
-    if (entry.path().extension() != ".onnx") continue;
-    std::ifstream f(entry.path(), std::ios::binary);
-    std::stringstream bytes;
-    bytes << f.rdbuf();
-    for (bool drop : {false, true}) {
-      onnx::ModelProto proto;
-      ASSERT_TRUE(proto.ParseFromString(bytes.str())) << entry.path();
-      if (drop) proto.mutable_graph()->clear_value_info();
-      auto model = ImportModel(std::move(proto));
-      ASSERT_TRUE(model.ok()) << entry.path();
-      CompareWithOnnx(**model, entry.path().filename().string(), c);
-    }
-  }
+  if (!fs::exists(kModels)) GTEST_SKIP() << "no corpus (tests/models/.generated: make models)";
+  Comparison c = CompareFolder(kModels, /*recursive=*/false);  // the backend node tests have their own test
   EXPECT_GT(c.compared, 1000);
   EXPECT_TRUE(c.disagreements.empty()) << c.disagreements.size() << " disagreements:\n"
                                        << absl::StrJoin(c.disagreements, "\n");
@@ -317,8 +312,8 @@ TEST(ShapePropagation, AgreesWithOnnxOnCorpus) {
 
 TEST(ShapePropagation, AgreesWithOnnxOnBackendNodeTests) {
   const fs::path dir = kModels / "backend-node";
-  if (!fs::exists(dir)) GTEST_SKIP() << "no backend node tests (tests/python/backend_node_cases.py writes them)";
-  Comparison c = CompareFolder(dir);
+  if (!fs::exists(dir)) GTEST_SKIP() << "no backend node tests (make models)";
+  Comparison c = CompareFolder(dir, /*recursive=*/true);
   EXPECT_GT(c.compared, 1000);
   EXPECT_TRUE(c.disagreements.empty()) << c.disagreements.size() << " disagreements:\n"
                                        << absl::StrJoin(c.disagreements, "\n");
