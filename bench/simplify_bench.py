@@ -143,7 +143,8 @@ def run_tool(name: str, inp: str, out: str, timeout: float, warm: int) -> dict:
 
     first_s: the first call in a fresh process, after the imports (load, optimize, save;
     one-time costs such as building onnx's operator-schema registry included).
-    warm_s: the best of `warm` further calls in that same process (a notebook's steady state).
+    warm_s: the best of `warm` further calls in that same process (a notebook's steady state);
+    OUT is removed (untimed) before each, so every call writes a new file, as the first does.
     process_s: the whole process, start-up and imports included: the onnxsurgeon CLI binary for
     onnxsurgeon, `python -c` with the imports for the Python tools. Its output is the one kept
     and checked (for onnxsurgeon, the CLI's).
@@ -151,9 +152,9 @@ def run_tool(name: str, inp: str, out: str, timeout: float, warm: int) -> dict:
     if os.path.exists(out):
         os.remove(out)
     imports, body = TOOLS[name]
-    code = (f"IN, OUT = {inp!r}, {out!r}\nimport time\n{imports}\n_t = time.perf_counter()\n{body}\n"
+    code = (f"IN, OUT = {inp!r}, {out!r}\nimport os, time\n{imports}\n_t = time.perf_counter()\n{body}\n"
             "print('FIRST', time.perf_counter() - _t)\n_w = []\n"
-            f"for _ in range({warm}):\n    _t = time.perf_counter()\n{textwrap.indent(body, '    ')}\n"
+            f"for _ in range({warm}):\n    os.remove(OUT)\n    _t = time.perf_counter()\n{textwrap.indent(body, '    ')}\n"
             "    _w.append(time.perf_counter() - _t)\n"
             "print('WARM', min(_w) if _w else 'nan')\n")
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
@@ -361,7 +362,8 @@ def report(corpus: list[dict], large: dict | None, args, started: float) -> str:
                "first load -> optimize -> save in a fresh process after the imports (onnxsurgeon through its Python "
                "API, `osg.run(IN, 'simplify', output=OUT)`), one-time costs such as building onnx's operator-schema "
                "registry included; **warm call in-process** is the best of the next calls in that process "
-               f"({args.warm} on corpus models, 1 on the large model), a notebook's steady state. Peak RSS is "
+               f"({args.warm} on corpus models, 1 on the large model), a notebook's steady state (the output file "
+               "is removed, untimed, before each call, so every call writes a new file as the first one does). Peak RSS is "
                "`/usr/bin/time -f %M` of the whole process (onnxsurgeon: the CLI). *nodes after* counts the main graph, "
                "all subgraphs and the bodies of local functions that are left (`+Nf`: N local functions left; a "
                "tool that inlines a function called twice counts its body twice, one that keeps it counts it once "
@@ -555,7 +557,7 @@ def main() -> int:
     ensure_venv()
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=2, help="processes per tool on the large model (best is reported)")
-    ap.add_argument("--warm", type=int, default=3, help="warm calls after the first, per process, on corpus models")
+    ap.add_argument("--warm", type=int, default=10, help="warm calls after the first, per process, on corpus models")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per tool run")
     ap.add_argument("--models", default="", help="only corpus models whose name matches this regex")
     ap.add_argument("--no-large", action="store_true", help="skip the large model")
