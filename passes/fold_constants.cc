@@ -384,14 +384,15 @@ class Folder {
   std::vector<Value*> inlined_conditions_;
 };
 
-// True when some Shape/Size node reads a value without a fully static declared shape.
+// True when some Shape/Size node reads a value without a declared shape. Inference only
+// fills in missing types, so a typed value with symbolic dims (a graph input's batch)
+// would stay as it is: asking for it would build onnx's schema registry for nothing.
 bool NeedsShapeInference(const Model& model) {
   for (Node* n : model.graph().AllNodesRecursive()) {
     if (!(n->Is("Shape") || n->Is("Size")) || n->num_inputs() != 1) continue;
     Value* in = n->input(0);
     if (!in || in->IsInitializer() || (in->producer() && in->producer()->Is("Constant"))) continue;
-    auto dims = DeclaredDims(in);
-    if (!dims || !FullyStatic(*dims)) return true;
+    if (!DeclaredDims(in)) return true;
   }
   return false;
 }

@@ -33,8 +33,39 @@ bool Untyped(const Value* v) { return v && !v->has_type(); }
 
 }  // namespace
 
-absl::flat_hash_map<const Value*, onnx::TypeProto> PropagatedTypes(const Graph& graph) {
-  absl::flat_hash_map<const Value*, TensorType> known;  // what the rules gave so far
+namespace {
+
+using Known = absl::flat_hash_map<const Value*, TensorType>;
+
+const Graph* Branch(const Node& n, std::string_view name) {
+  const Attribute* a = n.FindAttribute(name);
+  return a && a->graphs().size() == 1 ? a->graphs()[0].get() : nullptr;
+}
+
+// onnx's If rule: each output typed like both branches' (same element type and rank), a
+// dim kept where the two are provably the same size, unknown where they differ.
+std::vector<std::optional<TensorType>> IfTypes(const Node& n, shape_rules::TypeLookup type_of) {
+  std::vector<std::optional<TensorType>> out(n.num_outputs());
+  const Graph* then_branch = Branch(n, "then_branch");
+  const Graph* else_branch = Branch(n, "else_branch");
+  if (!then_branch || !else_branch || then_branch->outputs().size() != out.size() ||
+      else_branch->outputs().size() != out.size())
+    return out;
+  for (size_t i = 0; i < out.size(); ++i) {
+    auto a = type_of(then_branch->outputs()[i]);
+    auto b = type_of(else_branch->outputs()[i]);
+    if (!a || !b || a->elem != b->elem || a->shape.size() != b->shape.size()) continue;
+    for (size_t d = 0; d < a->shape.size(); ++d)
+      if (!a->shape[d].SameAs(b->shape[d])) a->shape[d] = Dim{};
+    out[i] = std::move(a);
+  }
+  return out;
+}
+
+// Types `graph`'s nodes in order, entering subgraphs before the node that holds them: a
+// body reads outer values typed above, and If's outputs are its branches'. Body inputs
+// keep the types they declare (Loop/Scan outputs are left to onnx).
+void Walk(const Graph& graph, Known& known, absl::flat_hash_map<const Value*, onnx::TypeProto>& out) {
   auto type_of = [&known](const Value* v) -> std::optional<TensorType> {
     if (auto it = known.find(v); it != known.end()) return it->second;
     int32_t elem = ElemTypeOf(v);
@@ -42,10 +73,10 @@ absl::flat_hash_map<const Value*, onnx::TypeProto> PropagatedTypes(const Graph& 
     if (elem == 0 || !shape) return std::nullopt;
     return TensorType{elem, std::move(*shape)};
   };
-  absl::flat_hash_map<const Value*, onnx::TypeProto> out;
   for (Node* n : graph.nodes()) {
+    for (Graph* sub : n->subgraphs()) Walk(*sub, known, out);
     if (std::none_of(n->outputs().begin(), n->outputs().end(), Untyped)) continue;
-    auto types = shape_rules::InferNode(*n, type_of);
+    auto types = n->Is("If") ? IfTypes(*n, type_of) : shape_rules::InferNode(*n, type_of);
     for (size_t i = 0; i < types.size() && i < n->num_outputs(); ++i) {
       Value* v = n->output(i);
       if (!types[i] || !Untyped(v)) continue;
@@ -53,6 +84,14 @@ absl::flat_hash_map<const Value*, onnx::TypeProto> PropagatedTypes(const Graph& 
       known.emplace(v, std::move(*types[i]));
     }
   }
+}
+
+}  // namespace
+
+absl::flat_hash_map<const Value*, onnx::TypeProto> PropagatedTypes(const Graph& graph) {
+  Known known;  // what the rules gave so far
+  absl::flat_hash_map<const Value*, onnx::TypeProto> out;
+  Walk(graph, known, out);
   return out;
 }
 
@@ -61,7 +100,7 @@ int PropagateShapes(Model& model, const InferShapesOptions& options) {
   auto types = PropagatedTypes(model.graph());
   int gained = 0;
   // Node order, so value_info entries (record_value_info) come out deterministic.
-  for (Node* n : model.graph().nodes())
+  for (Node* n : model.graph().AllNodesRecursive())
     for (Value* v : n->outputs())
       if (auto it = types.find(v); it != types.end() && AdoptType(v, it->second, options)) ++gained;
   return gained;

@@ -21,11 +21,11 @@
 namespace onnxsurgeon {
 
 // Given a graph. Execute nothing (the graph is read only). Result the types the rules
-// derive for node outputs of `graph` that have none, walking nodes once in order (a
-// node before its producers learns nothing). Subgraphs are not entered.
+// derive for node outputs of `graph` and its subgraphs that have none, walking nodes once
+// in order (a node before its producers learns nothing), a node's subgraphs before it.
 absl::flat_hash_map<const Value*, onnx::TypeProto> PropagatedTypes(const Graph& graph);
 
-// Given a model. Execute sets PropagatedTypes(main graph) on its values the way
+// Given a model. Execute sets PropagatedTypes(main graph) on its values (subgraphs' too) the way
 // InferShapes sets inferred types (AdoptType: in memory only unless
 // options.record_value_info). Result the number of values that gained a type.
 int PropagateShapes(Model& model, const InferShapesOptions& options);

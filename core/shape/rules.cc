@@ -8,12 +8,12 @@
 #include "core/ir/constant.h"
 #include "core/ir/graph.h"
 #include "core/ir/model.h"
+#include "core/shape/rules_internal.h"
 
 namespace onnxsurgeon::shape_rules {
 namespace {
 
 using onnx::TensorProto;
-using Out = std::vector<std::optional<TensorType>>;
 
 constexpr std::string_view kUnary[] = {
     "Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceil", "Celu", "Clip", "Cos", "Cosh", "Elu",
@@ -373,16 +373,17 @@ std::vector<std::optional<TensorType>> InferNode(const Node& n, TypeLookup type_
     return with_shape(x.elem, Shape{m, cols});
   }
   if (op == "Reshape" && opset >= 5 && ins.size() == 2) {
+    // A constant shape, or one computed from static dims (onnx's data propagation).
     auto target = ConstantInt64s(n.input(1));
+    if (!target) target = StaticDims(ShapeData(n.input(1), type_of));
     if (!target) return Out(n.num_outputs());
     return with_shape(x.elem, ReshapeShape(x.shape, *target, n.GetInt("allowzero", 0) != 0));
   }
   if (op == "Expand" && ins.size() == 2) {
-    auto target = ConstantInt64s(n.input(1));
+    // A constant shape, or one computed from Shape (onnx's data propagation), symbols kept.
+    auto target = ShapeData(n.input(1), type_of);
     if (!target) return Out(n.num_outputs());
-    Shape t;
-    for (int64_t d : *target) t.push_back(Dim::Static(d));
-    return with_shape(x.elem, Broadcast({&x.shape, &t}));
+    return with_shape(x.elem, Broadcast({&x.shape, &*target}));
   }
   if (op == "Transpose") return with_shape(x.elem, TransposeShape(n, x.shape));
   if (op == "Unsqueeze") return with_shape(x.elem, UnsqueezeShape(n, x.shape));
@@ -399,6 +400,8 @@ std::vector<std::optional<TensorType>> InferNode(const Node& n, TypeLookup type_
   if (op == "Gather" && ins.size() == 2) return with_shape(x.elem, GatherShape(n, x.shape, ins[1].shape));
   if (op == "Shape") return with_shape(TensorProto::INT64, ShapeOpShape(n, x.shape));
   if (op == "Size") return with_shape(TensorProto::INT64, Shape{});
+  if (auto out = InferNn(n, ins)) return *out;
+  if (auto out = InferData(n, ins, type_of)) return *out;
   return Out(n.num_outputs());
 }
 

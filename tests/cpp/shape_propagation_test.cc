@@ -54,11 +54,19 @@ std::string Disagreement(const onnx::TypeProto& ours, const onnx::TypeProto* the
   return "";
 }
 
-// The types onnx inference gives each value of the main graph, by name.
+// The types onnx inference gives each value of `g` and its subgraphs, by name.
+void OnnxTypes(const onnx::GraphProto& g, absl::flat_hash_map<std::string, onnx::TypeProto>& out) {
+  for (const auto& vi : g.value_info()) out[vi.name()] = vi.type();
+  for (const auto& vi : g.output()) out[vi.name()] = vi.type();
+  for (const auto& n : g.node())
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) OnnxTypes(a.g(), out);
+      for (const auto& sub : a.graphs()) OnnxTypes(sub, out);
+    }
+}
 absl::flat_hash_map<std::string, onnx::TypeProto> OnnxTypes(const onnx::ModelProto& inferred) {
   absl::flat_hash_map<std::string, onnx::TypeProto> out;
-  for (const auto& vi : inferred.graph().value_info()) out[vi.name()] = vi.type();
-  for (const auto& vi : inferred.graph().output()) out[vi.name()] = vi.type();
+  OnnxTypes(inferred.graph(), out);
   return out;
 }
 
@@ -232,6 +240,63 @@ TEST(ShapePropagation, ReductionsGatherShapeLayerNorm) {
   auto t13 = Propagate(R"(<ir_version: 7, opset_import: ["" : 13]> g (float[N,5] x) => (float[N,1] m) {
       m = ReduceMean<axes = [1]>(x) })");
   EXPECT_EQ(At(t13, "m"), "float[N,1]");
+}
+
+TEST(ShapePropagation, ConvPoolNorm) {
+  auto t = Propagate(std::string(kHeader17) + R"(g (float[N,3,32,32] x, float[8,3,3,3] w, float[N,3,H,W] s,
+      float[3] sc, float[3] b, float[3] m, float[3] v) => (float[N,8,30,30] a) {
+      a = Conv(x, w)  c = Conv<pads = [1, 1, 1, 1], strides = [2, 2]>(x, w)
+      d = Conv<auto_pad = "SAME_UPPER", strides = [2, 2], dilations = [2, 2]>(x, w)  e = Conv(s, w)
+      f = MaxPool<kernel_shape = [2, 2], strides = [2, 2]>(x)  g, gi = MaxPool<kernel_shape = [3, 3], auto_pad = "SAME_LOWER">(x)
+      h = MaxPool<kernel_shape = [3, 3], ceil_mode = 1, strides = [2, 2]>(x)  k = AveragePool<kernel_shape = [4, 4]>(s)
+      p = GlobalAveragePool(s)  q = BatchNormalization(x, sc, b, m, v)  r = InstanceNormalization(s, sc, b) })");
+  EXPECT_EQ(At(t, "a"), "float[N,8,30,30]");
+  EXPECT_EQ(At(t, "c"), "float[N,8,16,16]");
+  EXPECT_EQ(At(t, "d"), "float[N,8,16,16]");
+  EXPECT_EQ(At(t, "e"), "float[N,8,?,?]");  // symbolic spatial dims: unknown, not guessed
+  EXPECT_EQ(At(t, "f"), "float[N,3,16,16]");
+  EXPECT_EQ(At(t, "g"), "float[N,3,32,32]");
+  EXPECT_EQ(At(t, "gi"), "int64[N,3,32,32]");
+  EXPECT_EQ(At(t, "h"), "none");  // ceil_mode: rounding differs between onnx versions
+  EXPECT_EQ(At(t, "k"), "float[N,3,?,?]");
+  EXPECT_EQ(At(t, "p"), "float[N,3,1,1]");
+  EXPECT_EQ(At(t, "q"), "float[N,3,32,32]");
+  EXPECT_EQ(At(t, "r"), "float[N,3,H,W]");
+}
+
+TEST(ShapePropagation, SliceConstantOfShapeExpandFromShape) {
+  auto t = Propagate(std::string(kHeader17) + R"(g (float[N,10,6] x, int64[2] ends) => (float[N,4,6] a) {
+      st = Constant<value = int64[1] {2}>()  en = Constant<value = int64[1] {-4}>()  ax = Constant<value = int64[1] {1}>()
+      a = Slice(x, st, en, ax)  big = Constant<value = int64[1] {9223372036854775807}>()  m1 = Constant<value = int64[1] {-1}>()
+      b = Slice(x, m1, big, ax, m1)  c = Slice(x, st, ends)
+      s = Shape(x)  z = Constant<value = int64 {0}>()  n = Gather(s, z)  nn = Unsqueeze(n, z)
+      tail = Slice(s, st, big)  shape = Concat<axis = 0>(nn, tail)
+      f = ConstantOfShape<value = int32[1] {1}>(shape)  e = Expand(f, nn)
+      r = Reshape(f, shape)  g = Trilu(x)  ix = Constant<value = int64[1,1] {0}>()
+      u = Constant<value = float[1,10,6] {0}>()  sc = ScatterND(x, ix, u) })");
+  EXPECT_EQ(At(t, "a"), "float[N,4,6]");
+  EXPECT_EQ(At(t, "b"), "float[N,0,6]");  // backwards from the end towards INT64_MAX: empty
+  EXPECT_EQ(At(t, "c"), "float[?,?,?]");  // bounds not constant: onnx keeps only the rank
+  EXPECT_EQ(At(t, "tail"), "int64[1]");
+  EXPECT_EQ(At(t, "f"), "int32[N,6]");    // the shape's values, symbol and all
+  EXPECT_EQ(At(t, "e"), "int32[N,6]");
+  EXPECT_EQ(At(t, "r"), "none");           // a computed shape with a symbol: left to onnx
+  EXPECT_EQ(At(t, "g"), "float[N,10,6]");
+  EXPECT_EQ(At(t, "sc"), "float[N,10,6]");
+}
+
+TEST(ShapePropagation, IfBranchesAndLoopBody) {
+  auto t = Propagate(std::string(kHeader17) + R"(g (bool c, float[N,4] x, float[4] y, int64 trip) => (float[N,4] a) {
+      a = If(c) <then_branch = t () => (float[N,4] ta) { ta = Relu(x) },
+                 else_branch = e () => (float[N,4] ea) { ea = Add(x, y) }>
+      b = If(c) <then_branch = t2 () => (float[N,4] tb) { tb = Relu(x) },
+                 else_branch = e2 () => (float[4] eb) { eb = Relu(y) }>
+      l = Loop(trip, c, x) <body = body (int64 i, bool cin, float[N,4] h) => (bool cout, float[N,4] hout) {
+          cout = Identity(cin)  hout = Tanh(h) }> })");
+  EXPECT_EQ(At(t, "a"), "float[N,4]");
+  EXPECT_EQ(At(t, "b"), "none");  // ranks differ: onnx knows no shape
+  EXPECT_EQ(At(t, "cout"), "none");  // a subgraph output declares its type
+  EXPECT_EQ(At(t, "l"), "none");     // Loop outputs are left to onnx
 }
 
 TEST(ShapePropagation, UnknownOpStopsPropagation) {

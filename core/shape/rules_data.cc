@@ -1,0 +1,186 @@
+// Rules that read an operand's values: Slice's bounds and ConstantOfShape's shape, as
+// onnx reads them (its type inference sees only initializer and Constant data; a shape
+// computed from Shape reaches ConstantOfShape through data propagation, dims and symbols
+// alike), and ops shaped like one of their inputs.
+#include <algorithm>
+#include <numeric>
+#include <string>
+
+#include "core/ir/constant.h"
+#include "core/ir/graph.h"
+#include "core/ir/model.h"
+#include "core/shape/rules_internal.h"
+
+namespace onnxsurgeon::shape_rules {
+namespace {
+
+constexpr std::string_view kLikeFirst[] = {"Trilu", "ScatterND", "ScatterElements", "Scatter"};
+
+// An initializer that is also a graph input: onnx reads its data, we may not (it can be
+// overridden at run time), so rules that would fall back on "not constant" decide nothing.
+bool Overridable(const Value* v) { return v && v->IsInitializer() && v->IsGraphInput(); }
+
+// onnx's clamping of one Slice axis of static size `dim` (processSliceInputs): the
+// start and end the slice runs between; nullopt for a zero step.
+std::optional<std::pair<int64_t, int64_t>> SliceRange(int64_t dim, int64_t start, int64_t end, int64_t step) {
+  if (step == 0) return std::nullopt;
+  if (dim == 0) return std::pair<int64_t, int64_t>{0, 0};
+  if (start < 0) start += dim;
+  if (end < 0) end += dim;
+  if (step < 0) return std::pair{std::clamp<int64_t>(start, 0, dim - 1), std::clamp<int64_t>(end, -1, dim - 1)};
+  return std::pair{std::clamp<int64_t>(start, 0, dim), std::clamp<int64_t>(end, 0, dim)};
+}
+
+// The number of elements a slice of a static axis takes.
+std::optional<int64_t> SliceLength(int64_t dim, int64_t start, int64_t end, int64_t step) {
+  auto r = SliceRange(dim, start, end, step);
+  if (!r) return std::nullopt;
+  auto [from, to] = *r;
+  if (step < 0) return from > to ? (from - to + (-step) - 1) / (-step) : 0;
+  return to > from ? (to - from + step - 1) / step : 0;
+}
+
+std::optional<Shape> SliceShape(const Node& n, const Shape& in) {
+  const int64_t rank = static_cast<int64_t>(in.size());
+  std::vector<std::optional<std::vector<int64_t>>> operands;  // starts, ends, axes, steps
+  bool constant = true;
+  for (size_t i = 1; i < 5; ++i) {
+    const Value* v = i < n.num_inputs() ? n.input(i) : nullptr;
+    if (Overridable(v)) return std::nullopt;
+    operands.push_back(v ? ConstantInt64s(v) : std::nullopt);
+    if (v && !operands.back()) constant = false;
+  }
+  // Bounds that are not constant: onnx keeps the rank and knows no dim.
+  if (!constant || !operands[0] || !operands[1]) return Shape(rank);
+  const std::vector<int64_t>& starts = *operands[0];
+  const std::vector<int64_t>& ends = *operands[1];
+  std::vector<int64_t> axes(starts.size());
+  std::iota(axes.begin(), axes.end(), 0);
+  if (operands[2]) axes = *operands[2];
+  std::vector<int64_t> steps = operands[3] ? *operands[3] : std::vector<int64_t>(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    return std::nullopt;
+  Shape out = in;
+  std::vector<bool> seen(rank, false);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (axes[i] < -rank || axes[i] >= rank) return std::nullopt;
+    const int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
+    if (seen[axis] || steps[i] == 0) return std::nullopt;
+    seen[axis] = true;
+    if (!in[axis].is_static()) {
+      out[axis] = Dim{};  // onnx clears even a symbol here
+      continue;
+    }
+    auto length = SliceLength(in[axis].value, starts[i], ends[i], steps[i]);
+    if (!length) return std::nullopt;
+    out[axis] = Dim::Static(*length);
+  }
+  return out;
+}
+
+// The element type of ConstantOfShape's `value` (float when absent), 0 when unreadable.
+int32_t FillType(const Node& n) {
+  const Attribute* a = n.FindAttribute("value");
+  if (!a) return onnx::TensorProto::FLOAT;
+  if (a->is_ref() || !a->proto().has_t()) return 0;
+  return a->proto().t().data_type();
+}
+
+}  // namespace
+
+std::optional<Shape> ShapeData(const Value* v, TypeLookup type_of, int depth) {
+  if (!v || Overridable(v) || depth > 16) return std::nullopt;
+  if (auto c = ConstantInt64s(v)) {
+    Shape s;
+    for (int64_t d : *c) s.push_back(Dim::Static(d));
+    return s;
+  }
+  const Node* p = v->producer();
+  if (!p || !CanonicalDomain(p->domain()).empty() || p->num_inputs() == 0) return std::nullopt;
+  const std::string& op = p->op_type();
+  if (op == "Shape") {
+    auto t = type_of(p->input(0));
+    if (!t) return std::nullopt;
+    const int64_t rank = static_cast<int64_t>(t->shape.size());
+    auto clamp = [rank](int64_t x) { return std::clamp(x < 0 ? x + rank : x, int64_t{0}, rank); };
+    int64_t start = 0, end = rank;
+    if (p->graph()->OpsetVersion("") >= 15) {
+      start = clamp(p->GetInt("start", 0));
+      end = clamp(p->GetInt("end", rank));
+    }
+    Shape s;
+    for (int64_t i = start; i < end; ++i) {
+      if (t->shape[i].is_unknown()) return std::nullopt;
+      s.push_back(t->shape[i]);
+    }
+    return s;
+  }
+  if (op == "Unsqueeze" || op == "Squeeze" || op == "Identity" ||
+      (op == "Cast" && p->GetInt("to", 0) == onnx::TensorProto::INT64))
+    return ShapeData(p->input(0), type_of, depth + 1);
+  if (op == "Concat") {
+    Shape s;
+    for (const Value* in : p->inputs()) {
+      auto part = ShapeData(in, type_of, depth + 1);
+      if (!part) return std::nullopt;
+      s.insert(s.end(), part->begin(), part->end());
+    }
+    return s;
+  }
+  if (op == "Slice" && p->graph()->OpsetVersion("") >= 10 && p->num_inputs() >= 3) {
+    // onnx follows one constant range on axis 0 (the data comes from Shape).
+    auto data = ShapeData(p->input(0), type_of, depth + 1);
+    std::vector<std::vector<int64_t>> args;  // starts, ends, axes, steps
+    for (size_t i = 1; i < p->num_inputs(); ++i) {
+      auto c = ConstantInt64s(p->input(i));
+      if (!c || c->size() != 1) return std::nullopt;
+      args.push_back(*c);
+    }
+    if (!data || (args.size() > 2 && args[2][0] != 0)) return std::nullopt;
+    const int64_t size = static_cast<int64_t>(data->size()), step = args.size() > 3 ? args[3][0] : 1;
+    auto range = SliceRange(size, args[0][0], args[1][0], step);
+    if (!range) return std::nullopt;
+    Shape s;
+    for (int64_t i = range->first; step > 0 ? i < range->second : i > range->second; i += step) s.push_back((*data)[i]);
+    return s;
+  }
+  if (op == "Gather" && p->GetInt("axis", 0) == 0 && p->num_inputs() == 2) {
+    auto data = ShapeData(p->input(0), type_of, depth + 1);
+    auto indices = ConstantInt64s(p->input(1));
+    if (!data || !indices) return std::nullopt;
+    const int64_t size = static_cast<int64_t>(data->size());
+    Shape s;
+    for (int64_t i : *indices) {
+      if (i < -size || i >= size) return std::nullopt;
+      s.push_back((*data)[i < 0 ? i + size : i]);
+    }
+    return s;
+  }
+  return std::nullopt;
+}
+
+std::optional<Out> InferData(const Node& n, const std::vector<TensorType>& ins, TypeLookup type_of) {
+  const std::string& op = n.op_type();
+  const int64_t opset = n.graph()->OpsetVersion("");
+  const TensorType& x = ins[0];
+  Out out(n.num_outputs());
+  auto set = [&](int32_t elem, std::optional<Shape> s) {
+    if (s && elem != 0) out[0] = TensorType{elem, std::move(*s)};
+    return out;
+  };
+  if (std::find(std::begin(kLikeFirst), std::end(kLikeFirst), op) != std::end(kLikeFirst)) return set(x.elem, x.shape);
+  if (op == "GatherElements" && ins.size() == 2 && ins[1].shape.size() == x.shape.size())
+    return set(x.elem, ins[1].shape);
+  if (op == "Slice" && opset >= 10) return set(x.elem, SliceShape(n, x.shape));
+  if (op == "ConstantOfShape") {
+    if (Overridable(n.input(0))) return out;
+    auto dims = ShapeData(n.input(0), type_of, 0);
+    if (!dims) return out;
+    for (const Dim& d : *dims)
+      if (d.is_static() && d.value < 0) return out;  // onnx fails on a negative size
+    return set(FillType(n), std::move(dims));
+  }
+  return std::nullopt;
+}
+
+}  // namespace onnxsurgeon::shape_rules
