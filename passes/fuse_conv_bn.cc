@@ -23,11 +23,6 @@ namespace {
 using pattern::Match;
 using pattern::Pattern;
 
-bool Refuse(std::string* why, std::string reason) {
-  if (why) *why = std::move(reason);
-  return false;
-}
-
 // The folded weights and bias, or nullopt with a reason.
 struct Folded {
   Tensor weight, bias;

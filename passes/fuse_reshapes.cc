@@ -59,11 +59,6 @@
 namespace onnxsurgeon::passes {
 namespace {
 
-bool Refuse(std::string* why, std::string reason) {
-  if (why) *why = std::move(reason);
-  return false;
-}
-
 bool IsOp(const Node* n, std::string_view op) { return n && n->Is(op); }
 
 Shape StaticShape(const std::vector<int64_t>& v) {

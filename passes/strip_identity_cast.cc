@@ -234,11 +234,6 @@ class StripIdentityCastPass : public PatternPass {
         });
   }
 
-  static bool Refuse(std::string* why, std::string reason) {
-    if (why) *why = std::move(reason);
-    return false;
-  }
-
   bool allow_precision_loss_;
   InferredTypes types_;
 };

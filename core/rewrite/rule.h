@@ -19,6 +19,12 @@
 
 namespace onnxsurgeon {
 
+// A miss with its reason, for MatchAndRewrite and checks: `return Refuse(why, "...")`.
+inline bool Refuse(std::string* why, std::string reason) {
+  if (why) *why = std::move(reason);
+  return false;
+}
+
 class RewriteRule {
  public:
   RewriteRule(std::string name, std::string root_op, std::string root_domain = "", int benefit = 1)

@@ -22,11 +22,6 @@ using pattern::ValueRef;
 using lowering::ElementType;
 using lowering::Rank;
 
-bool Refuse(std::string* why, std::string reason) {
-  if (why) *why = std::move(reason);
-  return false;
-}
-
 // ---- facts about matched values ----------------------------------------------------
 
 // Static dims of a value (initializer dims or inferred shape); nullopt when the rank is
