@@ -53,7 +53,6 @@
 #include "core/ir/shape.h"
 #include "core/pass/pattern_pass.h"
 #include "core/shape/propagate.h"
-#include "passes/lowering/element_type.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
@@ -240,8 +239,8 @@ std::string GemmBlocker(const Node& matmul, const Node& add, const std::optional
   auto bs = ShapeOfValue(b);
   if (!bs || bs->size() != 2) return absl::StrCat("B ('", b->name(), "') is not known to be rank 2");
   int64_t opset = add.graph()->OpsetVersion("");
-  int32_t t = lowering::ElementType(matmul.input(0));
-  if (!t) t = lowering::ElementType(b);
+  int32_t t = ElementType(matmul.input(0));
+  if (!t) t = ElementType(b);
   if (!GemmType(t, opset)) {
     return absl::StrCat("element type ", t ? onnx::TensorProto::DataType_Name(t) : std::string("unknown"),
                         " is not one Gemm takes at opset ", opset);
@@ -553,7 +552,7 @@ class FlattenRegionRule : public RewriteRule {
         flat[e.value] = e.source;
       } else {
         Value* y = rw.Op("Reshape", {e.source, rw.Int64s({r.m, e.c})});
-        SetType(y, lowering::ElementType(e.value), {r.m, e.c});
+        SetType(y, ElementType(e.value), {r.m, e.c});
         flat[e.value] = y;
       }
     }
@@ -582,7 +581,7 @@ class FlattenRegionRule : public RewriteRule {
       std::vector<onnx::AttributeProto> attributes;
       for (const Attribute& a : n->attributes()) attributes.push_back(a.proto());
       Value* y = rw.Op(n->op_type(), std::move(inputs), std::move(attributes));
-      SetType(y, lowering::ElementType(n->output(0)), {r.m, r.c_out[n]});
+      SetType(y, ElementType(n->output(0)), {r.m, r.c_out[n]});
       flat[n->output(0)] = y;
     }
     // Everything new is created before anything is erased (the root may be an exit's Reshape).
@@ -614,7 +613,7 @@ class FlattenRegionRule : public RewriteRule {
       shape.push_back(x.c);
       Value* back = rw.Op("Reshape", {y, rw.Int64s(shape)});
       if (x.value->has_type()) *back->mutable_info()->mutable_type() = x.value->info()->type();
-      else SetType(back, lowering::ElementType(x.value), shape);
+      else SetType(back, ElementType(x.value), shape);
       OS_RETURN_IF_ERROR(rw.ReplaceAllUsesWith(x.value, back));
     }
     for (auto& [reshape, y] : bypassed) {

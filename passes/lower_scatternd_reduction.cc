@@ -116,8 +116,8 @@ class LowerScatterNDReductionPass : public PatternPass {
       Value* total = updates;
       if (!ProvablyDistinct(indices, data)) {
         OS_RETURN_IF_ERROR(CheckSize(scatter, indices, updates));
-        int32_t type = lowering::ElementType(updates);
-        if (type == 0) type = lowering::ElementType(data);
+        int32_t type = ElementType(updates);
+        if (type == 0) type = ElementType(data);
         total = lowering::CombineDuplicateUpdates(rw, data, indices, updates, reduction,
                                                   scatter->graph()->OpsetVersion(""), type);
       }

@@ -57,7 +57,6 @@
 #include "core/ir/shape.h"
 #include "core/rewrite/rewriter.h"
 #include "core/shape/propagate.h"
-#include "passes/lowering/element_type.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
@@ -207,7 +206,7 @@ class Resolver {
           for (int64_t x : *ints) out->e.push_back(Elem::Const(x));
         }
       }
-    } else if (int32_t t = lowering::ElementType(v); IsIntType(t) || t == Types::BOOL) {
+    } else if (int32_t t = ElementType(v); IsIntType(t) || t == Types::BOOL) {
       // A vector the walk cannot see through: element i of v is itself.
       auto shape = StaticShapeOf(v);
       if (shape && shape->size() <= 1 && (shape->empty() || static_cast<size_t>((*shape)[0]) <= kMaxElems)) {
@@ -257,7 +256,7 @@ class Resolver {
     if (vecs_.contains(n->output(0))) return;
     std::optional<Vec> out = Compute(n);
     if (!out || out->e.size() > kMaxElems) return;
-    int32_t declared = lowering::ElementType(n->output(0));
+    int32_t declared = ElementType(n->output(0));
     if (declared && declared != out->dtype) return;  // the walk misread the op; stay out
     Register(n->output(0), *out);
     computed_.insert(n->output(0));

@@ -68,10 +68,10 @@ class RewriteErfPass : public PatternPass {
         "erf", std::move(p), erf.id(),
         [](const pattern::Match& m, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
           Value* x = m.value("x");
-          return std::vector<Value*>{EmitErf(rw, x, lowering::ElementType(x))};
+          return std::vector<Value*>{EmitErf(rw, x, ElementType(x))};
         },
         [](const pattern::Match& m, std::string* why) {
-          int32_t t = lowering::ElementType(m.value("x"));
+          int32_t t = ElementType(m.value("x"));
           if (lowering::IsFloatType(t)) return true;
           if (why) *why = lowering::WhyNotFloat(*m.root(), m.value("x"));
           return false;

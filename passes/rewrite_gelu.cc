@@ -58,7 +58,7 @@ class RewriteGeluPass : public PatternPass {
         "gelu-op", std::move(p), gelu.id(),
         [this](const pattern::Match& m, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
           Value* x = m.value("x");
-          return std::vector<Value*>{EmitForm(rw, x, lowering::ElementType(x), KindOf(m), to_)};
+          return std::vector<Value*>{EmitForm(rw, x, ElementType(x), KindOf(m), to_)};
         },
         [](const pattern::Match& m, std::string* why) {
           const Attribute* a = m.attr("approximate");
@@ -66,7 +66,7 @@ class RewriteGeluPass : public PatternPass {
             if (why) *why = absl::StrCat("unknown approximate='", a->s(), "'");
             return false;
           }
-          int32_t t = lowering::ElementType(m.value("x"));
+          int32_t t = ElementType(m.value("x"));
           if (!lowering::IsFloatType(t)) {
             if (why) *why = lowering::WhyNotFloat(*m.root(), m.value("x"));
             return false;

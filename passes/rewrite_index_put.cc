@@ -76,7 +76,7 @@ StatusOr<IndexPut> Parse(const Node& n) {
   std::vector<Value*> in = n.inputs();
   IndexPut p;
   if (const Attribute* a = n.FindAttribute("accumulate")) p.accumulate = a->i() != 0;
-  if (in.size() >= 4 && in.back() && lowering::ElementType(in.back()) == onnx::TensorProto::BOOL) {
+  if (in.size() >= 4 && in.back() && ElementType(in.back()) == onnx::TensorProto::BOOL) {
     auto c = GetConstant(in.back());
     if (!c) return fail("accumulate is computed at run time; it must be a constant");
     auto v = c->AsInt64s();
@@ -104,12 +104,12 @@ class IndexPutRewrite {
     if (opset < 11) return Error(*node, absl::StrCat("ScatterND needs opset >= 11; the model imports ", opset));
     if (p.accumulate && opset < 13)
       return Error(*node, absl::StrCat("accumulate=true needs opset >= 13 (16 for ScatterND reduction); the model imports ", opset));
-    int32_t self_type = lowering::ElementType(p.self);
+    int32_t self_type = ElementType(p.self);
     if (p.accumulate && opset < 15 && self_type == 0)
       return Error(*node, "accumulate=true below opset 15 needs self's element type, which is unknown");
     std::vector<int32_t> types;
     for (Value* i : p.indices) {
-      int32_t t = lowering::ElementType(i);
+      int32_t t = ElementType(i);
       if (t == 0) return Error(*node, absl::StrCat("the element type of index '", i->name(), "' is unknown"));
       if (t != onnx::TensorProto::INT64 && t != onnx::TensorProto::INT32 && t != onnx::TensorProto::BOOL &&
           t != onnx::TensorProto::UINT8)
@@ -221,7 +221,7 @@ class RewriteIndexPutPass : public Pass {
     // Index element types decide between indices and masks: find them if they are missing.
     for (Node* n : nodes) {
       bool unknown = false;
-      for (size_t i = 1; i < n->num_inputs(); ++i) unknown |= n->input(i) && lowering::ElementType(n->input(i)) == 0;
+      for (size_t i = 1; i < n->num_inputs(); ++i) unknown |= n->input(i) && ElementType(n->input(i)) == 0;
       if (unknown) {
         (void)InferShapes(model, /*data_propagation=*/false);
         break;

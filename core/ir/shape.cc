@@ -17,6 +17,15 @@ std::string Dim::ToString() const {
   return is_symbolic() ? symbol : "?";
 }
 
+int32_t ElementType(const Value* value) {
+  if (!value) return 0;
+  if (value->has_type() && value->type()->has_tensor_type() && value->type()->tensor_type().elem_type() != 0)
+    return value->type()->tensor_type().elem_type();
+  if (value->initializer()) return value->initializer()->meta().data_type();
+  if (auto c = GetConstant(value)) return c->data_type;
+  return 0;
+}
+
 std::optional<Shape> ShapeOf(const Value* value) {
   if (!value) return std::nullopt;
   Shape shape;

@@ -35,6 +35,10 @@ struct Dim {
 
 using Shape = std::vector<Dim>;
 
+// The TensorProto element type of `value` (its type; an initializer's or a Constant
+// node's data), 0 when unknown.
+int32_t ElementType(const Value* value);
+
 // The shape of `value`, or nullopt when not even its rank is known.
 std::optional<Shape> ShapeOf(const Value* value);
 // The static dims of `value`, or nullopt when its rank or any dim is not static.

@@ -9,13 +9,6 @@ namespace {
 
 using shape_rules::TensorType;
 
-int32_t ElemTypeOf(const Value* v) {
-  if (const onnx::TypeProto* t = v->type()) return t->has_tensor_type() ? t->tensor_type().elem_type() : 0;
-  if (const Tensor* t = v->initializer()) return t->meta().data_type();
-  if (auto c = GetConstant(v)) return c->data_type;
-  return 0;
-}
-
 onnx::TypeProto ToProto(const TensorType& t) {
   onnx::TypeProto proto;
   auto* tensor = proto.mutable_tensor_type();
@@ -68,7 +61,7 @@ std::vector<std::optional<TensorType>> IfTypes(const Node& n, shape_rules::TypeL
 void Walk(const Graph& graph, Known& known, absl::flat_hash_map<const Value*, onnx::TypeProto>& out) {
   auto type_of = [&known](const Value* v) -> std::optional<TensorType> {
     if (auto it = known.find(v); it != known.end()) return it->second;
-    int32_t elem = ElemTypeOf(v);
+    int32_t elem = ElementType(v);
     auto shape = ShapeOf(v);
     if (elem == 0 || !shape) return std::nullopt;
     return TensorType{elem, std::move(*shape)};

@@ -42,7 +42,7 @@ class DecomposeLayerNormRule : public RewriteRule {
     if (const Attribute* a = node->FindAttribute("axis")) spec.axis = a->i(-1);
     if (const Attribute* a = node->FindAttribute("epsilon")) spec.epsilon = a->f(1e-5f);
     if (const Attribute* a = node->FindAttribute("stash_type")) spec.stash_type = static_cast<int32_t>(a->i(1));
-    spec.elem_type = lowering::ElementType(spec.x);
+    spec.elem_type = ElementType(spec.x);
     spec.rank = lowering::Rank(spec.x);
     bool want_inv = node->num_outputs() > 2 && node->output(2) && node->output(2)->HasUsers();
     int64_t opset = node->graph()->OpsetVersion("");

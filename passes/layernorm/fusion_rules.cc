@@ -19,7 +19,6 @@ using pattern::Match;
 using pattern::OpRef;
 using pattern::Pattern;
 using pattern::ValueRef;
-using lowering::ElementType;
 using lowering::Rank;
 
 // ---- facts about matched values ----------------------------------------------------

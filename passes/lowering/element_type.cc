@@ -8,21 +8,9 @@
 
 namespace onnxsurgeon::lowering {
 
-int32_t ElementType(const Value* value) {
-  if (!value) return 0;
-  if (value->has_type() && value->type()->has_tensor_type() && value->type()->tensor_type().elem_type() != 0)
-    return value->type()->tensor_type().elem_type();
-  if (value->initializer()) return value->initializer()->meta().data_type();
-  if (auto c = GetConstant(value)) return c->data_type;
-  return 0;
-}
-
 int64_t Rank(const Value* v) {
-  if (!v) return -1;
-  if (const Tensor* t = v->initializer()) return t->meta().dims_size();
-  const onnx::TypeProto* type = v->type();
-  if (!type || !type->has_tensor_type() || !type->tensor_type().has_shape()) return -1;
-  return type->tensor_type().shape().dim_size();
+  auto shape = ShapeOf(v);
+  return shape ? static_cast<int64_t>(shape->size()) : -1;
 }
 
 void InferTypesIfNeeded(Model& model, std::string_view op_type) {

@@ -8,15 +8,14 @@
 
 #include "core/ir/model.h"
 #include "core/ir/node.h"
+#include "core/ir/shape.h"
 #include "core/ir/value.h"
 
 namespace onnxsurgeon::lowering {
 
-// The TensorProto element type of `value` (from its type or, for a constant, its data),
-// or 0 when unknown.
-int32_t ElementType(const Value* value);
+// Element types: ElementType in core/ir/shape.h.
 
-// The rank of `value` (initializer dims or inferred shape), or -1 when unknown.
+// The rank of `value` (ShapeOf: initializer or Constant dims, or its type), or -1 when unknown.
 int64_t Rank(const Value* value);
 
 // Given a model and an op type. Execute: when some node of that op (main graph) reads an
