@@ -53,6 +53,7 @@
 #include "core/ir/shape.h"
 #include "core/pass/pattern_pass.h"
 #include "core/shape/propagate.h"
+#include "core/shape/rules.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
@@ -75,34 +76,23 @@ std::optional<std::vector<int64_t>> ShapeInput(const Node& reshape) {
 
 bool AllowZero(const Node& reshape) { return reshape.GetInt("allowzero", 0) != 0; }
 
-// The output shape of Reshape(input shaped `in`, `s`): 0 copies in[i] (allowzero=0) or is
-// 0; -1 is what is left, when the dims say (static sizes, or one dim_param left over after
-// cancelling equal dims). Nullopt when the shape input is invalid for `in`.
+// The output shape of Reshape(input shaped `in`, `s`): onnx's rule
+// (shape_rules::ReshapeShape), and where that leaves the -1 unknown, the one dim_param left
+// after cancelling equal dims of input and output. Nullopt when `s` is invalid for `in`.
 std::optional<Shape> ResolveReshape(const Shape& in, const std::vector<int64_t>& s, bool allowzero) {
-  Shape out;
-  int infer = -1;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] > 0 || (s[i] == 0 && allowzero)) {
-      out.push_back(Dim::Static(s[i]));
-    } else if (s[i] == 0) {
-      if (i >= in.size()) return std::nullopt;
-      out.push_back(in[i]);
-    } else if (s[i] == -1 && infer < 0) {
-      infer = static_cast<int>(i);
-      out.push_back(Dim{});
-    } else {
-      return std::nullopt;
-    }
-  }
-  if (infer < 0) return out;
+  auto out = shape_rules::ReshapeShape(in, s, allowzero);
+  auto minus_one = std::find(s.begin(), s.end(), -1);
+  if (!out || minus_one == s.end() || !(*out)[minus_one - s.begin()].is_unknown()) return out;
+  const int infer = static_cast<int>(minus_one - s.begin());
+  Shape& shape = *out;
   // Cancel dims of the input against the other output dims; what is left is the -1.
   std::vector<Dim> rest_in(in.begin(), in.end());
   std::vector<Dim> rest_out;
-  for (size_t i = 0; i < out.size(); ++i) {
+  for (size_t i = 0; i < shape.size(); ++i) {
     if (static_cast<int>(i) == infer) continue;
-    auto it = std::find_if(rest_in.begin(), rest_in.end(), [&](const Dim& d) { return d.SameAs(out[i]); });
-    if (it != rest_in.end() && !out[i].is_unknown()) rest_in.erase(it);
-    else rest_out.push_back(out[i]);
+    auto it = std::find_if(rest_in.begin(), rest_in.end(), [&](const Dim& d) { return d.SameAs(shape[i]); });
+    if (it != rest_in.end() && !shape[i].is_unknown()) rest_in.erase(it);
+    else rest_out.push_back(shape[i]);
   }
   int64_t num = 1, den = 1;
   std::vector<Dim> symbolic;
@@ -115,9 +105,9 @@ std::optional<Shape> ResolveReshape(const Shape& in, const std::vector<int64_t>&
     den *= d.value;
   }
   if (symbolic.empty()) {
-    if (den > 0 && num % den == 0) out[infer] = Dim::Static(num / den);
+    if (den > 0 && num % den == 0) shape[infer] = Dim::Static(num / den);
   } else if (symbolic.size() == 1 && num == 1 && den == 1) {
-    out[infer] = symbolic[0];
+    shape[infer] = symbolic[0];
   }
   return out;
 }

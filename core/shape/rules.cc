@@ -74,47 +74,6 @@ std::optional<Shape> MatMulShape(const Shape& a, const Shape& b) {
   return out;
 }
 
-// onnx's Reshape rule: 0 copies the input dim (unless allowzero), -1 is the input's
-// element count over the others when that is known.
-std::optional<Shape> ReshapeShape(const Shape& in, const std::vector<int64_t>& target, bool allowzero) {
-  Shape out;
-  std::vector<bool> unresolved_zero(target.size(), false);
-  int64_t out_product = 1;
-  std::optional<size_t> minus_one;
-  for (size_t i = 0; i < target.size(); ++i) {
-    int64_t d = target[i];
-    if (d == -1) {
-      if (minus_one) return std::nullopt;
-      minus_one = i;
-      out.push_back(Dim{});
-    } else if (d == 0 && !allowzero) {
-      if (i >= in.size()) return std::nullopt;
-      out.push_back(in[i]);
-      if (in[i].is_static()) out_product *= in[i].value;
-      else unresolved_zero[i] = true;
-    } else if (d >= 0) {
-      out.push_back(Dim::Static(d));
-      out_product *= d;
-    } else {
-      return std::nullopt;
-    }
-  }
-  if (minus_one) {
-    if (out_product == 0) return std::nullopt;
-    int64_t in_product = 1;
-    bool known = true;
-    for (size_t i = 0; i < in.size(); ++i) {
-      if (in[i].is_static()) in_product *= in[i].value;
-      else if (i >= unresolved_zero.size() || !unresolved_zero[i]) known = false;
-    }
-    if (known) {
-      if (in_product % out_product != 0) return std::nullopt;
-      out[*minus_one] = Dim::Static(in_product / out_product);
-    }
-  }
-  return out;
-}
-
 // onnx's product of dims (Flatten): static product; a lone symbol times 1s stays itself.
 Dim Product(const Shape& s, size_t from, size_t to) {
   int64_t p = 1;
@@ -290,6 +249,45 @@ Out ConstantOut(const Node& n) {
 }
 
 }  // namespace
+
+std::optional<Shape> ReshapeShape(const Shape& in, const std::vector<int64_t>& target, bool allowzero) {
+  Shape out;
+  std::vector<bool> unresolved_zero(target.size(), false);
+  int64_t out_product = 1;
+  std::optional<size_t> minus_one;
+  for (size_t i = 0; i < target.size(); ++i) {
+    int64_t d = target[i];
+    if (d == -1) {
+      if (minus_one) return std::nullopt;
+      minus_one = i;
+      out.push_back(Dim{});
+    } else if (d == 0 && !allowzero) {
+      if (i >= in.size()) return std::nullopt;
+      out.push_back(in[i]);
+      if (in[i].is_static()) out_product *= in[i].value;
+      else unresolved_zero[i] = true;
+    } else if (d >= 0) {
+      out.push_back(Dim::Static(d));
+      out_product *= d;
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (minus_one) {
+    if (out_product == 0) return std::nullopt;
+    int64_t in_product = 1;
+    bool known = true;
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (in[i].is_static()) in_product *= in[i].value;
+      else if (i >= unresolved_zero.size() || !unresolved_zero[i]) known = false;
+    }
+    if (known) {
+      if (in_product % out_product != 0) return std::nullopt;
+      out[*minus_one] = Dim::Static(in_product / out_product);
+    }
+  }
+  return out;
+}
 
 std::optional<Shape> Broadcast(const std::vector<const Shape*>& shapes) {
   size_t rank = 0;

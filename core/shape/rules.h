@@ -24,6 +24,13 @@ using TypeLookup = absl::FunctionRef<std::optional<TensorType>(const Value*)>;
 // the node's op decides it exactly, nullopt elsewhere (also for ops without a rule).
 std::vector<std::optional<TensorType>> InferNode(const Node& node, TypeLookup type_of);
 
+// onnx's Reshape rule for an input shaped `in` and a constant shape input `target`: 0
+// copies the input dim (unless allowzero), -1 is the input's element count over the
+// others when that is known (static), else an unknown dim. Nullopt when `target` is
+// invalid for `in` (two -1s, a size below -1, a 0 past the input's rank, a count that
+// does not divide).
+std::optional<Shape> ReshapeShape(const Shape& in, const std::vector<int64_t>& target, bool allowzero);
+
 // Multidirectional (numpy) broadcast of `shapes`. A dim is given only when decidable:
 // one static size other than 1 (the others 1 or symbolic), or one symbol (the others 1);
 // an unknown dim only where all others are 1. Otherwise nullopt: the whole result is
