@@ -57,6 +57,7 @@
 #include "core/ir/shape.h"
 #include "core/rewrite/rewriter.h"
 #include "core/shape/propagate.h"
+#include "core/shape/slicing.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
@@ -279,9 +280,8 @@ class Resolver {
         }
         return Vec{Types::INT64, true, {acc}};
       }
-      auto clamp = [rank](int64_t x) { return std::clamp(x < 0 ? x + rank : x, int64_t{0}, rank); };
-      int64_t start = clamp(opset >= 15 ? n->GetInt("start", 0) : 0);
-      int64_t end = std::max(start, clamp(opset >= 15 ? n->GetInt("end", rank) : rank));
+      auto [start, end] = opset >= 15 ? ShapeRange(rank, n->GetInt("start", 0), n->GetInt("end", rank))
+                                      : std::pair<int64_t, int64_t>{0, rank};
       Vec v{Types::INT64, false, {}};
       for (int64_t i = start; i < end; ++i) v.e.push_back(DimElem(n->input(0), *shape, static_cast<size_t>(i)));
       return v;
@@ -361,19 +361,10 @@ class Resolver {
       if (!starts || !ends || !axes || !steps || starts->size() != 1 || ends->size() != 1 || axes->size() != 1 ||
           steps->size() != 1 || ((*axes)[0] != 0 && (*axes)[0] != -1) || (*steps)[0] == 0)
         return std::nullopt;
-      int64_t size = static_cast<int64_t>(x->e.size()), step = (*steps)[0];
-      auto norm = [size](int64_t i) { return i < 0 ? std::max<int64_t>(i + size, std::numeric_limits<int64_t>::min() / 2) : i; };
-      int64_t start = norm((*starts)[0]), end = norm((*ends)[0]);
+      const int64_t step = (*steps)[0];
+      auto range = ClampSlice(static_cast<int64_t>(x->e.size()), (*starts)[0], (*ends)[0], step);
       Vec v{x->dtype, false, {}};
-      if (step > 0) {
-        start = std::clamp<int64_t>(start, 0, size);
-        end = std::clamp<int64_t>(end, 0, size);
-        for (int64_t i = start; i < end; i += step) v.e.push_back(x->e[static_cast<size_t>(i)]);
-      } else {
-        start = std::clamp<int64_t>(start, -1, size - 1);
-        end = std::clamp<int64_t>(end, -1, size - 1);
-        for (int64_t i = start; i > end; i += step) v.e.push_back(x->e[static_cast<size_t>(i)]);
-      }
+      for (int64_t k = 0, i = range->start; k < range->count; ++k, i += step) v.e.push_back(x->e[static_cast<size_t>(i)]);
       return v;
     }
     if (op == "Cast") {

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "core/eval/kernels_internal.h"
+#include "core/shape/slicing.h"
 
 namespace onnxsurgeon::eval {
 namespace {
@@ -23,11 +24,8 @@ Status CheckElementCount(const Array& a, const std::vector<int64_t>& dims) {
 StatusOr<std::vector<Array>> ShapeKernel(const KernelContext& ctx, Inputs in) {
   OS_RETURN_IF_ERROR(ExpectInputs(ctx, in, 1, 1));
   int64_t rank = static_cast<int64_t>(in[0]->dims.size());
-  int64_t start = ctx.opset() >= 15 ? ctx.GetInt("start", 0) : 0;
-  int64_t end = ctx.opset() >= 15 ? ctx.GetInt("end", rank) : rank;
-  auto clamp = [rank](int64_t x) { return std::clamp(x < 0 ? x + rank : x, int64_t{0}, rank); };
-  start = clamp(start);
-  end = std::max(clamp(end), start);
+  auto [start, end] = ctx.opset() >= 15 ? ShapeRange(rank, ctx.GetInt("start", 0), ctx.GetInt("end", rank))
+                                        : std::pair<int64_t, int64_t>{0, rank};
   std::vector<int64_t> dims(in[0]->dims.begin() + start, in[0]->dims.begin() + end);
   return One(Int64Array({static_cast<int64_t>(dims.size())}, dims));
 }
@@ -338,21 +336,11 @@ StatusOr<std::vector<Array>> SliceKernel(const KernelContext& ctx, Inputs in) {
     OS_ASSIGN_OR_RETURN(int64_t k, NormalizeAxis(axes[i], rank));
     if (seen[k]) return absl::InvalidArgumentError("Slice repeats an axis");
     seen[k] = true;
-    int64_t d = a.dims[k], s = starts[i], e = ends[i], t = steps[i];
-    if (t == 0) return absl::InvalidArgumentError("Slice step 0");
-    if (s < 0) s = s < -d ? 0 : s + d;  // INT64_MIN-safe
-    if (e < 0) e = e < -d ? -1 : e + d;
-    if (t > 0) {
-      s = std::clamp<int64_t>(s, 0, d);
-      e = std::clamp<int64_t>(e, 0, d);
-      dims[k] = e > s ? (e - s + t - 1) / t : 0;
-    } else {
-      s = std::clamp<int64_t>(s, 0, d - 1);
-      e = std::clamp<int64_t>(e, -1, d - 1);
-      dims[k] = s > e ? (s - e + (-t) - 1) / (-t) : 0;
-    }
-    begin[k] = s;
-    step[k] = t;
+    auto axis = ClampSlice(a.dims[k], starts[i], ends[i], steps[i]);
+    if (!axis) return absl::InvalidArgumentError("Slice step 0");
+    dims[k] = axis->count;
+    begin[k] = axis->start;
+    step[k] = steps[i];
   }
   std::vector<int64_t> in_strides = Strides(a.dims), strides(rank);
   int64_t base = 0;

@@ -10,6 +10,7 @@
 #include "core/ir/graph.h"
 #include "core/ir/model.h"
 #include "core/shape/rules_internal.h"
+#include "core/shape/slicing.h"
 
 namespace onnxsurgeon::shape_rules {
 namespace {
@@ -19,26 +20,6 @@ constexpr std::string_view kLikeFirst[] = {"Trilu", "ScatterND", "ScatterElement
 // An initializer that is also a graph input: onnx reads its data, we may not (it can be
 // overridden at run time), so rules that would fall back on "not constant" decide nothing.
 bool Overridable(const Value* v) { return v && v->IsInitializer() && v->IsGraphInput(); }
-
-// onnx's clamping of one Slice axis of static size `dim` (processSliceInputs): the
-// start and end the slice runs between; nullopt for a zero step.
-std::optional<std::pair<int64_t, int64_t>> SliceRange(int64_t dim, int64_t start, int64_t end, int64_t step) {
-  if (step == 0) return std::nullopt;
-  if (dim == 0) return std::pair<int64_t, int64_t>{0, 0};
-  if (start < 0) start += dim;
-  if (end < 0) end += dim;
-  if (step < 0) return std::pair{std::clamp<int64_t>(start, 0, dim - 1), std::clamp<int64_t>(end, -1, dim - 1)};
-  return std::pair{std::clamp<int64_t>(start, 0, dim), std::clamp<int64_t>(end, 0, dim)};
-}
-
-// The number of elements a slice of a static axis takes.
-std::optional<int64_t> SliceLength(int64_t dim, int64_t start, int64_t end, int64_t step) {
-  auto r = SliceRange(dim, start, end, step);
-  if (!r) return std::nullopt;
-  auto [from, to] = *r;
-  if (step < 0) return from > to ? (from - to + (-step) - 1) / (-step) : 0;
-  return to > from ? (to - from + step - 1) / step : 0;
-}
 
 std::optional<Shape> SliceShape(const Node& n, const Shape& in) {
   const int64_t rank = static_cast<int64_t>(in.size());
@@ -71,9 +52,9 @@ std::optional<Shape> SliceShape(const Node& n, const Shape& in) {
       out[axis] = Dim{};  // onnx clears even a symbol here
       continue;
     }
-    auto length = SliceLength(in[axis].value, starts[i], ends[i], steps[i]);
-    if (!length) return std::nullopt;
-    out[axis] = Dim::Static(*length);
+    auto sliced = ClampSlice(in[axis].value, starts[i], ends[i], steps[i]);  // onnx's processSliceInputs
+    if (!sliced) return std::nullopt;
+    out[axis] = Dim::Static(sliced->count);
   }
   return out;
 }
@@ -102,12 +83,8 @@ std::optional<Shape> ShapeData(const Value* v, TypeLookup type_of, int depth) {
     auto t = type_of(p->input(0));
     if (!t) return std::nullopt;
     const int64_t rank = static_cast<int64_t>(t->shape.size());
-    auto clamp = [rank](int64_t x) { return std::clamp(x < 0 ? x + rank : x, int64_t{0}, rank); };
-    int64_t start = 0, end = rank;
-    if (p->graph()->OpsetVersion("") >= 15) {
-      start = clamp(p->GetInt("start", 0));
-      end = clamp(p->GetInt("end", rank));
-    }
+    auto [start, end] = p->graph()->OpsetVersion("") >= 15 ? ShapeRange(rank, p->GetInt("start", 0), p->GetInt("end", rank))
+                                                           : std::pair<int64_t, int64_t>{0, rank};
     Shape s;
     for (int64_t i = start; i < end; ++i) {
       if (t->shape[i].is_unknown()) return std::nullopt;
@@ -138,10 +115,10 @@ std::optional<Shape> ShapeData(const Value* v, TypeLookup type_of, int depth) {
     }
     if (!data || (args.size() > 2 && args[2][0] != 0)) return std::nullopt;
     const int64_t size = static_cast<int64_t>(data->size()), step = args.size() > 3 ? args[3][0] : 1;
-    auto range = SliceRange(size, args[0][0], args[1][0], step);
+    auto range = ClampSlice(size, args[0][0], args[1][0], step);
     if (!range) return std::nullopt;
     Shape s;
-    for (int64_t i = range->first; step > 0 ? i < range->second : i > range->second; i += step) s.push_back((*data)[i]);
+    for (int64_t k = 0, i = range->start; k < range->count; ++k, i += step) s.push_back((*data)[i]);
     return s;
   }
   if (op == "Gather" && p->GetInt("axis", 0) == 0 && p->num_inputs() == 2) {

@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "core/io/importer.h"
 #include "core/shape/propagate.h"
+#include "core/shape/slicing.h"
 #include "core/shape/rules.h"
 #include "tests/cpp/test_util.h"
 
@@ -382,6 +383,28 @@ TEST(ShapePropagation, AgreesWithOnnxOnBackendNodeTests) {
   EXPECT_GT(c.compared, 1000);
   EXPECT_TRUE(c.disagreements.empty()) << c.disagreements.size() << " disagreements:\n"
                                        << absl::StrJoin(c.disagreements, "\n");
+}
+
+// Slice's clamping, shared by the kernels, the rules and resolve-shapes (onnxruntime
+// takes element 0 for x[-10:-20:-1] of 5 elements: the start clamps into [0, dim-1]).
+TEST(Slicing, ClampSliceFollowsTheSpec) {
+  auto take = [](int64_t dim, int64_t start, int64_t end, int64_t step) {
+    auto a = ClampSlice(dim, start, end, step);
+    return a ? std::vector<int64_t>{a->start, a->end, a->count} : std::vector<int64_t>{};
+  };
+  EXPECT_EQ(take(5, 1, 4, 1), (std::vector<int64_t>{1, 4, 3}));
+  EXPECT_EQ(take(5, -2, INT64_MAX, 1), (std::vector<int64_t>{3, 5, 2}));
+  EXPECT_EQ(take(5, 0, 5, 2), (std::vector<int64_t>{0, 5, 3}));
+  EXPECT_EQ(take(5, INT64_MAX, INT64_MIN, -1), (std::vector<int64_t>{4, -1, 5}));
+  EXPECT_EQ(take(5, -10, -20, -1), (std::vector<int64_t>{0, -1, 1}));
+  EXPECT_EQ(take(5, 4, 0, INT64_MIN), (std::vector<int64_t>{4, 0, 1}));
+  EXPECT_EQ(take(5, 0, 5, INT64_MAX), (std::vector<int64_t>{0, 5, 1}));
+  EXPECT_EQ(take(0, 0, -1, -1), (std::vector<int64_t>{0, 0, 0}));
+  EXPECT_EQ(take(5, 3, 1, 1), (std::vector<int64_t>{3, 1, 0}));
+  EXPECT_TRUE(take(5, 0, 5, 0).empty());
+  EXPECT_EQ(ShapeRange(4, 1, -1), (std::pair<int64_t, int64_t>{1, 3}));
+  EXPECT_EQ(ShapeRange(4, -10, 10), (std::pair<int64_t, int64_t>{0, 4}));
+  EXPECT_EQ(ShapeRange(4, 3, 1), (std::pair<int64_t, int64_t>{3, 3}));
 }
 
 }  // namespace
