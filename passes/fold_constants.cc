@@ -41,6 +41,7 @@
 #include "core/interop/onnx_interop.h"
 #include "core/ir/clone.h"
 #include "core/shape/propagate.h"
+#include "core/shape/slicing.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
@@ -209,9 +210,8 @@ class Folder {
       }
       // Shape's start/end (opset 15) pick a clamped range of dims.
       int64_t rank = static_cast<int64_t>(dims->size());
-      auto clamp = [rank](int64_t x) { return std::clamp(x < 0 ? x + rank : x, int64_t{0}, rank); };
-      int64_t start = clamp(opset >= 15 ? n->GetInt("start", 0) : 0);
-      int64_t end = std::max(start, clamp(opset >= 15 ? n->GetInt("end", rank) : rank));
+      auto [start, end] = opset >= 15 ? ShapeRange(rank, n->GetInt("start", 0), n->GetInt("end", rank))
+                                      : std::pair<int64_t, int64_t>{0, rank};
       std::vector<std::optional<int64_t>> picked(dims->begin() + start, dims->begin() + end);
       return RecordShape(n, picked);
     }

@@ -9,6 +9,7 @@
 #include "core/ir/graph.h"
 #include "core/ir/model.h"
 #include "core/shape/rules_internal.h"
+#include "core/shape/slicing.h"
 
 namespace onnxsurgeon::shape_rules {
 namespace {
@@ -216,13 +217,9 @@ std::optional<Shape> GatherShape(const Node& n, const Shape& data, const Shape& 
 
 std::optional<Shape> ShapeOpShape(const Node& n, const Shape& in) {
   const int64_t rank = static_cast<int64_t>(in.size());
-  auto clamp = [rank](int64_t x) { return std::clamp(x < 0 ? x + rank : x, int64_t{0}, rank); };
-  int64_t start = 0, end = rank;
-  if (n.graph()->OpsetVersion("") >= 15) {
-    start = clamp(n.GetInt("start", 0));
-    end = clamp(n.GetInt("end", rank));
-  }
-  return Shape{Dim::Static(std::max<int64_t>(0, end - start))};
+  auto [start, end] = n.graph()->OpsetVersion("") >= 15 ? ShapeRange(rank, n.GetInt("start", 0), n.GetInt("end", rank))
+                                                        : std::pair<int64_t, int64_t>{0, rank};
+  return Shape{Dim::Static(end - start)};
 }
 
 Out LayerNorm(const Node& n, const TensorType& x) {
