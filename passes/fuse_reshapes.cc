@@ -412,9 +412,7 @@ class FlattenRegionRule : public RewriteRule {
     if (auto out = ShapeOf(n->output(0))) {
       std::vector<int64_t> expected = l;
       expected.push_back(c);
-      Shape e;
-      for (int64_t x : expected) e.push_back(Dim::Static(x));
-      if (!SameShape(*out, e)) return false;
+      if (!SameShape(*out, StaticShape(expected))) return false;
     }
     if (data) *data = std::move(d);
     if (c_out) *c_out = c;
@@ -495,8 +493,7 @@ class FlattenRegionRule : public RewriteRule {
       Exit x{v, {}, {}, r.c_out[n]};
       std::vector<int64_t> shape = r.leading;
       shape.push_back(x.c);
-      Shape in;
-      for (int64_t d : shape) in.push_back(Dim::Static(d));
+      const Shape in = StaticShape(shape);
       bool all_reshapes = !v->IsGraphOutput();
       int64_t cost = 0;
       for (const Use& u : v->uses()) {
