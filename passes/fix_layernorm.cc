@@ -44,12 +44,17 @@ namespace {
 
 enum class Target { kAuto, kOp, kDecomposed, kNative };
 
+// An op named like a LayerNorm (the custom-op names, case aside).
+bool NamedLikeLayerNorm(const Node& n, const std::vector<std::string>& names) {
+  return std::any_of(names.begin(), names.end(),
+                     [&](const std::string& name) { return absl::EqualsIgnoreCase(n.op_type(), name); });
+}
+
 // A cheap look for a LayerNorm inside a function body: a LayerNormalization-like op,
 // or Sub(a, ReduceMean(a)). The fusion rules decide after inlining.
 bool BodyMayHoldLayerNorm(const Function& f, const std::vector<std::string>& names) {
   for (Node* n : f.body().AllNodesRecursive()) {
-    for (const std::string& name : names)
-      if (absl::EqualsIgnoreCase(n->op_type(), name)) return true;
+    if (NamedLikeLayerNorm(*n, names)) return true;
     if (n->Is("Sub") && n->num_inputs() == 2 && n->input(1) && n->input(1)->producer() &&
         n->input(1)->producer()->Is("ReduceMean") && n->input(1)->producer()->input(0) == n->input(0)) {
       return true;
@@ -62,9 +67,7 @@ bool BodyMayHoldLayerNorm(const Function& f, const std::vector<std::string>& nam
 // forms, LayerNorm2d) or matches a custom op by name; without either the rules cannot fire.
 bool MayHoldLayerNorm(const Model& model, const std::vector<std::string>& names) {
   for (Node* n : model.graph().AllNodesRecursive()) {
-    if (n->Is("ReduceMean")) return true;
-    for (const std::string& name : names)
-      if (absl::EqualsIgnoreCase(n->op_type(), name)) return true;
+    if (n->Is("ReduceMean") || NamedLikeLayerNorm(*n, names)) return true;
   }
   return false;
 }
