@@ -30,6 +30,11 @@ const std::vector<PassInfo>& AllPasses() {
       passes::ConvertOpsetPassInfo(),
       passes::DowngradeOpsetPassInfo(),
       passes::UpgradeOpsetPassInfo(),
+      passes::LowerIrVersionPassInfo(),
+      passes::PruneOpsetImportsPassInfo(),
+      passes::InferShapesPassInfo(),
+      passes::InlineWeightsPassInfo(),
+      passes::TargetPassInfo(),
   };
   return table;
 }

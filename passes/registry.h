@@ -32,5 +32,10 @@ PassInfo RewriteIndexPutPassInfo();
 PassInfo ConvertOpsetPassInfo();
 PassInfo DowngradeOpsetPassInfo();
 PassInfo UpgradeOpsetPassInfo();
+PassInfo LowerIrVersionPassInfo();
+PassInfo PruneOpsetImportsPassInfo();
+PassInfo InferShapesPassInfo();
+PassInfo InlineWeightsPassInfo();
+PassInfo TargetPassInfo();
 
 }  // namespace onnxsurgeon::passes
