@@ -202,6 +202,17 @@ class SetInputShapePass : public Pass {
         for (const auto& entry : graph->value_info()) substitute(entry.value);
       }
     }
+    // Paddle's -1 dims elsewhere (outputs, value_info) are dynamic too: cleared, so inference
+    // can write the dims the new input shapes give them.
+    for (Graph* graph : model.AllGraphs()) {
+      auto clear_negative = [&](Value* v) {
+        if (!v || !v->type() || !v->type()->has_tensor_type() || !v->type()->tensor_type().has_shape()) return;
+        for (auto& d : *v->mutable_info()->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim())
+          if (d.has_dim_value() && d.dim_value() < 0) d.clear_dim_value();
+      };
+      for (Value* v : graph->outputs()) clear_negative(v);
+      for (const auto& entry : graph->value_info()) clear_negative(entry.value);
+    }
     OS_RETURN_IF_ERROR(Reinfer(model));
     return result;
   }

@@ -31,6 +31,14 @@ class TableReader {
 
   bool present() const { return table_ != nullptr; }
 
+  // "missing", with the keys the table does have: a misspelt key shows up next to it.
+  Status Missing(const std::string& key) const {
+    std::vector<std::string> keys;
+    if (table_)
+      for (const auto& [k, v] : *table_) keys.emplace_back(k.str());
+    return Error(key, keys.empty() ? "missing" : absl::StrCat("missing (the table has: ", absl::StrJoin(keys, ", "), ")"));
+  }
+
   Status Error(const std::string& key, const std::string& what) const {
     return absl::InvalidArgumentError(absl::StrCat(origin_, ": ", path_.empty() ? "" : path_ + ".", key, ": ", what));
   }
@@ -39,7 +47,7 @@ class TableReader {
     seen_.insert(key);
     const toml::node* n = table_ ? table_->get(key) : nullptr;
     if (!n) {
-      if (required) return Error(key, "missing");
+      if (required) return Missing(key);
       return fallback;
     }
     auto v = n->value<std::string>();
@@ -51,7 +59,7 @@ class TableReader {
     seen_.insert(key);
     const toml::node* n = table_ ? table_->get(key) : nullptr;
     if (!n) {
-      if (required) return Error(key, "missing");
+      if (required) return Missing(key);
       return fallback;
     }
     auto v = n->value<int64_t>();
@@ -63,7 +71,7 @@ class TableReader {
     seen_.insert(key);
     const toml::node* n = table_ ? table_->get(key) : nullptr;
     if (!n) {
-      if (required) return Error(key, "missing");
+      if (required) return Missing(key);
       return fallback;
     }
     if (!n->is_boolean()) return Error(key, "wants true or false");

@@ -20,7 +20,7 @@ std::string NodeName(const Node& n) { return n.name().empty() ? absl::StrCat("<u
 
 std::string OpName(const Node& n) {
   std::string_view d = CanonicalDomain(n.domain());
-  return d.empty() ? n.op_type() : absl::StrCat(d, "::", n.op_type());
+  return d.empty() ? n.op_type() : absl::StrCat(std::string(d), "::", n.op_type());
 }
 
 std::string Where(const Graph& g) {

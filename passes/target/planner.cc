@@ -1,5 +1,6 @@
 #include "passes/target/planner.h"
 
+#include <algorithm>
 #include <map>
 
 #include "absl/strings/str_cat.h"
@@ -52,13 +53,23 @@ StatusOr<TargetRun> RunTarget(Model& model, const Profile& profile, const Target
     if (steps.count(Step::kSetInputShape)) steps.insert(Step::kSimplify);
     if (steps.empty()) break;
     bool changed = false;
+    bool recheck = false;
     for (Step step : steps) {  // std::set orders by the enum: the planner's fixed order
+      // An earlier step of this round may have removed this step's blockers too
+      // (convert-opset decomposes Gelu, so rewrite-gelu has nothing left to do).
+      if (recheck && step != Step::kSimplify) {
+        CheckReport now = CheckTarget(model, profile, check);
+        bool still = std::any_of(now.blockers.begin(), now.blockers.end(), [&](const Finding& f) { return f.step == step; });
+        recheck = false;
+        if (!still) continue;
+      }
       std::string text = StepText(step, profile, model, options.input_shapes);
       auto items = ParsePipeline(text);
       if (!items.ok()) return Status(items.status().code(), absl::StrCat("target ", profile.name, ": step '", text, "': ", items.status().message()));
       OS_ASSIGN_OR_RETURN(auto reports, RunPipeline(model, *items, pm));
       for (auto& r : reports) {
         changed |= r.result.changed;
+        recheck |= r.result.changed;
         run.reports.push_back(std::move(r));
       }
       run.plan.push_back(text);

@@ -45,7 +45,12 @@ TEST(Profiles, MinimalProfileTakesDefaults) {
 TEST(Profiles, UnknownKeyIsAnError) {
   auto p = ParseProfile(std::string(kMinimal) + "[shapes]\nstatik = true\nsource = \"s\"\n", "x.toml");
   ASSERT_FALSE(p.ok());
-  EXPECT_NE(p.status().message().find("x.toml: shapes.statik: unknown key"), std::string::npos) << p.status().message();
+  // The misspelt key is named beside the one it should have been.
+  EXPECT_NE(p.status().message().find("x.toml: shapes.static: missing (the table has: "), std::string::npos) << p.status().message();
+  EXPECT_NE(p.status().message().find("statik"), std::string::npos) << p.status().message();
+  auto q = ParseProfile(std::string(kMinimal) + "[shapes]\nstatic = true\nstatik = true\nsource = \"s\"\n", "x.toml");
+  ASSERT_FALSE(q.ok());
+  EXPECT_NE(q.status().message().find("x.toml: shapes.statik: unknown key"), std::string::npos) << q.status().message();
 }
 
 TEST(Profiles, FactWithoutSourceIsAnError) {
