@@ -17,6 +17,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/interop/onnx_interop.h"
+#include "core/ir/graph.h"
+#include "core/ir/node.h"
+#include "core/ir/value.h"
 #include "core/shape/propagate.h"
 #include "passes/registry.h"
 
@@ -50,6 +53,17 @@ class InferShapesPass : public Pass {
     auto adopted = InferShapes(model, options);
     if (!adopted.ok()) {
       return absl::Status(adopted.status().code(), absl::StrCat("shape inference failed: ", adopted.status().message()));
+    }
+    // Values typed in memory before (by the local rules) are annotated too: every computed
+    // value with a known shape gets its value_info entry, which is what is saved.
+    for (Graph* g : model.AllGraphs()) {
+      for (Node* n : g->nodes()) {
+        for (Value* v : n->outputs()) {
+          if (v && !v->in_value_info() && !v->IsGraphOutput() && v->type() &&
+              (!v->type()->has_tensor_type() || v->type()->tensor_type().has_shape()))
+            g->AddValueInfo(v);
+        }
+      }
     }
     // Re-adopting the same types is not a change (the planner repeats this to a fixed point).
     if (TypeSignature(model) != before) result.Count("values-typed", std::max(*adopted, 1));

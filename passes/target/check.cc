@@ -257,7 +257,10 @@ class Checker {
       for (Graph* g : model_.AllGraphs()) {
         for (Node* node : g->nodes()) {
           for (Value* v : node->outputs()) {
-            if (!v || (v->type() && (!v->type()->has_tensor_type() || v->type()->tensor_type().has_shape()))) continue;
+            // What is saved: a value_info entry (or the graph output's own), with a shape.
+            bool annotated = (v && (v->in_value_info() || v->IsGraphOutput()) && v->type() &&
+                              (!v->type()->has_tensor_type() || v->type()->tensor_type().has_shape()));
+            if (!v || annotated) continue;
             if (first.size() < 3) first.push_back(v->name());
             ++n;
           }

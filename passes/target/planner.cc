@@ -16,13 +16,14 @@ constexpr int kMaxRounds = 6;
 // Steps that may run again in a later round (their effect depends on what changed since).
 bool Repeatable(Step s) { return s == Step::kSimplify || s == Step::kAnnotateShapes; }
 
-Status RemainingError(const Profile& profile, const CheckReport& report) {
+Status RemainingError(const Profile& profile, const CheckReport& report, const std::vector<std::string>& plan) {
   std::vector<std::string> lines;
   for (size_t i = 0; i < report.blockers.size() && i < 10; ++i) lines.push_back(report.blockers[i].Describe());
   if (report.blockers.size() > 10) lines.push_back(absl::StrCat("... and ", report.blockers.size() - 10, " more"));
   return absl::FailedPreconditionError(absl::StrCat("target ", profile.name, ": ", report.blockers.size(),
-                                                    " blocker(s) remain that no step removes: ",
-                                                    absl::StrJoin(lines, "; ")));
+                                                    " blocker(s) remain after the plan (",
+                                                    plan.empty() ? "nothing to run" : absl::StrJoin(plan, ","),
+                                                    "): ", absl::StrJoin(lines, "; ")));
 }
 
 }  // namespace
@@ -78,7 +79,7 @@ StatusOr<TargetRun> RunTarget(Model& model, const Profile& profile, const Target
     if (!changed) break;  // a fixed point: another round would do the same again
   }
   run.remaining = CheckTarget(model, profile, check);
-  if (!run.remaining.blockers.empty() && !options.allow_remaining) return RemainingError(profile, run.remaining);
+  if (!run.remaining.blockers.empty() && !options.allow_remaining) return RemainingError(profile, run.remaining, run.plan);
   return run;
 }
 

@@ -192,6 +192,7 @@ def test_external_data_inlined_for_nncase(run_cli, tmp_path, oracle):
     onnx.save(m, tmp_path / "m.onnx", save_as_external_data=True, all_tensors_to_one_file=True, location="m.data",
               size_threshold=0)
     run_cli("check", "--target", "nncase-k210", tmp_path / "m.onnx", expect_rc=1)
+    (tmp_path / "out").mkdir()
     run_cli("--target", "nncase-k210", tmp_path / "m.onnx", "-o", tmp_path / "out" / "o.onnx")
     out = onnx.load(tmp_path / "out" / "o.onnx", load_external_data=False)
     assert not any(t.data_location == TensorProto.EXTERNAL for t in out.graph.initializer)
