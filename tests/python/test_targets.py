@@ -328,3 +328,27 @@ def test_target_on_corpus_model(profile, corpus_model, run_cli, oracle, tmp_path
     assert "nothing to do" in again.stderr, again.stderr
     if corpus_model.runnable:
         oracle.assert_equivalent(src, out, inputs=corpus_model.inputs, rtol=corpus_model.rtol, atol=corpus_model.atol)
+
+
+def test_erf_free_profile_lowers_gelu_then_erf(run_cli, tmp_path, repo_root, oracle):
+    """A profile without Erf (a user's own file): Gelu is lowered to its Erf form and the
+    Erf then rewritten, in one command; rewrite-erf's stated bound holds."""
+    text = (repo_root / "targets" / "ort.toml").read_text()
+    text = text.replace('name = "ort"', 'name = "no-erf"').replace(
+        '[erf]\nsupported = true', '[erf]\nsupported = false').replace(
+        '[gelu]\nform = "op"', '[gelu]\nform = "decomposed"')
+    (tmp_path / "no-erf.toml").write_text(text)
+    onnx.save(_gelu_model(), tmp_path / "m.onnx")
+    proc = run_cli("--target", tmp_path / "no-erf.toml", tmp_path / "m.onnx", "-o", tmp_path / "o.onnx")
+    assert "rewrite-gelu" in proc.stderr and "rewrite-erf" in proc.stderr
+    out = onnx.load(tmp_path / "o.onnx")
+    hist = oracle.op_histogram(out)
+    assert "Gelu" not in hist and "Erf" not in hist
+    x = np.linspace(-6, 6, 16, dtype=np.float32).reshape(2, 8)
+    oracle.assert_equivalent(tmp_path / "m.onnx", out, inputs={"x": x}, rtol=0, atol=2e-6)
+
+
+def test_target_pass_from_python(oracle):
+    out = osg.run(_gelu_model(), "target=trt-8.6")
+    hist = oracle.op_histogram(out)
+    assert "Gelu" not in hist and out.opset_import[0].version == 17 and out.ir_version == 8
