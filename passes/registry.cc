@@ -25,6 +25,7 @@ const std::vector<PassInfo>& AllPasses() {
       passes::FuseGeluPassInfo(),
       passes::RewriteGeluPassInfo(),
       passes::RewriteErfPassInfo(),
+      passes::RewriteReciprocalPassInfo(),
       passes::RewriteIndexPutPassInfo(),
       passes::LowerScatterNDReductionPassInfo(),
       passes::ConvertOpsetPassInfo(),

@@ -27,6 +27,7 @@ PassInfo SimplifyPassInfo();
 PassInfo FuseGeluPassInfo();
 PassInfo RewriteGeluPassInfo();
 PassInfo RewriteErfPassInfo();
+PassInfo RewriteReciprocalPassInfo();
 PassInfo LowerScatterNDReductionPassInfo();
 PassInfo RewriteIndexPutPassInfo();
 PassInfo ConvertOpsetPassInfo();

@@ -336,6 +336,7 @@ class Checker {
       if (op == "LayerNormalization") step = Step::kDecomposeLayerNorm;
       else if (op == "Gelu") step = Step::kRewriteGelu;
       else if (op == "Erf") step = Step::kRewriteErf;
+      else if (op == "Reciprocal") step = Step::kRewriteReciprocal;
       else if (op == "ScatterND" && absl::StartsWith(m.when, "attribute:reduction")) step = Step::kLowerScatterND;
       else if ((op == "Shape" || op == "Size") && p_.static_shapes) {
         if (o_.inputs_with_shapes.empty()) no_fix = "give --input-shapes: with static inputs, simplify folds shape arithmetic";
@@ -412,6 +413,7 @@ std::string StepText(Step step, const Profile& p, const Model& model, const std:
     case Step::kDecomposeLayerNorm: return "decompose-layernorm";
     case Step::kRewriteGelu: return "rewrite-gelu";
     case Step::kRewriteErf: return "rewrite-erf";
+    case Step::kRewriteReciprocal: return "rewrite-reciprocal";
     case Step::kLowerScatterND: return "lower-scatternd-reduction";
     case Step::kSetInputShape: return input_shapes.empty() ? "set-input-shape" : absl::StrCat("set-input-shape(shapes=", input_shapes, ")");
     case Step::kSimplify: return "infer-shapes(reset=true),simplify";

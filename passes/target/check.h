@@ -26,6 +26,7 @@ enum class Step {
   kDecomposeLayerNorm,
   kRewriteGelu,
   kRewriteErf,
+  kRewriteReciprocal,
   kLowerScatterND,
   kSetInputShape,
   kSimplify,  // with infer-shapes(reset=true) first: fold If, shape arithmetic, stale types
