@@ -276,6 +276,10 @@ int CmdRewrite(const std::vector<std::string>& args) {
     std::cerr << "onnxsurgeon: " << pipeline.status().message() << "\n";
     return kUsageError;
   }
+  if (!input_shapes.empty() && target.empty()) return Usage("--input-shapes goes with --target (or use set-input-shape)");
+  if (!target.empty()) {
+    if (Status s = cli::CheckTargetName(target); !s.ok()) return Usage(std::string(s.message()));
+  }
   if (!print_after.empty() && !FindPass(print_after)) return Usage("--print-after: unknown pass '" + print_after + "'");
 
   auto model = LoadModel(input);
@@ -286,7 +290,6 @@ int CmdRewrite(const std::vector<std::string>& args) {
   pm.print_after = print_after;
   pm.print = [](const std::string& text) { std::cout << text << "\n"; };
   if (debug_patterns) pm.context.debug_patterns = [](const std::string& line) { std::cerr << "debug-patterns: " << line << "\n"; };
-  if (!input_shapes.empty() && target.empty()) return Usage("--input-shapes goes with --target (or use set-input-shape)");
   pm.context.forbidden = std::make_shared<ForbiddenOps>();  // shared by --pass and --target
   auto reports = RunPipeline(**model, *pipeline, pm);
   if (!reports.ok()) return Fail(reports.status());

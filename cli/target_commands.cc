@@ -69,6 +69,8 @@ std::string TargetsMarkdown() {
   return out;
 }
 
+Status CheckTargetName(const std::string& target) { return target::LoadProfile(target).status(); }
+
 int CmdTargets(const std::vector<std::string>& args) {
   bool markdown = false;
   std::string sources;

@@ -16,6 +16,10 @@ namespace onnxsurgeon::cli {
 
 int CmdTargets(const std::vector<std::string>& args);
 
+// OK when `target` names a built-in profile or a readable, valid .toml profile; else the
+// error (the CLI reports it as a usage error, before reading the model).
+Status CheckTargetName(const std::string& target);
+
 // `check --target`: exit 0 when nothing blocks, 1 when something does (or the model is
 // bad), 2 on a usage error.
 int CmdCheckTarget(const std::string& target, const std::string& input, const std::string& input_shapes, bool json);

@@ -58,12 +58,12 @@ def test_docs_targets_md_is_generated_from_the_profiles(run_cli, repo_root):
 def test_unknown_target_and_bad_profile_file(run_cli, tmp_path):
     m = tmp_path / "m.onnx"
     onnx.save(_relu_model(18), m)
-    proc = run_cli("--target", "nosuch", m, "-o", tmp_path / "o.onnx", expect_rc=1)
+    proc = run_cli("--target", "nosuch", m, "-o", tmp_path / "o.onnx", expect_rc=2)
     assert "unknown target 'nosuch'" in proc.stderr and "rknn2" in proc.stderr
     assert not (tmp_path / "o.onnx").exists()
     bad = tmp_path / "bad.toml"
     bad.write_text('name = "x"\ntitle = "t"\nversions = "v"\n[opset]\nmin = 7\nmax = 13\nsorce = "typo"\n')
-    proc = run_cli("--target", bad, m, "-o", tmp_path / "o.onnx", expect_rc=1)
+    proc = run_cli("--target", bad, m, "-o", tmp_path / "o.onnx", expect_rc=2)
     assert "opset.source: missing" in proc.stderr or "opset.sorce: unknown key" in proc.stderr
 
 
