@@ -795,7 +795,7 @@ class Converter {
         }
       }
       if (s.ok() && !ctx.handled) s = GenericStep(ctx);
-      if (s.ok() && ctx.replacement) node = ctx.replacement;
+      if (s.ok() && ctx.replacement) node = ctx.node = ctx.replacement;  // ctx.to_opset() below reads ctx.node
       if (!s.ok()) {
         // A node the step cannot take may still be expressible through its function body.
         std::string why(s.message());
