@@ -30,6 +30,7 @@ const std::vector<PassInfo>& AllPasses() {
       passes::ConvertOpsetPassInfo(),
       passes::DowngradeOpsetPassInfo(),
       passes::UpgradeOpsetPassInfo(),
+      passes::FixDeclaredShapesPassInfo(),
   };
   return table;
 }

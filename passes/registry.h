@@ -32,5 +32,6 @@ PassInfo RewriteIndexPutPassInfo();
 PassInfo ConvertOpsetPassInfo();
 PassInfo DowngradeOpsetPassInfo();
 PassInfo UpgradeOpsetPassInfo();
+PassInfo FixDeclaredShapesPassInfo();
 
 }  // namespace onnxsurgeon::passes
