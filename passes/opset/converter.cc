@@ -811,6 +811,11 @@ class Converter {
     }
     if (from->since_version() != to->since_version()) report_.counts["nodes-converted"]++;
     Status s = CheckAtTarget(*node, *to, types_, target);
+    if (!s.ok() && domain.empty() && (op == "Max" || op == "Min")) {
+      // The target's Max/Min lack the input's (integer) type: an exact rewrite may exist.
+      Status d = DecomposeOrRefuse(node, domain, target, target, rw, emitted, std::string(s.message()));
+      if (d.ok()) return d;
+    }
     if (!s.ok()) {
       failed_name_ = DescribeNode(*node);
       return s;
