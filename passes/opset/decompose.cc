@@ -195,9 +195,9 @@ StatusOr<bool> DecomposeIntegerMinMax(DecomposeContext& ctx) {
   int32_t dt = n->num_inputs() > 0 ? ctx.types->ElemType(n->input(0)) : 0;
   bool integer = dt == onnx::TensorProto::INT8 || dt == onnx::TensorProto::INT16 || dt == onnx::TensorProto::INT32 ||
                  dt == onnx::TensorProto::INT64 || dt == onnx::TensorProto::UINT8 || dt == onnx::TensorProto::UINT16 ||
-                 dt == onnx::TensorProto::UINT32 || dt == onnx::TensorProto::UINT64;
+                 dt == onnx::TensorProto::UINT32;  // uint64: onnxruntime has no Where kernel for it
   if (!integer || n->num_inputs() == 0 || std::any_of(n->inputs().begin(), n->inputs().end(), [](Value* v) { return !v; })) {
-    *ctx.why_not = "only integer Max/Min are rewritten (as Where(Greater/Less))";
+    *ctx.why_not = "only integer Max/Min (not uint64) are rewritten (as Where(Greater/Less))";
     return false;
   }
   Rewriter& rw = *ctx.rewriter;
