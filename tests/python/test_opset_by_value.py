@@ -247,3 +247,49 @@ def test_depth_to_space_crd_downgrade(blocksize, channels, dynamic, target, orac
     assert not any(n.op_type == "DepthToSpace" for n in converted.graph.node)
     x = np.random.default_rng(4).standard_normal((2, channels, 3, 5)).astype(np.float32)
     oracle.assert_equivalent(original, converted, inputs={"X": x}, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("target", [10, 9])
+def test_pixel_shuffle_export_downgrades(target, oracle):
+    """A real export: torch's PixelShuffle is DepthToSpace mode=CRD from opset 11 (an
+    ESPCN-style super-resolution head with dynamic batch and spatial dims); below 11 it
+    becomes Reshape/Transpose/Reshape, checked against torch's own output."""
+    import io
+    import warnings
+
+    import torch
+
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.ReLU(), torch.nn.Conv2d(16, 3 * 9, 3, padding=1), torch.nn.PixelShuffle(3)
+    ).eval()
+    x = torch.randn(2, 3, 5, 7)
+    buffer = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(net, (x,), buffer, opset_version=11, dynamo=False, input_names=["x"], output_names=["y"],
+                          dynamic_axes={"x": {0: "n", 2: "h", 3: "w"}, "y": {0: "n", 2: "h3", 3: "w3"}})
+    original = onnx.load_from_string(buffer.getvalue())
+    assert any(n.op_type == "DepthToSpace" and any(a.s == b"CRD" for a in n.attribute) for n in original.graph.node)
+    converted = osg.run(original, f"convert-opset={target}")
+    oracle.assert_valid(converted)
+    with torch.no_grad():
+        expected = {"y": net(x).numpy()}
+    oracle.assert_equivalent(original, converted, inputs={"x": x.numpy()}, expected=expected, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["lstm_layout_batch_first_14_to_13", *LAYOUT_CASES, "gathernd_batch_dims_unknown_rank_refused"])
+def test_check_agrees_with_convert(name, run_cli, tmp_path):
+    """`check --opset N` says convertible exactly when convert-opset=N converts."""
+    pipeline, source = _case(name)
+    target = pipeline.split("=", 1)[1]
+    path = tmp_path / "m.onnx"
+    onnx.save(osg.parse_text(source).to_proto(), path)
+    try:
+        osg.run(onnx.load(path), f"convert-opset={target}")
+        converts = True
+    except Exception:
+        converts = False
+    proc = run_cli("check", "--opset", target, path, expect_rc=None)
+    assert proc.returncode == (0 if converts else 1), proc.stdout + proc.stderr
+    assert converts == ("refused" not in name)
