@@ -121,7 +121,7 @@ def run_backend(backend: Backend, python: Path, model: Path, inputs: Path, workd
     """One runner call; a crash or a hang is recorded as the backend's result."""
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "result.json").unlink(missing_ok=True)
-    runner = HERE / "runners" / f"{backend.name}.py"
+    runner = HERE / "runners" / f"run-{backend.name}.py"
     start = time.perf_counter()
     env = dict(os.environ, OMP_NUM_THREADS="1", TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
     try:

@@ -1,7 +1,7 @@
 """The file protocol every backend runner speaks (Python 3.9+, numpy only).
 
-    python RUNNER.py --probe                      prints the backend's version, exit 0 if it loads
-    python RUNNER.py MODEL.onnx INPUTS.npz OUTDIR  runs MODEL on the inputs
+    python run-NAME.py --probe                      prints the backend's version, exit 0 if it loads
+    python run-NAME.py MODEL.onnx INPUTS.npz OUTDIR  runs MODEL on the inputs
 
 OUTDIR/result.json says what happened:
     {"status": "ok" | "refused", "stage": "load" | "build" | "run", "message": "...",
