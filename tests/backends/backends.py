@@ -29,7 +29,7 @@ class Backend:
     tolerance_note: str = "fp32"
 
 
-_COMMON = "inline-functions,rewrite-index-put,simplify"
+_COMMON = "inline-functions,fix-layernorm,rewrite-index-put,simplify"
 
 BACKENDS: dict[str, Backend] = {b.name: b for b in (
     Backend("ort-1.10", "onnxruntime 1.10 (Python 3.9): opset <= 15, IR <= 8",
@@ -45,12 +45,12 @@ BACKENDS: dict[str, Backend] = {b.name: b for b in (
             rtol=1e-2, atol=1e-2, timeout=600, tolerance_note="fp16 simulator"),
     Backend("nncase-k210", "nncase 1.9 (Python 3.9), K210 target, simulator, no quantization",
             ("nncase-k210",),
-            "set-input-shape(shapes={shapes}),inline-functions,rewrite-index-put,simplify,"
+            "set-input-shape(shapes={shapes}),inline-functions,fix-layernorm,rewrite-index-put,simplify,"
             "fix-layernorm(to=decomposed),decompose-layernorm,rewrite-gelu(to=erf),downgrade-opset=13",
             static=True, rtol=1e-3, atol=1e-3),
     Backend("tflite", "onnx2tf 1.29 -> float32 .tflite, TensorFlow 2.19 interpreter",
             ("tflite",),
-            "set-input-shape(shapes={shapes}),inline-functions,rewrite-index-put,simplify,"
+            "set-input-shape(shapes={shapes}),inline-functions,fix-layernorm,rewrite-index-put,simplify,"
             "fix-layernorm(to=decomposed),decompose-layernorm",
             static=True, rtol=1e-3, atol=1e-3, timeout=900),
 )}

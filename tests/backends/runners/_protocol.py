@@ -13,6 +13,7 @@ A runner that crashes or hangs leaves no result.json; the harness records that i
 """
 import json
 import os
+import re
 import sys
 import traceback
 
@@ -28,7 +29,16 @@ class Refused(Exception):
         self.message = message
 
 
-def one_line(text, limit=400):
+def without_cpp_noise(text):
+    """onnxruntime's exception text minus the model path, source file and C++ signature
+    that precede the actual reason."""
+    text = re.sub(r"Load model from \S+ failed:", "", str(text))
+    text = re.sub(r"/onnxruntime_src/\S+:\d+ ", "", text)
+    text = re.sub(r"(?:[\w~]+::)+[\w~]+\((?:[^()]|\([^()]*\))*\)(?: const)? ", "", text)
+    return text.strip()
+
+
+def one_line(text, limit=600):
     """The backend's error as one line: the last non-empty line that says something."""
     lines = [l.strip() for l in str(text).splitlines() if l.strip()]
     if not lines:

@@ -40,26 +40,29 @@ def run(model, inputs, workdir):
         with open(log.path, errors="replace") as f:
             lines = [l for l in f.read().splitlines() if "ERROR" in l or "Error" in l]
         raise Refused("load", lines[-1] if lines else "onnx2tf produced no .tflite (%r)" % (exc,))
+    import onnx
+    output_names = [o.name for o in onnx.load(model, load_external_data=False).graph.output]
     try:
         interp = tf.lite.Interpreter(model_path=files[0])
-        details = interp.get_input_details()
+        runner = interp.get_signature_runner()
+        wanted = runner.get_input_details()
         by_name = {sanitize(n): a for n, a in inputs.items()}
-        arrays = list(inputs.values())
-        for pos, d in enumerate(details):
-            name = d["name"].split(":")[0]
-            if name.startswith("serving_default_"):
-                name = name[len("serving_default_"):]
-            a = by_name.get(sanitize(name), arrays[pos] if pos < len(arrays) else None)
-            interp.resize_tensor_input(d["index"], a.shape)
-        interp.allocate_tensors()
-        for pos, d in enumerate(interp.get_input_details()):
-            name = d["name"].split(":")[0].replace("serving_default_", "", 1)
-            a = by_name.get(sanitize(name), arrays[pos] if pos < len(arrays) else None)
-            interp.set_tensor(d["index"], a.astype(d["dtype"]))
-        interp.invoke()
-        outputs = [interp.get_tensor(d["index"]) for d in interp.get_output_details()]
+        feed = {}
+        for pos, (name, d) in enumerate(wanted.items()):
+            a = by_name.get(sanitize(name))
+            if a is None:
+                raise Refused("run", "tflite input %r matches no ONNX input (%s)" % (name, ", ".join(inputs)))
+            feed[name] = a.astype(d["dtype"])
+        result = runner(**feed)
+    except Refused:
+        raise
     except Exception as e:
         raise Refused("run", str(e))
+    by_out = {sanitize(k): v for k, v in result.items()}
+    missing = [n for n in output_names if sanitize(n) not in by_out]
+    if missing:
+        raise Refused("run", "tflite outputs %s do not name ONNX outputs %s" % (sorted(result), missing))
+    outputs = [by_out[sanitize(n)] for n in output_names]
     return outputs, "onnx2tf float32 tflite"
 
 
