@@ -4,7 +4,9 @@ One entry per runner in tests/backends/runners/ and per pinned requirements file
 scripts/backends/. `targets` lists the onnxsurgeon profiles to ask for, first existing
 first; `pipeline` is the hand-chained pass pipeline used when none exists (the harness
 proves itself end to end before the planner lands, and reports which it used).
-`static` backends get the corpus inputs' shapes as fixed input shapes.
+`static` backends get the corpus inputs' shapes as fixed input shapes (the hand pipeline
+sets them again at the end: set-input-shape re-runs shape inference, so every value the
+rewrites made gets its value_info, which nncase needs).
 
 Tolerances: outputs match when max|out - ref| <= atol + rtol * max|ref|, per output,
 with the corpus model's own tolerance if larger (fp16 models). fp32 backends get a few
@@ -46,11 +48,12 @@ BACKENDS: dict[str, Backend] = {b.name: b for b in (
     Backend("nncase-k210", "nncase 1.9 (Python 3.9), K210 target, simulator, no quantization",
             ("nncase-k210",),
             "set-input-shape(shapes={shapes}),inline-functions,fix-layernorm,rewrite-index-put,simplify,"
-            "fix-layernorm(to=decomposed),decompose-layernorm,rewrite-gelu(to=erf),downgrade-opset=13",
+            "fix-layernorm(to=decomposed),decompose-layernorm,rewrite-gelu(to=erf),downgrade-opset=13,"
+            "set-input-shape(shapes={shapes})",
             static=True, rtol=1e-3, atol=1e-3),
     Backend("tflite", "onnx2tf 1.29 -> float32 .tflite, TensorFlow 2.19 interpreter",
             ("tflite",),
             "set-input-shape(shapes={shapes}),inline-functions,fix-layernorm,rewrite-index-put,simplify,"
-            "fix-layernorm(to=decomposed),decompose-layernorm",
+            "fix-layernorm(to=decomposed),decompose-layernorm,set-input-shape(shapes={shapes})",
             static=True, rtol=1e-3, atol=1e-3, timeout=900),
 )}

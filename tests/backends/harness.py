@@ -66,8 +66,9 @@ class CorpusModel:
             return {k: npz[k] for k in npz.files}
 
     def shapes_option(self) -> str:
-        """set-input-shape's items for the corpus inputs' shapes: name:1x128;name2:..."""
-        return ";".join(f"{k}:{'x'.join(str(d) for d in v.shape)}" for k, v in self.inputs().items())
+        """set-input-shape's items for the corpus inputs' shapes: name:1x128;name2:...
+        (scalars have no dims to fix)."""
+        return ";".join(f"{k}:{'x'.join(str(d) for d in v.shape)}" for k, v in self.inputs().items() if v.ndim)
 
 
 def find_models(corpora: list[Path], only: list[str] | None) -> list[CorpusModel]:

@@ -24,10 +24,12 @@ def run(model, inputs, workdir):
         raise Refused("build", str(e))
     feed = {}
     for port in compiled.inputs:
-        name = port.get_any_name()
-        if name not in inputs:
-            raise Refused("run", "OpenVINO input %r is not a graph input" % name)
-        feed[name] = inputs[name]
+        # A port carries every name its tensor had (an input a no-op Reshape passed on
+        # has two); the graph input's is the one to feed.
+        names = [n for n in port.get_names() if n in inputs]
+        if not names:
+            raise Refused("run", "OpenVINO input %s is not a graph input" % sorted(port.get_names()))
+        feed[names[0]] = inputs[names[0]]
     try:
         result = compiled(feed)
     except Exception as e:
