@@ -21,11 +21,18 @@ def run(model, inputs, workdir):
         lines = log.errors("E ")
         return lines[-1] if lines else default
 
+    import onnx
+    graph = onnx.load(model, load_external_data=False).graph
+    dynamic = any(not d.HasField("dim_value") for i in graph.input if i.name in inputs
+                  for d in i.type.tensor_type.shape.dim)
+    # A dynamic model needs its input shapes at conversion, as rknn's user guide says:
+    # load_onnx(inputs=names, input_size_list=shapes) fixes them.
+    fixed = {"inputs": list(inputs), "input_size_list": [list(a.shape) for a in inputs.values()]} if dynamic else {}
     with log:
         rknn = RKNN(verbose=False)
         rknn.config(target_platform="rk3588")
         try:
-            ret = rknn.load_onnx(model=model)
+            ret = rknn.load_onnx(model=model, **fixed)
         except Exception as e:
             ret, exc = -1, e
         else:
@@ -54,7 +61,7 @@ def run(model, inputs, workdir):
     if outputs is None:
         raise Refused("run", why("inference returned nothing"))
     rknn.release()
-    return outputs, "fp16 simulator"
+    return outputs, "fp16 simulator" + (", input_size_list given" if dynamic else "")
 
 
 if __name__ == "__main__":
