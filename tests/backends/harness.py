@@ -42,7 +42,8 @@ sys.path.insert(0, str(HERE))
 
 from backends import BACKENDS, Backend  # noqa: E402
 
-DEFAULT_CORPORA = [ROOT / "tests/models/.generated"]
+# The project's corpus, and the harness's own models (tests/backends/kokoro_corpus.py).
+DEFAULT_CORPORA = [ROOT / "tests/models/.generated", ROOT / "build/backends/corpus"]
 SMOKE_MODELS = ("layernorm_op17", "gelu_erf_op17", "cnn_clutter_op13")
 BACKENDS_DIR = Path(os.environ.get("BACKENDS_DIR", ROOT / ".backends"))
 
@@ -74,6 +75,8 @@ class CorpusModel:
 def find_models(corpora: list[Path], only: list[str] | None) -> list[CorpusModel]:
     models = []
     for corpus in corpora:
+        if not corpus.is_dir():
+            continue
         for path in sorted(corpus.glob("*.onnx")):
             m = CorpusModel(path)
             if not m.inputs_path.is_file() or m.name.endswith("_external") or m.name == "large":
