@@ -104,7 +104,7 @@ class CapturedOutput:
         self.file.close()
         return False
 
-    def errors(self, marker):
-        """The log lines that start with marker (e.g. "E " for rknn's error lines)."""
+    def lines(self):
+        """The log's lines, without terminal colour codes."""
         with open(self.path, errors="replace") as f:
-            return [l.rstrip() for l in f if l.startswith(marker)]
+            return [re.sub(r"\x1b\[[0-9;]*m", "", l).rstrip() for l in f]

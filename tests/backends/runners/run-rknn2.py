@@ -1,6 +1,7 @@
 """rknn-toolkit2 runner: load_onnx, build without quantization for rk3588, run on the x86
 simulator (init_runtime() with no target). The simulator computes in fp16."""
 import os
+import re
 import sys
 
 from _protocol import CapturedOutput, Refused, main
@@ -18,8 +19,17 @@ def run(model, inputs, workdir):
     log = CapturedOutput(os.path.join(workdir, "rknn.log"))
 
     def why(default):
-        lines = log.errors("E ")
-        return lines[-1] if lines else default
+        """rknn logs its errors instead of raising them: its API-level line ("E build: ..."),
+        else the exception it caught, else the runtime's own ("E RKNN: ...")."""
+        lines = log.lines()
+        api = [l for l in lines if re.match(r"^E \w+: ", l) and not l.endswith("(most recent call last):")
+               and "rknn-toolkit2 version" not in l and not l.startswith("E RKNN:")]
+        caught = [l for l in lines if re.match(r"^\w+(Error|Exception): ", l)]
+        runtime = [l for l in lines if l.startswith("E RKNN:")]
+        for found in (api, caught, runtime):
+            if found:
+                return found[-1]
+        return default
 
     import onnx
     graph = onnx.load(model, load_external_data=False).graph
@@ -51,8 +61,9 @@ def run(model, inputs, workdir):
     if ret != 0:
         raise Refused("build", why("init_runtime (simulator) returned %s" % ret))
     arrays = list(inputs.values())
-    # The model's own layout: without data_format the simulator takes 4-D inputs as NHWC.
-    formats = ["nchw" if a.ndim == 4 else None for a in arrays]
+    # The model's own layout: without data_format the simulator takes 4-D inputs as NHWC
+    # (the format of other ranks is ignored, but must be a string).
+    formats = ["nchw"] * len(arrays)
     with log:
         try:
             outputs = rknn.inference(inputs=arrays, data_format=formats)
