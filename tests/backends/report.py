@@ -70,3 +70,24 @@ def markdown(report: dict) -> str:
                 out.append(f"- {r['model']}: " + "; ".join(lines))
         out.append("")
     return "\n".join(out)
+
+
+def merge(reports: list[dict]) -> dict:
+    """Several harness runs (e.g. one per backend) as one report: their rows and commands."""
+    merged = {"command": "`; `".join(r["command"] for r in reports), "date": max(r["date"] for r in reports),
+              "unavailable": {}, "backends": {}, "versions": {}, "rows": [], "targets_available": []}
+    for r in reports:
+        merged["unavailable"].update(r["unavailable"])
+        merged["backends"].update(r["backends"])
+        merged["versions"].update(r["versions"])
+        merged["rows"] += r["rows"]
+    return merged
+
+
+if __name__ == "__main__":
+    import json
+    import sys
+
+    if len(sys.argv) < 2:
+        sys.exit("usage: report.py RESULTS.json [RESULTS.json ...]   (prints one markdown table)")
+    print(markdown(merge([json.load(open(p)) for p in sys.argv[1:]])))
