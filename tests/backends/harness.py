@@ -257,6 +257,13 @@ def check_one(backend: Backend, python: Path, model: CorpusModel, cli: Path, tar
     rw = rewrite(cmd)
     rw["mode"] = mode
     row["rewrite"] = rw
+    if rw["exit"] == 0 and mode.startswith("--target"):
+        # --target must never write what its own check --target rejects.
+        shapes = cmd[3:5] if backend.static else []
+        check = [str(cli), "check", "--target", mode.split()[1], *shapes, str(out)]
+        proc = subprocess.run(check, capture_output=True, text=True, timeout=300)
+        rw["check_exit"] = proc.returncode
+        rw["check_says"] = (proc.stdout.strip().splitlines() or [""])[0][:300]
     if rw["exit"] != 0:
         rewritten = None
     else:
@@ -276,6 +283,8 @@ def verdict(original: dict, rw: dict, rewritten: dict | None) -> tuple[str, str]
         return "still refused", f"{rewritten['stage']}: {rewritten['message']}"
     if not rewritten.get("match"):
         return "wrong after rewrite", f"max abs err {rewritten.get('max_abs_err')} {rewritten.get('why', '')}".strip()
+    if rw.get("check_exit", 0) != 0:
+        return "check rejects output", f"runs, but check --target exits {rw['check_exit']}: {rw.get('check_says', '')}"
     if orig_ok:
         return "ok as is", ""
     if orig_wrong:
@@ -283,7 +292,7 @@ def verdict(original: dict, rw: dict, rewritten: dict | None) -> tuple[str, str]
     return "fixed (was refused)", f"{original['stage']}: {original['message']}"
 
 
-FAILURES = {"rewrite failed", "still refused", "wrong after rewrite", "no reference"}
+FAILURES = {"rewrite failed", "still refused", "wrong after rewrite", "no reference", "check rejects output"}
 
 
 def main(argv: list[str] | None = None) -> int:
