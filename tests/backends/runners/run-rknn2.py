@@ -24,7 +24,7 @@ def run(model, inputs, workdir):
         lines = log.lines()
         api = [l for l in lines if re.match(r"^E \w+: ", l) and not l.endswith("(most recent call last):")
                and "rknn-toolkit2 version" not in l and not l.startswith("E RKNN:")]
-        caught = [l for l in lines if re.match(r"^[\w.]+(Error|Exception): ", l)]
+        caught = [l for l in lines if re.match(r"^(?:[a-z_0-9]+\.)+[A-Z]\w*: |^\w+(?:Error|Exception): ", l)]
         runtime = [l for l in lines if l.startswith("E RKNN:")]
         for found in (api, caught, runtime):
             if found:
