@@ -321,6 +321,24 @@ def main(argv: list[str] | None = None) -> int:
     work = args.out / "work"
 
     rows, unavailable = [], {}
+
+    def write_report() -> None:
+        """Written after every row, so an interrupted run still leaves what it measured."""
+        versions = {}
+        for name in names:
+            freeze = BACKENDS_DIR / name / "freeze.txt"
+            versions[name] = freeze.read_text().split() if freeze.is_file() else []
+        report = {"command": " ".join(shlex.quote(a) for a in [sys.executable, *sys.argv]),
+                  "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                  "targets_available": sorted(targets), "unavailable": unavailable,
+                  "backends": {n: BACKENDS[n].summary for n in names}, "versions": versions, "rows": rows}
+        (args.out / "results.json").write_text(json.dumps(report, indent=1, default=float))
+        import report as report_md
+        text = report_md.markdown(report)
+        (args.out / "results.md").write_text(text)
+        if args.markdown:
+            args.markdown.write_text(text)
+
     for name in names:
         backend = BACKENDS[name]
         python, why = backend_python(backend)
@@ -331,22 +349,9 @@ def main(argv: list[str] | None = None) -> int:
         for model in models:
             row = check_one(backend, python, model, args.cli, targets, work)
             rows.append(row)
+            write_report()
             print(f"{name:12s} {model.name:28s} {row['verdict']:20s} {row.get('why', '')[:150]}", flush=True)
-
-    versions = {}
-    for name in names:
-        freeze = BACKENDS_DIR / name / "freeze.txt"
-        versions[name] = freeze.read_text().split() if freeze.is_file() else []
-    report = {"command": " ".join(shlex.quote(a) for a in [sys.executable, *sys.argv]),
-              "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-              "targets_available": sorted(targets), "unavailable": unavailable,
-              "backends": {n: BACKENDS[n].summary for n in names}, "versions": versions, "rows": rows}
-    (args.out / "results.json").write_text(json.dumps(report, indent=1, default=float))
-    import report as report_md
-    text = report_md.markdown(report)
-    (args.out / "results.md").write_text(text)
-    if args.markdown:
-        args.markdown.write_text(text)
+    write_report()
     failed = [r for r in rows if r["verdict"] in FAILURES]
     counts = {}
     for r in rows:
