@@ -6,13 +6,19 @@ def _err(x) -> str:
     return "-" if x is None else f"{x:.1e}"
 
 
+def _wrong(result: dict) -> str:
+    """A mismatch: its error, or why there is none (missing outputs, other shapes)."""
+    err = result.get("max_abs_err")
+    return f"**wrong** {_err(err)}" if err is not None else f"**wrong** ({result.get('why', '')})"
+
+
 def _original(r: dict) -> str:
     o = r.get("original")
     if not o:
         return "?"
     if o["status"] != "ok":
         return f"refused ({o['stage']})"
-    return "ok" if o.get("match") else f"**wrong** {_err(o.get('max_abs_err'))}"
+    return "ok" if o.get("match") else _wrong(o)
 
 
 def _after(r: dict) -> str:
@@ -23,7 +29,7 @@ def _after(r: dict) -> str:
     w = r["rewritten"]
     if w["status"] != "ok":
         return f"**refused** ({w['stage']})"
-    return f"ok {_err(w.get('max_abs_err'))}" if w.get("match") else f"**wrong** {_err(w.get('max_abs_err'))}"
+    return f"ok {_err(w.get('max_abs_err'))}" if w.get("match") else _wrong(w)
 
 
 def markdown(report: dict) -> str:
@@ -63,7 +69,7 @@ def markdown(report: dict) -> str:
             if o.get("status") == "refused":
                 lines.append(f"original refused at {o['stage']}: `{o['message']}`")
             elif o.get("status") == "ok" and not o.get("match"):
-                lines.append(f"original runs but is wrong: max abs err {_err(o.get('max_abs_err'))} {o.get('why', '')}")
+                lines.append(f"original runs but is wrong: max abs err {_err(o.get('max_abs_err'))} {o.get('why', '')}".rstrip())
             if r["verdict"] not in ("ok as is", "fixed (was refused)", "fixed (was wrong)"):
                 lines.append(f"after rewrite: {r['verdict']}: `{r.get('why', '')}`")
             if lines:
