@@ -18,6 +18,19 @@ def probe():
     return "onnx2tf %s, tensorflow-cpu %s" % (version("onnx2tf"), version("tensorflow-cpu"))
 
 
+def onnx2tf_error(lines):
+    """onnx2tf's reason: the exception it reports and the ONNX node it names (its other
+    ERROR lines are generic advice)."""
+    caught = [i for i, l in enumerate(lines) if re.match(r"^(?:[a-z_0-9]+\.)*[A-Z]\w*(?:Error|Exception): ", l)]
+    node = [l.split("onnx_op_name:", 1)[1].strip() for l in lines if "onnx_op_name:" in l]
+    if caught:
+        i = caught[-1]
+        text = " ".join([lines[i]] + [l.strip() for l in lines[i + 1:i + 3] if l.startswith(" ") or l.startswith("\t")])
+        return text + (" (onnx node %s)" % node[-1] if node else "")
+    errors = [l for l in lines if l.startswith("ERROR:") and "trace log" not in l]
+    return errors[0] if errors else ""
+
+
 def sanitize(name):
     return re.sub(r"[^A-Za-z0-9_]", "_", name)
 
@@ -31,15 +44,14 @@ def run(model, inputs, workdir):
         try:
             onnx2tf.convert(
                 input_onnx_file_path=model, output_folder_path=out, non_verbose=True,
-                keep_ncw_or_nchw_or_ncdhw_input_names=list(inputs))
+                # (onnx2tf accepts only 3-D to 5-D inputs in this list)
+                keep_ncw_or_nchw_or_ncdhw_input_names=[n for n, a in inputs.items() if 3 <= a.ndim <= 5] or None)
             exc = None
         except BaseException as e:  # onnx2tf calls sys.exit(1) on an unsupported model
             exc = e
     files = sorted(glob.glob(os.path.join(out, "*_float32.tflite")))
     if exc is not None or not files:
-        with open(log.path, errors="replace") as f:
-            lines = [l for l in f.read().splitlines() if "ERROR" in l or "Error" in l]
-        raise Refused("load", lines[-1] if lines else "onnx2tf produced no .tflite (%r)" % (exc,))
+        raise Refused("load", onnx2tf_error(log.lines()) or "onnx2tf produced no .tflite (%r)" % (exc,))
     import onnx
     output_names = [o.name for o in onnx.load(model, load_external_data=False).graph.output]
     try:
