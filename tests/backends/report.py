@@ -82,11 +82,14 @@ def merge(reports: list[dict]) -> dict:
     """Several harness runs (e.g. one per backend) as one report: their rows and commands."""
     merged = {"command": "`; `".join(r["command"] for r in reports), "date": max(r["date"] for r in reports),
               "unavailable": {}, "backends": {}, "versions": {}, "rows": [], "targets_available": []}
+    rows = {}  # a later run of the same backend and model replaces an earlier one
     for r in reports:
         merged["unavailable"].update(r["unavailable"])
         merged["backends"].update(r["backends"])
         merged["versions"].update(r["versions"])
-        merged["rows"] += r["rows"]
+        for row in r["rows"]:
+            rows[(row["backend"], row["model"])] = row
+    merged["rows"] = list(rows.values())
     return merged
 
 
