@@ -54,6 +54,6 @@ BACKENDS: dict[str, Backend] = {b.name: b for b in (
     Backend("tflite", "onnx2tf 1.29 -> float32 .tflite, TensorFlow 2.19 interpreter",
             ("tflite",),
             "set-input-shape(shapes={shapes}),inline-functions,fix-layernorm,rewrite-index-put,simplify,"
-            "fix-layernorm(to=decomposed),decompose-layernorm,set-input-shape(shapes={shapes})",
+            "fix-layernorm(to=decomposed),decompose-layernorm,lower-scatternd-reduction,set-input-shape(shapes={shapes})",
             static=True, rtol=1e-3, atol=1e-3, timeout=900),
 )}
