@@ -154,17 +154,33 @@ def run_backend(backend: Backend, python: Path, model: Path, inputs: Path, workd
 # --------------------------------------------------------------------------- comparing
 
 
-def _aligned(out: np.ndarray, ref: np.ndarray) -> tuple[np.ndarray | None, str]:
-    """out in ref's layout: as is, the same elements in ref's shape (a backend that adds or
-    drops unit dims), or channels-last turned back to channels-first (onnx2tf)."""
+_CHANNELS_LAST_TO_FIRST = {4: (0, 3, 1, 2), 3: (0, 2, 1), 5: (0, 4, 1, 2, 3)}
+
+
+def _layouts(out: np.ndarray, ref: np.ndarray) -> list[tuple[np.ndarray, str]]:
+    """out in ref's layout, every way it can be: as is, channels-last turned back to
+    channels-first (onnx2tf's outputs; when C == H == W both fit the shape, so both are
+    tried), or the same elements in ref's shape (a backend that adds or drops unit dims)."""
+    found = []
     if out.shape == ref.shape:
-        return out, ""
-    perms = {4: (0, 3, 1, 2), 3: (0, 2, 1), 5: (0, 4, 1, 2, 3)}
-    if out.ndim == ref.ndim and out.ndim in perms and out.transpose(perms[out.ndim]).shape == ref.shape:
-        return out.transpose(perms[out.ndim]), "channels-last output"
-    if out.size == ref.size and [d for d in out.shape if d != 1] == [d for d in ref.shape if d != 1]:
-        return out.reshape(ref.shape), f"shape {list(out.shape)} reshaped"
-    return None, f"shape {list(out.shape)}, expected {list(ref.shape)}"
+        found.append((out, ""))
+    perm = _CHANNELS_LAST_TO_FIRST.get(out.ndim)
+    if perm and out.ndim == ref.ndim and out.transpose(perm).shape == ref.shape:
+        found.append((out.transpose(perm), "channels-last output"))
+    if not found and out.size == ref.size and [d for d in out.shape if d != 1] == [d for d in ref.shape if d != 1]:
+        found.append((out.reshape(ref.shape), f"shape {list(out.shape)} reshaped"))
+    return found
+
+
+def _error(out: np.ndarray, ref: np.ndarray, rtol: float, atol: float) -> tuple[float, bool]:
+    if ref.dtype == bool or np.issubdtype(ref.dtype, np.integer):
+        err = float(np.max(np.abs(out.astype(np.int64) - ref.astype(np.int64)), initial=0))
+        return err, err == 0
+    o, r = out.astype(np.float64), ref.astype(np.float64)
+    diff = np.where(np.isnan(o) & np.isnan(r), 0.0, np.abs(o - r))
+    err = float(np.max(diff, initial=0.0)) if not np.isnan(diff).any() else float("inf")
+    scale = float(np.max(np.abs(np.where(np.isnan(r), 0, r)), initial=0.0))
+    return err, err <= atol + rtol * scale
 
 
 def compare(outputs: list[np.ndarray], refs: list[np.ndarray], rtol: float, atol: float) -> dict:
@@ -173,23 +189,15 @@ def compare(outputs: list[np.ndarray], refs: list[np.ndarray], rtol: float, atol
         return {"match": False, "max_abs_err": None, "why": f"{len(outputs)} outputs, expected {len(refs)}"}
     worst, notes, match = 0.0, [], True
     for i, (out, ref) in enumerate(zip(outputs, refs)):
-        out = np.asarray(out)
-        ref = np.asarray(ref)
-        out, note = _aligned(out, ref)
-        if out is None:
-            return {"match": False, "max_abs_err": None, "why": f"output {i}: {note}"}
+        out, ref = np.asarray(out), np.asarray(ref)
+        candidates = _layouts(out, ref)
+        if not candidates:
+            return {"match": False, "max_abs_err": None,
+                    "why": f"output {i}: shape {list(out.shape)}, expected {list(ref.shape)}"}
+        judged = [(_error(c, ref, rtol, atol), note) for c, note in candidates]
+        (err, ok), note = next((j for j in judged if j[0][1]), judged[0])
         if note:
             notes.append(f"output {i}: {note}")
-        if ref.dtype == bool or np.issubdtype(ref.dtype, np.integer):
-            err = float(np.max(np.abs(out.astype(np.int64) - ref.astype(np.int64)), initial=0))
-            ok = err == 0
-        else:
-            o, r = out.astype(np.float64), ref.astype(np.float64)
-            both_nan = np.isnan(o) & np.isnan(r)
-            diff = np.where(both_nan, 0.0, np.abs(o - r))
-            err = float(np.max(diff, initial=0.0)) if not np.isnan(diff).any() else float("inf")
-            scale = float(np.max(np.abs(np.where(np.isnan(r), 0, r)), initial=0.0))
-            ok = err <= atol + rtol * scale
         worst = max(worst, err)
         match &= bool(ok)
     return {"match": match, "max_abs_err": worst, "why": "; ".join(notes)}
