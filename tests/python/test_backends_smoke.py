@@ -22,16 +22,24 @@ from backends import BACKENDS  # noqa: E402
 from harness import BACKENDS_DIR, SMOKE_MODELS  # noqa: E402
 
 CLI = ROOT / "build/onnxsurgeon"
+# Measured failures of onnxsurgeon on a backend, kept visible until fixed (strict: the
+# test fails once they pass, so the entry is removed then). See docs/targets.md.
+KNOWN_FAILURES = {
+    "tflite": "--target tflite emits CastLike, which onnx2tf 1.29.24 cannot convert "
+              "('CastLike OP is not yet implemented')",
+}
 CORPUS = ROOT / "tests/models/.generated"
 
 
 @pytest.mark.parametrize("backend", list(BACKENDS))
-def test_backend_smoke(backend, tmp_path):
+def test_backend_smoke(backend, tmp_path, request):
     d = BACKENDS_DIR / backend
     if (d / "install-error").is_file():
         pytest.fail(f"{backend} failed to install: {(d / 'install-error').read_text().splitlines()[0]}")
     if not (d / "ready").is_file():
         pytest.skip(f"{backend} venv not installed (make backends-setup BACKENDS={backend})")
+    if backend in KNOWN_FAILURES:
+        request.applymarker(pytest.mark.xfail(reason=KNOWN_FAILURES[backend], strict=True))
     model = SMOKE_MODELS[0]
     if not (CORPUS / f"{model}.onnx").is_file():
         pytest.skip(f"corpus model {model} not generated (make models)")
