@@ -131,7 +131,7 @@ def run_backend(backend: Backend, python: Path, model: Path, inputs: Path, workd
     try:
         proc = subprocess.run([str(python), str(runner), str(model), str(inputs), str(workdir)],
                               capture_output=True, text=True, timeout=backend.timeout, env=env,
-                              errors="replace")
+                              errors="replace", cwd=workdir)  # backends drop debug files in their cwd
     except subprocess.TimeoutExpired:
         return {"status": "refused", "stage": "run", "message": f"no answer within {backend.timeout} s (killed)",
                 "seconds": round(time.perf_counter() - start, 1)}
