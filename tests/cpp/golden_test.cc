@@ -8,9 +8,13 @@
 //   --- expected
 //   <ir_version: 10, ...> ...            | unchanged | error: substring
 //
+// A negative case pins why a rule stayed away with `why: <substring>` lines before
+// "--- input": each must occur in a --debug-patterns message of the run.
+//
 // Outputs are compared after canonical printing (tests/cpp/canonical.h).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -30,6 +34,7 @@ struct GoldenCase {
   std::string pipeline;
   std::string input;
   std::string expected;
+  std::vector<std::string> why;  // substrings of --debug-patterns messages the run must give
 };
 
 GoldenCase ReadCase(const fs::path& path) {
@@ -40,6 +45,10 @@ GoldenCase ReadCase(const fs::path& path) {
   while (std::getline(f, line)) {
     if (line.rfind("pipeline:", 0) == 0 && !section) {
       c.pipeline = line.substr(9);
+    } else if (line.rfind("why:", 0) == 0 && !section) {
+      std::string w = line.substr(4);
+      w.erase(0, w.find_first_not_of(' '));
+      c.why.push_back(w);
     } else if (line == "--- input") {
       section = &c.input;
     } else if (line == "--- expected") {
@@ -76,7 +85,14 @@ TEST_P(Golden, Case) {
   std::string before = testing::CanonicalText(ExportModel(**model));
   auto pipeline = ParsePipeline(c.pipeline);
   ASSERT_TRUE(pipeline.ok()) << pipeline.status().message();
-  auto result = RunPipeline(**model, *pipeline);
+  PassManagerOptions options;
+  std::vector<std::string> messages;
+  if (!c.why.empty()) options.context.debug_patterns = [&messages](const std::string& m) { messages.push_back(m); };
+  auto result = RunPipeline(**model, *pipeline, options);
+  for (const std::string& w : c.why) {
+    bool found = std::any_of(messages.begin(), messages.end(), [&](const std::string& m) { return m.find(w) != std::string::npos; });
+    EXPECT_TRUE(found) << "no --debug-patterns message says: " << w << " (" << messages.size() << " messages)";
+  }
   if (c.expected.rfind("error:", 0) == 0) {
     std::string want = c.expected.substr(6);
     want.erase(0, want.find_first_not_of(' '));
