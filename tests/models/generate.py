@@ -86,7 +86,7 @@ CATALOG: tuple[Entry, ...] = (
     Entry("control_flow_cond_dynamo18", "corpus_misc:control_flow_cond_dynamo18", "torch.cond through dynamo: If with GELU and LayerNorm in branches"),
     Entry("crnn_dynamic_w_op13", "corpus_shapes:crnn_dynamic_w_op13", "OCR CRNN: BiLSTM over a dynamic width, shapes from Shape/Gather"),
     Entry("fpn_dynamic_hw_op13", "corpus_shapes:fpn_dynamic_hw_op13", "detector neck: Resize to dynamic H/W sizes, Conv + bias/scale, Transpose pair"),
-    Entry("segformer_op14", "corpus_shapes:segformer_op14", "SegFormer encoder, TorchScript opset 14: per-layer shape chains (dynamic batch)"),
+    Entry("swin_op17", "corpus_shapes:swin_op17", "Swin encoder, TorchScript opset 17: window reshapes whose shapes chain layer to layer (dynamic batch)"),
     Entry("styletts_block_op14", "corpus_misc:styletts_block_op14", "StyleTTS/Kokoro-like block: AdaIN, ConvTranspose1d, BiLSTM, AdaLayerNorm"),
     # benchmarks only
     Entry("large", "corpus_misc:large", "stack of 8 Linear(4096,4096): ~537 MB fp32; benchmarks only", default=False),

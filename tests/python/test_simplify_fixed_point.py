@@ -2,8 +2,8 @@
 every corpus model: the same input and flags give byte-identical output, and simplify on
 its own output changes nothing (byte-identical again). The corpus holds exports built
 for this (tests/models/corpus_shapes.py): dynamic-H/W CNNs with Shape/Gather/Concat/Resize
-chains, a CRNN with a BiLSTM over a dynamic width, and a SegFormer whose per-layer shape
-chains took one simplify round per layer before."""
+chains, a CRNN with a BiLSTM over a dynamic width, and a Swin encoder whose per-layer shape
+chains took one simplify round per layer (and a second run) before."""
 from __future__ import annotations
 
 import filecmp
