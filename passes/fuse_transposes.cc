@@ -1,5 +1,5 @@
 // fuse-transposes: removes the Transposes exporters leave around layout changes and
-// linear layers. Three rules:
+// linear layers. Four rules:
 //
 // transpose-chain: Transpose(Transpose(x, p1), p2) -> Transpose(x, p) with p[i] = p1[p2[i]]
 // (output dim i of the outer is dim p2[i] of the inner, which is dim p1[p2[i]] of x); the
@@ -15,9 +15,17 @@
 // a Transpose, becomes Gemm(a, b) with transA/transB (one node instead of two).
 //   Before:  t = Transpose<perm=[1,0]>(a[8,4])   y = MatMul(t, b[8,16])
 //   After:   y = Gemm<transA=1>(a, b)
+//
+// size-one-transpose: a Transpose that moves only axes of size 1 (the others keep their
+// order) only reshapes; next to a Reshape with a constant shape it merges into it:
+// Transpose(Reshape(y, s), p) -> Reshape(y, s permuted), Reshape(Transpose(x, p), s) ->
+// Reshape(x, s). A 0 in s (copy a dim) must stay on the same axis.
+//   Before:  r = Reshape(y, [2,16,1,8])   t = Transpose<perm=[0,2,1,3]>(r)
+//   After:   t = Reshape(y, [2,1,16,8])
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
+#include "core/ir/constant.h"
 #include "core/ir/shape.h"
 #include "core/pass/pattern_pass.h"
 #include "core/shape/propagate.h"
@@ -170,6 +178,79 @@ bool NeedsRanks(const Model& model) {
   return false;
 }
 
+// True when Transpose(perm) of a value whose dims are `is_one` (true: provably size 1)
+// keeps the other dims in order: it moves only size-1 axes, so it is a Reshape.
+bool MovesOnlySizeOne(const std::vector<int64_t>& perm, const std::vector<bool>& is_one) {
+  int64_t last = -1;
+  for (int64_t axis : perm) {
+    if (is_one[static_cast<size_t>(axis)]) continue;
+    if (axis < last) return false;
+    last = axis;
+  }
+  return true;
+}
+
+// The constant shape of a Reshape without allowzero, or nullopt.
+std::optional<std::vector<int64_t>> ReshapeTarget(const Node& r) {
+  if (!r.Is("Reshape") || !IsStandard(&r) || r.num_inputs() != 2 || r.GetInt("allowzero", 0) != 0) return std::nullopt;
+  return ConstantInt64s(r.input(1));
+}
+
+// Transpose(Reshape(y, s), p) whose permutation moves only size-1 axes -> Reshape(y, s
+// permuted): one node for two. A 0 in s (copy y's dim) must keep its position.
+class ReshapeTranspose : public RewriteRule {
+ public:
+  ReshapeTranspose() : RewriteRule("fuse-transposes/size-one-transpose", "Transpose") {}
+
+  StatusOr<bool> MatchAndRewrite(Node* t, Rewriter& rw, std::string* why) override {
+    Node* r = t->input(0) ? t->input(0)->producer() : nullptr;
+    auto s = r ? ReshapeTarget(*r) : std::nullopt;
+    if (!s) return Refuse(why, "the input is not a Reshape to a constant shape");
+    if (!SingleReader(t->input(0)) || r->graph() != t->graph()) return Refuse(why, "the Reshape has another reader");
+    auto p = PermOf(*t);
+    if (!p || p->size() != s->size() || !IsPermutation(*p)) return Refuse(why, "the permutation does not fit the shape");
+    std::vector<bool> one(s->size());
+    for (size_t i = 0; i < s->size(); ++i) one[i] = (*s)[i] == 1;
+    if (!MovesOnlySizeOne(*p, one)) return Refuse(why, "the permutation reorders axes that are not of size 1");
+    std::vector<int64_t> target(s->size());
+    for (size_t i = 0; i < target.size(); ++i) {
+      target[i] = (*s)[static_cast<size_t>((*p)[i])];
+      if (target[i] == 0 && (*p)[i] != static_cast<int64_t>(i)) return Refuse(why, "a copied dim (0) would move");
+    }
+    Value* y = rw.Op("Reshape", {r->input(0), rw.Int64s(target)});
+    CarryType(t->output(0), y);
+    OS_RETURN_IF_ERROR(rw.ReplaceNode(t, {y}));
+    OS_RETURN_IF_ERROR(rw.EraseNode(r));
+    return true;
+  }
+};
+
+// Reshape(Transpose(x, p), s) whose permutation moves only size-1 axes of x -> Reshape(x, s).
+class TransposeReshape : public RewriteRule {
+ public:
+  TransposeReshape() : RewriteRule("fuse-transposes/size-one-transpose", "Reshape") {}
+
+  StatusOr<bool> MatchAndRewrite(Node* r, Rewriter& rw, std::string* why) override {
+    auto s = ReshapeTarget(*r);
+    Node* t = r->input(0) ? r->input(0)->producer() : nullptr;
+    if (!s || !t || !t->Is("Transpose") || !IsStandard(t) || t->graph() != r->graph())
+      return Refuse(why, "not a Reshape to a constant shape of a Transpose");
+    if (!SingleReader(r->input(0))) return Refuse(why, "the Transpose has another reader");
+    auto shape = ShapeOf(t->input(0));
+    auto p = PermOf(*t);
+    if (!shape || !p || p->size() != shape->size() || !IsPermutation(*p)) return Refuse(why, "the Transpose input's rank is unknown");
+    std::vector<bool> one(shape->size());
+    for (size_t i = 0; i < shape->size(); ++i) one[i] = (*shape)[i].is_static() && (*shape)[i].value == 1;
+    if (!MovesOnlySizeOne(*p, one)) return Refuse(why, "the permutation reorders axes that are not of size 1");
+    for (size_t i = 0; i < s->size(); ++i)
+      if ((*s)[i] == 0 && (i >= p->size() || (*p)[i] != static_cast<int64_t>(i)))
+        return Refuse(why, "a copied dim (0) would read another axis");
+    rw.SetInput(r, 0, t->input(0));
+    OS_RETURN_IF_ERROR(rw.EraseNode(t));
+    return true;
+  }
+};
+
 class FuseTransposesPass : public PatternPass {
  public:
   StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
@@ -184,6 +265,8 @@ class FuseTransposesPass : public PatternPass {
     AddRule(std::make_unique<TransposeIdentity>());
     AddRule(std::make_unique<TransposeIntoGemm>("Gemm"));
     AddRule(std::make_unique<TransposeIntoGemm>("MatMul"));
+    AddRule(std::make_unique<ReshapeTranspose>());
+    AddRule(std::make_unique<TransposeReshape>());
   }
 };
 
