@@ -14,7 +14,7 @@ export CCACHE_BASEDIR := $(ROOT)
 export CCACHE_NOHASHDIR := 1
 export CCACHE_MAXSIZE ?= 5G
 
-.PHONY: all bootstrap configure build models test test-cpp test-python demo bench clean
+.PHONY: all bootstrap configure build models test test-cpp test-python demo bench bench-wide clean
 
 all: build
 
@@ -50,6 +50,12 @@ demo: build
 
 bench: build
 	@bash bench/run.sh
+
+# simplify beside onnxsim and onnxslim on the wide corpus (issue 16; ~15 min on 2 cores):
+# exports the corpus into bench/.data/wide, then benches and rewrites its docs/benchmarks.md section.
+bench-wide: build
+	$(PY) bench/wide_corpus.py
+	python3 bench/simplify_wide_bench.py --write-docs
 
 clean:
 	rm -rf $(BUILD)
