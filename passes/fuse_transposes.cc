@@ -122,9 +122,13 @@ bool GemmType(int32_t t, int64_t opset) {
 
 class TransposeIntoGemm : public RewriteRule {
  public:
-  explicit TransposeIntoGemm(std::string root) : RewriteRule("fuse-transposes/transpose-into-gemm", std::move(root)) {}
+  // `gemm_forbidden`: set by the pass from its pipeline's forbidden ops (a MatMul then
+  // stays a MatMul; a Gemm that is there already may still take a transpose).
+  TransposeIntoGemm(std::string root, const bool* gemm_forbidden)
+      : RewriteRule("fuse-transposes/transpose-into-gemm", std::move(root)), gemm_forbidden_(gemm_forbidden) {}
 
   StatusOr<bool> MatchAndRewrite(Node* n, Rewriter& rw, std::string* why) override {
+    if (n->Is("MatMul") && *gemm_forbidden_) return Refuse(why, "an earlier pass of the pipeline removed Gemm on purpose");
     const int64_t opset = n->graph()->OpsetVersion("");
     if (n->num_inputs() < 2 || !n->input(0) || !n->input(1)) return Refuse(why, "fewer than two operands");
     Value* a = TransposedRank2(n->input(0), n);
@@ -164,6 +168,9 @@ class TransposeIntoGemm : public RewriteRule {
       if (t) OS_RETURN_IF_ERROR(rw.EraseNode(t));
     return true;
   }
+
+ private:
+  const bool* gemm_forbidden_;
 };
 
 // True when a MatMul reads a Transpose whose rank is not known yet (transpose-into-gemm
@@ -257,17 +264,21 @@ class FuseTransposesPass : public PatternPass {
     InferShapesOptions infer;
     infer.record_value_info = false;  // ranks to decide with, not saved
     if (NeedsRanks(model)) PropagateShapes(model, infer);  // the local rules only: no onnx inference
+    gemm_forbidden_ = context.IsForbidden("Gemm");
     return PatternPass::Run(model, context);
   }
 
   FuseTransposesPass() {
     AddRule(std::make_unique<TransposeChain>());
     AddRule(std::make_unique<TransposeIdentity>());
-    AddRule(std::make_unique<TransposeIntoGemm>("Gemm"));
-    AddRule(std::make_unique<TransposeIntoGemm>("MatMul"));
+    AddRule(std::make_unique<TransposeIntoGemm>("Gemm", &gemm_forbidden_));
+    AddRule(std::make_unique<TransposeIntoGemm>("MatMul", &gemm_forbidden_));
     AddRule(std::make_unique<ReshapeTranspose>());
     AddRule(std::make_unique<TransposeReshape>());
   }
+
+ private:
+  bool gemm_forbidden_ = false;
 };
 
 }  // namespace
