@@ -8,8 +8,8 @@
 //   --- expected
 //   <ir_version: 10, ...> ...            | unchanged | error: substring
 //
-// A negative case pins why a rule stayed away with `why: <substring>` lines before
-// "--- input": each must occur in a --debug-patterns message of the run.
+// A negative may pin why a rule refused: a `refused: substring` line after the pipeline
+// line; some --debug-patterns line of the run must contain the substring.
 //
 // Outputs are compared after canonical printing (tests/cpp/canonical.h).
 #include <gtest/gtest.h>
@@ -19,6 +19,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/str_join.h"
 #include "core/interop/onnx_interop.h"
 #include "core/io/exporter.h"
 #include "core/pass/pass_manager.h"
@@ -34,7 +35,7 @@ struct GoldenCase {
   std::string pipeline;
   std::string input;
   std::string expected;
-  std::vector<std::string> why;  // substrings of --debug-patterns messages the run must give
+  std::vector<std::string> refused;  // substrings of --debug-patterns lines
 };
 
 GoldenCase ReadCase(const fs::path& path) {
@@ -45,10 +46,10 @@ GoldenCase ReadCase(const fs::path& path) {
   while (std::getline(f, line)) {
     if (line.rfind("pipeline:", 0) == 0 && !section) {
       c.pipeline = line.substr(9);
-    } else if (line.rfind("why:", 0) == 0 && !section) {
-      std::string w = line.substr(4);
-      w.erase(0, w.find_first_not_of(' '));
-      c.why.push_back(w);
+    } else if (line.rfind("refused:", 0) == 0 && !section) {
+      std::string want = line.substr(8);
+      want.erase(0, want.find_first_not_of(' '));
+      c.refused.push_back(want);
     } else if (line == "--- input") {
       section = &c.input;
     } else if (line == "--- expected") {
@@ -86,12 +87,13 @@ TEST_P(Golden, Case) {
   auto pipeline = ParsePipeline(c.pipeline);
   ASSERT_TRUE(pipeline.ok()) << pipeline.status().message();
   PassManagerOptions options;
-  std::vector<std::string> messages;
-  if (!c.why.empty()) options.context.debug_patterns = [&messages](const std::string& m) { messages.push_back(m); };
+  std::vector<std::string> debug_lines;
+  options.context.debug_patterns = [&](const std::string& line) { debug_lines.push_back(line); };
   auto result = RunPipeline(**model, *pipeline, options);
-  for (const std::string& w : c.why) {
-    bool found = std::any_of(messages.begin(), messages.end(), [&](const std::string& m) { return m.find(w) != std::string::npos; });
-    EXPECT_TRUE(found) << "no --debug-patterns message says: " << w << " (" << messages.size() << " messages)";
+  for (const std::string& want : c.refused) {
+    bool found = std::any_of(debug_lines.begin(), debug_lines.end(),
+                             [&](const std::string& l) { return l.find(want) != std::string::npos; });
+    EXPECT_TRUE(found) << "no refusal says '" << want << "'; the rules said:\n" << absl::StrJoin(debug_lines, "\n");
   }
   if (c.expected.rfind("error:", 0) == 0) {
     std::string want = c.expected.substr(6);
