@@ -15,7 +15,7 @@ export CCACHE_BASEDIR := $(ROOT)
 export CCACHE_NOHASHDIR := 1
 export CCACHE_MAXSIZE ?= 5G
 
-.PHONY: all bootstrap configure build models test test-cpp test-python demo bench clean backends backends-setup backends-smoke
+.PHONY: all bootstrap configure build models test test-cpp test-python demo bench bench-wide clean backends backends-setup backends-smoke
 
 all: build
 
@@ -66,6 +66,11 @@ backends: build models backends-setup
 
 backends-smoke: build models backends-setup
 	$(PY) tests/backends/harness.py --smoke $(if $(BACKENDS),--backends $(BACKENDS))
+# simplify beside onnxsim and onnxslim on the wide corpus (issue 16; ~15 min on 2 cores):
+# exports the corpus into bench/.data/wide, then benches and rewrites its docs/benchmarks.md section.
+bench-wide: build
+	$(PY) bench/wide_corpus.py
+	python3 bench/simplify_wide_bench.py --write-docs
 
 clean:
 	rm -rf $(BUILD)

@@ -20,6 +20,8 @@ const std::vector<PassInfo>& AllPasses() {
       passes::SetInputShapePassInfo(),
       passes::CsePassInfo(),
       passes::FuseConvBnPassInfo(),
+      passes::FoldIntoWeightsPassInfo(),
+      passes::FuseTransposesPassInfo(),
       passes::FuseReshapesPassInfo(),
       passes::SimplifyPassInfo(),
       passes::FuseGeluPassInfo(),

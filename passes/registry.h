@@ -22,6 +22,8 @@ PassInfo ExtractConstantsPassInfo();
 PassInfo SetInputShapePassInfo();
 PassInfo CsePassInfo();
 PassInfo FuseConvBnPassInfo();
+PassInfo FoldIntoWeightsPassInfo();
+PassInfo FuseTransposesPassInfo();
 PassInfo FuseReshapesPassInfo();
 PassInfo SimplifyPassInfo();
 PassInfo FuseGeluPassInfo();

@@ -1,7 +1,7 @@
 // simplify: the standard cleanup pipeline as one pass. Each round runs
-//   inline-functions, fold-constants, resolve-shapes, fuse-conv-bn,
+//   inline-functions, fold-constants, resolve-shapes, fuse-conv-bn, fold-into-weights,
 //   fix-layernorm(to=native,custom-ops=false), strip-identity-cast, fuse-reshapes,
-//   extract-constants, dedupe-initializers, cse, dce
+//   fuse-transposes, extract-constants, dedupe-initializers, cse, dce
 // and rounds repeat until a whole round changes nothing (a fixed point), at most
 // `max-rounds` times. Every step is the registered pass of that name, with the options
 // written in kSteps (parsed by the pipeline grammar); a build without one of them fails
@@ -12,6 +12,9 @@
 // left in memory (so it rarely infers again) and resolves the shape arithmetic that
 // dynamic dims kept from folding (on the corpus: bert_op14 150 -> 124 nodes,
 // cnn_clutter_op13 11 -> 7, t5_op14 120 -> 118); cse and dce then take what it leaves unread.
+// Every round after the first starts without the non-static types earlier rounds inferred
+// in memory (ForgetInferredTypes), so a round that changes nothing is a true fixed point:
+// simplify on its own output changes nothing (issue 12 item 8).
 // The report counts per step, e.g. `strip-identity-cast/identity`, and `rounds`.
 // extract-constants (Constant nodes -> initializers, as onnx-simplifier leaves them) is
 // in the list because a Constant node is a node: without it, every exporter's Constant
@@ -24,6 +27,7 @@
 // After:   what the steps leave, with nothing left for any of them to do.
 #include "absl/strings/str_cat.h"
 #include "core/pass/pipeline.h"
+#include "core/shape/propagate.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
@@ -33,9 +37,11 @@ constexpr const char* kSteps[] = {"inline-functions",
                                   "fold-constants",
                                   "resolve-shapes",
                                   "fuse-conv-bn",
+                                  "fold-into-weights",
                                   "fix-layernorm(to=native,custom-ops=false)",
                                   "strip-identity-cast",
                                   "fuse-reshapes",
+                                  "fuse-transposes",
                                   "extract-constants",
                                   "dedupe-initializers",
                                   "cse",
@@ -58,6 +64,12 @@ class SimplifyPass : public Pass {
     PassResult result;
     for (int64_t round = 0; round < max_rounds_; ++round) {
       bool changed = false;
+      // The steps keep the types they infer in memory. After a round that changed the
+      // graph, a type inferred before a fold may hold an unknown dim that is decidable now;
+      // a round that started from such types could report "no change" where a run on the
+      // saved output (which re-infers) finds more. So every round starts from the types a
+      // reload would see, plus the static ones (always still true).
+      if (round > 0) ForgetInferredTypes(model);
       for (auto& [name, pass] : steps) {
         auto step = pass->Run(model, context);
         if (!step.ok()) {
@@ -82,8 +94,9 @@ class SimplifyPass : public Pass {
 
 PassInfo SimplifyPassInfo() {
   return {"simplify",
-          "inline-functions, fold-constants, resolve-shapes, fuse-conv-bn, fix-layernorm(to=native,custom-ops=false), "
-          "strip-identity-cast, fuse-reshapes, extract-constants, dedupe-initializers, cse, dce, to a fixed point",
+          "inline-functions, fold-constants, resolve-shapes, fuse-conv-bn, fold-into-weights, "
+          "fix-layernorm(to=native,custom-ops=false), strip-identity-cast, fuse-reshapes, fuse-transposes, "
+          "extract-constants, dedupe-initializers, cse, dce, to a fixed point",
           {{"max-rounds", "at most this many rounds", "10"}},
           [](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {
             OS_ASSIGN_OR_RETURN(int64_t rounds, o.GetInt("max-rounds", 10));
