@@ -5,7 +5,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "core/inspect/json_writer.h"
+#include "core/inspect/json.h"
 #include "onnx/defs/schema.h"
 
 namespace onnxsurgeon {
@@ -184,47 +184,36 @@ std::string FormatInspectText(const InspectReport& r) {
 }
 
 std::string FormatInspectJson(const InspectReport& r) {
-  JsonWriter w;
-  w.BeginObject();
-  w.Key("ir_version").Value(r.ir_version);
-  w.Key("producer").Value(r.producer);
-  w.Key("opsets").BeginObject();
-  for (const auto& [d, v] : r.opsets) w.Key(d.empty() ? "ai.onnx" : d).Value(v);
-  w.EndObject();
-  w.Key("node_count").Value(r.node_count);
-  w.Key("total_node_count").Value(r.total_node_count);
-  w.Key("subgraph_count").Value(r.subgraph_count);
-  w.Key("op_histogram").BeginObject();
-  for (const auto& [op, n] : r.op_histogram) w.Key(op).Value(n);
-  w.EndObject();
-  auto ios = [&](const char* key, const std::vector<InspectReport::Io>& list) {
-    w.Key(key).BeginArray();
-    for (const auto& io : list) w.BeginObject().Key("name").Value(io.name).Key("type").Value(io.type).EndObject();
-    w.EndArray();
+  Json opsets = Json::object();
+  for (const auto& [d, v] : r.opsets) opsets[d.empty() ? "ai.onnx" : d] = v;
+  auto ios = [](const std::vector<InspectReport::Io>& list) {
+    Json out = Json::array();
+    for (const auto& io : list) out.push_back({{"name", io.name}, {"type", io.type}});
+    return out;
   };
-  ios("inputs", r.inputs);
-  ios("outputs", r.outputs);
-  w.Key("initializer_count").Value(r.initializer_count);
-  w.Key("initializer_bytes").Value(r.initializer_bytes);
-  w.Key("initializers_as_inputs").BeginArray();
-  for (const auto& n : r.initializers_as_inputs) w.Value(n);
-  w.EndArray();
-  w.Key("custom_domain_ops").BeginObject();
-  for (const auto& [op, n] : r.custom_domain_ops) w.Key(op).Value(n);
-  w.EndObject();
-  w.Key("functions").BeginArray();
-  for (const auto& f : r.functions) w.Value(f);
-  w.EndArray();
-  w.Key("external_data").BeginArray();
+  Json external = Json::array();
   for (const auto& f : r.external_data)
-    w.BeginObject().Key("location").Value(f.location).Key("tensors").Value(f.tensors).Key("bytes").Value(f.bytes).EndObject();
-  w.EndArray();
-  w.Key("ops_without_schema").BeginArray();
-  for (const auto& p : r.ops_without_schema)
-    w.BeginObject().Key("op").Value(p.op).Key("why").Value(p.why).Key("count").Value(p.count).EndObject();
-  w.EndArray();
-  w.EndObject();
-  return w.str() + "\n";
+    external.push_back({{"location", f.location}, {"tensors", f.tensors}, {"bytes", f.bytes}});
+  Json no_schema = Json::array();
+  for (const auto& p : r.ops_without_schema) no_schema.push_back({{"op", p.op}, {"why", p.why}, {"count", p.count}});
+  Json j;
+  j["ir_version"] = r.ir_version;
+  j["producer"] = r.producer;
+  j["opsets"] = opsets;
+  j["node_count"] = r.node_count;
+  j["total_node_count"] = r.total_node_count;
+  j["subgraph_count"] = r.subgraph_count;
+  j["op_histogram"] = Json(r.op_histogram);
+  j["inputs"] = ios(r.inputs);
+  j["outputs"] = ios(r.outputs);
+  j["initializer_count"] = r.initializer_count;
+  j["initializer_bytes"] = r.initializer_bytes;
+  j["initializers_as_inputs"] = r.initializers_as_inputs;
+  j["custom_domain_ops"] = Json(r.custom_domain_ops);
+  j["functions"] = r.functions;
+  j["external_data"] = external;
+  j["ops_without_schema"] = no_schema;
+  return DumpJson(j);
 }
 
 }  // namespace onnxsurgeon

@@ -4,6 +4,7 @@
 // initializers, so nothing depends on what the linker keeps.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -31,6 +32,9 @@ struct PassResult {
 struct PassContext {
   // --debug-patterns: pattern passes report every rule miss (rule, node, reason) here.
   std::function<void(const std::string&)> debug_patterns;
+  // Progress: passes that walk nodes (the greedy driver) add each node they visit here,
+  // for the CLI's progress line. Null when nobody is watching.
+  std::atomic<int64_t>* nodes_visited = nullptr;
 };
 
 class Pass {
