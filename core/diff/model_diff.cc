@@ -128,6 +128,10 @@ NodeMatching MatchNodes(const Graph& a, const Graph& b) {
   };
   structural([](const Node& n) { return absl::StrCat(OpKey(n), "|", Names(n.outputs())); });
   structural([](const Node& n) { return absl::StrCat(OpKey(n), "|", Names(n.inputs())); });
+  // A rewrite that renames its node and weights (fuse-conv-bn) keeps the data input, or
+  // the output the rest of the graph reads.
+  structural([](const Node& n) { return absl::StrCat(OpKey(n), "|in0|", ValueName(n.input(0))); });
+  structural([](const Node& n) { return absl::StrCat(OpKey(n), "|out0|", ValueName(n.output(0))); });
   for (size_t i = 0; i < na.size(); ++i)
     if (!used_a[i]) m.removed.push_back(na[i]);
   for (size_t j = 0; j < nb.size(); ++j)

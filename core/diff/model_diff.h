@@ -2,7 +2,8 @@
 // rewrite): opsets, interface, op counts, initializers, value shapes and nodes.
 //
 // Nodes of the main graph are matched by name first (names unique in both models), then,
-// among the rest, by structure: same op and outputs, else same op and inputs. A matched
+// among the rest, by structure: same op and outputs, else same op and inputs, else same op
+// and first input, else same op and first output. A matched
 // node is "changed" when its op, inputs, outputs or attributes differ; what no match
 // claims is added or removed.
 #pragma once
@@ -44,7 +45,8 @@ struct ModelDiff {
   bool Empty() const;
 };
 
-// Main-graph node matching (by unique name, then by op and outputs, then op and inputs).
+// Main-graph node matching: by unique name, then by op and outputs, op and inputs, op and
+// first input, op and first output.
 struct NodeMatching {
   std::vector<std::pair<Node*, Node*>> matched;  // before, after
   std::vector<Node*> removed, added;             // unmatched in before, in after
