@@ -3,10 +3,13 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 namespace onnxsurgeon::cli {
 
 Progress::Progress(bool enabled) : enabled_(enabled && isatty(STDERR_FILENO)) {
+  // ONNXSURGEON_PROGRESS_DELAY=0 shows every step (the tests use it).
+  if (const char* delay = std::getenv("ONNXSURGEON_PROGRESS_DELAY")) delay_ = std::atof(delay);
   if (enabled_) thread_ = std::thread([this] { Loop(); });
 }
 
@@ -41,10 +44,10 @@ void Progress::End() {
 void Progress::Loop() {
   std::unique_lock lock(mu_);
   while (!stop_) {
-    cv_.wait_for(lock, std::chrono::milliseconds(200));
+    cv_.wait_for(lock, std::chrono::milliseconds(delay_ < 0.2 ? 20 : 200));
     if (stop_ || step_.empty()) continue;
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    if (seconds < 1.0) continue;
+    if (seconds < delay_) continue;
     int64_t visited = visited_.load(std::memory_order_relaxed);
     std::fprintf(stderr, "\r\033[K  %s  %.1f s", step_.c_str(), seconds);
     if (visited > 0) std::fprintf(stderr, "  %lld nodes visited", static_cast<long long>(visited));

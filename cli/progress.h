@@ -27,6 +27,7 @@ class Progress {
  private:
   void Loop();
   bool enabled_ = false;
+  double delay_ = 1.0;  // seconds a step runs before it is shown
   std::atomic<int64_t> visited_{0};
   std::mutex mu_;
   std::condition_variable cv_;

@@ -239,7 +239,7 @@ int Run(const std::vector<std::string>& raw_args, bool html) {
   RunSummary summary;
   summary.input = a.input;
   if (!a.quiet || html) {
-    summary.before = Inspect(**model);
+    summary.before = Inspect(**model, /*check_schemas=*/false);
     summary.file_before = ModelFileBytes(a.input, summary.before);
   }
 
@@ -303,7 +303,7 @@ int Run(const std::vector<std::string>& raw_args, bool html) {
   }
   if (!a.quiet) {
     summary.output = write_model ? model_output : "";
-    summary.after = Inspect(**model);
+    summary.after = Inspect(**model, /*check_schemas=*/false);
     if (write_model) summary.file_after = ModelFileBytes(model_output, summary.after);
     for (const auto& r : *reports)
       if (r.result.changed) summary.changed_passes.push_back(r.name);

@@ -46,7 +46,9 @@ struct InspectReport {
   std::vector<Problem> ops_without_schema;
 };
 
-InspectReport Inspect(const Model& model);
+// check_schemas=false skips custom_domain_ops and ops_without_schema (a schema lookup per
+// node), for callers that want only the counts.
+InspectReport Inspect(const Model& model, bool check_schemas = true);
 std::string FormatInspectText(const InspectReport& report);
 std::string FormatInspectJson(const InspectReport& report);
 

@@ -3,6 +3,7 @@ from onnx-simplifier, the pipeline grammar's quoting, "did you mean", passes --j
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -317,3 +318,39 @@ def test_subcommand_help_and_passes_json(run_cli):
     assert {"simplify", "fold-constants", "set-input-shape"} <= by_name.keys()
     options = {o["name"]: o for o in by_name["simplify"]["options"]}
     assert options["max-rounds"]["default"] == "10" and "skip" in options and "size-limit" in options
+
+
+def test_progress_on_a_terminal_names_the_step_and_nodes_visited(cli_path, tmp_path):
+    """Under a pseudo-terminal, with the 1 s delay set to 0, the steps of a run on a 50,000-node
+    model show a progress line (loading, the pass with the greedy driver's visited nodes,
+    saving); without a TTY nothing is drawn."""
+    import os
+    import pty
+    import subprocess
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    from cli_summary_bench import chain
+
+    src = write(chain(50_000), tmp_path / "chain.onnx")
+    env = {**os.environ, "ONNXSURGEON_PROGRESS_DELAY": "0"}
+    command = [str(cli_path), "--pass", "simplify", src, "-o", tmp_path / "out.onnx"]
+    leader, follower = pty.openpty()
+    proc = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=follower, env=env,
+                          timeout=300)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(leader)
+    shown = b"".join(chunks).decode(errors="replace")
+    assert proc.returncode == 0, shown
+    assert re.search(r"\r\x1b\[K  simplify  [0-9.]+ s  [0-9]+ nodes visited", shown), shown[:3000]
+    assert "\r\x1b[K  loading " in shown and "\r\x1b[K  saving " in shown, shown[:3000]
+    piped = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    assert "\x1b[K" not in piped.stderr and "nodes visited" not in piped.stderr
