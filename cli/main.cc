@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -64,8 +65,18 @@ int Main(int argc, char** argv) {
     std::cout << "onnxsurgeon " << ONNXSURGEON_VERSION << "\n";
     return kOk;
   }
-  for (const Command& c : kSubcommands)
+  std::vector<std::string> names;
+  for (const Command& c : kSubcommands) {
     if (args[0] == c.name) return c.run({args.begin() + 1, args.end()});
+    names.push_back(c.name);
+  }
+  // `onnxsurgeon inspcet m.onnx`: a misspelt command, not a model to rewrite.
+  std::error_code ec;
+  if (!args[0].starts_with("-") && !std::filesystem::exists(args[0], ec)) {
+    if (auto match = ClosestMatch(args[0], names)) {
+      return UsageError("", "unknown command '" + args[0] + "' (did you mean '" + *match + "'?)");
+    }
+  }
   return RunRewrite(args);
 }
 

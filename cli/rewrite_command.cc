@@ -21,6 +21,7 @@
 #include "core/pass/pass_manager.h"
 #include "core/pass/pipeline.h"
 #include "core/report/model_stats.h"
+#include "core/util/suggest.h"
 #include "core/verify/numeric_check.h"
 
 namespace onnxsurgeon::cli {
@@ -199,7 +200,9 @@ int Run(const std::vector<std::string>& raw_args, bool html) {
     return kUsageError;
   }
   if (!a.print_after.empty() && !FindPass(a.print_after)) {
-    return UsageError(command, "--print-after: unknown pass '" + a.print_after + "'");
+    std::vector<std::string> names;
+    for (const PassInfo& p : AllPasses()) names.push_back(p.name);
+    return UsageError(command, "--print-after: unknown pass '" + a.print_after + "'" + DidYouMean(a.print_after, names));
   }
   if (a.skip_fuse_bn && SetOnPasses(*pipeline, {"simplify"}, "skip", "fuse-conv-bn", /*append=*/true) == 0) {
     return UsageError(command, "--skip-fuse-bn changes simplify, which the pipeline does not run: add --pass simplify");

@@ -304,6 +304,10 @@ def test_unknown_pass_and_option_get_did_you_mean(run_cli, tmp_path):
     assert "has no option 'max-sise' (did you mean 'max-size'?)" in proc.stderr
     proc = run_cli("inspect", "--jsn", src, expect_rc=2)
     assert "(did you mean '--json'?)" in proc.stderr
+    proc = run_cli("inspcet", src, expect_rc=2)
+    assert "unknown command 'inspcet' (did you mean 'inspect'?)" in proc.stderr
+    proc = run_cli("--pass", "nop", "--print-after", "nopp", src, "-o", tmp_path / "out.onnx", expect_rc=2)
+    assert "(did you mean 'nop'?)" in proc.stderr
 
 
 def test_subcommand_help_and_passes_json(run_cli):
