@@ -83,6 +83,17 @@ def test_check_passes_on_a_real_model_with_symbolic_dims(run_cli, corpus, tmp_pa
     assert out.exists()
 
 
+@pytest.mark.parametrize("name", ["gpt2_dynamo18", "t5_op14", "llama_dynamo18", "control_flow_op17",
+                                  "control_flow_cond_dynamo18", "ln_fp16_casts_op17", "styletts_block_op14"])
+def test_check_passes_simplify_on_real_exports(run_cli, corpus, tmp_path, check_env, name):
+    """Integer token inputs, symbolic dims, If/Loop bodies, fp16: --check runs them all."""
+    model = corpus.model(name)
+    proc = run_cli("--pass", "simplify", "--check", model.path, "-o", tmp_path / "out.onnx")
+    assert "check: passed" in proc.stderr
+    rows = [line for line in proc.stderr.splitlines() if line.startswith("  ok   ")]
+    assert len(rows) == len(model.manifest["output_names"]), proc.stderr
+
+
 def test_check_takes_n_and_input_shapes(run_cli, corpus, tmp_path, check_env):
     model = corpus.model("bert_op14")
     proto = onnx.load(model.path, load_external_data=False)
