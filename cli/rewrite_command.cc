@@ -285,7 +285,9 @@ int Run(const std::vector<std::string>& raw_args, bool html) {
     }
     if (!result->ok) {
       std::cerr << FormatNumericCheck(*result);
-      std::cerr << "onnxsurgeon: error: --check: the result differs from " << a.input << "; nothing written\n";
+      std::cerr << "onnxsurgeon: error: --check: "
+                << (result->error.empty() ? "the result differs from " + a.input : "could not compare the models")
+                << "; nothing written\n";
       return kModelError;
     }
     if (!a.quiet) std::cerr << FormatNumericCheck(*result);

@@ -31,7 +31,9 @@ def main(config_path, result_path):
         config = json.load(f)
     try:
         write(result_path, check(np, ort, config))
-    except Exception as e:  # a model onnxruntime refuses, a feed it rejects: report, don't trace
+    except RuntimeError as e:  # ours: a model onnxruntime refuses or cannot run
+        write(result_path, {"ok": False, "onnxruntime": ort.__version__, "error": str(e)})
+    except Exception as e:  # anything else: report, don't trace
         write(result_path, {"ok": False, "onnxruntime": ort.__version__, "error": f"{type(e).__name__}: {e}"})
 
 

@@ -138,6 +138,17 @@ def test_check_mismatch_exits_1_and_writes_nothing(run_cli, tmp_path, check_env)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.onnx"]
 
 
+def test_check_when_onnxruntime_cannot_run_the_original(run_cli, corpus, tmp_path, check_env):
+    """A custom op onnxruntime does not know: --check cannot compare, says why, writes nothing."""
+    model = corpus.model("ln_custom_domain_op17")
+    out = tmp_path / "out.onnx"
+    proc = run_cli("--pass", "fix-layernorm", "--check", model.path, "-o", out, expect_rc=1)
+    assert "onnxruntime cannot load the original model" in proc.stderr
+    assert "Custom_LayerNorm" in proc.stderr
+    assert "--check: could not compare the models; nothing written" in proc.stderr
+    assert not out.exists()
+
+
 def test_check_without_onnxruntime_says_what_to_install(run_cli, tmp_path, monkeypatch):
     fake = tmp_path / "python-without-ort"
     fake.write_text("#!/bin/sh\nexec /usr/bin/env python3 -I -S \"$@\"\n")
@@ -369,3 +380,14 @@ def test_progress_on_a_terminal_names_the_step_and_nodes_visited(cli_path, tmp_p
     assert "\r\x1b[K  loading " in shown and "\r\x1b[K  saving " in shown, shown[:3000]
     piped = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
     assert "\x1b[K" not in piped.stderr and "nodes visited" not in piped.stderr
+
+
+def test_json_reports_replace_invalid_utf8(run_cli, tmp_path):
+    """nlohmann_json throws on invalid UTF-8 by default; reports replace it with U+FFFD."""
+    model = small_model()
+    model.producer_name = "PRODUCERX"
+    data = model.SerializeToString().replace(b"PRODUCERX", b"PRO\xff\xfe\xfdERX")
+    src = tmp_path / "bad-utf8.onnx"
+    src.write_bytes(data)
+    report = json.loads(run_cli("inspect", "--json", src).stdout)
+    assert report["producer"].startswith("PRO\ufffd") and report["producer"].endswith("ERX")
