@@ -126,7 +126,8 @@ void DefineOptions(CLI::App& app, RewriteArgs& a, bool html) {
       ->allow_extra_args(false);
   app.add_option("--check", a.check_runs,
                  "[N] run the original and the result in onnxruntime on N random inputs (default 3) and "
-                 "compare every output; on a mismatch exit 1 and write nothing");
+                 "compare every output; on a mismatch exit 1 and write nothing")
+      ->check(CLI::Range(1, 1000));
   app.add_option("--input-shapes,--overwrite-input-shape", a.input_shapes,
                  "NAME:1,3,320,320 (or a bare 1,3,320,320 for a one-input model): fix input shapes before the "
                  "pipeline (set-input-shape) and for --check")
@@ -188,7 +189,6 @@ int Run(const std::vector<std::string>& raw_args, bool html) {
   bool write_model = !model_output.empty() && !a.dry_run;
   if (a.input.empty()) return UsageError(command, "no input model");
   if (a.output.empty() && !a.dry_run) return UsageError(command, "no output: give -o OUT (or --dry-run)");
-  if (a.check_runs < 0 || a.check_runs > 1000) return UsageError(command, "--check N takes 1..1000 runs");
   if (a.save_as_external_data) a.external_data = "all";
   a.save.external_data = a.external_data == "inline" ? ExternalDataMode::kInline
                          : a.external_data == "all"  ? ExternalDataMode::kAll
