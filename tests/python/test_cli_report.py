@@ -84,3 +84,27 @@ def test_report_without_graphviz_says_so(tmp_path, cli_path):
 def test_report_needs_an_output(run_cli, tmp_path):
     src = write(small_model(), tmp_path / "in.onnx")
     assert "--output" in run_cli("report", src, expect_rc=2).stderr
+
+
+def test_report_shows_a_failed_check_and_exits_1(tmp_path, cli_path):
+    """The report is still written (it shows where), the model is not, exit 1."""
+    from test_cli_ux import amplified_gelu_model
+
+    src = write(amplified_gelu_model(), tmp_path / "in.onnx")
+    html, out = tmp_path / "r.html", tmp_path / "out.onnx"
+    env = {**os.environ, "ONNXSURGEON_PYTHON": sys.executable}
+    proc = subprocess.run([str(cli_path), "report", "--pass", "rewrite-gelu(to=sigmoid)", "--check", src, "-o", html,
+                           "--save", out], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 1, proc.stderr
+    page = html.read_text()
+    assert "FAILED</span> numeric check in onnxruntime" in page and "FAIL Y: max abs" in page
+    assert "tolerance: rewrite-gelu(to=sigmoid)" in page
+    assert not out.exists()
+
+
+def test_report_bad_input_is_one_line(tmp_path, cli_path):
+    src = tmp_path / "garbage.onnx"
+    src.write_bytes(b"\xff\xfe not a model")
+    proc = subprocess.run([str(cli_path), "report", src, "-o", tmp_path / "r.html"], capture_output=True, text=True)
+    assert proc.returncode == 1 and len(proc.stderr.strip().splitlines()) == 1 and "garbage.onnx" in proc.stderr
+    assert not (tmp_path / "r.html").exists()
