@@ -152,7 +152,6 @@ void DefineOptions(CLI::App& app, RewriteArgs& a, bool html) {
   app.add_option("model", a.input, "the model to rewrite");
 }
 
-
 Status WriteTextFile(const std::string& path, const std::string& text) {
   OS_ASSIGN_OR_RETURN(auto file, AtomicFile::Create(path));
   OS_RETURN_IF_ERROR(file->Write(text));
@@ -276,18 +275,16 @@ int Run(const std::vector<std::string>& raw_args, bool html) {
     if (!result.ok()) return ModelError(result.status());
     result->tolerance_notes = notes;
     report_checks.push_back({"numeric check in " + result->runtime, result->ok, FormatNumericCheck(*result)});
-    if (!result->ok && html) {
-      std::cerr << FormatNumericCheck(*result);
-      std::cerr << "onnxsurgeon: error: --check: the result differs from " << a.input << "; the report says where\n";
-      Status s = WriteReport(a, *model, summary, *reports, report_checks, absl::StrJoin(a.passes, ","));
-      if (!s.ok()) return ModelError(s);
-      return kModelError;
-    }
     if (!result->ok) {
       std::cerr << FormatNumericCheck(*result);
       std::cerr << "onnxsurgeon: error: --check: "
                 << (result->error.empty() ? "the result differs from " + a.input : "could not compare the models")
-                << "; nothing written\n";
+                << (html ? "; the report says where, the model is not written\n" : "; nothing written\n");
+      if (html) {
+        summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        Status s = WriteReport(a, *model, summary, *reports, report_checks, absl::StrJoin(a.passes, ","));
+        if (!s.ok()) return ModelError(s);
+      }
       return kModelError;
     }
     if (!a.quiet) std::cerr << FormatNumericCheck(*result);
