@@ -124,7 +124,7 @@ void DefineOptions(CLI::App& app, RewriteArgs& a, bool html) {
   }
   app.add_option("--pass", a.passes, "passes to run (repeatable); none means a load -> save round trip")
       ->allow_extra_args(false);
-  app.add_option("--check", a.check_runs,
+  app.add_option("--check,--check-n", a.check_runs,
                  "[N] run the original and the result in onnxruntime on N random inputs (default 3) and "
                  "compare every output; on a mismatch exit 1 and write nothing")
       ->check(CLI::Range(1, 1000));

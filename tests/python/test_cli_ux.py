@@ -106,6 +106,8 @@ def test_check_takes_n_and_input_shapes(run_cli, corpus, tmp_path, check_env):
     result = onnx.load(out, load_external_data=False)
     dims = [[d.dim_value for d in i.type.tensor_type.shape.dim] for i in result.graph.input]
     assert dims == [[1, 8]] * len(inputs)
+    proc = run_cli("--pass", "simplify", "--check-n", "1", model.path, "-o", out)  # onnx-simplifier's spelling
+    assert "1 random input set(s)" in proc.stderr
 
 
 def test_check_widens_tolerance_for_an_approximating_pass(run_cli, corpus, tmp_path, check_env):
