@@ -1,10 +1,13 @@
 // onnxsurgeon check --opset N [--json] IN: what would block converting the model to opset N,
 // from the converter's own logic on a copy; nothing is written. Exit 0 when nothing
 // blocks, 1 when something does.
+// onnxsurgeon check --target NAME [--json] [--input-shapes S] IN: what that runtime refuses
+// (cli/target_commands.cc).
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
 #include "cli/common.h"
+#include "cli/target_commands.h"
 #include "core/inspect/json.h"
 #include "core/io/model_io.h"
 #include "passes/opset/converter.h"
@@ -12,14 +15,20 @@
 namespace onnxsurgeon::cli {
 
 int RunCheck(const std::vector<std::string>& args) {
-  CLI::App app{"What would block converting the model to opset N (nothing is written).", "onnxsurgeon check"};
+  CLI::App app{"What would block converting the model to opset N, or what target NAME refuses (nothing is written).",
+               "onnxsurgeon check"};
   bool json = false;
   int64_t target = 0;
-  std::string input;
-  app.add_option("--opset", target, "the target opset")->required();
+  std::string input, target_name, input_shapes;
+  CLI::Option* opset = app.add_option("--opset", target, "the target opset");
+  CLI::Option* profile = app.add_option("--target", target_name, "a target profile (onnxsurgeon targets) or .toml file");
+  app.add_option("--input-shapes", input_shapes, "with --target: NAME:DIMS;... inputs that will have static shapes");
+  opset->excludes(profile);
   app.add_flag("--json", json, "machine-readable report on stdout");
   app.add_option("model", input, "the model")->required();
   if (auto code = ParseArguments(app, "check", args)) return *code;
+  if (!target_name.empty()) return CmdCheckTarget(target_name, input, input_shapes, json);
+  if (opset->count() == 0) return UsageError("check", "--opset N or --target NAME is required");
   if (target < 7 || target > opset::LatestOpset("")) {
     return UsageError("check", absl::StrCat("--opset must be 7..", opset::LatestOpset("")));
   }

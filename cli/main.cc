@@ -3,6 +3,8 @@
 //   onnxsurgeon [--pass PIPELINE] [options] IN -o OUT   rewrite a model      rewrite_command.cc
 //   onnxsurgeon inspect [--json] IN                     health report        inspect_command.cc
 //   onnxsurgeon check --opset N [--json] IN             opset blockers       check_command.cc
+//   onnxsurgeon check --target NAME [--json] IN         target blockers      check_command.cc
+//   onnxsurgeon targets [--markdown | --sources NAME]   target profiles      target_commands.cc
 //   onnxsurgeon passes [--json]                         list passes          passes_command.cc
 //   onnxsurgeon diff A B [--json]                       model differences    diff_command.cc
 //   onnxsurgeon report [...] IN -o REPORT.html          HTML report          rewrite_command.cc
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "cli/common.h"
+#include "cli/target_commands.h"
 #include "core/util/suggest.h"
 
 namespace onnxsurgeon::cli {
@@ -28,8 +31,11 @@ namespace {
 
 const char* kCommands = R"(usage:
   onnxsurgeon [--pass PIPELINE] [options] IN -o OUT   rewrite a model
+  onnxsurgeon --target NAME [options] IN -o OUT       make it what a runtime accepts
   onnxsurgeon inspect [--json] IN                     why does my runtime refuse this model?
   onnxsurgeon check --opset N [--json] IN             what blocks converting to opset N
+  onnxsurgeon check --target NAME [--json] IN         what that runtime refuses, and why
+  onnxsurgeon targets [--markdown | --sources NAME]   the target profiles
   onnxsurgeon passes [--json]                         every pass and its options
   onnxsurgeon diff A B [--json]                       what changed between two models
   onnxsurgeon report [--pass PIPELINE] IN -o R.html   what a pipeline does, as one HTML page
@@ -50,7 +56,7 @@ struct Command {
 };
 
 constexpr Command kSubcommands[] = {
-    {"inspect", RunInspect}, {"check", RunCheck}, {"passes", RunPasses}, {"diff", RunDiff}, {"report", RunReport},
+    {"inspect", RunInspect}, {"check", RunCheck}, {"passes", RunPasses}, {"diff", RunDiff}, {"report", RunReport}, {"targets", CmdTargets},
 };
 
 int Main(int argc, char** argv) {

@@ -12,6 +12,7 @@
 #include "cli/common.h"
 #include "cli/input_shapes.h"
 #include "cli/progress.h"
+#include "cli/target_commands.h"
 #include "core/inspect/inspect.h"
 #include "core/inspect/json.h"
 #include "core/interop/onnx_interop.h"
@@ -28,10 +29,10 @@ namespace onnxsurgeon::cli {
 namespace {
 
 struct RewriteArgs {
-  std::string input, output, save_model, report_format, print_after, external_data = "keep", size_limit;
+  std::string target, input, output, save_model, report_format, print_after, external_data = "keep", size_limit;
   std::vector<std::string> passes, input_shapes;
   bool dry_run = false, verify_each = false, debug_patterns = false, quiet = false, skip_fuse_bn = false,
-       save_as_external_data = false;
+       save_as_external_data = false, allow_remaining = false, external_data_given = false;
   int check_runs = 0;  // 0: no --check
   uint64_t seed = 0;
   SaveOptions save;
@@ -112,6 +113,24 @@ std::string ReportText(const std::vector<PassRunReport>& reports) {
     for (const auto& [k, v] : r.result.counts) absl::StrAppend(&out, ", ", k, "=", v);
     absl::StrAppend(&out, "\n");
   }
+  // Passes report what each did; this line says what the pipeline did as a whole, so a
+  // fusion undone by a later decomposition reads as what it is (issue 13, defect 4).
+  if (!reports.empty()) {
+    const auto& before = reports.front().histogram_before;
+    const auto& after = reports.back().histogram_after;
+    std::vector<std::string> deltas;
+    std::map<std::string, int64_t> all = before;
+    for (const auto& [op, n] : after) all.emplace(op, 0);
+    for (const auto& [op, unused] : all) {
+      auto count = [&](const std::map<std::string, int64_t>& h) {
+        auto it = h.find(op);
+        return it == h.end() ? int64_t{0} : it->second;
+      };
+      int64_t d = count(after) - count(before);
+      if (d != 0) deltas.push_back(absl::StrCat(op, d > 0 ? " +" : " ", d));
+    }
+    absl::StrAppend(&out, "net: ", deltas.empty() ? "no op added or removed" : absl::StrJoin(deltas, ", "), "\n");
+  }
   return out;
 }
 
@@ -124,6 +143,10 @@ void DefineOptions(CLI::App& app, RewriteArgs& a, bool html) {
   }
   app.add_option("--pass", a.passes, "passes to run (repeatable); none means a load -> save round trip")
       ->allow_extra_args(false);
+  app.add_option("--target", a.target,
+                 "then make the model what target NAME accepts (a profile from `onnxsurgeon targets`, or a .toml "
+                 "file); prints the plan");
+  app.add_flag("--allow-remaining", a.allow_remaining, "with --target: write the result although blockers remain");
   app.add_option("--check,--check-n", a.check_runs,
                  "[N] run the original and the result in onnxruntime on N random inputs (default 3) and "
                  "compare every output; on a mismatch exit 1 and write nothing")
@@ -188,6 +211,7 @@ int Run(const std::vector<std::string>& raw_args, bool html) {
   bool write_model = !model_output.empty() && !a.dry_run;
   if (a.input.empty()) return UsageError(command, "no input model");
   if (a.output.empty() && !a.dry_run) return UsageError(command, "no output: give -o OUT (or --dry-run)");
+  a.external_data_given = app.count("--external-data") > 0 || a.save_as_external_data;
   if (a.save_as_external_data) a.external_data = "all";
   a.save.external_data = a.external_data == "inline" ? ExternalDataMode::kInline
                          : a.external_data == "all"  ? ExternalDataMode::kAll
@@ -212,6 +236,9 @@ int Run(const std::vector<std::string>& raw_args, bool html) {
     if (SetOnPasses(*pipeline, {"simplify", "fold-constants"}, "size-limit", absl::StrCat(*bytes), false) == 0) {
       return UsageError(command, "--size-limit applies to simplify and fold-constants, which the pipeline does not run");
     }
+  }
+  if (!a.target.empty()) {
+    if (Status s = CheckTargetName(a.target); !s.ok()) return UsageError(command, std::string(s.message()));
   }
   std::vector<InputShapeSpec> shape_specs;
   if (!a.input_shapes.empty()) {
@@ -253,11 +280,18 @@ int Run(const std::vector<std::string>& raw_args, bool html) {
     pm.context.debug_patterns = [](const std::string& line) { std::cerr << "debug-patterns: " << line << "\n"; };
   }
   pm.context.nodes_visited = progress.nodes_visited();
+  pm.context.forbidden = std::make_shared<ForbiddenOps>();  // shared by --pass and --target
   pm.on_pass_begin = [&](const PipelineItem& item) { progress.Begin(item.info->name); };
   pm.on_pass_end = [&](const PassRunReport&) { progress.End(); };
   auto reports = RunPipeline(**model, *pipeline, pm);
   progress.End();
   if (!reports.ok()) return ModelError(reports.status());
+  if (!a.target.empty()) {
+    Status s = RunTargetStep(**model, a.target, SetInputShapeValue(input_shapes), a.allow_remaining, pm,
+                             a.external_data_given, a.save, *reports, std::cerr);
+    progress.End();
+    if (!s.ok()) return ModelError(s);
+  }
   if (a.report_format == "json") std::cout << ReportJson(*reports);
   else if (a.report_format == "text" || (a.dry_run && !a.quiet)) std::cerr << ReportText(*reports);
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything onnxsurgeon needs to build and test, idempotently:
-#   1. Debian packages (protobuf, abseil, googletest, ccache, CLI11, nlohmann-json),
+#   1. Debian packages (protobuf, abseil, googletest, ccache, toml++, CLI11, nlohmann-json),
 #   2. the project virtualenv .venv with requirements-dev.txt,
 #   3. onnx's C++ sources from the PyPI source distribution (scripts/fetch-onnx.sh).
 # Each step is skipped when its stamp says it is already done. `--test-tools` installs only
@@ -9,7 +9,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-apt_packages=(libprotobuf-dev protobuf-compiler libabsl-dev libgtest-dev libgmock-dev ccache libcli11-dev nlohmann-json3-dev)
+apt_packages=(libprotobuf-dev protobuf-compiler libabsl-dev libgtest-dev libgmock-dev ccache libtomlplusplus-dev libcli11-dev nlohmann-json3-dev)
 # --test-tools (make test): graphviz draws the HTML report's graphs, and the report test
 # loads the page in a real headless Chromium.
 if [ "${1:-}" = "--test-tools" ]; then
