@@ -334,6 +334,11 @@ int Run(const std::vector<std::string>& raw_args, bool html) {
   if (html) {
     Status checked = CheckModel(**model, /*full_check=*/true);
     report_checks.push_back({"onnx checker (full) on the result", checked.ok(), std::string(checked.message())});
+    if (!a.target.empty()) {
+      std::string detail;
+      bool accepted = TargetVerdict(**model, a.target, SetInputShapeValue(input_shapes), detail);
+      report_checks.push_back({"target " + a.target + (accepted ? ": accepted" : ": still refuses"), accepted, detail});
+    }
     Status s = WriteReport(a, *model, summary, *reports, report_checks, absl::StrJoin(a.passes, ","));
     if (!s.ok()) return ModelError(s);
   }

@@ -151,6 +151,21 @@ int CmdCheckTarget(const std::string& name, const std::string& input, const std:
   return report.blockers.empty() ? kOk : kModelError;
 }
 
+bool TargetVerdict(const Model& model, const std::string& name, const std::string& input_shapes, std::string& text) {
+  auto profile = target::LoadProfile(name);
+  if (!profile.ok()) {
+    text = std::string(profile.status().message());
+    return false;
+  }
+  target::CheckOptions options;
+  options.inputs_with_shapes = target::InputShapeNames(input_shapes);
+  target::CheckReport report = target::CheckTarget(model, *profile, options);
+  text.clear();
+  for (const auto& f : report.blockers) absl::StrAppend(&text, f.Describe(), "\n");
+  for (const auto& f : report.warnings) absl::StrAppend(&text, "warning: ", f.Describe(), "\n");
+  return report.blockers.empty();
+}
+
 Status RunTargetStep(Model& model, const std::string& name, const std::string& input_shapes, bool allow_remaining,
                      const PassManagerOptions& pm, bool external_data_given, SaveOptions& save,
                      std::vector<PassRunReport>& reports, std::ostream& log) {

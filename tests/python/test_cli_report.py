@@ -108,3 +108,15 @@ def test_report_bad_input_is_one_line(tmp_path, cli_path):
     proc = subprocess.run([str(cli_path), "report", src, "-o", tmp_path / "r.html"], capture_output=True, text=True)
     assert proc.returncode == 1 and len(proc.stderr.strip().splitlines()) == 1 and "garbage.onnx" in proc.stderr
     assert not (tmp_path / "r.html").exists()
+
+
+def test_report_with_a_target_shows_its_verdict(tmp_path, cli_path, corpus):
+    """report --target: the plan's passes are in the pass table, the target's verdict in Checks."""
+    model = corpus.model("gelu_op20")
+    html = tmp_path / "r.html"
+    proc = subprocess.run([str(cli_path), "report", "--target", "trt-8.6", model.path, "-o", html],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    page = html.read_text()
+    assert "PASSED</span> target trt-8.6: accepted" in page
+    assert "<td>rewrite-gelu</td>" in page or "<td>convert-opset</td>" in page
