@@ -5,6 +5,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/inspect/declared_shapes.h"
 #include "core/inspect/json.h"
 #include "onnx/defs/schema.h"
 
@@ -138,6 +139,11 @@ InspectReport Inspect(const Model& model, bool check_schemas) {
     r.functions.push_back(absl::StrCat(f->domain(), "::", f->name(), " (", f->body().num_nodes(), " nodes)"));
   for (auto& [_, f] : external) r.external_data.push_back(f);
   for (auto& [_, prob] : problems) r.ops_without_schema.push_back(prob);
+  if (!check_schemas) return r;  // the counts only
+  for (const DeclaredShapeConflict& c : DeclaredShapeConflicts(model)) {
+    r.declared_shape_conflicts.push_back({c.value, c.graph_output ? "graph output" : "value_info",
+                                          TypeToString(&c.declared), TypeToString(&c.inferred)});
+  }
   return r;
 }
 
@@ -181,6 +187,12 @@ std::string FormatInspectText(const InspectReport& r) {
     absl::StrAppend(&out, "ops with no schema at the model's opset:\n");
     for (const auto& p : r.ops_without_schema) absl::StrAppend(&out, "  ", p.count, "\t", p.op, ": ", p.why, "\n");
   }
+  if (!r.declared_shape_conflicts.empty()) {
+    absl::StrAppend(&out, "declared shapes that contradict the computation (the checker rejects the model once its "
+                          "inference proves it; repair with --pass ", InspectReport::kShapeConflictFix, "):\n");
+    for (const auto& c : r.declared_shape_conflicts)
+      absl::StrAppend(&out, "  ", c.where, " '", c.value, "': declared ", c.declared, ", computed ", c.inferred, "\n");
+  }
   return out;
 }
 
@@ -214,6 +226,12 @@ std::string FormatInspectJson(const InspectReport& r) {
   j["functions"] = r.functions;
   j["external_data"] = external;
   j["ops_without_schema"] = no_schema;
+  Json conflicts = Json::array();
+  for (const auto& c : r.declared_shape_conflicts) {
+    conflicts.push_back({{"value", c.value}, {"where", c.where}, {"declared", c.declared}, {"computed", c.inferred},
+                         {"fix", InspectReport::kShapeConflictFix}});
+  }
+  j["declared_shape_conflicts"] = conflicts;
   return DumpJson(j);
 }
 

@@ -44,10 +44,21 @@ struct InspectReport {
   std::vector<std::string> functions;  // domain::name (nodes)
   std::vector<ExternalFile> external_data;
   std::vector<Problem> ops_without_schema;
+  // Declarations (graph outputs, value_info) the computation contradicts: onnx's checker
+  // rejects the model once its inference proves the real shape (after an opset upgrade,
+  // say); `fix_pass` repairs them.
+  struct ShapeConflict {
+    std::string value;
+    std::string where;  // "graph output" | "value_info"
+    std::string declared, inferred;
+  };
+  std::vector<ShapeConflict> declared_shape_conflicts;
+  static constexpr const char* kShapeConflictFix = "fix-declared-shapes";
 };
 
-// check_schemas=false skips custom_domain_ops and ops_without_schema (a schema lookup per
-// node), for callers that want only the counts.
+// check_schemas=false skips custom_domain_ops, ops_without_schema (a schema lookup per
+// node) and declared_shape_conflicts (shape inference), for callers that want only the
+// counts (the CLI's run summary).
 InspectReport Inspect(const Model& model, bool check_schemas = true);
 std::string FormatInspectText(const InspectReport& report);
 std::string FormatInspectJson(const InspectReport& report);
