@@ -15,7 +15,7 @@ export CCACHE_BASEDIR := $(ROOT)
 export CCACHE_NOHASHDIR := 1
 export CCACHE_MAXSIZE ?= 5G
 
-.PHONY: all bootstrap configure build models test test-cpp test-python demo bench bench-wide clean backends backends-setup backends-smoke
+.PHONY: all bootstrap test-tools configure build models test test-cpp test-python demo bench bench-wide clean backends backends-setup backends-smoke
 
 all: build
 
@@ -24,6 +24,10 @@ bootstrap:
 
 $(BUILD)/CMakeCache.txt: CMakeLists.txt | bootstrap
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE=$(PY) >/dev/null
+
+# graphviz and chromium, for the HTML report's test (tests/python/test_cli_report.py).
+test-tools:
+	@bash scripts/bootstrap.sh --test-tools
 
 configure: bootstrap $(BUILD)/CMakeCache.txt
 
@@ -41,7 +45,7 @@ models: build
 test-cpp: build models
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
-test-python: build
+test-python: build test-tools
 	$(PY) -m pytest -q tests/python
 
 test: test-cpp test-python

@@ -11,7 +11,6 @@
 #include "core/io/model_io.h"
 #include "core/pass/pass_manager.h"
 #include "core/pass/pipeline.h"
-#include "core/inspect/json_writer.h"
 #include "core/rewrite/greedy_driver.h"
 #include "core/rewrite/rule.h"
 

@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # Installs everything onnxsurgeon needs to build and test, idempotently:
-#   1. Debian packages (protobuf, abseil, googletest, ccache, toml++),
+#   1. Debian packages (protobuf, abseil, googletest, ccache, toml++, CLI11, nlohmann-json),
 #   2. the project virtualenv .venv with requirements-dev.txt,
 #   3. onnx's C++ sources from the PyPI source distribution (scripts/fetch-onnx.sh).
-# Each step is skipped when its stamp says it is already done.
+# Each step is skipped when its stamp says it is already done. `--test-tools` installs only
+# the Debian tools some tests need (graphviz, chromium).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-apt_packages=(libprotobuf-dev protobuf-compiler libabsl-dev libgtest-dev libgmock-dev ccache libtomlplusplus-dev)
+apt_packages=(libprotobuf-dev protobuf-compiler libabsl-dev libgtest-dev libgmock-dev ccache libtomlplusplus-dev libcli11-dev nlohmann-json3-dev)
+# --test-tools (make test): graphviz draws the HTML report's graphs, and the report test
+# loads the page in a real headless Chromium.
+if [ "${1:-}" = "--test-tools" ]; then
+  apt_packages=(graphviz chromium)
+fi
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -19,6 +25,8 @@ if ((${#missing[@]})); then
   "${sudo_cmd[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
+
+[ "${1:-}" = "--test-tools" ] && exit 0
 
 python=${PYTHON:-python3}
 stamp=.venv/.requirements.sha256

@@ -4,6 +4,7 @@
 // initializers, so nothing depends on what the linker keeps.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -53,6 +54,9 @@ class ForbiddenOps {
 struct PassContext {
   // --debug-patterns: pattern passes report every rule miss (rule, node, reason) here.
   std::function<void(const std::string&)> debug_patterns;
+  // Progress: passes that walk nodes (the greedy driver) add each node they visit here,
+  // for the CLI's progress line. Null when nobody is watching.
+  std::atomic<int64_t>* nodes_visited = nullptr;
   // The pipeline's forbidden ops (set by RunPipeline; null when a pass runs on its own).
   std::shared_ptr<ForbiddenOps> forbidden;
 

@@ -28,6 +28,7 @@ StatusOr<std::vector<PassRunReport>> RunPipeline(Model& model, const std::vector
     PassRunReport report;
     report.name = item.info->name;
     report.histogram_before = OpHistogram(model);
+    if (options.on_pass_begin) options.on_pass_begin(item);
     auto start = std::chrono::steady_clock::now();
     auto result = (*pass)->Run(model, context);
     report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -55,6 +56,7 @@ StatusOr<std::vector<PassRunReport>> RunPipeline(Model& model, const std::vector
       }
     }
     if (options.print && options.print_after == item.info->name) options.print(PrintModelText(model));
+    if (options.on_pass_end) options.on_pass_end(report);
     reports.push_back(std::move(report));
   }
   return reports;
