@@ -1,5 +1,6 @@
 // A minimal streaming JSON writer (objects, arrays, strings, numbers, booleans) for
-// reports. Keys and strings are escaped per RFC 8259.
+// reports. Keys and strings are escaped per RFC 8259; bytes that are not UTF-8 become
+// U+FFFD, so the output always parses.
 #pragma once
 
 #include <cstdint>
