@@ -52,6 +52,11 @@ StatusOr<std::unique_ptr<AtomicFile>> AtomicFile::Create(const std::string& path
     return IoError("cannot create a temporary file beside", path);
   }
   f->fd_ = fd;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0) {
+    f->device_ = static_cast<uint64_t>(st.st_dev);
+    f->inode_ = static_cast<uint64_t>(st.st_ino);
+  }
   f->buffer_.reserve(kBufferSize);
   return f;
 }
@@ -59,8 +64,7 @@ StatusOr<std::unique_ptr<AtomicFile>> AtomicFile::Create(const std::string& path
 AtomicFile::~AtomicFile() {
   if (fd_ >= 0) ::close(fd_);
   if (state_ == State::kPublished) ::unlink(path_.c_str());  // the save failed after Publish
-  bool temp_gone = state_ == State::kDone && !linked_;
-  if (!temp_gone && !temp_path_.empty()) ::unlink(temp_path_.c_str());
+  else if (state_ != State::kDone && !temp_path_.empty()) ::unlink(temp_path_.c_str());
 }
 
 Status AtomicFile::Flush() {
@@ -150,14 +154,19 @@ Status AtomicFile::Commit() {
 
 Status AtomicFile::Publish() {
   OS_RETURN_IF_ERROR(Sync());
-  if (::link(temp_path_.c_str(), path_.c_str()) == 0) {
-    linked_ = true;
-  } else if (errno == EEXIST) {
-    return absl::AlreadyExistsError(absl::StrCat("'", path_, "' appeared while saving; not replacing it"));
-  } else {
-    // A filesystem without hard links: rename, refusing to replace (Linux 3.15+).
-    if (::renameat2(AT_FDCWD, temp_path_.c_str(), AT_FDCWD, path_.c_str(), RENAME_NOREPLACE) != 0)
-      return IoError("cannot create", path_);
+  // No hard link (onnx refuses to load external data with more than one link) and no
+  // replacing: the name was free when the save began, and must still be.
+  if (::renameat2(AT_FDCWD, temp_path_.c_str(), AT_FDCWD, path_.c_str(), RENAME_NOREPLACE) != 0) {
+    if (errno == EEXIST) {
+      return absl::AlreadyExistsError(absl::StrCat("'", path_, "' appeared while saving; not replacing it"));
+    }
+    if (errno != EINVAL && errno != ENOSYS) return IoError("cannot create", path_);
+    // A filesystem without RENAME_NOREPLACE: check, then rename (a narrow race).
+    struct stat st {};
+    if (::lstat(path_.c_str(), &st) == 0) {
+      return absl::AlreadyExistsError(absl::StrCat("'", path_, "' appeared while saving; not replacing it"));
+    }
+    if (::rename(temp_path_.c_str(), path_.c_str()) != 0) return IoError("cannot create", path_);
   }
   state_ = State::kPublished;
   return absl::OkStatus();

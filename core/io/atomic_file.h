@@ -4,7 +4,7 @@
 // Temporaries are named `.NAME.tmp.PID.TOKEN` (model) or `.NAME.tmp.PID.TOKEN.d`
 // (external data): every file of one save shares TOKEN, and PID says whose they are, so
 // a later save can remove what a killed one left (core/io/output_files.h). A file that
-// is never committed is removed by the destructor.
+// is never committed (or published, then abandoned) is removed by the destructor.
 #pragma once
 
 #include <memory>
@@ -38,13 +38,15 @@ class AtomicFile {
   Status Sync();
   // Renames the temporary over the target (replacing it). The commit point of a save.
   Status Commit();
-  // Gives the temporary's content the target's name, which must not exist yet (hard
-  // link, so the temporary's name stays until Finish: a save killed between Publish and
-  // the model's Commit leaves a pair a later save recognizes). Undone by the destructor
-  // unless Finish() is called.
+  // Renames the temporary to the target, which must not exist (never replaces a file).
+  // Undone by the destructor unless Finish() is called: for data files, which are only
+  // final once the model referencing them is committed.
   Status Publish();
-  // After the model's Commit: keeps the published file, drops the temporary's name.
+  // After the model's Commit: the published file stays.
   void Finish();
+  // Device and inode of the file being written (the journal records them).
+  uint64_t device() const { return device_; }
+  uint64_t inode() const { return inode_; }
 
   const std::string& path() const { return path_; }
   const std::string& temp_path() const { return temp_path_; }
@@ -59,7 +61,7 @@ class AtomicFile {
   uint64_t size_ = 0;
   std::string buffer_;
   State state_ = State::kWriting;
-  bool linked_ = false;  // Publish made a second name (else it renamed)
+  uint64_t device_ = 0, inode_ = 0;
 };
 
 // Fsyncs a folder, so renames and links in it survive a crash.

@@ -553,6 +553,23 @@ Status SaveModel(const Model& model, const std::string& path, const SaveOptions&
   OS_RETURN_IF_ERROR(SerializeTo(model, &plan, [&](std::string_view b) { return model_file->Write(b); }));
   OS_RETURN_IF_ERROR(model_file->Sync());
 
+  // The replaced model's data files are garbage once the new model is committed (the new
+  // data files all have new names), unless an input still reads them.
+  std::vector<SaveJournal::Entry> journal_entries;
+  std::vector<std::string> obsolete;
+  auto target_id = IdentityOf(full_target);
+  for (const std::string& old : previous) {
+    bool rewritten = std::any_of(full_of.begin(), full_of.end(), [&](const auto& kv) { return kv.second == old; });
+    auto id = IdentityOf(old);
+    if (!id || rewritten || old == full_target || id == target_id || is_input(old)) continue;
+    obsolete.push_back(old);
+    journal_entries.push_back({false, *id, old});
+  }
+  for (auto& f : data_files) journal_entries.push_back({true, {f->device(), f->inode()}, f->path()});
+  // Written before anything takes a final name: a save killed from here on is finished
+  // (or undone) by the next one (RemoveStaleTemporaries).
+  OS_ASSIGN_OR_RETURN(auto journal, SaveJournal::Write(full_target, token, journal_entries));
+
   // Data files take their (new) names, then the model's rename commits the save.
   std::set<std::string> synced_dirs;
   for (auto& f : data_files) {
@@ -563,17 +580,8 @@ Status SaveModel(const Model& model, const std::string& path, const SaveOptions&
   OS_RETURN_IF_ERROR(model_file->Commit());
   for (auto& f : data_files) f->Finish();
   folders.Keep();
-  data_files.clear();  // drops the temporaries' names
   SyncDirectory(dir).IgnoreError();  // committed already; this only hastens durability
-
-  // The replaced model's data files are no longer used (the new ones all have new names),
-  // unless an input still reads them.
-  auto target_id = IdentityOf(full_target);
-  for (const std::string& old : previous) {
-    bool rewritten = std::any_of(full_of.begin(), full_of.end(), [&](const auto& kv) { return kv.second == old; });
-    if (rewritten || old == full_target || (target_id && IdentityOf(old) == target_id) || is_input(old)) continue;
-    ::unlink(old.c_str());
-  }
+  for (const std::string& old : obsolete) ::unlink(old.c_str());
   return absl::OkStatus();
 }
 

@@ -1,11 +1,14 @@
 #include "core/io/output_files.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
+#include <fstream>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -67,11 +70,73 @@ bool IsInputFile(const FileIdentity& id, const std::vector<FileIdentity>* except
   return false;
 }
 
+namespace {
+
+std::string Hex(std::string_view s) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : s) out += {kDigits[c >> 4], kDigits[c & 15]};
+  return out;
+}
+
+std::optional<std::string> Unhex(std::string_view s) {
+  if (s.size() % 2) return std::nullopt;
+  std::string out;
+  for (size_t i = 0; i < s.size(); i += 2) {
+    int v = 0;
+    for (char c : s.substr(i, 2)) {
+      int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+      if (d < 0) return std::nullopt;
+      v = v * 16 + d;
+    }
+    out += static_cast<char>(v);
+  }
+  return out;
+}
+
+std::vector<SaveJournal::Entry> ReadJournal(const std::string& path) {
+  std::vector<SaveJournal::Entry> entries;
+  std::ifstream in(path);
+  std::string kind, hex;
+  uint64_t device, inode;
+  while (in >> kind >> device >> inode >> hex) {
+    auto file = Unhex(hex);
+    if (file && (kind == "new" || kind == "old")) entries.push_back({kind == "new", {device, inode}, *file});
+  }
+  return entries;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<SaveJournal>> SaveJournal::Write(const std::string& model_path, const std::string& token,
+                                                          const std::vector<Entry>& entries) {
+  std::unique_ptr<SaveJournal> journal(new SaveJournal());
+  if (entries.empty()) return journal;
+  fs::path p(model_path);
+  std::string path = absl::StrCat(p.parent_path().string(), "/.", p.filename().string(), ".tmp.", ::getpid(), ".",
+                                  token, ".journal");
+  std::string text;
+  for (const Entry& e : entries)
+    absl::StrAppend(&text, e.published ? "new " : "old ", e.id.device, " ", e.id.inode, " ", Hex(e.path), "\n");
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return absl::InternalError(absl::StrCat("cannot create '", path, "': ", std::strerror(errno)));
+  journal->path_ = path;  // from here the destructor removes it
+  bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) && ::fdatasync(fd) == 0;
+  ::close(fd);
+  if (!ok) return absl::InternalError(absl::StrCat("cannot write '", path, "': ", std::strerror(errno)));
+  return journal;
+}
+
+SaveJournal::~SaveJournal() {
+  if (!path_.empty()) ::unlink(path_.c_str());
+}
+
 void RemoveStaleTemporaries(const std::vector<std::string>& dirs) {
-  static const std::regex kTemp(R"(\.(.+)\.tmp\.([0-9]+)\.([A-Za-z0-9]{6})(\.d)?)");
+  static const std::regex kTemp(R"(\.(.+)\.tmp\.([0-9]+)\.([A-Za-z0-9]{6})(\.d|\.journal)?)");
+  enum class Kind { kModel, kData, kJournal };
   struct Temp {
-    std::string dir, name, final_name;
-    bool data;
+    std::string path;
+    Kind kind;
   };
   std::map<std::pair<long, std::string>, std::vector<Temp>> saves;  // (pid, token) -> its temporaries
   std::set<std::string> seen;
@@ -84,23 +149,24 @@ void RemoveStaleTemporaries(const std::vector<std::string>& dirs) {
       if (!std::regex_match(e->d_name, m, kTemp)) continue;
       long pid = std::strtol(m[2].str().c_str(), nullptr, 10);
       if (pid == ::getpid() || !ProcessIsGone(pid)) continue;
-      saves[{pid, m[3].str()}].push_back({dir, e->d_name, m[1].str(), m[4].matched});
+      Kind kind = !m[4].matched ? Kind::kModel : m[4].str() == ".d" ? Kind::kData : Kind::kJournal;
+      saves[{pid, m[3].str()}].push_back({dir + "/" + e->d_name, kind});
     }
     ::closedir(d);
   }
   for (auto& [key, temps] : saves) {
-    // The model's temporary still there: the save never committed, so a data file it
-    // published (a second name of its temporary) is referenced by nothing.
-    bool uncommitted = std::any_of(temps.begin(), temps.end(), [](const Temp& t) { return !t.data; });
+    // The model's temporary still there: the save never committed, so the data files it
+    // published are referenced by nothing. Gone: it committed, so the replaced model's are.
+    bool uncommitted = std::any_of(temps.begin(), temps.end(), [](const Temp& t) { return t.kind == Kind::kModel; });
     for (const Temp& t : temps) {
-      std::string temp_path = t.dir + "/" + t.name;
-      if (t.data && uncommitted) {
-        std::string final_path = t.dir + "/" + t.final_name;
-        auto a = LinkIdentity(temp_path), b = LinkIdentity(final_path);
-        if (a && b && *a == *b) ::unlink(final_path.c_str());
-      }
-      ::unlink(temp_path.c_str());
+      if (t.kind != Kind::kJournal) continue;
+      for (const SaveJournal::Entry& e : ReadJournal(t.path))
+        if (e.published == uncommitted && LinkIdentity(e.path) == e.id) ::unlink(e.path.c_str());
     }
+    for (const Temp& t : temps)
+      if (t.kind != Kind::kJournal) ::unlink(t.path.c_str());
+    for (const Temp& t : temps)
+      if (t.kind == Kind::kJournal) ::unlink(t.path.c_str());  // last: the rest is done
   }
 }
 

@@ -34,9 +34,33 @@ std::shared_ptr<const std::vector<FileIdentity>> RegisterInputFiles(std::vector<
 bool IsInputFile(const FileIdentity& id, const std::vector<FileIdentity>* except = nullptr);
 
 // Given folders a save is about to write into.
-// Execute removes the temporaries (`.NAME.tmp.PID.TOKEN[.d]`) of saves whose process is
-// gone, and a data file such a save published but never committed a model for.
+// Execute removes the temporaries (`.NAME.tmp.PID.TOKEN[.d|.journal]`) of saves whose
+// process is gone, and finishes what such a save's journal says: a save that never
+// committed (its model temporary is still there) leaves the data files it published
+// unreferenced; one that committed leaves the replaced model's data files unreferenced.
+// Either set is removed, each file only if its device and inode match the journal.
 void RemoveStaleTemporaries(const std::vector<std::string>& dirs);
+
+// The journal of one save, `.MODEL.tmp.PID.TOKEN.journal` beside the output model:
+// written (and synced) before any data file takes its final name, removed when the save
+// is over, whichever way it ends.
+class SaveJournal {
+ public:
+  struct Entry {
+    bool published;  // a new data file (else a data file of the replaced model, deleted after the commit)
+    FileIdentity id;
+    std::string path;  // absolute
+  };
+  static StatusOr<std::unique_ptr<SaveJournal>> Write(const std::string& model_path, const std::string& token,
+                                                      const std::vector<Entry>& entries);
+  ~SaveJournal();
+  SaveJournal(const SaveJournal&) = delete;
+  SaveJournal& operator=(const SaveJournal&) = delete;
+
+ private:
+  SaveJournal() = default;
+  std::string path_;
+};
 
 // Given an existing model file. Result the absolute paths of the external-data files it
 // references inside its folder (empty when it cannot be read: it is being replaced).

@@ -147,29 +147,65 @@ TEST(SaveProtocol, OutputFolderMustExistAndOutputMustNotBeAFolder) {
   EXPECT_TRUE(LoadModel(dir / "m.onnx").ok());
 }
 
-TEST(SaveProtocol, StaleTemporariesOfDeadSavesAreRemoved) {
+// A journal line as core/io/output_files.cc writes it.
+std::string JournalLine(const char* kind, const std::string& path) {
+  struct stat st {};
+  EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path;
+  std::string hex;
+  for (unsigned char c : path) {
+    static const char kDigits[] = "0123456789abcdef";
+    hex += {kDigits[c >> 4], kDigits[c & 15]};
+  }
+  return std::string(kind) + " " + std::to_string(st.st_dev) + " " + std::to_string(st.st_ino) + " " + hex + "\n";
+}
+
+TEST(SaveProtocol, AKilledSaveThatNeverCommittedIsUndone) {
   ScratchDir dir;
   auto model = Parse(kModel);
-  long dead = DeadPid();
-  std::string tag = std::to_string(dead);
-  // A save killed before its model's rename: model temporary, data temporary, and the data
-  // it published (a hard link of its temporary). All three go.
+  std::string tag = std::to_string(DeadPid());
+  // Killed after publishing out.onnx.data, before its model's rename: the model's
+  // temporary and the journal are left, and a data temporary of another file. All go, and
+  // so does the published file, which nothing references.
   WriteBytes(dir / (".out.onnx.tmp." + tag + ".AbCdE1"), "half a model");
-  WriteBytes(dir / (".out.onnx.data.tmp." + tag + ".AbCdE1.d"), "data");
-  fs::create_hard_link(dir / (".out.onnx.data.tmp." + tag + ".AbCdE1.d"), dir.path() / "out.onnx.data");
-  // A save killed after its rename (only the data temporary's second name is left): the
-  // published file is committed data and stays.
-  WriteBytes(dir / (".kept.bin.tmp." + tag + ".ZyXwV9.d"), "kept");
-  fs::create_hard_link(dir / (".kept.bin.tmp." + tag + ".ZyXwV9.d"), dir.path() / "kept.bin");
+  WriteBytes(dir / (".w2.bin.tmp." + tag + ".AbCdE1.d"), "data");
+  WriteBytes(dir / "out.onnx.data", "published");
+  WriteBytes(dir / (".out.onnx.tmp." + tag + ".AbCdE1.journal"), JournalLine("new", dir / "out.onnx.data"));
+  // A file of the same name as a journal entry but another inode is not touched.
+  WriteBytes(dir / "same_name_other_inode.bin", "someone's");
+  std::string stale_line = JournalLine("new", dir / "same_name_other_inode.bin");
+  fs::remove(dir / "same_name_other_inode.bin");
+  WriteBytes(dir / "keep_me.bin", "not in any journal");
+  WriteBytes(dir / "same_name_other_inode.bin", "someone else's, written later");
+  WriteBytes(dir / (".x.onnx.tmp." + tag + ".Other1"), "model temporary");
+  WriteBytes(dir / (".x.onnx.tmp." + tag + ".Other1.journal"), stale_line);
   // A live process's temporary is not ours to remove; nor is anything off the pattern.
   std::string live = ".out.onnx.tmp." + std::to_string(::getppid()) + ".QwErTy";
   WriteBytes(dir / live, "busy");
   WriteBytes(dir / ".out.onnx.tmp.notapid.AbCdE1", "other");
   ASSERT_TRUE(SaveModel(*model, dir / "out.onnx", AllExternal()).ok());
-  EXPECT_EQ(Entries(dir.path()),
-            (std::set<std::string>{"out.onnx", "out.onnx.data", "kept.bin", live, ".out.onnx.tmp.notapid.AbCdE1"}));
+  EXPECT_EQ(Entries(dir.path()), (std::set<std::string>{"out.onnx", "out.onnx.data", "keep_me.bin",
+                                                        "same_name_other_inode.bin", live,
+                                                        ".out.onnx.tmp.notapid.AbCdE1"}));
   EXPECT_TRUE(LoadModel(dir / "out.onnx").ok());
-  EXPECT_EQ(ReadBytes(dir / "kept.bin"), "kept");
+  EXPECT_EQ(ReadBytes(dir / "same_name_other_inode.bin"), "someone else's, written later");
+}
+
+TEST(SaveProtocol, AKilledSaveThatCommittedIsFinished) {
+  ScratchDir dir;
+  auto model = Parse(kModel);
+  ASSERT_TRUE(SaveModel(*model, dir / "out.onnx", AllExternal()).ok());
+  ASSERT_TRUE(SaveModel(*model, dir / "out.onnx", AllExternal()).ok());  // now reads out.onnx.1.data
+  // Killed after its commit, before deleting the data file the replaced model used: only
+  // the journal is left, and the old file, unreferenced. The next save removes it (and
+  // can then use its name).
+  std::string tag = std::to_string(DeadPid());
+  WriteBytes(dir / "out.onnx.data", "old weights");
+  WriteBytes(dir / (".out.onnx.tmp." + tag + ".Old123.journal"),
+             JournalLine("old", dir / "out.onnx.data") + JournalLine("new", dir / "out.onnx.1.data"));
+  ASSERT_TRUE(SaveModel(*model, dir / "out.onnx", AllExternal()).ok());
+  EXPECT_EQ(Entries(dir.path()), (std::set<std::string>{"out.onnx", "out.onnx.data"}));
+  EXPECT_EQ(Locations(dir / "out.onnx"), std::set<std::string>{"out.onnx.data"});
+  EXPECT_TRUE(LoadModel(dir / "out.onnx").ok());
 }
 
 TEST(SaveProtocol, VersionedLocations) {
