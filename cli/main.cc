@@ -237,6 +237,10 @@ int CmdRewrite(const std::vector<std::string>& args) {
 
   auto model = LoadModel(input);
   if (!model.ok()) return Fail(model.status());
+  // Refuse an output that is an input's file, a folder or in no folder before the passes run.
+  if (!dry_run) {
+    if (Status target = CheckSaveTarget(**model, output, save); !target.ok()) return Fail(target);
+  }
 
   PassManagerOptions pm;
   pm.verify_each = verify_each;

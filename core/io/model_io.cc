@@ -440,22 +440,36 @@ class CreatedFolders {
 
 }  // namespace
 
-Status SaveModel(const Model& model, const std::string& path, const SaveOptions& options) {
+Status CheckSaveTarget(const Model& model, const std::string& path, const SaveOptions& options) {
   fs::path target(path);
   std::string file_name = target.filename().string();
   if (file_name.empty() || file_name == "." || file_name == "..") {
     return absl::InvalidArgumentError(absl::StrCat("'", path, "' names no file"));
   }
   std::string full_target = fs::absolute(target).lexically_normal().string();
-  std::string dir = fs::path(full_target).parent_path().string();
   OS_RETURN_IF_ERROR(CheckOutputPath(model, path, full_target, options.replace_source));
-  if (!options.location.empty()) {
-    auto resolved = ResolveExternalLocation(dir, options.location, "(save)");
-    if (!resolved.ok()) {
-      std::string message(resolved.status().message());
-      return absl::InvalidArgumentError(message.substr(message.find("external data location")));
-    }
+  if (options.location.empty()) return absl::OkStatus();
+  std::string dir = fs::path(full_target).parent_path().string();
+  auto resolved = ResolveExternalLocation(dir, options.location, "(save)");
+  if (!resolved.ok()) {
+    std::string message(resolved.status().message());
+    return absl::InvalidArgumentError(message.substr(message.find("external data location")));
   }
+  auto id = IdentityOf(*resolved);
+  const std::vector<FileIdentity>* own = options.replace_source ? model.source_files().get() : nullptr;
+  if (id && IsInputFile(*id, own)) {
+    return Refuse(absl::StrCat("refusing to write '", options.location,
+                               "': it is a file an input model reads (its .onnx or external data); choose another "
+                               "--external-location or output folder"));
+  }
+  return absl::OkStatus();
+}
+
+Status SaveModel(const Model& model, const std::string& path, const SaveOptions& options) {
+  OS_RETURN_IF_ERROR(CheckSaveTarget(model, path, options));
+  std::string file_name = fs::path(path).filename().string();
+  std::string full_target = fs::absolute(fs::path(path)).lexically_normal().string();
+  std::string dir = fs::path(full_target).parent_path().string();
   const std::vector<FileIdentity>* own_sources = options.replace_source ? model.source_files().get() : nullptr;
   auto is_input = [&](const std::string& full) {
     auto id = IdentityOf(full);

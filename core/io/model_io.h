@@ -53,6 +53,10 @@ struct SaveOptions {
 // single commit point), then removes the data files the replaced model used.
 // Result nothing is written on error; an existing output is replaced whole or not at all.
 Status SaveModel(const Model& model, const std::string& path, const SaveOptions& options = {});
+// The checks SaveModel makes on `path` and `options.location` before writing anything
+// (existing folder, not a folder, not an input's file), for callers that want to fail
+// before a long pipeline rather than after it. SaveModel repeats them.
+Status CheckSaveTarget(const Model& model, const std::string& path, const SaveOptions& options = {});
 // Serialized ModelProto with every tensor inline.
 StatusOr<std::string> SaveModelToBytes(const Model& model);
 
