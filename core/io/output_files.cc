@@ -146,7 +146,7 @@ void RemoveStaleTemporaries(const std::vector<std::string>& dirs) {
     if (!d) continue;
     while (dirent* e = ::readdir(d)) {
       std::cmatch m;
-      if (!std::regex_match(e->d_name, m, kTemp)) continue;
+      if (e->d_name[0] != '.' || !std::strstr(e->d_name, ".tmp.") || !std::regex_match(e->d_name, m, kTemp)) continue;
       long pid = std::strtol(m[2].str().c_str(), nullptr, 10);
       if (pid == ::getpid() || !ProcessIsGone(pid)) continue;
       Kind kind = !m[4].matched ? Kind::kModel : m[4].str() == ".d" ? Kind::kData : Kind::kJournal;
