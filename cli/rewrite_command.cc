@@ -253,6 +253,10 @@ int Run(const std::vector<std::string>& raw_args, bool html) {
   auto model = LoadModel(a.input);
   progress.End();
   if (!model.ok()) return ModelError(model.status());
+  // Refuse an output that is an input's file, a folder or in no folder before the passes run.
+  if (write_model) {
+    if (Status target = CheckSaveTarget(**model, model_output, a.save); !target.ok()) return ModelError(target);
+  }
 
   std::map<std::string, std::vector<int64_t>> input_shapes;
   if (!shape_specs.empty()) {

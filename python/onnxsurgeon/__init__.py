@@ -6,8 +6,8 @@
     model.save("fixed.onnx")                   # atomic; external data kept external
     proto = model.to_proto()                   # back to onnx.ModelProto
 
-`run` also takes an onnx.ModelProto (returns one) or a path (returns the output path),
-so it can follow `torch.onnx.export` directly.
+`run` also takes an onnx.ModelProto (returns one), so it can follow `torch.onnx.export`
+directly, or a path (returns the rewritten Model; writes only to an explicit `output=`).
 """
 from __future__ import annotations
 
@@ -92,7 +92,10 @@ def run(model: Any, pipeline: str, output: Union[str, os.PathLike, None] = None,
     - Model: rewritten in place and returned.
     - onnx.ModelProto (e.g. torch.onnx.export(..., dynamo=True).model_proto): a new
       ModelProto is returned. The ONNXProgram itself is accepted too (its model_proto).
-    - path: the result is written to `output` (default: in place) and its path returned.
+    - path: the model is loaded and the rewritten Model returned; nothing is written
+      unless `output` is given, then the result is saved there and its path returned.
+      The input is never overwritten: `output` naming the input (or any file it reads,
+      however spelled) is refused before anything is written.
     If `report` is a list, per-pass reports (rule counts, histograms, time) are appended.
     """
     _core.check_pipeline(pipeline)  # fail on a bad pipeline before loading anything
@@ -102,9 +105,11 @@ def run(model: Any, pipeline: str, output: Union[str, os.PathLike, None] = None,
     elif isinstance(model, (str, os.PathLike)):
         m = load(model)
         reports = m.run(pipeline, verify_each)
-        out = os.fspath(output if output is not None else model)
-        m.save(out)
-        result = out
+        result = m
+        if output is not None:
+            out = os.fspath(output)
+            m.save(out)
+            result = out
     elif hasattr(model, "SerializeToString") or hasattr(getattr(model, "model_proto", None), "SerializeToString"):
         m = Model.from_proto(model if hasattr(model, "SerializeToString") else model.model_proto)
         reports = m.run(pipeline, verify_each)
