@@ -18,8 +18,11 @@ export CCACHE_MAXSIZE ?= 5G
 
 all: build
 
+# Which Python requirement set bootstrap installs: test (everything) or demo (no torch).
+REQS ?= test
+
 bootstrap:
-	@bash scripts/bootstrap.sh
+	@bash scripts/bootstrap.sh $(REQS)
 
 $(BUILD)/CMakeCache.txt: CMakeLists.txt | bootstrap
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE=$(PY) >/dev/null
@@ -45,7 +48,9 @@ test-python: build
 
 test: test-cpp test-python
 
-demo: build
+# The demo needs the CLI and onnxruntime only: the demo requirement set, no torch.
+demo:
+	@$(MAKE) --no-print-directory build REQS=demo
 	@bash examples/demo.sh
 
 bench: build

@@ -30,6 +30,8 @@ const std::vector<PassInfo>& AllPasses() {
       passes::ConvertOpsetPassInfo(),
       passes::DowngradeOpsetPassInfo(),
       passes::UpgradeOpsetPassInfo(),
+      passes::ExtractPassInfo(),
+      passes::ConvertFloat16PassInfo(),
   };
   return table;
 }

@@ -32,5 +32,7 @@ PassInfo RewriteIndexPutPassInfo();
 PassInfo ConvertOpsetPassInfo();
 PassInfo DowngradeOpsetPassInfo();
 PassInfo UpgradeOpsetPassInfo();
+PassInfo ExtractPassInfo();
+PassInfo ConvertFloat16PassInfo();
 
 }  // namespace onnxsurgeon::passes

@@ -43,6 +43,7 @@ class PipelineParser {
     if (!item.info) {
       std::vector<std::string> known;
       for (const auto& p : AllPasses()) known.push_back(p.name);
+      for (const PassInfo* p : RegisteredPasses()) known.push_back(p->name);
       return Error(start, name.size(), absl::StrCat("unknown pass '", name, "'"),
                    absl::StrCat("known passes: ", absl::StrJoin(known, ", ")));
     }
