@@ -3,14 +3,16 @@
 //
 // Each node of the main graph either runs in float16 ("converted") or keeps float32
 // ("blocked"). A node is blocked when its op is in `block`, its name in `block-nodes`, it
-// has no onnx schema at the model's opset (custom ops, local functions), it holds
+// has no onnx schema at the model's opset (custom ops, local functions), it is a Scatter
+// that accumulates (reduction other than none), it holds
 // If/Loop/Scan bodies (their inner types stay as exported), an input or output has an
 // unknown element type, or a float output's type comes from an attribute (random ops,
 // EyeLike, window ops; Cast, Constant and ConstantOfShape are converted by rewriting that
 // attribute). In a converted node only the float operands whose schema allows float16
 // change: Resize's scales, LayerNormalization's Mean/InvStdDev and the like stay float32.
 //
-// Casts are inserted only where a value crosses between the two precisions, once per value
+// The model's own Casts between float16 and float32 that end up float16 -> float16 are
+// removed. Casts are inserted only where a value crosses between the two precisions, once per value
 // and direction, shared by every reader: two adjacent blocked ops exchange float32 with no
 // Cast between them. Float32 weights read in float16 are converted in place (a float16
 // copy when float32 readers remain); finite values beyond float16's range (|x| > 65504,
@@ -161,6 +163,18 @@ class ConvertFloat16Pass : public Pass {
       if (!n->Is("Constant") || !plans.contains(n)) continue;
       if (!AllReadHalf(n->output(0), plans) || (options_.keep_io_types && n->output(0)->IsGraphOutput())) plans.erase(n);
     }
+    // Casts that become float16 -> float16 (the model's own Casts between float16 and
+    // float32, both sides now float16) are dropped: no-ops that runtimes' fusions
+    // misread (onnxruntime's LayerNormFusion fused across one with mixed types).
+    std::vector<Node*> identity_casts;
+    for (Node* n : g.nodes()) {
+      auto it = plans.find(n);
+      if (!n->Is("Cast") || it == plans.end()) continue;
+      int64_t to = n->GetInt("to", 0);
+      int32_t from = types.ElemType(n->input(0));
+      bool input_half = from == T::FLOAT16 || (from == T::FLOAT && it->second.input_half[0]);
+      if ((to == T::FLOAT || to == T::FLOAT16) && input_half && !n->output(0)->IsGraphOutput()) identity_casts.push_back(n);
+    }
     auto reads_half = [&](const Use& u) {
       auto it = plans.find(u.node);
       return it != plans.end() && it->second.input_half[u.input_index];
@@ -270,6 +284,11 @@ class ConvertFloat16Pass : public Pass {
         full->producer()->set_name(name + "_cast");
       }
     }
+    for (Node* n : identity_casts) {
+      OS_RETURN_IF_ERROR(n->output(0)->ReplaceAllUsesWith(n->input(0)));
+      OS_RETURN_IF_ERROR(g.EraseNode(n));
+      result.Count("identity-casts-removed");
+    }
     return result;
   }
 
@@ -281,6 +300,12 @@ class ConvertFloat16Pass : public Pass {
     NodePlan plan;
     if (options_.block_ops.contains(n.op_type()) || options_.block_nodes.contains(n.name())) return plan;
     if (!n.subgraphs().empty()) return plan;
+    // Scatters that accumulate (reduction add/mul/min/max) sum in float16, and onnxruntime
+    // has no float16 kernel for them.
+    if ((n.Is("ScatterND") || n.Is("ScatterElements")) && n.FindAttribute("reduction") &&
+        n.FindAttribute("reduction")->s() != "none") {
+      return plan;
+    }
     const onnx::OpSchema* schema =
         onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(g.OpsetVersion(n.domain())), n.domain());
     if (!schema) return plan;

@@ -8,7 +8,9 @@ import pytest
 
 import onnxsurgeon as osg
 
-PASSES = [p["name"] for p in osg.passes()]
+# convert-float16 changes results within float16's precision by design: its own corpus
+# test (test_convert_float16.py) checks it with float16 tolerances.
+PASSES = [p["name"] for p in osg.passes() if p["name"] != "convert-float16"]
 # Pipelines users run as one command; each must keep every model equivalent.
 STANDARD_PIPELINES: list[str] = [
     "fix-layernorm,decompose-layernorm,simplify",
