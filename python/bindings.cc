@@ -417,10 +417,11 @@ PYBIND11_MODULE(_core, m) {
         std::vector<const PassInfo*> all;
         for (const PassInfo& p : AllPasses()) all.push_back(&p);
         for (const PassInfo* p : RegisteredPasses()) all.push_back(p);
-        for (const PassInfo* info : all) {
-          const PassInfo& p = *info;
+        for (size_t i = 0; i < all.size(); ++i) {
+          const PassInfo& p = *all[i];
           py::dict d;
           d["name"] = p.name;
+          d["builtin"] = i < AllPasses().size();  // else registered from Python
           d["summary"] = p.summary;
           py::list opts;
           for (const auto& o : p.options) opts.append(py::dict(py::arg("name") = o.name, py::arg("help") = o.help, py::arg("default") = o.default_value));

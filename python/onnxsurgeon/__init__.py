@@ -85,7 +85,8 @@ def inspect(model: Union[Model, str, os.PathLike, Any]) -> dict:
 
 
 def passes() -> list:
-    """Every registered pass: name, summary and options."""
+    """Every pass: name, summary, options, and builtin (False for rule sets registered
+    from Python with register_rules)."""
     return _core.passes()
 
 

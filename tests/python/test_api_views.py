@@ -203,3 +203,21 @@ g (float[2] X) => (float[2] Y) { a = Neg(X)  b = Neg(a)  Y = Relu(b) }""")
         osg.register_rules("Bad_Name", module)
     with pytest.raises(osg.OnnxSurgeonError, match="unknown pass 'py-not-registered'"):
         osg.run(model, "py-not-registered")
+
+
+def test_docs_python_worked_example_runs_and_computes_the_same(oracle):
+    """docs/python.md's rule, verbatim: x * sigmoid(x) -> com.microsoft.QuickGelu."""
+    text = (ROOT / "docs" / "python.md").read_text()
+    example = text.split("```python\nimport onnxsurgeon as osg\nfrom onnxsurgeon.rules")[1].split("```")[0]
+    example = "import onnxsurgeon as osg\nfrom onnxsurgeon.rules" + example
+    example = example.replace('model = osg.load("model.onnx")\n', "")
+    model = osg.parse_text("""<ir_version: 10, opset_import: ["" : 18]>
+g (float[2,8] X) => (float[2,8] Y) { s = Sigmoid(X)  a = Mul(s, X)  t = Sigmoid(a)  Y = Mul(a, t) }""")
+    original = model.to_proto()
+    scope = {"model": model}
+    exec(compile(example, "docs/python.md", "exec"), scope)
+    assert scope["counts"] == {"silu-to-quickgelu": 2}
+    fused = model.to_proto()
+    assert [n.op_type for n in fused.graph.node] == ["QuickGelu", "QuickGelu"]
+    oracle.assert_equivalent(original, fused, inputs={"X": np.linspace(-4, 4, 16, dtype=np.float32).reshape(2, 8)},
+                             rtol=1e-5, atol=1e-6)
