@@ -14,7 +14,7 @@ export CCACHE_BASEDIR := $(ROOT)
 export CCACHE_NOHASHDIR := 1
 export CCACHE_MAXSIZE ?= 5G
 
-.PHONY: all bootstrap configure build models test test-cpp test-python demo bench clean
+.PHONY: all bootstrap configure build models test test-cpp test-python demo bench wheel-check clean
 
 all: build
 
@@ -55,6 +55,12 @@ demo:
 
 bench: build
 	@bash bench/run.sh
+
+# The wheel `pip install .` builds, made self-contained and installed into a fresh venv
+# (scripts/wheel-check.sh). Not part of `make test`: it compiles everything once more in
+# its own build folder and downloads onnx and numpy into the fresh venv.
+wheel-check: bootstrap
+	@bash scripts/wheel-check.sh
 
 clean:
 	rm -rf $(BUILD)
