@@ -130,6 +130,8 @@ class ConvertFloat16Pass : public Pass {
   StatusOr<PassResult> Run(Model& model, const PassContext&) override {
     PassResult result;
     Graph& g = model.graph();
+    // Without an ai.onnx import there is no Cast to insert (ai.onnx.ml-only models).
+    if (model.OpsetVersion("") < 0) return result;
     InferredTypes types(&model);
     // Float values in graph order (inputs, weights, node outputs), decided before any
     // annotation changes; the order keeps the inserted Casts deterministic.
