@@ -25,6 +25,7 @@ const std::vector<PassInfo>& AllPasses() {
       passes::FuseGeluPassInfo(),
       passes::RewriteGeluPassInfo(),
       passes::RewriteErfPassInfo(),
+      passes::RewriteReciprocalPassInfo(),
       passes::RewriteIndexPutPassInfo(),
       passes::LowerScatterNDReductionPassInfo(),
       passes::ConvertOpsetPassInfo(),
@@ -32,6 +33,11 @@ const std::vector<PassInfo>& AllPasses() {
       passes::UpgradeOpsetPassInfo(),
       passes::ExtractPassInfo(),
       passes::ConvertFloat16PassInfo(),
+      passes::LowerIrVersionPassInfo(),
+      passes::PruneOpsetImportsPassInfo(),
+      passes::InferShapesPassInfo(),
+      passes::InlineWeightsPassInfo(),
+      passes::TargetPassInfo(),
   };
   return table;
 }

@@ -27,6 +27,7 @@ PassInfo SimplifyPassInfo();
 PassInfo FuseGeluPassInfo();
 PassInfo RewriteGeluPassInfo();
 PassInfo RewriteErfPassInfo();
+PassInfo RewriteReciprocalPassInfo();
 PassInfo LowerScatterNDReductionPassInfo();
 PassInfo RewriteIndexPutPassInfo();
 PassInfo ConvertOpsetPassInfo();
@@ -34,5 +35,10 @@ PassInfo DowngradeOpsetPassInfo();
 PassInfo UpgradeOpsetPassInfo();
 PassInfo ExtractPassInfo();
 PassInfo ConvertFloat16PassInfo();
+PassInfo LowerIrVersionPassInfo();
+PassInfo PruneOpsetImportsPassInfo();
+PassInfo InferShapesPassInfo();
+PassInfo InlineWeightsPassInfo();
+PassInfo TargetPassInfo();
 
 }  // namespace onnxsurgeon::passes

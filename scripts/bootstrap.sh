@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything onnxsurgeon needs to build and test, idempotently:
-#   1. Debian packages (protobuf, abseil, googletest, ccache),
+#   1. Debian packages (protobuf, abseil, googletest, ccache, toml++),
 #   2. the project virtualenv .venv: requirements-demo.txt for `bootstrap.sh demo` (the CLI
 #      and onnxruntime, no torch), requirements-dev.txt (demo set + torch, transformers,
 #      pytest) for `bootstrap.sh test`, the default,
@@ -16,7 +16,7 @@ esac
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-apt_packages=(libprotobuf-dev protobuf-compiler libabsl-dev libgtest-dev libgmock-dev ccache)
+apt_packages=(libprotobuf-dev protobuf-compiler libabsl-dev libgtest-dev libgmock-dev ccache libtomlplusplus-dev)
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
