@@ -38,6 +38,7 @@ const std::vector<PassInfo>& AllPasses() {
       passes::InferShapesPassInfo(),
       passes::InlineWeightsPassInfo(),
       passes::TargetPassInfo(),
+      passes::FixDeclaredShapesPassInfo(),
   };
   return table;
 }
