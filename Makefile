@@ -15,12 +15,15 @@ export CCACHE_BASEDIR := $(ROOT)
 export CCACHE_NOHASHDIR := 1
 export CCACHE_MAXSIZE ?= 5G
 
-.PHONY: all bootstrap test-tools configure build models test test-cpp test-python demo bench bench-wide clean backends backends-setup backends-smoke
+.PHONY: all bootstrap test-tools configure build models test test-cpp test-python demo bench bench-wide wheel-check clean backends backends-setup backends-smoke
 
 all: build
 
+# Which Python requirement set bootstrap installs: test (everything) or demo (no torch).
+REQS ?= test
+
 bootstrap:
-	@bash scripts/bootstrap.sh
+	@bash scripts/bootstrap.sh $(REQS)
 
 $(BUILD)/CMakeCache.txt: CMakeLists.txt | bootstrap
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE=$(PY) >/dev/null
@@ -50,7 +53,9 @@ test-python: build test-tools
 
 test: test-cpp test-python
 
-demo: build
+# The demo needs the CLI and onnxruntime only: the demo requirement set, no torch.
+demo:
+	@$(MAKE) --no-print-directory build REQS=demo
 	@bash examples/demo.sh
 
 bench: build
@@ -75,6 +80,12 @@ backends-smoke: build models backends-setup
 bench-wide: build
 	$(PY) bench/wide_corpus.py
 	python3 bench/simplify_wide_bench.py --write-docs
+
+# The wheel `pip install .` builds, made self-contained and installed into a fresh venv
+# (scripts/wheel-check.sh). Not part of `make test`: it compiles everything once more in
+# its own build folder and downloads onnx and numpy into the fresh venv.
+wheel-check: bootstrap
+	@bash scripts/wheel-check.sh
 
 clean:
 	rm -rf $(BUILD)

@@ -33,6 +33,8 @@ const std::vector<PassInfo>& AllPasses() {
       passes::ConvertOpsetPassInfo(),
       passes::DowngradeOpsetPassInfo(),
       passes::UpgradeOpsetPassInfo(),
+      passes::ExtractPassInfo(),
+      passes::ConvertFloat16PassInfo(),
       passes::LowerIrVersionPassInfo(),
       passes::PruneOpsetImportsPassInfo(),
       passes::InferShapesPassInfo(),

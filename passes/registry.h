@@ -35,6 +35,8 @@ PassInfo RewriteIndexPutPassInfo();
 PassInfo ConvertOpsetPassInfo();
 PassInfo DowngradeOpsetPassInfo();
 PassInfo UpgradeOpsetPassInfo();
+PassInfo ExtractPassInfo();
+PassInfo ConvertFloat16PassInfo();
 PassInfo LowerIrVersionPassInfo();
 PassInfo PruneOpsetImportsPassInfo();
 PassInfo InferShapesPassInfo();

@@ -29,6 +29,10 @@ struct LoadOptions {
 StatusOr<std::unique_ptr<Model>> LoadModel(const std::string& path, const LoadOptions& options = {});
 // Same from bytes (copied once into a buffer the tensors then share).
 StatusOr<std::unique_ptr<Model>> LoadModelFromBytes(std::string bytes, const LoadOptions& options = {});
+// Same from bytes someone else owns, without a copy: the tensors view `bytes` and keep
+// `owner` alive (the Python bindings pass a bytes object's buffer).
+StatusOr<std::unique_ptr<Model>> LoadModelFromBuffer(std::shared_ptr<const void> owner, std::string_view bytes,
+                                                     const LoadOptions& options = {});
 
 enum class ExternalDataMode {
   kKeep,    // tensors loaded from external files stay external (same locations); others inline

@@ -109,6 +109,14 @@ struct PassInfo {
 
 // The table of all passes (passes/registry.cc).
 const std::vector<PassInfo>& AllPasses();
+// A pass of the table, else one registered at run time; null when neither has it.
 const PassInfo* FindPass(std::string_view name);
+
+// Given a pass made at run time (a rule set defined in Python). Execute makes pipelines
+// able to name it; a later registration of the same name replaces it. Result an error if
+// the name is a built-in pass or not kebab-case.
+Status RegisterPass(PassInfo info);
+// The passes registered at run time, in registration order.
+std::vector<const PassInfo*> RegisteredPasses();
 
 }  // namespace onnxsurgeon

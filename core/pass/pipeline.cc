@@ -45,6 +45,7 @@ class PipelineParser {
     if (!item.info) {
       std::vector<std::string> known;
       for (const auto& p : AllPasses()) known.push_back(p.name);
+      for (const PassInfo* p : RegisteredPasses()) known.push_back(p->name);
       std::string note = absl::StrCat("known passes: ", absl::StrJoin(known, ", "));
       // `a=x:1,y:2`: the ',' ended a's value and `y` was read as a pass.
       if (start > 0 && !AtEnd() && Peek() == ':') {
