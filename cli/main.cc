@@ -51,6 +51,8 @@ options:
   --dry-run                    run the passes and report, write nothing
   --report text|json           per-pass report on stderr (text) or stdout (json)
   --verify-each                run the onnx checker after every pass
+  --no-full-check              skip onnx's full checker on the output (our structural
+                               checks still run; docs/reliability.md)
   --print-after PASS           print the model as ONNX text after PASS
   --debug-patterns             report every pattern-rule miss and why, on stderr
 )";
@@ -174,7 +176,7 @@ std::string ReportText(const std::vector<PassRunReport>& reports) {
 
 int CmdRewrite(const std::vector<std::string>& args) {
   std::string input, output, pipeline_text, report_format, print_after;
-  bool dry_run = false, verify_each = false, debug_patterns = false;
+  bool dry_run = false, verify_each = false, debug_patterns = false, full_check = true;
   SaveOptions save;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -210,6 +212,8 @@ int CmdRewrite(const std::vector<std::string>& args) {
       dry_run = true;
     } else if (a == "--verify-each") {
       verify_each = true;
+    } else if (a == "--no-full-check") {
+      full_check = false;
     } else if (a == "--debug-patterns") {
       debug_patterns = true;
     } else if (is("--report")) {
@@ -240,6 +244,8 @@ int CmdRewrite(const std::vector<std::string>& args) {
 
   PassManagerOptions pm;
   pm.verify_each = verify_each;
+  pm.validate = full_check ? OutputValidation::kFull : OutputValidation::kStructural;
+  pm.check_input = [&input] { return CheckModelFile(input); };
   pm.print_after = print_after;
   pm.print = [](const std::string& text) { std::cout << text << "\n"; };
   if (debug_patterns) pm.context.debug_patterns = [](const std::string& line) { std::cerr << "debug-patterns: " << line << "\n"; };

@@ -24,9 +24,11 @@ std::string PrintModelText(const Model& model) { return onnx::ProtoToString(Expo
 
 std::string PrintGraphText(const Graph& graph) { return onnx::ProtoToString(ExportGraph(graph)); }
 
-Status CheckModel(const Model& model, bool full_check) {
+Status CheckModel(const Model& model, bool full_check) { return CheckModelProto(ExportModel(model), full_check); }
+
+Status CheckModelProto(const onnx::ModelProto& proto, bool full_check) {
   try {
-    onnx::checker::check_model(ExportModel(model), full_check);
+    onnx::checker::check_model(proto, full_check);
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("onnx checker: ", e.what()));
   }

@@ -1,8 +1,10 @@
 #include "core/pass/pass_manager.h"
 
 #include <chrono>
+#include <optional>
 
 #include "core/interop/onnx_interop.h"
+#include "core/io/exporter.h"
 
 namespace onnxsurgeon {
 
@@ -15,9 +17,37 @@ std::map<std::string, int64_t> OpHistogram(const Model& model) {
   return h;
 }
 
+namespace {
+
+Status ValidateOutput(const Model& model, const PassManagerOptions& options, bool input_structural_ok,
+                      const std::optional<Status>& input_full) {
+  if (options.validate == OutputValidation::kNone) return absl::OkStatus();
+  if (input_structural_ok) {
+    if (Status s = ValidateStructure(model); !s.ok())
+      return Status(s.code(), absl::StrCat("the pipeline made an invalid model: ", s.message()));
+  }
+  if (options.validate != OutputValidation::kFull) return absl::OkStatus();
+  Status full = CheckModelWithOnnx(model);
+  if (full.ok()) return full;
+  Status input = input_full ? *input_full : options.check_input();
+  if (!input.ok()) return absl::OkStatus();  // the input failed the checker already
+  return Status(full.code(), absl::StrCat("the pipeline made a model onnx's checker refuses (the input passes): ", full.message()));
+}
+
+}  // namespace
+
 StatusOr<std::vector<PassRunReport>> RunPipeline(Model& model, const std::vector<PipelineItem>& pipeline,
                                                  const PassManagerOptions& options) {
   std::vector<PassRunReport> reports;
+  // Passes read a node's operands by position and type: a node breaking its schema is refused here.
+  if (!pipeline.empty()) {
+    if (Status s = ValidateOperands(model); !s.ok())
+      return Status(s.code(), absl::StrCat("cannot run passes on this model: ", s.message()));
+  }
+  // The input's verdicts, so that only a check the pipeline broke fails the run.
+  const bool input_structural_ok = options.validate == OutputValidation::kNone || ValidateStructure(model).ok();
+  std::optional<Status> input_full;  // unset: ask options.check_input when needed
+  if (options.validate == OutputValidation::kFull && !options.check_input) input_full = CheckModelWithOnnx(model);
   for (const PipelineItem& item : pipeline) {
     auto pass = item.info->create(item.options);
     if (!pass.ok()) {
@@ -43,6 +73,7 @@ StatusOr<std::vector<PassRunReport>> RunPipeline(Model& model, const std::vector
     if (options.print && options.print_after == item.info->name) options.print(PrintModelText(model));
     reports.push_back(std::move(report));
   }
+  if (Status s = ValidateOutput(model, options, input_structural_ok, input_full); !s.ok()) return s;
   return reports;
 }
 
