@@ -39,13 +39,13 @@ Status ValidateOutput(const Model& model, const PassManagerOptions& options, boo
 StatusOr<std::vector<PassRunReport>> RunPipeline(Model& model, const std::vector<PipelineItem>& pipeline,
                                                  const PassManagerOptions& options) {
   std::vector<PassRunReport> reports;
-  // Passes read a node's operands by position and type: a node breaking its schema is refused here.
+  // Passes read nodes by position and type, and trust names to be defined once: a model
+  // that breaks what ValidateStructure checks is refused before any pass runs.
   if (!pipeline.empty()) {
-    if (Status s = ValidateOperands(model); !s.ok())
+    if (Status s = ValidateStructure(model); !s.ok())
       return Status(s.code(), absl::StrCat("cannot run passes on this model: ", s.message()));
   }
-  // The input's verdicts, so that only a check the pipeline broke fails the run.
-  const bool input_structural_ok = options.validate == OutputValidation::kNone || ValidateStructure(model).ok();
+  const bool input_structural_ok = pipeline.empty() ? ValidateStructure(model).ok() : true;
   std::optional<Status> input_full;  // unset: ask options.check_input when needed
   if (options.validate == OutputValidation::kFull && !options.check_input) input_full = CheckModelWithOnnx(model);
   for (const PipelineItem& item : pipeline) {

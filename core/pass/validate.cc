@@ -98,8 +98,22 @@ Status CheckSchema(const Node& n, const onnx::OpSchema* schema) {
   return absl::OkStatus();
 }
 
-Status CheckGraph(const Graph& g) {
+// What a graph may read: its own values defined so far, and its enclosing graphs' values
+// defined before the node that holds it.
+struct Scope {
+  const Graph* graph;
+  const absl::flat_hash_set<const Value*>* defined;
+  const Scope* outer;
+  bool Defines(const Value* v) const {
+    for (const Scope* s = this; s; s = s->outer)
+      if (s->graph == v->graph()) return s->defined->contains(v);
+    return false;
+  }
+};
+
+Status CheckGraph(const Graph& g, const Scope* outer) {
   absl::flat_hash_set<const Value*> defined;
+  const Scope scope{&g, &defined, outer};
   for (Value* v : g.inputs()) {
     defined.insert(v);
     if (Status s = CheckType(*v, g); !s.ok()) return s;
@@ -112,8 +126,7 @@ Status CheckGraph(const Graph& g) {
   for (Node* n : g.nodes()) {
     for (Value* in : n->inputs()) {
       if (!in) continue;
-      // Values of an enclosing graph are checked there; ours must come first.
-      if (in->graph() == &g && !defined.contains(in))
+      if (!scope.Defines(in))
         return absl::InvalidArgumentError(absl::StrCat(GraphName(g), ": ", NodeName(*n), " reads '", in->name(),
                                                        "' before anything defines it"));
     }
@@ -123,6 +136,7 @@ Status CheckGraph(const Graph& g) {
                                                      "', which has no opset import"));
     if (version > 0)
       if (Status s = CheckSchema(*n, SchemaOf(*n, version)); !s.ok()) return absl::InvalidArgumentError(absl::StrCat(GraphName(g), ": ", s.message()));
+    for (const Graph* sub : n->subgraphs()) OS_RETURN_IF_ERROR(CheckGraph(*sub, &scope));
     for (Value* out : n->outputs()) {
       if (!out) continue;
       if (!defined.insert(out).second)
@@ -130,9 +144,12 @@ Status CheckGraph(const Graph& g) {
       if (Status s = CheckType(*out, g); !s.ok()) return s;
     }
   }
+  absl::flat_hash_set<const Value*> outputs;
   for (Value* v : g.outputs()) {
-    if (v->graph() == &g && !defined.contains(v))
+    if (!scope.Defines(v))
       return absl::InvalidArgumentError(absl::StrCat(GraphName(g), ": graph output '", v->name(), "' is not defined"));
+    if (!outputs.insert(v).second)
+      return absl::InvalidArgumentError(absl::StrCat(GraphName(g), ": '", v->name(), "' is a graph output twice"));
   }
   return absl::OkStatus();
 }
@@ -141,9 +158,8 @@ Status CheckGraph(const Graph& g) {
 
 Status ValidateStructure(const Model& model) {
   if (!model.has_graph()) return absl::OkStatus();
-  for (const Graph* g : model.AllGraphs()) {
-    if (Status s = CheckGraph(*g); !s.ok()) return s;
-  }
+  OS_RETURN_IF_ERROR(CheckGraph(model.graph(), nullptr));
+  for (const auto& f : model.functions()) OS_RETURN_IF_ERROR(CheckGraph(f->body(), nullptr));
   return absl::OkStatus();
 }
 
@@ -168,17 +184,6 @@ Status CheckModelWithOnnx(const Model& model) {
     location->set_value("#onnxsurgeon-in-memory");
   };
   return CheckModelProto(ExportModel(model, options), /*full_check=*/true);
-}
-
-Status ValidateOperands(const Model& model) {
-  if (!model.has_graph()) return absl::OkStatus();
-  for (const Graph* g : model.AllGraphs()) {
-    for (const Node* n : g->nodes()) {
-      if (Status s = CheckOperands(*n, SchemaOf(*n, g->OpsetVersion(n->domain()))); !s.ok())
-        return absl::InvalidArgumentError(absl::StrCat(GraphName(*g), ": ", s.message()));
-    }
-  }
-  return absl::OkStatus();
 }
 
 Status CheckModelFile(const std::string& path) {

@@ -30,11 +30,6 @@ Status ValidateStructure(const Model& model);
 // Result the checker's verdict.
 Status CheckModelWithOnnx(const Model& model);
 
-// Given a model. Execute checks only the input/output counts and attribute types of every
-// node onnx has a schema for: passes read a node's operands by position and type, so the
-// pass manager refuses a model that breaks them before any pass runs. Result OK, or an error naming the node.
-Status ValidateOperands(const Model& model);
-
 // Given a model file. Execute loads it and runs onnx's full checker (for
 // PassManagerOptions::check_input: the CLI asks the file, not a kept copy).
 // Result the checker's verdict (a load error counts as a failure).
