@@ -4,6 +4,7 @@
 
 #include "core/io/exporter.h"
 #include "core/io/importer.h"
+#include "core/ir/shape.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "onnx/checker.h"
 #include "onnx/defs/parser.h"
@@ -15,7 +16,12 @@ namespace onnxsurgeon {
 StatusOr<std::unique_ptr<Model>> ParseModelText(std::string_view text) {
   onnx::ModelProto proto;
   std::string owned(text);
-  auto status = onnx::OnnxParser::Parse(proto, owned.c_str());
+  onnx::Common::Status status;
+  try {  // onnx's parser throws on some malformed numbers ("1e-") instead of returning
+    status = onnx::OnnxParser::Parse(proto, owned.c_str());
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("ONNX text: ", e.what()));
+  }
   if (!status.IsOK()) return absl::InvalidArgumentError(absl::StrCat("ONNX text: ", status.ErrorMessage()));
   return ImportModel(std::move(proto));
 }
@@ -74,6 +80,27 @@ void ClearValueInfo(onnx::GraphProto& g) {
 
 }  // namespace
 
+// onnx's data propagation holds a Size's value as that many entries (time and memory
+// linear in the element count: a dim of 1e12 ends in bad_alloc after minutes). It runs
+// only when every Size reads fewer than kMaxSizeData elements or an unknown count; other
+// propagated values are bounded by ranks and by the inline payloads (max_payload_bytes).
+constexpr int64_t kMaxSizeData = int64_t{1} << 20;
+
+static bool DataPropagationIsBounded(const Model& model) {
+  for (const Graph* g : model.AllGraphs()) {
+    for (const Node* n : g->nodes()) {
+      if (!n->Is("Size")) continue;
+      auto dims = StaticDims(ShapeOf(n->input(0)));
+      if (!dims) continue;
+      int64_t count = 1;
+      for (int64_t d : *dims)
+        if (d > 0 && __builtin_mul_overflow(count, d, &count)) return false;
+      if (count >= kMaxSizeData) return false;
+    }
+  }
+  return true;
+}
+
 bool AdoptType(Value* v, const onnx::TypeProto& type, const InferShapesOptions& options) {
   // Untyped values take the type, or (replace_types) every one that is not a graph input
   // or initializer, whose types are the model's own.
@@ -108,7 +135,8 @@ StatusOr<onnx::ModelProto> InferredCopy(const Model& model, const InferShapesOpt
   onnx::ModelProto proto = ExportModel(model, export_options);
   if (options.drop_value_info) ClearValueInfo(*proto.mutable_graph());
   try {
-    onnx::ShapeInferenceOptions infer(/*check_type=*/false, /*strict_mode=*/0, options.data_propagation);
+    onnx::ShapeInferenceOptions infer(/*check_type=*/false, /*strict_mode=*/0,
+                                      options.data_propagation && DataPropagationIsBounded(model));
     onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), infer);
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("shape inference: ", e.what()));

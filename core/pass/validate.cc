@@ -98,8 +98,9 @@ Status CheckSchema(const Node& n, const onnx::OpSchema* schema) {
   return absl::OkStatus();
 }
 
-// What a graph may read: its own values defined so far, and its enclosing graphs' values
-// defined before the node that holds it.
+// What a graph may read: its own values and those of its enclosing graphs. Node order is
+// not required (the loader accepts unsorted graphs and toposort fixes them; onnx's checker
+// judges the order of an output).
 struct Scope {
   const Graph* graph;
   const absl::flat_hash_set<const Value*>* defined;
@@ -124,25 +125,27 @@ Status CheckGraph(const Graph& g, const Scope* outer) {
   }
   for (Value* v : g.sparse_initializers()) defined.insert(v);
   for (Node* n : g.nodes()) {
-    for (Value* in : n->inputs()) {
-      if (!in) continue;
-      if (!scope.Defines(in))
-        return absl::InvalidArgumentError(absl::StrCat(GraphName(g), ": ", NodeName(*n), " reads '", in->name(),
-                                                       "' before anything defines it"));
-    }
-    const int64_t version = g.OpsetVersion(n->domain());
-    if (version < 0)
-      return absl::InvalidArgumentError(absl::StrCat(GraphName(g), ": ", NodeName(*n), " is in domain '", n->domain(),
-                                                     "', which has no opset import"));
-    if (version > 0)
-      if (Status s = CheckSchema(*n, SchemaOf(*n, version)); !s.ok()) return absl::InvalidArgumentError(absl::StrCat(GraphName(g), ": ", s.message()));
-    for (const Graph* sub : n->subgraphs()) OS_RETURN_IF_ERROR(CheckGraph(*sub, &scope));
     for (Value* out : n->outputs()) {
       if (!out) continue;
       if (!defined.insert(out).second)
         return absl::InvalidArgumentError(absl::StrCat(GraphName(g), ": '", out->name(), "' is defined twice"));
       if (Status s = CheckType(*out, g); !s.ok()) return s;
     }
+  }
+  for (Node* n : g.nodes()) {
+    for (Value* in : n->inputs()) {
+      if (in && !scope.Defines(in))
+        return absl::InvalidArgumentError(absl::StrCat(GraphName(g), ": ", NodeName(*n), " reads '", in->name(),
+                                                       "', which nothing in its scope defines"));
+    }
+    const int64_t version = g.OpsetVersion(n->domain());
+    if (version < 0)
+      return absl::InvalidArgumentError(absl::StrCat(GraphName(g), ": ", NodeName(*n), " is in domain '", n->domain(),
+                                                     "', which has no opset import"));
+    if (version > 0)
+      if (Status s = CheckSchema(*n, SchemaOf(*n, version)); !s.ok())
+        return absl::InvalidArgumentError(absl::StrCat(GraphName(g), ": ", s.message()));
+    for (const Graph* sub : n->subgraphs()) OS_RETURN_IF_ERROR(CheckGraph(*sub, &scope));
   }
   absl::flat_hash_set<const Value*> outputs;
   for (Value* v : g.outputs()) {

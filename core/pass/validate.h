@@ -2,7 +2,7 @@
 // run never hands back a model onnx's checker would refuse (docs/reliability.md).
 //
 //   kStructural  our own linear-time checks of what passes can break: every input
-//                defined before use, graph outputs defined, an opset import for every
+//                defined in its scope, graph outputs defined and listed once, names defined once, an opset import for every
 //                domain, node arity and attribute types against the op's schema,
 //                initializer data types and payload sizes, tensor types with an element
 //                type. Costs a small fraction of saving the model.

@@ -70,11 +70,11 @@ def _input_is_also_produced() -> onnx.ModelProto:
     return _model([h.make_node("Relu", ["x"], ["x"])], [_vi("x")], [_vi("x")])
 
 
-def _subgraph_reads_later_value() -> onnx.ModelProto:
-    then = h.make_graph([h.make_node("Identity", ["late"], ["t"])], "then", [], [_vi("t")])
+def _subgraph_reads_undefined_value() -> onnx.ModelProto:
+    then = h.make_graph([h.make_node("Identity", ["nowhere"], ["t"])], "then", [], [_vi("t")])
     other = h.make_graph([h.make_node("Identity", ["x"], ["e"])], "else", [], [_vi("e")])
     return _model(
-        [h.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other), h.make_node("Relu", ["x"], ["late"])],
+        [h.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other)],
         [_vi("x"), _vi("c", T.BOOL, [])],
         [_vi("y")],
     )
@@ -274,7 +274,7 @@ CASES = [
     BadInput("value-defined-twice", _write(_defined_twice()), "'y'"),
     BadInput("duplicate-graph-output", _write(_duplicate_graph_output(), "dce"), "'y'"),
     BadInput("input-redefined-by-node", _write(_input_is_also_produced()), "'x'"),
-    BadInput("subgraph-reads-later-value", _write(_subgraph_reads_later_value(), "simplify"), "late"),
+    BadInput("subgraph-reads-undefined-value", _write(_subgraph_reads_undefined_value(), "simplify"), "nowhere"),
     BadInput("matmul-no-inputs-fuse-reshapes", _write(_matmul_inputs(0), "fuse-reshapes"), "MatMul"),
     BadInput("matmul-one-input-simplify", _write(_matmul_inputs(1), "simplify"), "MatMul"),
     BadInput("matmul-one-input-fuse-reshapes", _write(_matmul_inputs(1), "fuse-reshapes"), "MatMul"),
