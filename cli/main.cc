@@ -4,6 +4,9 @@
 //   onnxsurgeon inspect [--json] IN                     health report
 //   onnxsurgeon passes                                  list passes and options
 //   onnxsurgeon check --opset N [--json] IN             what would block converting to opset N
+//   onnxsurgeon --target NAME IN -o OUT                 make the model what a runtime accepts
+//   onnxsurgeon check --target NAME [--json] IN         what that runtime refuses, and why
+//   onnxsurgeon targets                                 list target profiles (cli/target_commands.h)
 //
 // Exit status: 0 success, 1 the model is bad or a pass failed (nothing written),
 // 2 usage error (unknown flag, bad pipeline).
@@ -12,17 +15,20 @@
 #include <cstring>
 #include <exception>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/inspect/inspect.h"
 #include "core/inspect/json_writer.h"
 #include "core/io/model_io.h"
 #include "core/pass/pass_manager.h"
 #include "core/pass/pipeline.h"
+#include "cli/target_commands.h"
 #include "passes/opset/converter.h"
 
 namespace onnxsurgeon {
@@ -31,10 +37,12 @@ namespace {
 constexpr int kOk = 0, kModelError = 1, kUsageError = 2;
 
 const char* kUsage = R"(usage:
-  onnxsurgeon [--pass PIPELINE] [options] IN -o OUT
+  onnxsurgeon [--pass PIPELINE] [--target NAME] [options] IN -o OUT
   onnxsurgeon inspect [--json] IN
   onnxsurgeon passes
+  onnxsurgeon targets [--markdown | --sources NAME]
   onnxsurgeon check --opset N [--json] IN
+  onnxsurgeon check --target NAME [--json] [--input-shapes S] IN
   onnxsurgeon --help | --version
 
 Rewrites an ONNX model with a pipeline of passes, e.g.
@@ -44,6 +52,10 @@ Pipeline grammar: name | name=value | name(key=value,...), separated by commas.
 options:
   -o, --output OUT             where to write the result (written atomically)
   --pass PIPELINE              passes to run; none means a load -> save round trip
+  --target NAME                then make the model what target NAME accepts (a profile
+                               from `onnxsurgeon targets`, or a .toml file); prints the plan
+  --input-shapes NAME:DIMS;... static input shapes, for targets that need them
+  --allow-remaining            with --target: write the result although blockers remain
   --external-data MODE         keep (default: external tensors stay external),
                                inline, or all (tensors >= threshold to one file)
   --external-threshold BYTES   size threshold for --external-data all (default 1024)
@@ -88,29 +100,38 @@ int CmdInspect(const std::vector<std::string>& args) {
 // copy, nothing written. Exit 0 when nothing blocks, 1 when something does.
 int CmdCheck(const std::vector<std::string>& args) {
   bool json = false;
-  std::string input, opset_text;
+  std::string input, opset_text, target, input_shapes;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--json") json = true;
+    else if (a == "--target" && i + 1 < args.size()) target = args[++i];
+    else if (a.starts_with("--target=")) target = a.substr(9);
+    else if (a == "--input-shapes" && i + 1 < args.size()) input_shapes = args[++i];
+    else if (a.starts_with("--input-shapes=")) input_shapes = a.substr(15);
     else if (a == "--opset" && i + 1 < args.size()) opset_text = args[++i];
     else if (a.starts_with("--opset=")) opset_text = a.substr(8);
     else if (a.starts_with("-")) return Usage("check: unknown option '" + a + "'");
     else if (input.empty()) input = a;
     else return Usage("check takes one model");
   }
-  int64_t target;
-  if (opset_text.empty() || !absl::SimpleAtoi(opset_text, &target)) return Usage("check: --opset N is required");
+  if (!target.empty()) {
+    if (!opset_text.empty()) return Usage("check: give --opset or --target, not both");
+    if (input.empty()) return Usage("check: which model?");
+    return cli::CmdCheckTarget(target, input, input_shapes, json);
+  }
+  int64_t target_opset;
+  if (opset_text.empty() || !absl::SimpleAtoi(opset_text, &target_opset)) return Usage("check: --opset N or --target NAME is required");
   if (input.empty()) return Usage("check: which model?");
-  if (target < 7 || target > opset::LatestOpset("")) {
+  if (target_opset < 7 || target_opset > opset::LatestOpset("")) {
     return Usage(absl::StrCat("check: --opset must be 7..", opset::LatestOpset("")));
   }
   auto model = LoadModel(input);
   if (!model.ok()) return Fail(model.status());
-  auto report = opset::CheckOpsetConversion(**model, target);
+  auto report = opset::CheckOpsetConversion(**model, target_opset);
   if (!report.ok()) return Fail(report.status());
   if (json) {
     JsonWriter w;
-    w.BeginObject().Key("model").Value(input).Key("opset").Value(report->source).Key("target").Value(target);
+    w.BeginObject().Key("model").Value(input).Key("opset").Value(report->source).Key("target").Value(target_opset);
     w.Key("convertible").Bool(report->blockers.empty());
     w.Key("blockers").BeginArray();
     for (const auto& b : report->blockers) {
@@ -123,9 +144,9 @@ int CmdCheck(const std::vector<std::string>& args) {
     w.EndObject().EndObject();
     std::cout << w.str() << "\n";
   } else if (report->blockers.empty()) {
-    std::cout << input << ": opset " << report->source << " -> " << target << ": convertible\n";
+    std::cout << input << ": opset " << report->source << " -> " << target_opset << ": convertible\n";
   } else {
-    std::cout << input << ": opset " << report->source << " -> " << target << ": " << report->blockers.size()
+    std::cout << input << ": opset " << report->source << " -> " << target_opset << ": " << report->blockers.size()
               << " node(s) block the conversion\n";
     for (const auto& b : report->blockers) std::cout << "  " << b.Describe() << "\n";
   }
@@ -171,12 +192,28 @@ std::string ReportText(const std::vector<PassRunReport>& reports) {
     for (const auto& [k, v] : r.result.counts) absl::StrAppend(&out, ", ", k, "=", v);
     absl::StrAppend(&out, "\n");
   }
+  // Passes report what each did; this line says what the pipeline did as a whole, so a
+  // fusion undone by a later decomposition reads as what it is (issue 13, defect 4).
+  if (!reports.empty()) {
+    const auto& before = reports.front().histogram_before;
+    const auto& after = reports.back().histogram_after;
+    std::vector<std::string> deltas;
+    std::map<std::string, int64_t> all = before;
+    for (const auto& [op, n] : after) all.emplace(op, 0);
+    for (const auto& [op, unused] : all) {
+      auto count = [&](const std::map<std::string, int64_t>& h) { auto it = h.find(op); return it == h.end() ? int64_t{0} : it->second; };
+      int64_t d = count(after) - count(before);
+      if (d != 0) deltas.push_back(absl::StrCat(op, d > 0 ? " +" : " ", d));
+    }
+    absl::StrAppend(&out, "net: ", deltas.empty() ? "no op added or removed" : absl::StrJoin(deltas, ", "), "\n");
+  }
   return out;
 }
 
 int CmdRewrite(const std::vector<std::string>& args) {
-  std::string input, output, pipeline_text, report_format, print_after;
-  bool dry_run = false, verify_each = false, debug_patterns = false, full_check = true;
+  std::string input, output, pipeline_text, report_format, print_after, target, input_shapes;
+  bool dry_run = false, verify_each = false, debug_patterns = false, allow_remaining = false, external_data_given = false,
+       full_check = true;
   SaveOptions save;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -196,7 +233,14 @@ int CmdRewrite(const std::vector<std::string>& args) {
     } else if (is("--pass")) {
       if (!value(v)) return Usage("--pass needs a pipeline");
       pipeline_text += (pipeline_text.empty() ? "" : ",") + v;
+    } else if (is("--target")) {
+      if (!value(target)) return Usage("--target needs a target name (see `onnxsurgeon targets`)");
+    } else if (is("--input-shapes")) {
+      if (!value(input_shapes)) return Usage("--input-shapes needs NAME:DIMS items");
+    } else if (a == "--allow-remaining") {
+      allow_remaining = true;
     } else if (is("--external-data")) {
+      external_data_given = true;
       if (!value(v)) return Usage("--external-data needs keep, inline or all");
       if (v == "keep") save.external_data = ExternalDataMode::kKeep;
       else if (v == "inline") save.external_data = ExternalDataMode::kInline;
@@ -237,6 +281,10 @@ int CmdRewrite(const std::vector<std::string>& args) {
     std::cerr << "onnxsurgeon: " << pipeline.status().message() << "\n";
     return kUsageError;
   }
+  if (!input_shapes.empty() && target.empty()) return Usage("--input-shapes goes with --target (or use set-input-shape)");
+  if (!target.empty()) {
+    if (Status s = cli::CheckTargetName(target); !s.ok()) return Usage(std::string(s.message()));
+  }
   if (!print_after.empty() && !FindPass(print_after)) return Usage("--print-after: unknown pass '" + print_after + "'");
 
   auto model = LoadModel(input);
@@ -249,8 +297,13 @@ int CmdRewrite(const std::vector<std::string>& args) {
   pm.print_after = print_after;
   pm.print = [](const std::string& text) { std::cout << text << "\n"; };
   if (debug_patterns) pm.context.debug_patterns = [](const std::string& line) { std::cerr << "debug-patterns: " << line << "\n"; };
+  pm.context.forbidden = std::make_shared<ForbiddenOps>();  // shared by --pass and --target
   auto reports = RunPipeline(**model, *pipeline, pm);
   if (!reports.ok()) return Fail(reports.status());
+  if (!target.empty()) {
+    Status s = cli::RunTargetStep(**model, target, input_shapes, allow_remaining, pm, external_data_given, save, *reports, std::cerr);
+    if (!s.ok()) return Fail(s);
+  }
   if (report_format == "json") std::cout << ReportJson(*reports);
   else if (report_format == "text" || dry_run) std::cerr << ReportText(*reports);
 
@@ -274,6 +327,7 @@ int Main(int argc, char** argv) {
   if (args[0] == "inspect") return CmdInspect({args.begin() + 1, args.end()});
   if (args[0] == "passes") return CmdPasses();
   if (args[0] == "check") return CmdCheck({args.begin() + 1, args.end()});
+  if (args[0] == "targets") return cli::CmdTargets({args.begin() + 1, args.end()});
   return CmdRewrite(args);
 }
 

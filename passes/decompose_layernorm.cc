@@ -10,6 +10,8 @@
 //
 // Before:  y = LayerNormalization<axis=-1, epsilon=1e-5>(x, w, b)
 // After:   the chain above.
+// Later passes of the same pipeline do not fuse LayerNormalization back (ForbiddenOps,
+// core/pass/pass.h): `decompose-layernorm,simplify` ends without one at any opset.
 #include "core/rewrite/greedy_driver.h"
 #include "passes/layernorm/decompose_rule.h"
 #include "passes/registry.h"
@@ -19,7 +21,8 @@ namespace {
 
 class DecomposeLayerNormPass : public Pass {
  public:
-  StatusOr<PassResult> Run(Model& model, const PassContext&) override {
+  StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
+    context.Forbid("LayerNormalization", "decompose-layernorm");  // later fusions keep it decomposed
     auto rule = layernorm::MakeDecomposeRule([](const Node&) { return true; });
     OS_ASSIGN_OR_RETURN(auto counts, ApplyRulesGreedily(model, {rule.get()}));
     PassResult result;

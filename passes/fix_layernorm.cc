@@ -20,6 +20,9 @@
 // 17 alone (simplify uses it with custom-ops=false: a decomposed LayerNorm becomes the
 // native op, a custom op is never reinterpreted by its name). Custom-domain opset
 // imports that no node uses any more are dropped.
+// Pipelines: to=decomposed forbids LayerNormalization for the rest of the pipeline
+// (core/pass/pass.h ForbiddenOps); after a pass that forbade it, to=native does nothing,
+// to=auto decomposes and to=op is an error.
 //
 // Before (opset 17):
 //   m = ReduceMean<axes=[-1]>(x)  d = Sub(x, m)  v = ReduceMean<axes=[-1]>(Pow(d, 2))
@@ -119,9 +122,22 @@ class FixLayerNormPass : public Pass {
 
   StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
     PassResult result;
+    // An earlier pass of this pipeline decomposed LayerNormalization on purpose: native
+    // leaves the model alone, auto keeps the decomposed form, op cannot be honoured.
+    Target goal = target_;
+    if (context.IsForbidden("LayerNormalization")) {
+      if (goal == Target::kNative) return result;
+      if (goal == Target::kOp) {
+        return absl::FailedPreconditionError(absl::StrCat("fix-layernorm(to=op): LayerNormalization was removed by '",
+                                                          context.ForbiddenBy("LayerNormalization"),
+                                                          "' earlier in this pipeline"));
+      }
+      goal = Target::kDecomposed;
+    }
+    if (goal == Target::kDecomposed) context.Forbid("LayerNormalization", "fix-layernorm");
     // to=native only fuses into the op the model's opset has; below 17 there is no such
     // op, and rewriting one decomposed form into another is not a simplification.
-    if (target_ == Target::kNative && model.graph().OpsetVersion("") < 17) return result;
+    if (goal == Target::kNative && model.graph().OpsetVersion("") < 17) return result;
     std::set<std::string> domains_before = UsedDomains(model);
 
     absl::flat_hash_set<const Function*> inlined;
@@ -144,7 +160,7 @@ class FixLayerNormPass : public Pass {
     OS_ASSIGN_OR_RETURN(auto fused, ApplyRulesGreedily(model, rules, options));
     for (const auto& [rule, n] : fused) result.Count(rule, n);
 
-    if (target_ == Target::kOp || target_ == Target::kNative) {
+    if (goal == Target::kOp || goal == Target::kNative) {
       for (Graph* g : model.AllGraphs()) {
         if (g->OpsetVersion("") >= 17) continue;
         for (Node* n : g->nodes()) {
@@ -156,7 +172,7 @@ class FixLayerNormPass : public Pass {
         }
       }
     } else {
-      const Target target = target_;
+      const Target target = goal;
       auto lower = layernorm::MakeDecomposeRule([target](const Node& n) {
         return target == Target::kDecomposed || n.graph()->OpsetVersion("") < 17;
       });

@@ -17,6 +17,8 @@
 // the match, a default-domain opset below 20 (Gelu does not exist there: convert the
 // opset first), an element type Gelu does not take.
 //
+// After rewrite-gelu in the same pipeline (Gelu forbidden, core/pass/pass.h) it does nothing.
+//
 // Options: none.
 //
 // Before:  d = Div(x, 1.4142135)  e = Erf(d)  a = Add(e, 1.0)  m = Mul(x, a)  y = Mul(m, 0.5)
@@ -64,6 +66,12 @@ class FuseGeluPass : public PatternPass {
   }
 
   StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
+    if (context.IsForbidden("Gelu")) {  // an earlier pass of this pipeline lowered Gelu on purpose
+      if (context.debug_patterns)
+        context.debug_patterns(absl::StrCat("fuse-gelu: skipped: Gelu was removed by '", context.ForbiddenBy("Gelu"),
+                                            "' earlier in this pipeline"));
+      return PassResult{};
+    }
     OS_ASSIGN_OR_RETURN(PassResult raw, PatternPass::Run(model, context));
     OS_RETURN_IF_ERROR(sweeper_.Sweep());
     return patterns::MergeFormCounts(raw);

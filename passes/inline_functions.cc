@@ -6,7 +6,7 @@
 // differ, every op the body uses must have the same schema at both versions, else the
 // pass stops with an error naming the op. Ops of other (custom) domains are not calls and
 // stay as they are. Functions nothing calls any more are removed (keep-functions=true
-// keeps them).
+// keeps them), and so are the opset imports of domains nothing uses any more.
 //
 // Before:  Y = local.Twice(X)          Twice(x) => (y) { y = Add(x, x) }
 // After:   Y = Add(X, X)
@@ -14,6 +14,7 @@
 #include "core/ir/clone.h"
 #include "onnx/defs/schema.h"
 #include "passes/inline_functions.h"
+#include "passes/opset/ir_version.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
@@ -131,6 +132,9 @@ class InlineFunctionsPass : public Pass {
       size_t before = model.functions().size();
       model.mutable_functions().clear();  // nothing in the main graph calls them any more
       result.Count("functions-removed", static_cast<int64_t>(before));
+      // The functions' domain (`local`, ...) is imported for nothing now; some runtimes
+      // (OpenVINO) refuse a file importing a domain they do not know.
+      result.Count("opset-imports-removed", static_cast<int64_t>(opset::RemoveUnusedOpsetImports(model).size()));
     }
     return result;
   }

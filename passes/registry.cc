@@ -25,11 +25,17 @@ const std::vector<PassInfo>& AllPasses() {
       passes::FuseGeluPassInfo(),
       passes::RewriteGeluPassInfo(),
       passes::RewriteErfPassInfo(),
+      passes::RewriteReciprocalPassInfo(),
       passes::RewriteIndexPutPassInfo(),
       passes::LowerScatterNDReductionPassInfo(),
       passes::ConvertOpsetPassInfo(),
       passes::DowngradeOpsetPassInfo(),
       passes::UpgradeOpsetPassInfo(),
+      passes::LowerIrVersionPassInfo(),
+      passes::PruneOpsetImportsPassInfo(),
+      passes::InferShapesPassInfo(),
+      passes::InlineWeightsPassInfo(),
+      passes::TargetPassInfo(),
   };
   return table;
 }

@@ -27,10 +27,16 @@ PassInfo SimplifyPassInfo();
 PassInfo FuseGeluPassInfo();
 PassInfo RewriteGeluPassInfo();
 PassInfo RewriteErfPassInfo();
+PassInfo RewriteReciprocalPassInfo();
 PassInfo LowerScatterNDReductionPassInfo();
 PassInfo RewriteIndexPutPassInfo();
 PassInfo ConvertOpsetPassInfo();
 PassInfo DowngradeOpsetPassInfo();
 PassInfo UpgradeOpsetPassInfo();
+PassInfo LowerIrVersionPassInfo();
+PassInfo PruneOpsetImportsPassInfo();
+PassInfo InferShapesPassInfo();
+PassInfo InlineWeightsPassInfo();
+PassInfo TargetPassInfo();
 
 }  // namespace onnxsurgeon::passes

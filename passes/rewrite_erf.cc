@@ -79,6 +79,7 @@ class RewriteErfPass : public PatternPass {
   }
 
   StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
+    context.Forbid("Erf", "rewrite-erf");  // nothing later in the pipeline may bring Erf back
     lowering::InferTypesIfNeeded(model, "Erf");
     return PatternPass::Run(model, context);
   }

@@ -88,6 +88,7 @@ class RewriteGeluPass : public PatternPass {
   }
 
   StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
+    context.Forbid("Gelu", "rewrite-gelu");  // fuse-gelu later in the pipeline leaves it lowered
     lowering::InferTypesIfNeeded(model, "Gelu");
     OS_ASSIGN_OR_RETURN(PassResult raw, PatternPass::Run(model, context));
     OS_RETURN_IF_ERROR(sweeper_.Sweep());

@@ -10,7 +10,8 @@
 //                                (inputs, outputs, value_info, every graph): batch:1
 // Errors, with nothing changed: an unknown input name, a rank other than the input's, a
 // number contradicting a static dim (or an initializer's dims), a symbol no graph input
-// uses, a syntax error. Shape inference then types every output and value_info entry
+// uses, a syntax error. A dim_value of -1 (how paddle2onnx writes a dynamic dim) is
+// dynamic, not a static dim a number could contradict. Shape inference then types every output and value_info entry
 // afresh (value_info gains entries for the values it types; values of nodes it cannot
 // infer, e.g. custom ops, keep their old entries, with `dims` symbols substituted).
 //
@@ -115,7 +116,8 @@ StatusOr<onnx::TypeProto> NewInputType(const Value& input, const std::vector<int
   for (size_t i = 0; i < dims.size(); ++i) {
     auto* d = shape->mutable_dim(static_cast<int>(i));
     if (dims[i] == kKeepDim) continue;
-    if (d->has_dim_value() && d->dim_value() != dims[i]) {
+    // Paddle (paddle2onnx) writes a dynamic dim as dim_value -1: not a static dim to contradict.
+    if (d->has_dim_value() && d->dim_value() >= 0 && d->dim_value() != dims[i]) {
       return absl::InvalidArgumentError(absl::StrCat("dim ", i, " of graph input '", input.name(), "' ",
                                                      ShapeText(*input.type()), " is static ", d->dim_value(),
                                                      "; ", dims[i], " contradicts it"));
@@ -199,6 +201,17 @@ class SetInputShapePass : public Pass {
         for (Value* v : graph->outputs()) substitute(v);
         for (const auto& entry : graph->value_info()) substitute(entry.value);
       }
+    }
+    // Paddle's -1 dims elsewhere (outputs, value_info) are dynamic too: cleared, so inference
+    // can write the dims the new input shapes give them.
+    for (Graph* graph : model.AllGraphs()) {
+      auto clear_negative = [&](Value* v) {
+        if (!v || !v->type() || !v->type()->has_tensor_type() || !v->type()->tensor_type().has_shape()) return;
+        for (auto& d : *v->mutable_info()->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim())
+          if (d.has_dim_value() && d.dim_value() < 0) d.clear_dim_value();
+      };
+      for (Value* v : graph->outputs()) clear_negative(v);
+      for (const auto& entry : graph->value_info()) clear_negative(entry.value);
     }
     OS_RETURN_IF_ERROR(Reinfer(model));
     return result;

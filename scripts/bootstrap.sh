@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs everything onnxsurgeon needs to build and test, idempotently:
-#   1. Debian packages (protobuf, abseil, googletest, ccache),
+#   1. Debian packages (protobuf, abseil, googletest, ccache, toml++),
 #   2. the project virtualenv .venv with requirements-dev.txt,
 #   3. onnx's C++ sources from the PyPI source distribution (scripts/fetch-onnx.sh).
 # Each step is skipped when its stamp says it is already done.
@@ -8,7 +8,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-apt_packages=(libprotobuf-dev protobuf-compiler libabsl-dev libgtest-dev libgmock-dev ccache)
+apt_packages=(libprotobuf-dev protobuf-compiler libabsl-dev libgtest-dev libgmock-dev ccache libtomlplusplus-dev)
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

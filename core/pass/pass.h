@@ -27,10 +27,42 @@ struct PassResult {
   }
 };
 
+// Ops a pipeline removed on purpose. A decompose-* or rewrite-* pass adds the op it
+// lowers (decompose-layernorm: LayerNormalization, rewrite-gelu: Gelu, rewrite-erf: Erf);
+// from then on, fusions in the same pipeline (fix-layernorm, fuse-gelu, simplify's
+// fusions) leave that op alone, and the pass manager stops with an error naming both
+// passes if a later pass still brings the op back. So `decompose-layernorm,simplify`
+// cannot end with a LayerNormalization, whatever the opset.
+class ForbiddenOps {
+ public:
+  // Given an ai.onnx op type and the pass that removed it.
+  void Forbid(const std::string& op_type, const std::string& by_pass) { by_.emplace(op_type, by_pass); }
+  bool IsForbidden(const std::string& op_type) const { return by_.count(op_type) > 0; }
+  // The pass that forbade `op_type` ("" when it is not forbidden).
+  std::string ForbiddenBy(const std::string& op_type) const {
+    auto it = by_.find(op_type);
+    return it == by_.end() ? std::string() : it->second;
+  }
+  const std::map<std::string, std::string>& ops() const { return by_; }
+
+ private:
+  std::map<std::string, std::string> by_;  // op type -> the first pass that removed it
+};
+
 // What the pass manager hands every pass.
 struct PassContext {
   // --debug-patterns: pattern passes report every rule miss (rule, node, reason) here.
   std::function<void(const std::string&)> debug_patterns;
+  // The pipeline's forbidden ops (set by RunPipeline; null when a pass runs on its own).
+  std::shared_ptr<ForbiddenOps> forbidden;
+
+  void Forbid(const std::string& op_type, const std::string& by_pass) const {
+    if (forbidden) forbidden->Forbid(op_type, by_pass);
+  }
+  bool IsForbidden(const std::string& op_type) const { return forbidden && forbidden->IsForbidden(op_type); }
+  std::string ForbiddenBy(const std::string& op_type) const {
+    return forbidden ? forbidden->ForbiddenBy(op_type) : std::string();
+  }
 };
 
 class Pass {

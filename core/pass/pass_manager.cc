@@ -48,6 +48,8 @@ StatusOr<std::vector<PassRunReport>> RunPipeline(Model& model, const std::vector
   const bool input_structural_ok = pipeline.empty() ? ValidateStructure(model).ok() : true;
   std::optional<Status> input_full;  // unset: ask options.check_input when needed
   if (options.validate == OutputValidation::kFull && !options.check_input) input_full = CheckModelWithOnnx(model);
+  PassContext context = options.context;
+  if (!context.forbidden) context.forbidden = std::make_shared<ForbiddenOps>();
   for (const PipelineItem& item : pipeline) {
     auto pass = item.info->create(item.options);
     if (!pass.ok()) {
@@ -57,13 +59,25 @@ StatusOr<std::vector<PassRunReport>> RunPipeline(Model& model, const std::vector
     report.name = item.info->name;
     report.histogram_before = OpHistogram(model);
     auto start = std::chrono::steady_clock::now();
-    auto result = (*pass)->Run(model, options.context);
+    auto result = (*pass)->Run(model, context);
     report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!result.ok()) {
       return Status(result.status().code(), absl::StrCat("pass '", item.info->name, "': ", result.status().message()));
     }
     report.result = *std::move(result);
     report.histogram_after = OpHistogram(model);
+    // A pass must not bring back what an earlier pass removed on purpose (ForbiddenOps).
+    for (const auto& [op, by] : context.forbidden->ops()) {
+      if (by == item.info->name) continue;
+      auto count = [&](const std::map<std::string, int64_t>& h) {
+        auto it = h.find(op);
+        return it == h.end() ? int64_t{0} : it->second;
+      };
+      if (count(report.histogram_after) > count(report.histogram_before)) {
+        return absl::FailedPreconditionError(absl::StrCat("pass '", item.info->name, "' reintroduced ", op, ", which '",
+                                                          by, "' removed earlier in this pipeline"));
+      }
+    }
     if (options.verify_each) {
       Status s = CheckModel(model, /*full_check=*/true);
       if (!s.ok()) {

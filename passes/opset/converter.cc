@@ -1,5 +1,6 @@
 // The opset converter's driver and its schema-derived generic step (see converter.h).
 #include "passes/opset/converter.h"
+#include "passes/opset/ir_version.h"
 
 #include "core/interop/onnx_interop.h"
 
@@ -847,19 +848,6 @@ class Converter {
   const Graph* failed_graph_ = nullptr;
 };
 
-// IR version a runtime needs for an opset (onnx.helper.VERSION_TABLE).
-int64_t MinIrVersion(int64_t opset) {
-  if (opset >= 23) return 11;
-  if (opset >= 21) return 10;
-  if (opset >= 19) return 9;
-  if (opset >= 15) return 8;
-  if (opset >= 12) return 7;
-  if (opset >= 11) return 6;
-  if (opset >= 10) return 5;
-  if (opset >= 9) return 4;
-  return 3;
-}
-
 void SetFunctionOpset(Function& f, const std::string& domain, int64_t version) {
   for (auto& imp : *f.mutable_proto().mutable_opset_import())
     if (CanonicalDomain(imp.domain()) == domain) imp.set_version(version);
@@ -934,7 +922,9 @@ ConvertReport ConvertAll(Model& model, int64_t target, int64_t ml_target) {
   }
   report.reached = target;
   if (int removed = RemoveDroppedConstants(model, used_before, all_before)) report.counts["constants-removed"] += removed;
-  if (model.proto().ir_version() < MinIrVersion(target)) model.mutable_proto().set_ir_version(MinIrVersion(target));
+  // The lowest IR version the new imports and the model's features allow (ir_version.h):
+  // a downgrade for an older runtime must lower it too, or the runtime still refuses the file.
+  if (report.source != target) LowerIrVersion(model).IgnoreError();  // no limit asked: cannot fail
   return report;
 }
 

@@ -1,0 +1,179 @@
+#include "cli/target_commands.h"
+
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/inspect/json_writer.h"
+#include "core/target/profile.h"
+#include "passes/target/check.h"
+#include "passes/target/planner.h"
+
+namespace onnxsurgeon::cli {
+namespace {
+
+constexpr int kOk = 0, kModelError = 1, kUsageError = 2;
+
+std::string Cell(const std::string& s) {
+  std::string out;
+  for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  return out;
+}
+
+std::string IfLoopText(const target::Profile& p) {
+  std::string i = p.if_rule == target::IfRule::kAny ? "If" : p.if_rule == target::IfRule::kConstantCondition ? "If (constant cond.)" : "no If";
+  return absl::StrCat(i, ", ", p.loop ? "Loop" : "no Loop");
+}
+
+}  // namespace
+
+std::string TargetsMarkdown() {
+  std::string out =
+      "| target | versions | ai.onnx opset | IR max | LayerNorm | GELU | Erf | ScatterND reduction | If / Loop | "
+      "dynamic shapes | weights | custom ops / functions |\n"
+      "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+  for (const target::Profile& p : target::BuiltinProfiles()) {
+    absl::StrAppend(&out, "| `", p.name, "` | ", Cell(p.versions), " | ", p.opset_min, "-", p.opset_max, " | ",
+                    p.ir_max >= 0 ? absl::StrCat(p.ir_max) : "-", " | ",
+                    p.layernorm == target::Form::kOp ? "op" : "decomposed", " | ",
+                    p.gelu == target::Form::kOp ? "op (opset >= 20)" : "decomposed", " | ", p.erf ? "yes" : "rewritten",
+                    " | ", target::ScatterReductionName(p.scatternd_reduction), " | ", IfLoopText(p), " | ",
+                    p.static_shapes ? "no (--input-shapes)" : "yes", " | ", p.external_data ? "external ok" : "inline",
+                    " | ", p.custom_domains ? "yes" : "no", " / ", p.local_functions ? "yes" : "no", " |\n");
+  }
+  absl::StrAppend(&out, "\nSources, per target and fact (`onnxsurgeon targets --sources NAME` prints them too):\n");
+  for (const target::Profile& p : target::BuiltinProfiles()) {
+    absl::StrAppend(&out, "\n### `", p.name, "`: ", p.title, "\n\n");
+    if (!p.notes.empty()) absl::StrAppend(&out, p.notes, "\n\n");
+    auto fact = [&](const std::string& what, const std::string& source) {
+      if (!source.empty()) absl::StrAppend(&out, "- ", what, ": ", source, "\n");
+    };
+    fact(absl::StrCat("opset ", p.opset_min, "-", p.opset_max), p.opset_source);
+    if (p.ir_max >= 0) fact(absl::StrCat("IR version <= ", p.ir_max), p.ir_source);
+    fact(absl::StrCat("LayerNorm ", target::FormName(p.layernorm)), p.layernorm_source);
+    fact(absl::StrCat("GELU ", target::FormName(p.gelu)), p.gelu_source);
+    fact(p.erf ? "Erf supported" : "no Erf", p.erf_source);
+    fact(absl::StrCat("ScatterND reduction: ", target::ScatterReductionName(p.scatternd_reduction)), p.scatternd_source);
+    fact(IfLoopText(p), p.control_flow_source);
+    fact(p.static_shapes ? "static input shapes needed" : "dynamic shapes accepted", p.shapes_source);
+    fact(absl::StrCat("int64: ", p.int64), p.int64_source);
+    fact(p.external_data ? "external data accepted" : "weights must be inline", p.external_data_source);
+    if (p.value_info_everywhere) fact("value_info on every tensor", p.value_info_source);
+    fact(absl::StrCat("custom domains: ", p.custom_domains ? "yes" : "no", ", local functions: ", p.local_functions ? "yes" : "no"),
+         p.custom_source);
+    for (const auto& m : p.missing) {
+      fact(absl::StrCat("lacks ", absl::StrJoin(m.ops, ", "), m.when.empty() ? "" : absl::StrCat(" (when ", m.when, ")")),
+           m.source);
+    }
+  }
+  return out;
+}
+
+Status CheckTargetName(const std::string& target) { return target::LoadProfile(target).status(); }
+
+int CmdTargets(const std::vector<std::string>& args) {
+  bool markdown = false;
+  std::string sources;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--markdown") markdown = true;
+    else if (args[i] == "--sources" && i + 1 < args.size()) sources = args[++i];
+    else {
+      std::cerr << "onnxsurgeon: targets: unknown option '" << args[i] << "'\n";
+      return kUsageError;
+    }
+  }
+  if (markdown) {
+    std::cout << TargetsMarkdown();
+    return kOk;
+  }
+  if (!sources.empty()) {
+    auto p = target::LoadProfile(sources);
+    if (!p.ok()) {
+      std::cerr << "onnxsurgeon: error: " << p.status().message() << "\n";
+      return kModelError;
+    }
+    std::cout << p->name << ": " << p->title << " (" << p->versions << ")\n";
+    std::cout << "  opset " << p->opset_min << "-" << p->opset_max << ": " << p->opset_source << "\n";
+    if (p->ir_max >= 0) std::cout << "  IR <= " << p->ir_max << ": " << p->ir_source << "\n";
+    std::cout << "  LayerNorm " << target::FormName(p->layernorm) << ": " << p->layernorm_source << "\n";
+    std::cout << "  GELU " << target::FormName(p->gelu) << ": " << p->gelu_source << "\n";
+    std::cout << "  Erf " << (p->erf ? "yes" : "no") << ": " << p->erf_source << "\n";
+    std::cout << "  ScatterND reduction " << target::ScatterReductionName(p->scatternd_reduction) << ": " << p->scatternd_source << "\n";
+    std::cout << "  " << IfLoopText(*p) << ": " << p->control_flow_source << "\n";
+    std::cout << "  static shapes " << (p->static_shapes ? "needed" : "not needed") << ": " << p->shapes_source << "\n";
+    for (const auto& m : p->missing)
+      std::cout << "  lacks " << absl::StrJoin(m.ops, ", ") << (m.when.empty() ? "" : " when " + m.when) << ": " << m.source << "\n";
+    return kOk;
+  }
+  for (const target::Profile& p : target::BuiltinProfiles()) {
+    std::cout << p.name << std::string(p.name.size() < 14 ? 14 - p.name.size() : 1, ' ') << p.versions << "\n    "
+              << p.title << "\n";
+  }
+  return kOk;
+}
+
+int CmdCheckTarget(const std::string& name, const std::string& input, const std::string& input_shapes, bool json) {
+  auto profile = target::LoadProfile(name);
+  if (!profile.ok()) {
+    std::cerr << "onnxsurgeon: check: " << profile.status().message() << "\n";
+    return kUsageError;
+  }
+  auto model = LoadModel(input);
+  if (!model.ok()) {
+    std::cerr << "onnxsurgeon: error: " << model.status().message() << "\n";
+    return kModelError;
+  }
+  target::CheckOptions options;
+  options.inputs_with_shapes = target::InputShapeNames(input_shapes);
+  target::CheckReport report = target::CheckTarget(**model, *profile, options);
+  if (json) {
+    JsonWriter w;
+    w.BeginObject().Key("model").Value(input).Key("target").Value(profile->name);
+    w.Key("accepted").Bool(report.blockers.empty());
+    for (auto [key, list] : {std::pair{"blockers", &report.blockers}, std::pair{"warnings", &report.warnings}}) {
+      w.Key(key).BeginArray();
+      for (const auto& f : *list) {
+        w.BeginObject().Key("node").Value(f.node).Key("op").Value(f.op).Key("where").Value(f.where);
+        w.Key("reason").Value(f.reason).Key("fact").Value(f.fact).Key("source").Value(f.source);
+        w.Key("fix").Value(f.fix).Key("fixable").Bool(f.step != target::Step::kNone).EndObject();
+      }
+      w.EndArray();
+    }
+    w.EndObject();
+    std::cout << w.str() << "\n";
+  } else {
+    if (report.blockers.empty()) {
+      std::cout << input << ": target " << profile->name << ": accepted\n";
+    } else {
+      size_t fixable = 0;
+      for (const auto& f : report.blockers) fixable += f.step != target::Step::kNone;
+      std::cout << input << ": target " << profile->name << ": " << report.blockers.size() << " blocker(s), " << fixable
+                << " removed by --target " << profile->name << "\n";
+      for (const auto& f : report.blockers) std::cout << "  " << f.Describe() << "\n";
+    }
+    for (const auto& f : report.warnings) std::cout << "  warning: " << f.Describe() << "\n";
+  }
+  return report.blockers.empty() ? kOk : kModelError;
+}
+
+Status RunTargetStep(Model& model, const std::string& name, const std::string& input_shapes, bool allow_remaining,
+                     const PassManagerOptions& pm, bool external_data_given, SaveOptions& save,
+                     std::vector<PassRunReport>& reports, std::ostream& log) {
+  OS_ASSIGN_OR_RETURN(target::Profile profile, target::LoadProfile(name));
+  if (!profile.external_data && external_data_given && save.external_data == ExternalDataMode::kAll) {
+    return absl::InvalidArgumentError(absl::StrCat("target ", profile.name, " needs the weights inline (",
+                                                   profile.external_data_source, "); --external-data all contradicts it"));
+  }
+  target::TargetOptions options;
+  options.input_shapes = input_shapes;
+  options.allow_remaining = allow_remaining;
+  OS_ASSIGN_OR_RETURN(target::TargetRun run, target::RunTarget(model, profile, options, pm));
+  if (run.plan.empty()) log << "target " << profile.name << ": nothing to do, the model already satisfies the profile\n";
+  else log << "target " << profile.name << ": ran " << absl::StrJoin(run.plan, ",") << "\n";
+  for (const auto& f : run.remaining.blockers) log << "target " << profile.name << ": still blocks: " << f.Describe() << "\n";
+  for (auto& r : run.reports) reports.push_back(std::move(r));
+  if (!profile.external_data) save.external_data = ExternalDataMode::kInline;
+  return absl::OkStatus();
+}
+
+}  // namespace onnxsurgeon::cli

@@ -1,0 +1,37 @@
+// The CLI's target commands, kept out of main.cc so the argument parser can change
+// without touching them:
+//   onnxsurgeon targets [--markdown]                   list the profiles
+//   onnxsurgeon check --target NAME [--json] [--input-shapes S] IN
+//   onnxsurgeon --target NAME [--input-shapes S] IN -o OUT   (RunTargetStep)
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "core/io/model_io.h"
+#include "core/pass/pass_manager.h"
+
+namespace onnxsurgeon::cli {
+
+int CmdTargets(const std::vector<std::string>& args);
+
+// OK when `target` names a built-in profile or a readable, valid .toml profile; else the
+// error (the CLI reports it as a usage error, before reading the model).
+Status CheckTargetName(const std::string& target);
+
+// `check --target`: exit 0 when nothing blocks, 1 when something does (or the model is
+// bad), 2 on a usage error.
+int CmdCheckTarget(const std::string& target, const std::string& input, const std::string& input_shapes, bool json);
+
+// The markdown table of every built-in profile (docs/targets.md's generated section).
+std::string TargetsMarkdown();
+
+// Runs the target's plan after the user's passes (same forbidden ops: pm.context). Prints
+// the plan on `log`. Adjusts `save` (weights inline for targets that ignore external
+// data); a user's --external-data that contradicts the profile is an error.
+Status RunTargetStep(Model& model, const std::string& target, const std::string& input_shapes, bool allow_remaining,
+                     const PassManagerOptions& pm, bool external_data_given, SaveOptions& save,
+                     std::vector<PassRunReport>& reports, std::ostream& log);
+
+}  // namespace onnxsurgeon::cli

@@ -1,0 +1,101 @@
+// Target profiles: what one runtime or compiler accepts, as data (targets/*.toml).
+//
+// Every fact carries its source (a doc page or release note with its version, or
+// "measured here with <backend> <version>: <error>"), so `check --target` can say why a
+// node blocks and where that rule comes from. The profiles under targets/ are compiled
+// into the binary (core/target/CMakeLists: the TOML text, parsed with toml++ at first
+// use); `--target path/to/file.toml` loads a user's own profile with the same parser.
+// docs/targets.md describes the format and how to add a profile.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/ir/status.h"
+
+namespace onnxsurgeon::target {
+
+// A fact and where it comes from.
+struct Source {
+  std::string text;  // never empty in a valid profile
+};
+
+// Ops the target lacks, in every form or in one form.
+//   when = ""                   always
+//   when = "attribute:NAME"     NAME set to a value other than its default
+//   when = "attribute:NAME=V"   NAME set to V (ints and strings)
+//   when = "dtype:TYPE"         an input or output of element type TYPE (onnx name, lower case)
+//   when = "rank>N"             an input or output of known rank above N
+//   when = "dynamic-input:I"    input I is not a constant (initializer or Constant)
+//   when = "unknown-rank-output" an output (of the node, or of a branch) of unknown rank
+struct MissingOp {
+  std::vector<std::string> ops;
+  std::string domain;  // "" = ai.onnx
+  std::string when;
+  std::string source;
+};
+
+enum class Form { kOp, kDecomposed };  // LayerNorm and GELU: the fused op, or standard ops
+enum class ScatterReduction { kNative, kLower, kUnsupported };
+enum class IfRule { kAny, kConstantCondition, kNone };
+
+struct Profile {
+  std::string name;      // as in `--target NAME`
+  std::string title;     // one line
+  std::string versions;  // the versions the facts hold for
+  std::string notes;     // free text shown by `onnxsurgeon targets --verbose` and docs
+
+  int64_t opset_min = 7, opset_max = 0;
+  std::string opset_source;
+  int64_t ml_opset_max = -1;  // -1: no ai.onnx.ml limit stated
+  std::string ml_source;
+  int64_t ir_max = -1;  // -1: no limit stated
+  std::string ir_source;
+
+  Form layernorm = Form::kOp;
+  std::string layernorm_source;
+  Form gelu = Form::kOp;
+  std::string gelu_source;
+  bool erf = true;
+  std::string erf_source;
+  ScatterReduction scatternd_reduction = ScatterReduction::kNative;
+  std::string scatternd_source;
+
+  IfRule if_rule = IfRule::kAny;
+  bool loop = true;  // Loop and Scan
+  std::string control_flow_source;
+
+  bool static_shapes = false;
+  std::string shapes_source;
+  std::string int64 = "full";  // full | cast-to-int32 | shape-only: informational
+  std::string int64_source;
+  bool external_data = true;
+  std::string external_data_source;
+  bool value_info_everywhere = false;
+  std::string value_info_source;
+  bool custom_domains = false;
+  bool local_functions = false;
+  std::string custom_source;
+
+  std::vector<MissingOp> missing;
+  std::string origin;  // "built-in" or the file it was read from
+};
+
+// Given TOML text (and where it came from, for messages). Execute parses and validates
+// it: every key known, every fact sourced. Result the profile, or an error naming the
+// key and the file.
+StatusOr<Profile> ParseProfile(const std::string& toml_text, const std::string& origin);
+
+// The built-in profiles (targets/*.toml), in name order.
+const std::vector<Profile>& BuiltinProfiles();
+
+// Given a name (a built-in profile) or a path ending in .toml. Result the profile, or
+// an error listing the known names.
+StatusOr<Profile> LoadProfile(const std::string& name_or_path);
+
+std::string FormName(Form f);
+std::string ScatterReductionName(ScatterReduction r);
+std::string IfRuleName(IfRule r);
+
+}  // namespace onnxsurgeon::target

@@ -1,0 +1,56 @@
+// rewrite-reciprocal: replaces Reciprocal(x) by Div(1, x), for runtimes without Reciprocal
+// (nncase 1.9 has no importer for it, measured; issue 14). RMSNorm and rsqrt exports write
+// Reciprocal(Sqrt(.)).
+//
+// Exact: Reciprocal is defined as 1/x, and IEEE division of 1 by x is that value
+// correctly rounded, the same as Div computes (tests/python/test_targets.py compares both
+// with onnxruntime). The 1 has x's element type; float16/bfloat16/float/double only.
+// Later passes of the same pipeline may not bring Reciprocal back (ForbiddenOps).
+//
+// Options: none.
+//
+// Before:  y = Reciprocal(x)
+// After:   y = Div(1.0, x)
+#include "core/ir/shape.h"
+#include "core/pass/pattern_pass.h"
+#include "passes/lowering/element_type.h"
+#include "passes/registry.h"
+
+namespace onnxsurgeon::passes {
+namespace {
+
+
+
+class RewriteReciprocalPass : public PatternPass {
+ public:
+  RewriteReciprocalPass() {
+    pattern::Pattern p("reciprocal");
+    pattern::OpRef r = p.Op("Reciprocal", {p.Any("x")});
+    AddRule(std::make_unique<PatternRule>(
+        "reciprocal", std::move(p), r.id(),
+        [](const pattern::Match& m, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
+          Value* x = m.value("x");
+          return std::vector<Value*>{rw.Op("Div", {rw.ScalarFloat(1.0f, ElementType(x)), x})};
+        },
+        [](const pattern::Match& m, std::string* why) {
+          if (lowering::IsFloatType(ElementType(m.value("x")))) return true;
+          if (why) *why = lowering::WhyNotFloat(*m.root(), m.value("x"));
+          return false;
+        }));
+  }
+
+  StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
+    context.Forbid("Reciprocal", "rewrite-reciprocal");
+    lowering::InferTypesIfNeeded(model, "Reciprocal");
+    return PatternPass::Run(model, context);
+  }
+};
+
+}  // namespace
+
+PassInfo RewriteReciprocalPassInfo() {
+  return {"rewrite-reciprocal", "Replace Reciprocal(x) by Div(1, x) (exact) for targets without Reciprocal", {},
+          [](const PassOptions&) -> StatusOr<std::unique_ptr<Pass>> { return std::make_unique<RewriteReciprocalPass>(); }};
+}
+
+}  // namespace onnxsurgeon::passes

@@ -1,0 +1,433 @@
+#include "passes/target/check.h"
+
+#include <algorithm>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/ir/function.h"
+#include "core/ir/graph.h"
+#include "core/ir/node.h"
+#include "core/ir/value.h"
+#include "onnx/defs/schema.h"
+
+namespace onnxsurgeon::target {
+namespace {
+
+std::string NodeName(const Node& n) { return n.name().empty() ? absl::StrCat("<unnamed ", n.op_type(), ">") : n.name(); }
+
+std::string OpName(const Node& n) {
+  std::string_view d = CanonicalDomain(n.domain());
+  return d.empty() ? n.op_type() : absl::StrCat(std::string(d), "::", n.op_type());
+}
+
+std::string Where(const Graph& g) {
+  switch (g.kind()) {
+    case GraphKind::kMain: return "main graph";
+    case GraphKind::kFunctionBody:
+      return g.function() ? absl::StrCat("function ", g.function()->domain(), "::", g.function()->name()) : "function";
+    case GraphKind::kSubgraph:
+      return absl::StrCat("subgraph '", g.name(), "' of node '", g.parent_node() ? NodeName(*g.parent_node()) : "?", "'");
+  }
+  return "?";
+}
+
+bool IsConstant(const Value* v) {
+  if (!v) return false;
+  if (v->IsInitializer() && !v->IsGraphInput()) return true;
+  return v->producer() && v->producer()->Is("Constant");
+}
+
+// ai.onnx and ai.onnx.ml are standard; anything else is a custom domain (or a function).
+bool IsStandardDomain(const std::string& d) {
+  std::string_view c = CanonicalDomain(d);
+  return c.empty() || c == "ai.onnx.ml";
+}
+
+std::string ElemTypeName(int32_t t) {
+  return onnx::TensorProto::DataType_IsValid(t) ? absl::AsciiStrToLower(onnx::TensorProto::DataType_Name(t)) : "?";
+}
+
+// The default value of a node's attribute from its schema, as text ("" when none).
+std::string DefaultOf(const Node& n, const std::string& attr) {
+  const auto* schema = onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(n.graph()->OpsetVersion(n.domain())),
+                                                      std::string(CanonicalDomain(n.domain())));
+  if (!schema) return "";
+  auto it = schema->attributes().find(attr);
+  if (it == schema->attributes().end() || !it->second.default_value.has_name()) return "";
+  const auto& d = it->second.default_value;
+  if (d.has_s()) return d.s();
+  if (d.has_i()) return absl::StrCat(d.i());
+  if (d.has_f()) return absl::StrCat(d.f());
+  return "";
+}
+
+std::string AttrText(const Attribute& a) {
+  const auto& p = a.proto();
+  if (p.has_s()) return p.s();
+  if (p.type() == onnx::AttributeProto::INT) return absl::StrCat(p.i());
+  if (p.type() == onnx::AttributeProto::FLOAT) return absl::StrCat(p.f());
+  return "<non-scalar>";
+}
+
+// Whether `when` (MissingOp) holds for this node; `detail` says how.
+bool Holds(const Node& n, const std::string& when, std::string* detail) {
+  if (when.empty()) return true;
+  if (absl::StartsWith(when, "attribute:")) {
+    std::string spec = when.substr(10);
+    std::string name = spec, value;
+    bool has_value = false;
+    if (size_t eq = spec.find('='); eq != std::string::npos) {
+      name = spec.substr(0, eq);
+      value = spec.substr(eq + 1);
+      has_value = true;
+    }
+    const Attribute* a = n.FindAttribute(name);
+    if (!a) return false;
+    std::string actual = AttrText(*a);
+    if (has_value ? actual != value : actual == DefaultOf(n, name)) return false;
+    *detail = absl::StrCat(name, "=", actual);
+    return true;
+  }
+  auto each_tensor = [&](auto&& f) {
+    for (const Value* v : n.inputs())
+      if (v && v->type() && v->type()->has_tensor_type() && f(*v)) return true;
+    for (const Value* v : n.outputs())
+      if (v && v->type() && v->type()->has_tensor_type() && f(*v)) return true;
+    return false;
+  };
+  if (absl::StartsWith(when, "dtype:")) {
+    std::string want = absl::AsciiStrToLower(when.substr(6));
+    return each_tensor([&](const Value& v) {
+      if (ElemTypeName(v.type()->tensor_type().elem_type()) != want) return false;
+      *detail = absl::StrCat("'", v.name(), "' is ", want);
+      return true;
+    });
+  }
+  if (absl::StartsWith(when, "rank>")) {
+    int64_t limit = 0;
+    if (!absl::SimpleAtoi(when.substr(5), &limit)) return false;
+    return each_tensor([&](const Value& v) {
+      if (!v.type()->tensor_type().has_shape() || v.type()->tensor_type().shape().dim_size() <= limit) return false;
+      *detail = absl::StrCat("'", v.name(), "' has rank ", v.type()->tensor_type().shape().dim_size());
+      return true;
+    });
+  }
+  if (absl::StartsWith(when, "dynamic-input:")) {
+    int64_t i = 0;
+    if (!absl::SimpleAtoi(when.substr(14), &i) || i < 0 || static_cast<size_t>(i) >= n.num_inputs() || !n.input(i))
+      return false;
+    if (IsConstant(n.input(i))) return false;
+    *detail = absl::StrCat("input ", i, " '", n.input(i)->name(), "' is computed at run time");
+    return true;
+  }
+  if (when == "unknown-rank-output") {
+    auto unknown = [&](const Value* v, const std::string& what) {
+      if (!v) return false;
+      if (v->type() && v->type()->has_tensor_type() && v->type()->tensor_type().has_shape()) return false;
+      if (v->type() && !v->type()->has_tensor_type()) return false;  // sequences etc.: other rules
+      *detail = absl::StrCat(what, " '", v->name(), "' has no known rank");
+      return true;
+    };
+    for (const Value* v : n.outputs())
+      if (unknown(v, "output")) return true;
+    for (Graph* sub : n.subgraphs())
+      for (const Value* v : sub->outputs())
+        if (unknown(v, absl::StrCat("branch '", sub->name(), "' output"))) return true;
+    return false;
+  }
+  return false;
+}
+
+bool NamedLikeLayerNorm(const std::string& op) {
+  std::string l = absl::AsciiStrToLower(op);
+  return absl::StrContains(l, "layernorm") || absl::StrContains(l, "layer_norm");
+}
+
+bool IsIndexPut(const Node& n) {
+  if (n.op_type() == "index_put" || n.op_type() == "index_put_") return true;
+  if (n.op_type() != "ATen") return false;
+  const Attribute* a = n.FindAttribute("operator");
+  return a && (a->proto().s() == "index_put" || a->proto().s() == "index_put_");
+}
+
+bool DynamicDims(const Value& v) {
+  if (!v.type() || !v.type()->has_tensor_type() || !v.type()->tensor_type().has_shape()) return true;
+  for (const auto& d : v.type()->tensor_type().shape().dim())
+    if (!d.has_dim_value() || d.dim_value() < 0) return true;
+  return false;
+}
+
+std::string ShapeText(const Value& v) {
+  if (!v.type() || !v.type()->has_tensor_type() || !v.type()->tensor_type().has_shape()) return "unknown shape";
+  std::vector<std::string> dims;
+  for (const auto& d : v.type()->tensor_type().shape().dim())
+    dims.push_back(d.has_dim_value() ? absl::StrCat(d.dim_value()) : d.has_dim_param() ? d.dim_param() : "?");
+  return absl::StrCat("[", absl::StrJoin(dims, ","), "]");
+}
+
+class Checker {
+ public:
+  Checker(const Model& model, const Profile& p, const CheckOptions& o) : model_(model), p_(p), o_(o) {}
+
+  CheckReport Run() {
+    ModelLevel();
+    for (Graph* g : model_.AllGraphs())
+      for (Node* n : g->nodes()) NodeLevel(*n);
+    Shapes();
+    return std::move(report_);
+  }
+
+ private:
+  std::string Fact(const std::string& text) const { return absl::StrCat(p_.name, ": ", text); }
+
+  void Block(const Node* n, std::string reason, std::string fact, std::string source, Step step, std::string no_fix = {}) {
+    Finding f;
+    if (n) {
+      f.node = NodeName(*n);
+      f.op = OpName(*n);
+      f.where = Where(*n->graph());
+    } else {
+      f.where = "model";
+    }
+    f.reason = std::move(reason);
+    f.fact = std::move(fact);
+    f.source = std::move(source);
+    f.step = step;
+    f.fix = step == Step::kNone ? absl::StrCat("none: ", no_fix.empty() ? "no onnxsurgeon pass removes this" : no_fix)
+                                : StepText(step, p_, model_, "");
+    report_.blockers.push_back(std::move(f));
+  }
+
+  void ModelLevel() {
+    int64_t opset = model_.OpsetVersion("");
+    if (opset >= 0 && (opset > p_.opset_max || opset < p_.opset_min)) {
+      Block(nullptr, absl::StrCat("the model imports ai.onnx opset ", opset),
+            Fact(absl::StrCat("ai.onnx opset ", p_.opset_min, "..", p_.opset_max)), p_.opset_source, Step::kConvertOpset);
+    }
+    int64_t ml = model_.OpsetVersion("ai.onnx.ml");
+    if (ml >= 0 && p_.ml_opset_max >= 0 && ml > p_.ml_opset_max) {
+      Block(nullptr, absl::StrCat("the model imports ai.onnx.ml opset ", ml),
+            Fact(absl::StrCat("ai.onnx.ml opset <= ", p_.ml_opset_max)), p_.opset_source, Step::kConvertOpset);
+    }
+    int64_t ir = model_.proto().ir_version();
+    if (p_.ir_max >= 0 && ir > p_.ir_max) {
+      Block(nullptr, absl::StrCat("the model declares IR version ", ir), Fact(absl::StrCat("IR version <= ", p_.ir_max)),
+            p_.ir_source, Step::kLowerIr);
+    }
+    if (!p_.local_functions && !model_.functions().empty()) {
+      std::vector<std::string> names;
+      for (const auto& f : model_.functions()) names.push_back(absl::StrCat(f->domain(), "::", f->name()));
+      Block(nullptr, absl::StrCat("the model defines local functions (", absl::StrJoin(names, ", "), ")"),
+            Fact("no model-local functions"), p_.custom_source, Step::kInlineFunctions);
+    }
+    if (!p_.custom_domains) {
+      std::set<std::string> used;
+      for (Graph* g : model_.AllGraphs())
+        for (Node* n : g->nodes()) used.insert(std::string(CanonicalDomain(n->domain())));
+      for (const auto& f : model_.functions()) used.insert(f->domain());
+      for (const auto& imp : model_.proto().opset_import()) {
+        std::string d(CanonicalDomain(imp.domain()));
+        if (!IsStandardDomain(d) && !used.count(d)) {
+          Block(nullptr, absl::StrCat("the model imports domain '", d, "' that nothing uses"),
+                Fact("no custom domains"), p_.custom_source, Step::kPruneImports);
+        }
+      }
+    }
+    if (!p_.external_data) {
+      int64_t n = 0;
+      std::string first;
+      for (Graph* g : model_.AllGraphs())
+        for (Value* v : g->initializers())
+          if (v->initializer() && (v->initializer()->storage() == TensorStorage::kExternal ||
+                                   v->initializer()->meta().data_location() == onnx::TensorProto::EXTERNAL)) {
+            if (first.empty()) first = v->name();
+            ++n;
+          }
+      if (n > 0) {
+        Block(nullptr, absl::StrCat(n, " initializer(s) are stored in external-data files (first: '", first, "')"),
+              Fact("weights inline (external data is ignored or refused)"), p_.external_data_source, Step::kInlineWeights);
+      }
+    }
+    if (p_.value_info_everywhere) {
+      int64_t n = 0;
+      std::vector<std::string> first;
+      for (Graph* g : model_.AllGraphs()) {
+        for (Node* node : g->nodes()) {
+          for (Value* v : node->outputs()) {
+            // What is saved: a value_info entry (or the graph output's own), with a shape.
+            bool annotated = (v && (v->in_value_info() || v->IsGraphOutput()) && v->type() &&
+                              (!v->type()->has_tensor_type() || v->type()->tensor_type().has_shape()));
+            if (!v || annotated) continue;
+            if (first.size() < 3) first.push_back(v->name());
+            ++n;
+          }
+        }
+      }
+      if (n > 0) {
+        Block(nullptr, absl::StrCat(n, " computed value(s) have no type and shape (first: ", absl::StrJoin(first, ", "), ")"),
+              Fact("value_info on every tensor"), p_.value_info_source, Step::kAnnotateShapes);
+      }
+    }
+  }
+
+  void NodeLevel(const Node& n) {
+    const std::string& op = n.op_type();
+    bool standard = IsStandardDomain(n.domain());
+    if (!standard) {
+      bool call = model_.FindFunction(n.domain(), op, n.proto().overload()) != nullptr;
+      if (call) {
+        if (!p_.local_functions)
+          Block(&n, "a call of a model-local function", Fact("no model-local functions"), p_.custom_source, Step::kInlineFunctions);
+      } else if (!p_.custom_domains) {
+        Step step = IsIndexPut(n) ? Step::kRewriteIndexPut : NamedLikeLayerNorm(op) ? Step::kFixLayerNorm : Step::kNone;
+        Block(&n, absl::StrCat("custom-domain op ", OpName(n)), Fact("no custom-domain ops"), p_.custom_source, step,
+              "a custom op has no standard equivalent onnxsurgeon knows");
+      }
+      return;
+    }
+    if (CanonicalDomain(n.domain()).empty()) {
+      if (op == "LayerNormalization" && p_.layernorm == Form::kDecomposed) {
+        Block(&n, "LayerNormalization", Fact("LayerNorm decomposed (no LayerNormalization)"), p_.layernorm_source,
+              Step::kDecomposeLayerNorm);
+      }
+      if (op == "Gelu" && p_.gelu == Form::kDecomposed) {
+        Block(&n, "Gelu", Fact("GELU decomposed (no Gelu)"), p_.gelu_source, Step::kRewriteGelu);
+      }
+      if (op == "Erf" && !p_.erf) Block(&n, "Erf", Fact("no Erf"), p_.erf_source, Step::kRewriteErf);
+      if (op == "ScatterND") {
+        const Attribute* r = n.FindAttribute("reduction");
+        if (r && r->proto().s() != "none" && p_.scatternd_reduction != ScatterReduction::kNative) {
+          bool lower = p_.scatternd_reduction == ScatterReduction::kLower;
+          Block(&n, absl::StrCat("ScatterND reduction=", r->proto().s()),
+                Fact(lower ? "ScatterND without reduction (the attribute is ignored or refused)" : "no ScatterND reduction"),
+                p_.scatternd_source, lower ? Step::kLowerScatterND : Step::kNone,
+                "the profile says the lowered form is refused too");
+        }
+      }
+      if (op == "If" && p_.if_rule != IfRule::kAny) {
+        bool constant = IsConstant(n.input(0));
+        if (p_.if_rule == IfRule::kNone || !constant) {
+          std::string fact = p_.if_rule == IfRule::kNone ? "no If" : "If only with a constant condition";
+          if (constant) {
+            Block(&n, "If with a constant condition", Fact(fact), p_.control_flow_source, Step::kSimplify);
+          } else if (!o_.inputs_with_shapes.empty()) {
+            Block(&n, "If whose condition is computed at run time", Fact(fact), p_.control_flow_source, Step::kSimplify);
+          } else {
+            Block(&n, "If whose condition is computed at run time", Fact(fact), p_.control_flow_source, Step::kNone,
+                  "fold-constants folds an If only when its condition is constant; if the condition depends on input "
+                  "shapes, give --input-shapes");
+          }
+        }
+      }
+      if ((op == "Loop" || op == "Scan") && !p_.loop) {
+        Block(&n, op, Fact("no Loop or Scan"), p_.control_flow_source, Step::kNone, "onnxsurgeon does not unroll loops");
+      }
+    }
+    for (const MissingOp& m : p_.missing) {
+      if (CanonicalDomain(m.domain) != CanonicalDomain(n.domain())) continue;
+      if (std::find(m.ops.begin(), m.ops.end(), op) == m.ops.end()) continue;
+      std::string detail;
+      if (!Holds(n, m.when, &detail)) continue;
+      Step step = Step::kNone;
+      std::string no_fix;
+      if (op == "LayerNormalization") step = Step::kDecomposeLayerNorm;
+      else if (op == "Gelu") step = Step::kRewriteGelu;
+      else if (op == "Erf") step = Step::kRewriteErf;
+      else if (op == "Reciprocal") step = Step::kRewriteReciprocal;
+      else if (op == "ScatterND" && absl::StartsWith(m.when, "attribute:reduction")) step = Step::kLowerScatterND;
+      else if ((op == "Shape" || op == "Size") && p_.static_shapes) {
+        if (o_.inputs_with_shapes.empty()) no_fix = "give --input-shapes: with static inputs, simplify folds shape arithmetic";
+        else step = Step::kSimplify;
+      } else if (op == "If" && IsConstant(n.input(0))) step = Step::kSimplify;
+      Block(&n, detail.empty() ? op : absl::StrCat(op, " (", detail, ")"),
+            Fact(absl::StrCat("lacks ", op, m.when.empty() ? "" : absl::StrCat(" when ", m.when))), m.source, step,
+            no_fix);
+    }
+  }
+
+  void Shapes() {
+    if (p_.static_shapes) {
+      for (Value* v : model_.graph().inputs()) {
+        if (v->IsInitializer() || !DynamicDims(*v)) continue;
+        Finding f;
+        f.node = v->name();
+        f.where = "graph input";
+        f.reason = absl::StrCat("graph input '", v->name(), "' has dynamic shape ", ShapeText(*v));
+        f.fact = Fact("static input shapes");
+        f.source = p_.shapes_source;
+        if (o_.inputs_with_shapes.count(v->name())) {
+          f.step = Step::kSetInputShape;
+          f.fix = "set-input-shape (from --input-shapes)";
+        } else {
+          f.step = Step::kNone;
+          f.fix = absl::StrCat("none: give --input-shapes ", v->name(), ":DIMS (e.g. ", v->name(), ":1x...)");
+        }
+        report_.blockers.push_back(std::move(f));
+      }
+    }
+    if (p_.int64 != "full") {
+      for (Value* v : model_.graph().inputs()) {
+        if (!v->type() || !v->type()->has_tensor_type() || v->type()->tensor_type().elem_type() != onnx::TensorProto::INT64)
+          continue;
+        Finding f;
+        f.node = v->name();
+        f.where = "graph input";
+        f.reason = absl::StrCat("graph input '", v->name(), "' is int64");
+        f.fact = Fact(absl::StrCat("int64 support: ", p_.int64));
+        f.source = p_.int64_source;
+        f.fix = "none: informational (the runtime converts or refuses int64 tensors)";
+        report_.warnings.push_back(std::move(f));
+      }
+    }
+  }
+
+  const Model& model_;
+  const Profile& p_;
+  const CheckOptions& o_;
+  CheckReport report_;
+};
+
+}  // namespace
+
+std::string Finding::Describe() const {
+  std::string head = node.empty() ? where : absl::StrCat(op.empty() ? "" : op + " ", "'", node, "' in ", where);
+  return absl::StrCat(head, ": ", reason, " [", fact, "; source: ", source, "] -> ", fix);
+}
+
+std::string StepText(Step step, const Profile& p, const Model& model, const std::string& input_shapes) {
+  switch (step) {
+    case Step::kInlineFunctions: return "inline-functions";
+    case Step::kRewriteIndexPut: return "rewrite-index-put";
+    case Step::kFixLayerNorm: return p.layernorm == Form::kDecomposed ? "fix-layernorm(to=decomposed)" : "fix-layernorm";
+    case Step::kConvertOpset: {
+      int64_t opset = model.OpsetVersion("");
+      int64_t goal = std::clamp<int64_t>(opset, p.opset_min, p.opset_max);
+      int64_t ml = model.OpsetVersion("ai.onnx.ml");
+      if (ml >= 0 && p.ml_opset_max >= 0 && ml > p.ml_opset_max)
+        return absl::StrCat("convert-opset(opset=", goal, ",ml-opset=", p.ml_opset_max, ")");
+      return absl::StrCat("convert-opset=", goal);
+    }
+    case Step::kDecomposeLayerNorm: return "decompose-layernorm";
+    case Step::kRewriteGelu: return "rewrite-gelu";
+    case Step::kRewriteErf: return "rewrite-erf";
+    case Step::kRewriteReciprocal: return "rewrite-reciprocal";
+    case Step::kLowerScatterND: return "lower-scatternd-reduction";
+    case Step::kSetInputShape: return input_shapes.empty() ? "set-input-shape" : absl::StrCat("set-input-shape(shapes=", input_shapes, ")");
+    case Step::kSimplify: return "infer-shapes(reset=true),simplify";
+    case Step::kAnnotateShapes: return "infer-shapes(reset=true)";
+    case Step::kInlineWeights: return "inline-weights";
+    case Step::kPruneImports: return "prune-opset-imports";
+    case Step::kLowerIr: return p.ir_max >= 0 ? absl::StrCat("lower-ir-version(max=", p.ir_max, ")") : "lower-ir-version";
+    case Step::kNone: return "";
+  }
+  return "";
+}
+
+CheckReport CheckTarget(const Model& model, const Profile& profile, const CheckOptions& options) {
+  return Checker(model, profile, options).Run();
+}
+
+}  // namespace onnxsurgeon::target

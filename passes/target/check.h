@@ -1,0 +1,67 @@
+// `check --target`: what in a model a target refuses, node by node, with the profile
+// fact behind each finding (and its source), and what `--target` does about it.
+//
+// The planner (planner.h) is driven by the same findings: every fixable blocker names the
+// pipeline step that removes it, and `--target` runs those steps, checks again, and
+// fails (writing nothing) while anything still blocks. So `--target` never writes a model
+// its own `check --target` rejects.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/ir/model.h"
+#include "core/target/profile.h"
+
+namespace onnxsurgeon::target {
+
+// The steps the planner knows, in the order it runs them (a later step never undoes an
+// earlier one: decompositions forbid their op for the rest of the pipeline).
+enum class Step {
+  kInlineFunctions,
+  kRewriteIndexPut,
+  kFixLayerNorm,
+  kConvertOpset,
+  kDecomposeLayerNorm,
+  kRewriteGelu,
+  kRewriteErf,
+  kRewriteReciprocal,
+  kLowerScatterND,
+  kSetInputShape,
+  kSimplify,  // with infer-shapes(reset=true) first: fold If, shape arithmetic, stale types
+  kAnnotateShapes,
+  kInlineWeights,
+  kPruneImports,
+  kLowerIr,
+  kNone,  // nothing in onnxsurgeon removes this blocker
+};
+
+struct Finding {
+  std::string node;    // node name ("" for a model-level finding)
+  std::string op;      // op type, domain-qualified outside ai.onnx ("" for model-level)
+  std::string where;   // "main graph", "subgraph 'then' of node 'x'", "function local::F", "model"
+  std::string reason;  // what the target refuses here
+  std::string fact;    // the profile fact, e.g. "rknn2: If only with a constant condition"
+  std::string source;  // where the fact comes from
+  Step step = Step::kNone;
+  std::string fix;     // what --target does (the step's pipeline text), or why nothing can
+  std::string Describe() const;
+};
+
+struct CheckOptions {
+  // Graph inputs --input-shapes gives static shapes for (static-shape targets).
+  std::set<std::string> inputs_with_shapes;
+};
+
+struct CheckReport {
+  std::vector<Finding> blockers;
+  std::vector<Finding> warnings;  // not refused, but worth knowing (int64 on int32 hardware)
+};
+
+CheckReport CheckTarget(const Model& model, const Profile& profile, const CheckOptions& options = {});
+
+// The pipeline text of a step for this profile and model ("convert-opset=19", ...).
+std::string StepText(Step step, const Profile& profile, const Model& model, const std::string& input_shapes);
+
+}  // namespace onnxsurgeon::target

@@ -1,0 +1,86 @@
+#include "passes/target/planner.h"
+
+#include <algorithm>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "core/pass/pipeline.h"
+#include "passes/list_option.h"
+
+namespace onnxsurgeon::target {
+namespace {
+
+constexpr int kMaxRounds = 6;
+
+// Steps that may run again in a later round (their effect depends on what changed since).
+bool Repeatable(Step s) { return s == Step::kSimplify || s == Step::kAnnotateShapes; }
+
+Status RemainingError(const Profile& profile, const CheckReport& report, const std::vector<std::string>& plan) {
+  std::vector<std::string> lines;
+  for (size_t i = 0; i < report.blockers.size() && i < 10; ++i) lines.push_back(report.blockers[i].Describe());
+  if (report.blockers.size() > 10) lines.push_back(absl::StrCat("... and ", report.blockers.size() - 10, " more"));
+  return absl::FailedPreconditionError(absl::StrCat("target ", profile.name, ": ", report.blockers.size(),
+                                                    " blocker(s) remain after the plan (",
+                                                    plan.empty() ? "nothing to run" : absl::StrJoin(plan, ","),
+                                                    "): ", absl::StrJoin(lines, "; ")));
+}
+
+}  // namespace
+
+std::set<std::string> InputShapeNames(const std::string& input_shapes) {
+  std::set<std::string> names;
+  for (const std::string& item : passes::SplitListOption(input_shapes)) {
+    size_t colon = item.rfind(':');
+    if (colon != std::string::npos && colon > 0) names.insert(item.substr(0, colon));
+  }
+  return names;
+}
+
+StatusOr<TargetRun> RunTarget(Model& model, const Profile& profile, const TargetOptions& options,
+                              const PassManagerOptions& pm_in) {
+  PassManagerOptions pm = pm_in;
+  if (!pm.context.forbidden) pm.context.forbidden = std::make_shared<ForbiddenOps>();
+  CheckOptions check;
+  check.inputs_with_shapes = InputShapeNames(options.input_shapes);
+  TargetRun run;
+  std::set<Step> done;
+  for (int round = 0; round < kMaxRounds; ++round) {
+    CheckReport report = CheckTarget(model, profile, check);
+    std::set<Step> steps;
+    for (const Finding& f : report.blockers)
+      if (f.step != Step::kNone && (!done.count(f.step) || Repeatable(f.step))) steps.insert(f.step);
+    // New input shapes make every computed shape stale: re-infer and fold what became constant.
+    if (steps.count(Step::kSetInputShape)) steps.insert(Step::kSimplify);
+    if (steps.empty()) break;
+    bool changed = false;
+    bool recheck = false;
+    for (Step step : steps) {  // std::set orders by the enum: the planner's fixed order
+      // An earlier step of this round may have removed this step's blockers too
+      // (convert-opset decomposes Gelu, so rewrite-gelu has nothing left to do).
+      if (recheck && step != Step::kSimplify) {
+        CheckReport now = CheckTarget(model, profile, check);
+        bool still = std::any_of(now.blockers.begin(), now.blockers.end(), [&](const Finding& f) { return f.step == step; });
+        recheck = false;
+        if (!still) continue;
+      }
+      std::string text = StepText(step, profile, model, options.input_shapes);
+      auto items = ParsePipeline(text);
+      if (!items.ok()) return Status(items.status().code(), absl::StrCat("target ", profile.name, ": step '", text, "': ", items.status().message()));
+      OS_ASSIGN_OR_RETURN(auto reports, RunPipeline(model, *items, pm));
+      for (auto& r : reports) {
+        changed |= r.result.changed;
+        recheck |= r.result.changed;
+        run.reports.push_back(std::move(r));
+      }
+      run.plan.push_back(text);
+      done.insert(step);
+    }
+    if (!changed) break;  // a fixed point: another round would do the same again
+  }
+  run.remaining = CheckTarget(model, profile, check);
+  if (!run.remaining.blockers.empty() && !options.allow_remaining) return RemainingError(profile, run.remaining, run.plan);
+  return run;
+}
+
+}  // namespace onnxsurgeon::target
