@@ -2,6 +2,8 @@
 
 #include <exception>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_replace.h"
 #include "core/io/exporter.h"
 #include "core/io/importer.h"
 #include "core/ir/shape.h"
@@ -36,7 +38,9 @@ Status CheckModelProto(const onnx::ModelProto& proto, bool full_check) {
   try {
     onnx::checker::check_model(proto, full_check);
   } catch (const std::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("onnx checker: ", e.what()));
+    // One line: shape inference lists one error per line.
+    std::string what = absl::StrReplaceAll(absl::StripTrailingAsciiWhitespace(e.what()), {{"\n", "; "}});
+    return absl::InvalidArgumentError(absl::StrCat("onnx checker: ", what));
   }
   return absl::OkStatus();
 }
