@@ -21,6 +21,7 @@
 #include "core/io/model_io.h"
 #include "core/pass/pass_manager.h"
 #include "core/pass/pipeline.h"
+#include "core/pass/validate.h"
 #include "core/report/model_stats.h"
 #include "core/util/suggest.h"
 #include "core/verify/numeric_check.h"
@@ -32,6 +33,7 @@ struct RewriteArgs {
   std::string target, input, output, save_model, report_format, print_after, external_data = "keep", size_limit;
   std::vector<std::string> passes, input_shapes;
   bool dry_run = false, verify_each = false, debug_patterns = false, quiet = false, skip_fuse_bn = false,
+       no_full_check = false,
        save_as_external_data = false, allow_remaining = false, external_data_given = false;
   int check_runs = 0;  // 0: no --check
   uint64_t seed = 0;
@@ -170,6 +172,8 @@ void DefineOptions(CLI::App& app, RewriteArgs& a, bool html) {
       ->check(CLI::IsMember({"text", "json"}));
   app.add_flag("-q,--quiet", a.quiet, "no summary and no progress on stderr");
   app.add_flag("--verify-each", a.verify_each, "run the onnx checker after every pass");
+  app.add_flag("--no-full-check", a.no_full_check,
+               "skip onnx's full checker on the output (the structural checks still run; docs/reliability.md)");
   app.add_option("--print-after", a.print_after, "print the model as ONNX text after PASS");
   app.add_flag("--debug-patterns", a.debug_patterns, "report every pattern-rule miss and why, on stderr");
   app.add_option("model", a.input, "the model to rewrite");
@@ -278,6 +282,8 @@ int Run(const std::vector<std::string>& raw_args, bool html) {
 
   PassManagerOptions pm;
   pm.verify_each = a.verify_each;
+  pm.validate = a.no_full_check ? OutputValidation::kStructural : OutputValidation::kFull;
+  pm.check_input = [&a] { return CheckModelFile(a.input); };
   pm.print_after = a.print_after;
   pm.print = [](const std::string& text) { std::cout << text << "\n"; };
   if (a.debug_patterns) {

@@ -304,6 +304,7 @@ PYBIND11_MODULE(_core, m) {
             auto items = Unwrap(ParsePipeline(pipeline));
             PassManagerOptions o;
             o.verify_each = verify_each;
+            o.validate = OutputValidation::kFull;  // as the CLI: never hand back what onnx refuses
             return ReportsToList(Unwrap(RunPipeline(m, items, o)));
           }, py::arg("pipeline"), py::arg("verify_each") = false);
 
