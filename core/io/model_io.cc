@@ -195,7 +195,7 @@ StatusOr<std::unique_ptr<Model>> LoadModelFromBytes(std::string bytes, const Loa
 StatusOr<std::unique_ptr<Model>> LoadModelFromBuffer(std::shared_ptr<const void> owner, std::string_view bytes,
                                                      const LoadOptions& options) {
   if (bytes.empty()) return absl::DataLossError("empty buffer, not an ONNX model");
-  return LoadFromBuffer(std::move(owner), bytes, options, options.base_dir);
+  return LoadFromBuffer(std::move(owner), bytes, options, options.base_dir, std::nullopt);
 }
 
 // ---- saving ------------------------------------------------------------------------
