@@ -4,7 +4,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "core/inspect/json_writer.h"
 #include "core/target/profile.h"
 #include "passes/target/check.h"
 #include "passes/target/planner.h"
@@ -127,20 +126,7 @@ int CmdCheckTarget(const std::string& name, const std::string& input, const std:
   options.inputs_with_shapes = target::InputShapeNames(input_shapes);
   target::CheckReport report = target::CheckTarget(**model, *profile, options);
   if (json) {
-    JsonWriter w;
-    w.BeginObject().Key("model").Value(input).Key("target").Value(profile->name);
-    w.Key("accepted").Bool(report.blockers.empty());
-    for (auto [key, list] : {std::pair{"blockers", &report.blockers}, std::pair{"warnings", &report.warnings}}) {
-      w.Key(key).BeginArray();
-      for (const auto& f : *list) {
-        w.BeginObject().Key("node").Value(f.node).Key("op").Value(f.op).Key("where").Value(f.where);
-        w.Key("reason").Value(f.reason).Key("fact").Value(f.fact).Key("source").Value(f.source);
-        w.Key("fix").Value(f.fix).Key("fixable").Bool(f.step != target::Step::kNone).EndObject();
-      }
-      w.EndArray();
-    }
-    w.EndObject();
-    std::cout << w.str() << "\n";
+    std::cout << target::CheckReportJson(report, *profile, input) << "\n";
   } else {
     if (report.blockers.empty()) {
       std::cout << input << ": target " << profile->name << ": accepted\n";

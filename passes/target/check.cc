@@ -10,6 +10,7 @@
 #include "core/ir/function.h"
 #include "core/ir/graph.h"
 #include "core/ir/node.h"
+#include "core/inspect/json_writer.h"
 #include "core/ir/value.h"
 #include "onnx/defs/schema.h"
 
@@ -428,6 +429,23 @@ std::string StepText(Step step, const Profile& p, const Model& model, const std:
 
 CheckReport CheckTarget(const Model& model, const Profile& profile, const CheckOptions& options) {
   return Checker(model, profile, options).Run();
+}
+
+std::string CheckReportJson(const CheckReport& report, const Profile& profile, const std::string& model_name) {
+  JsonWriter w;
+  w.BeginObject().Key("model").Value(model_name).Key("target").Value(profile.name);
+  w.Key("accepted").Bool(report.blockers.empty());
+  for (auto [key, list] : {std::pair{"blockers", &report.blockers}, std::pair{"warnings", &report.warnings}}) {
+    w.Key(key).BeginArray();
+    for (const auto& f : *list) {
+      w.BeginObject().Key("node").Value(f.node).Key("op").Value(f.op).Key("where").Value(f.where);
+      w.Key("reason").Value(f.reason).Key("fact").Value(f.fact).Key("source").Value(f.source);
+      w.Key("fix").Value(f.fix).Key("fixable").Bool(f.step != Step::kNone).EndObject();
+    }
+    w.EndArray();
+  }
+  w.EndObject();
+  return w.str();
 }
 
 }  // namespace onnxsurgeon::target
