@@ -66,11 +66,11 @@ bool BodyMayHoldLayerNorm(const Function& f, const std::vector<std::string>& nam
   return false;
 }
 
-// Every fusion rule is rooted at or passes through a ReduceMean (decomposed and Keras
+// Every fusion rule is rooted at or passes through a ReduceMean or GlobalAveragePool (decomposed and Keras
 // forms, LayerNorm2d) or matches a custom op by name; without either the rules cannot fire.
 bool MayHoldLayerNorm(const Model& model, const std::vector<std::string>& names) {
   for (Node* n : model.graph().AllNodesRecursive()) {
-    if (n->Is("ReduceMean") || NamedLikeLayerNorm(*n, names)) return true;
+    if (n->Is("ReduceMean") || n->Is("GlobalAveragePool") || NamedLikeLayerNorm(*n, names)) return true;
   }
   return false;
 }
@@ -154,7 +154,13 @@ class FixLayerNormPass : public Pass {
     if (!EnsureShapes(model, infer, HasUntypedOutputs).ok()) result.Count("shape-inference-failed");
 
     GreedyOptions options = WithDebugPatterns({}, context);
-    auto fusion = layernorm::MakeFusionRules(names_);
+    // Below opset 17 (to=auto) or with to=decomposed, a matched LayerNorm is written out
+    // decomposed directly; LayerNormalization nodes the model already had are lowered next.
+    const Target target = goal;
+    auto decompose = [target](const Node& n) {
+      return target == Target::kDecomposed || (target == Target::kAuto && n.graph()->OpsetVersion("") < 17);
+    };
+    auto fusion = layernorm::MakeFusionRules(names_, decompose);
     std::vector<const RewriteRule*> rules;
     for (const auto& r : fusion) rules.push_back(r.get());
     OS_ASSIGN_OR_RETURN(auto fused, ApplyRulesGreedily(model, rules, options));
@@ -172,7 +178,6 @@ class FixLayerNormPass : public Pass {
         }
       }
     } else {
-      const Target target = goal;
       auto lower = layernorm::MakeDecomposeRule([target](const Node& n) {
         return target == Target::kDecomposed || n.graph()->OpsetVersion("") < 17;
       });

@@ -36,6 +36,7 @@ const std::vector<PassInfo>& AllPasses() {
       passes::InferShapesPassInfo(),
       passes::InlineWeightsPassInfo(),
       passes::TargetPassInfo(),
+      passes::FixDeclaredShapesPassInfo(),
   };
   return table;
 }

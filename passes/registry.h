@@ -38,5 +38,6 @@ PassInfo PruneOpsetImportsPassInfo();
 PassInfo InferShapesPassInfo();
 PassInfo InlineWeightsPassInfo();
 PassInfo TargetPassInfo();
+PassInfo FixDeclaredShapesPassInfo();
 
 }  // namespace onnxsurgeon::passes

@@ -5,6 +5,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/inspect/declared_shapes.h"
 #include "core/inspect/json_writer.h"
 #include "onnx/defs/schema.h"
 
@@ -137,6 +138,10 @@ InspectReport Inspect(const Model& model) {
     r.functions.push_back(absl::StrCat(f->domain(), "::", f->name(), " (", f->body().num_nodes(), " nodes)"));
   for (auto& [_, f] : external) r.external_data.push_back(f);
   for (auto& [_, prob] : problems) r.ops_without_schema.push_back(prob);
+  for (const DeclaredShapeConflict& c : DeclaredShapeConflicts(model)) {
+    r.declared_shape_conflicts.push_back({c.value, c.graph_output ? "graph output" : "value_info",
+                                          TypeToString(&c.declared), TypeToString(&c.inferred)});
+  }
   return r;
 }
 
@@ -180,6 +185,12 @@ std::string FormatInspectText(const InspectReport& r) {
     absl::StrAppend(&out, "ops with no schema at the model's opset:\n");
     for (const auto& p : r.ops_without_schema) absl::StrAppend(&out, "  ", p.count, "\t", p.op, ": ", p.why, "\n");
   }
+  if (!r.declared_shape_conflicts.empty()) {
+    absl::StrAppend(&out, "declared shapes that contradict the computation (the checker rejects the model once its "
+                          "inference proves it; repair with --pass ", InspectReport::kShapeConflictFix, "):\n");
+    for (const auto& c : r.declared_shape_conflicts)
+      absl::StrAppend(&out, "  ", c.where, " '", c.value, "': declared ", c.declared, ", computed ", c.inferred, "\n");
+  }
   return out;
 }
 
@@ -222,6 +233,12 @@ std::string FormatInspectJson(const InspectReport& r) {
   w.Key("ops_without_schema").BeginArray();
   for (const auto& p : r.ops_without_schema)
     w.BeginObject().Key("op").Value(p.op).Key("why").Value(p.why).Key("count").Value(p.count).EndObject();
+  w.EndArray();
+  w.Key("declared_shape_conflicts").BeginArray();
+  for (const auto& c : r.declared_shape_conflicts) {
+    w.BeginObject().Key("value").Value(c.value).Key("where").Value(c.where).Key("declared").Value(c.declared);
+    w.Key("computed").Value(c.inferred).Key("fix").Value(InspectReport::kShapeConflictFix).EndObject();
+  }
   w.EndArray();
   w.EndObject();
   return w.str() + "\n";

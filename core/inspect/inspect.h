@@ -44,6 +44,16 @@ struct InspectReport {
   std::vector<std::string> functions;  // domain::name (nodes)
   std::vector<ExternalFile> external_data;
   std::vector<Problem> ops_without_schema;
+  // Declarations (graph outputs, value_info) the computation contradicts: onnx's checker
+  // rejects the model once its inference proves the real shape (after an opset upgrade,
+  // say); `fix_pass` repairs them.
+  struct ShapeConflict {
+    std::string value;
+    std::string where;  // "graph output" | "value_info"
+    std::string declared, inferred;
+  };
+  std::vector<ShapeConflict> declared_shape_conflicts;
+  static constexpr const char* kShapeConflictFix = "fix-declared-shapes";
 };
 
 InspectReport Inspect(const Model& model);

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
@@ -35,14 +36,25 @@ std::optional<std::vector<int64_t>> Dims(const Value* v) {
   return dims;
 }
 
-// What a ReduceMean reduces: its axes (attribute below opset 18, constant input from 18),
-// or every axis.
+// What a mean reduces: a ReduceMean's axes (attribute below opset 18, constant input
+// from 18) or every axis; a GlobalAveragePool's axes 2..rank-1 (tf2onnx writes
+// reduce_mean over the last axis of a rank-3 tensor so).
 struct Reduction {
   bool all = false;
   std::vector<int64_t> axes;
 };
 
-std::optional<Reduction> ReadReduction(const Node& n, std::string* why) {
+std::optional<Reduction> ReadReduction(const Node& n, int64_t rank, std::string* why) {
+  if (n.Is("GlobalAveragePool")) {
+    if (rank < 3) {
+      Refuse(why, absl::StrCat("GlobalAveragePool '", n.name(), "' on an input of ",
+                               rank < 0 ? std::string("unknown rank") : absl::StrCat("rank ", rank)));
+      return std::nullopt;
+    }
+    Reduction r;
+    for (int64_t a = 2; a < rank; ++a) r.axes.push_back(a);
+    return r;
+  }
   const Attribute* keepdims = n.FindAttribute("keepdims");
   if (keepdims && keepdims->i(1) == 0) {
     Refuse(why, absl::StrCat("ReduceMean '", n.name(), "' drops the reduced axes (keepdims=0)"));
@@ -282,7 +294,25 @@ Value* Ones(Rewriter& rw, const Plan& plan, Value* x) {
   return rw.Op("ConstantOfShape", {shape}, {std::move(value)});
 }
 
-Value* EmitLayerNorm(Rewriter& rw, const Plan& plan) {
+// The LayerNorm of `plan` written out as standard ops (passes/lowering/layer_norm.h) in
+// the graph's opset, straight from the match: the element type is the one the match
+// established, and non-trailing axes are reduced in place (the [C,1,1] scale and bias
+// broadcast as they did), so no LayerNormalization is made only to be taken apart again.
+StatusOr<Value*> EmitDecomposed(Rewriter& rw, const Plan& plan, int64_t opset) {
+  lowering::LayerNormSpec spec;
+  spec.x = plan.x;
+  spec.scale = plan.scale;
+  spec.bias = plan.bias;
+  spec.axis = plan.axis;
+  spec.epsilon = plan.epsilon;
+  spec.elem_type = plan.elem_type;
+  spec.rank = Rank(plan.x);
+  if (!plan.perm.empty()) spec.axes.assign(plan.perm.end() + plan.axis, plan.perm.end());
+  OS_ASSIGN_OR_RETURN(lowering::LayerNormParts parts, lowering::EmitLayerNormDecomposition(rw, spec, opset));
+  return parts.y;
+}
+
+Value* EmitLayerNormOp(Rewriter& rw, const Plan& plan) {
   Value* x = plan.x;
   if (!plan.perm.empty()) x = rw.Op("Transpose", {x}, {Rewriter::AttrInts("perm", plan.perm)});
   Value* scale = plan.scale ? (plan.scale_dims ? Reshaped(rw, plan.scale, *plan.scale_dims) : plan.scale)
@@ -298,6 +328,11 @@ Value* EmitLayerNorm(Rewriter& rw, const Plan& plan) {
   return rw.Op("Transpose", {y}, {Rewriter::AttrInts("perm", inverse)});
 }
 
+StatusOr<Value*> EmitLayerNorm(Rewriter& rw, const Plan& plan, const Node& root, const DecomposeWhen& decompose) {
+  if (decompose && decompose(root)) return EmitDecomposed(rw, plan, root.graph()->OpsetVersion(""));
+  return EmitLayerNormOp(rw, plan);
+}
+
 // ---- decomposed forms ----------------------------------------------------------------
 
 // Given a match holding x, the two ReduceMeans ("mean", "var"), "eps" and optionally
@@ -305,7 +340,10 @@ Value* EmitLayerNorm(Rewriter& rw, const Plan& plan) {
 std::optional<Plan> Analyze(const Match& m, std::string* why) {
   Plan plan;
   plan.x = m.value("x");
+  // x's type, or else the epsilon's: Add(var, eps) computes in x's type, so the match
+  // itself says what it is even where shape inference could not type x.
   plan.elem_type = ElementType(plan.x);
+  if (plan.elem_type == 0) plan.elem_type = m.constant("eps").data_type;
   if (plan.elem_type == onnx::TensorProto::DOUBLE) {
     Refuse(why, "x is double; LayerNormalization would compute it in float");
     return std::nullopt;
@@ -314,11 +352,12 @@ std::optional<Plan> Analyze(const Match& m, std::string* why) {
     Refuse(why, plan.elem_type == 0 ? "x's element type is unknown" : "x is not a floating-point tensor");
     return std::nullopt;
   }
-  auto mean = ReadReduction(*m.node("mean"), why);
+  const int64_t rank = Rank(plan.x);
+  auto mean = ReadReduction(*m.value("mean")->producer(), rank, why);
   if (!mean) return std::nullopt;
-  auto var = ReadReduction(*m.node("var"), why);
+  auto var = ReadReduction(*m.value("var_mean")->producer(), rank, why);
   if (!var) return std::nullopt;
-  if (!PlanAxes(*mean, *var, Rank(plan.x), plan, why)) return std::nullopt;
+  if (!PlanAxes(*mean, *var, rank, plan, why)) return std::nullopt;
   std::optional<double> eps = m.constant("eps").ScalarAsDouble();
   if (!eps || !std::isfinite(*eps)) {
     Refuse(why, "epsilon is not a finite scalar");
@@ -336,12 +375,55 @@ std::optional<Plan> Analyze(const Match& m, std::string* why) {
   return plan;
 }
 
-std::unique_ptr<RewriteRule> MakeRule(std::string name, Pattern p, int root, int benefit) {
-  auto check = [](const Match& m, std::string* why) { return Analyze(m, why).has_value(); };
-  auto replace = [](const Match& m, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
+// True when the match already is what EmitDecomposed writes for it at `opset`: ReduceMean
+// over exactly those axes in the opset's form (attribute below 18, input from 18),
+// Pow(d, 2), Add(eps), Sqrt, Div, then Mul(scale) / Add(bias) when present. Rewriting it
+// would change nothing (and would match again): the decomposition is left as it is.
+bool IsCanonicalDecomposition(const Match& m, const Plan& plan, int64_t opset) {
+  if (plan.elem_type != onnx::TensorProto::FLOAT) return false;  // the emitted form casts around other types
+  std::map<std::string, int> want = {{"ReduceMean", 2}, {"Sub", 1}, {"Pow", 1}, {"Add", plan.bias ? 2 : 1},
+                                     {"Sqrt", 1}, {"Div", 1}};
+  if (plan.scale) want["Mul"] = 1;
+  std::map<std::string, int> have;
+  for (Node* n : m.nodes()) have[n->op_type()]++;
+  if (have != want) return false;
+  std::vector<int64_t> axes;
+  if (!plan.perm.empty()) {
+    axes.assign(plan.perm.end() + plan.axis, plan.perm.end());
+  } else {
+    auto normalized = lowering::NormalizedAxes(plan.axis, Rank(plan.x));
+    if (!normalized.ok()) return false;
+    axes = *normalized;
+  }
+  for (const char* role : {"mean", "var_mean"}) {
+    const Node* reduce = m.value(role)->producer();
+    bool as_input = reduce->num_inputs() > 1 && reduce->input(1);
+    if (as_input != (opset >= 18)) return false;
+    std::optional<std::vector<int64_t>> have_axes =
+        as_input ? ConstantInt64s(reduce->input(1))
+                 : (reduce->FindAttribute("axes") ? std::optional(reduce->FindAttribute("axes")->ints()) : std::nullopt);
+    if (have_axes != axes) return false;
+  }
+  return true;
+}
+
+std::unique_ptr<RewriteRule> MakeRule(std::string name, Pattern p, int root, int benefit, DecomposeWhen decompose) {
+  auto check = [decompose](const Match& m, std::string* why) {
+    std::optional<Plan> plan = Analyze(m, why);
+    if (!plan) return false;
+    if (decompose && decompose(*m.root())) {
+      int64_t opset = m.root()->graph()->OpsetVersion("");
+      if (IsCanonicalDecomposition(m, *plan, opset)) {
+        return Refuse(why, absl::StrCat("already the standard decomposition at opset ", opset, ": left as it is"));
+      }
+    }
+    return true;
+  };
+  auto replace = [decompose](const Match& m, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
     std::optional<Plan> plan = Analyze(m, nullptr);
     if (!plan) return absl::InternalError("LayerNorm match changed between check and rewrite");
-    return std::vector<Value*>{EmitLayerNorm(rw, *plan)};
+    OS_ASSIGN_OR_RETURN(Value * y, EmitLayerNorm(rw, *plan, *m.root(), decompose));
+    return std::vector<Value*>{y};
   };
   return std::make_unique<PatternRule>(std::move(name), std::move(p), root, replace, check, benefit);
 }
@@ -359,17 +441,39 @@ const char* DivisionName(Division d) {
   return "";
 }
 
-// mean = ReduceMean(x); d = Sub(x, mean); var = ReduceMean(Pow(d, 2) | Mul(d, d)).
+// mean = ReduceMean(x); d = Sub(x, mean); var = ReduceMean(Pow(d, 2) | Mul(d, d)), or
+// var = [Max(0,] ReduceMean(x^2) - mean^2 [)]; a ReduceMean may be a GlobalAveragePool.
 struct Variance {
-  ValueRef x, d;
-  OpRef mean, var;
+  ValueRef x, d, mean, var;
 };
+
+// mean(v) over some axes: ReduceMean, or GlobalAveragePool (axes 2..); the op's node is
+// the producer of the captured value (ReadReduction reads its axes).
+ValueRef MeanOf(Pattern& p, ValueRef v, std::string capture) {
+  return p.Or({p.Op("ReduceMean", {v}).AnyNumberOfInputs(), p.Op("GlobalAveragePool", {v})}, std::move(capture));
+}
+
+// v^2 as Pow(v, 2) or Mul(v, v).
+ValueRef Square(Pattern& p, ValueRef v) {
+  return p.Or({p.Op("Pow", {v, p.ScalarNear("two", 2.0)}), p.Op("Mul", {v, v})});
+}
+
+bool IsZero(const ConstantData& c, std::string* why) {
+  std::optional<std::vector<double>> values = c.AsDoubles();
+  if (values && values->size() == 1 && (*values)[0] == 0.0) return true;
+  if (why) *why = "is not the scalar 0";
+  return false;
+}
 Variance BuildVariance(Pattern& p) {
   ValueRef x = p.Any("x");
-  OpRef mean = p.Op("ReduceMean", {x}).AnyNumberOfInputs().Capture("mean");
+  ValueRef mean = MeanOf(p, x, "mean");
   ValueRef d = p.Op("Sub", {x, mean});
-  ValueRef square = p.Or({p.Op("Pow", {d, p.ScalarNear("two", 2.0)}), p.Op("Mul", {d, d})});
-  OpRef var = p.Op("ReduceMean", {square}).AnyNumberOfInputs().Capture("var");
+  // E[(x - mean)^2], or E[x^2] - E[x]^2 (Flax's fast variance) with or without its
+  // max(0, .) clamp: the same variance in exact arithmetic (see fix-layernorm in docs/passes.md).
+  ValueRef central = MeanOf(p, Square(p, d), "var_mean");
+  ValueRef moments = p.Op("Sub", {MeanOf(p, Square(p, x), "var_mean"), Square(p, mean)});
+  ValueRef clamped = p.Op("Max", {moments, p.Const("zero", IsZero)}).Commutative();
+  ValueRef var = p.Or({central, clamped, moments}, "var");
   return {x, d, mean, var};
 }
 
@@ -401,7 +505,7 @@ OpRef BuildStandardized(Pattern& p, Division division) {
 }
 
 // Keras / tf2onnx: y = x * inv + (beta - mean * inv), inv = rsqrt(var + eps) [* gamma].
-std::unique_ptr<RewriteRule> MakeKerasRule() {
+std::unique_ptr<RewriteRule> MakeKerasRule(const DecomposeWhen& decompose) {
   Pattern p("layernorm-keras");
   Variance v = BuildVariance(p);
   OpRef var_eps = p.Op("Add", {v.var, ScalarConst(p, "eps")}).Commutative();
@@ -409,9 +513,12 @@ std::unique_ptr<RewriteRule> MakeKerasRule() {
   ValueRef rsqrt = p.Or({p.Op("Reciprocal", {std_dev}), p.Op("Div", {p.ScalarNear("one", 1.0), std_dev}),
                          p.Op("Pow", {var_eps, p.ScalarNear("minus_half", -0.5)})});
   ValueRef inv = p.Or({p.Op("Mul", {rsqrt, p.Any("scale")}).Commutative(), rsqrt});
-  ValueRef shifted = p.Op("Sub", {p.Any("bias"), p.Op("Mul", {v.mean, inv}).Commutative()});
+  // beta - mean * inv (tf.nn.batch_normalization), or -mean * inv + beta (Keras 3)
+  ValueRef shifted = p.Or({p.Op("Sub", {p.Any("bias"), p.Op("Mul", {v.mean, inv}).Commutative()}),
+                           p.Op("Add", {p.Op("Mul", {p.Op("Neg", {v.mean}), inv}).Commutative(), p.Any("bias")})
+                               .Commutative()});
   OpRef root = p.Op("Add", {p.Op("Mul", {v.x, inv}).Commutative(), shifted}).Commutative();
-  return MakeRule("layernorm-keras", std::move(p), root.id(), 3);
+  return MakeRule("layernorm-keras", std::move(p), root.id(), 3, decompose);
 }
 
 // ---- custom ops named like a LayerNorm -----------------------------------------------
@@ -424,8 +531,8 @@ std::string Lower(std::string_view s) {
 
 class CustomNamedLayerNormRule : public RewriteRule {
  public:
-  explicit CustomNamedLayerNormRule(std::vector<std::string> names)
-      : RewriteRule("layernorm-custom-op", /*root_op=*/"", "", /*benefit=*/4) {
+  CustomNamedLayerNormRule(std::vector<std::string> names, DecomposeWhen decompose)
+      : RewriteRule("layernorm-custom-op", /*root_op=*/"", "", /*benefit=*/4), decompose_(std::move(decompose)) {
     for (auto& n : names) names_.push_back(Lower(n));
   }
 
@@ -455,8 +562,9 @@ class CustomNamedLayerNormRule : public RewriteRule {
     if (!ReadEpsilon(*node, &plan.epsilon, why) || !ReadAxis(*node, Rank(plan.x), &plan.axis, why)) return false;
     plan.scale = n_inputs >= 2 ? node->input(1) : nullptr;
     plan.bias = n_inputs >= 3 ? node->input(2) : nullptr;
+    if (plan.elem_type == 0 && plan.scale) plan.elem_type = ElementType(plan.scale);  // scale has x's type
     if (!plan.scale && plan.elem_type == 0) return Refuse(why, "no scale input and x's element type is unknown");
-    Value* y = EmitLayerNorm(rw, plan);
+    OS_ASSIGN_OR_RETURN(Value * y, EmitLayerNorm(rw, plan, *node, decompose_));
     std::vector<Value*> replacements(node->num_outputs(), nullptr);
     replacements[0] = y;
     OS_RETURN_IF_ERROR(rw.ReplaceNode(node, replacements));
@@ -494,6 +602,7 @@ class CustomNamedLayerNormRule : public RewriteRule {
   }
 
   std::vector<std::string> names_;
+  DecomposeWhen decompose_;
 };
 
 }  // namespace
@@ -506,10 +615,10 @@ const std::vector<std::string>& DefaultCustomNames() {
   return names;
 }
 
-std::vector<std::unique_ptr<RewriteRule>> MakeFusionRules(std::vector<std::string> custom_names) {
+std::vector<std::unique_ptr<RewriteRule>> MakeFusionRules(std::vector<std::string> custom_names, DecomposeWhen decompose) {
   std::vector<std::unique_ptr<RewriteRule>> rules;
-  rules.push_back(std::make_unique<CustomNamedLayerNormRule>(std::move(custom_names)));
-  rules.push_back(MakeKerasRule());
+  rules.push_back(std::make_unique<CustomNamedLayerNormRule>(std::move(custom_names), decompose));
+  rules.push_back(MakeKerasRule(decompose));
   for (Division division : kDivisions) {
     std::string form = DivisionName(division);
     {  // y = Add(Mul(n, scale), bias)
@@ -517,20 +626,20 @@ std::vector<std::unique_ptr<RewriteRule>> MakeFusionRules(std::vector<std::strin
       OpRef n = BuildStandardized(p, division);
       OpRef root = p.Op("Add", {p.Op("Mul", {n, p.Any("scale")}).Commutative(), p.Any("bias")}).Commutative();
       std::string name = p.name();
-      rules.push_back(MakeRule(name, std::move(p), root.id(), 3));
+      rules.push_back(MakeRule(name, std::move(p), root.id(), 3, decompose));
     }
     {  // y = Mul(n, scale)
       Pattern p("layernorm-" + form + "-scale");
       OpRef n = BuildStandardized(p, division);
       OpRef root = p.Op("Mul", {n, p.Any("scale")}).Commutative();
       std::string name = p.name();
-      rules.push_back(MakeRule(name, std::move(p), root.id(), 2));
+      rules.push_back(MakeRule(name, std::move(p), root.id(), 2, decompose));
     }
     {  // y = n
       Pattern p("layernorm-" + form);
       OpRef n = BuildStandardized(p, division);
       std::string name = p.name();
-      rules.push_back(MakeRule(name, std::move(p), n.id(), 1));
+      rules.push_back(MakeRule(name, std::move(p), n.id(), 1, decompose));
     }
   }
   return rules;

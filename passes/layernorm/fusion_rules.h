@@ -27,6 +27,7 @@
 // and unbiased variance do not match the forms at all.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,7 +39,14 @@ namespace onnxsurgeon::layernorm {
 // Op names taken as LayerNorms when found in a non-standard domain (case-insensitive).
 const std::vector<std::string>& DefaultCustomNames();
 
-// The rules, best first (full affine forms have the highest benefit).
-std::vector<std::unique_ptr<RewriteRule>> MakeFusionRules(std::vector<std::string> custom_names);
+// Given a matched root node: true when the LayerNorm must come out decomposed (its graph
+// is below opset 17, or the caller asked for to=decomposed). The rules then write the
+// decomposition straight from the match, never a LayerNormalization taken apart later.
+using DecomposeWhen = std::function<bool(const Node&)>;
+
+// The rules, best first (full affine forms have the highest benefit). `decompose` null:
+// always a LayerNormalization node.
+std::vector<std::unique_ptr<RewriteRule>> MakeFusionRules(std::vector<std::string> custom_names,
+                                                          DecomposeWhen decompose = nullptr);
 
 }  // namespace onnxsurgeon::layernorm

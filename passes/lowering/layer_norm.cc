@@ -28,7 +28,10 @@ StatusOr<LayerNormParts> EmitLayerNormDecomposition(Rewriter& rw, const LayerNor
   if (cast_like && opset < 15) {
     return absl::FailedPreconditionError("LayerNorm input element type is unknown and CastLike needs opset 15");
   }
-  OS_ASSIGN_OR_RETURN(std::vector<int64_t> axes, NormalizedAxes(spec.axis, spec.rank));
+  std::vector<int64_t> axes = spec.axes;
+  if (axes.empty()) {
+    OS_ASSIGN_OR_RETURN(axes, NormalizedAxes(spec.axis, spec.rank));
+  }
   const int32_t stash = spec.stash_type;
   const bool cast = cast_like || spec.elem_type != stash;
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "core/ir/status.h"
 #include "core/ir/value.h"
@@ -19,6 +20,9 @@ struct LayerNormSpec {
   int32_t elem_type = 0;    // x's TensorProto data type; 0: unknown (CastLike, opset >= 15)
   int32_t stash_type = 1;   // precision of mean/variance (LayerNormalization's stash_type)
   int64_t rank = -1;        // x's rank when known
+  // The normalized axes when they are not the trailing ones (LayerNorm2d over axis 1 of
+  // NCHW, scale/bias [C,1,1]): used instead of `axis`. Empty: axis..rank-1.
+  std::vector<int64_t> axes;
 };
 
 struct LayerNormParts {

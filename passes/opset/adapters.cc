@@ -8,6 +8,7 @@
 //   Before:  Y = Softmax<axis=1>(X)                    X: float[2,3,4]
 //   After:   T = Transpose<perm=[0,2,1]>(X)  S = Softmax<axis=2>(T)  Y = Transpose<perm=[0,2,1]>(S)
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "absl/strings/str_join.h"
@@ -480,6 +481,181 @@ Status DropoutMaskDown(StepContext& ctx) {
   return DropoutDown(ctx);
 }
 
+// ---- attributes judged by value: an attribute the older version lacks is dropped when,
+// given the node's constant inputs and other attributes, it changes nothing.
+
+// Replaces the step's node by Identity(input 0): the op computes its input unchanged.
+Status ReplaceByIdentity(StepContext& ctx) {
+  Node* n = ctx.node;
+  Node* id = ctx.Emit("Identity", {n->input(0)});
+  ctx.types->Alias(n->output(0), id->output(0));
+  OS_RETURN_IF_ERROR(ctx.rewriter->ReplaceNode(n, {id->output(0)}));
+  ctx.node = nullptr;  // replaced
+  return absl::OkStatus();
+}
+
+// Reduce*-13/18's noop_with_empty_axes=1 only acts when the axes are empty:
+//   axes a constant, non-empty list   -> the attribute changes nothing and goes
+//   axes absent or a constant []      -> no axis is reduced: Y = X. For Sum/Mean/Max/Min/
+//                                        Prod that is Identity (each element reduced alone);
+//   axes computed at run time         -> refused (they may be empty at run time).
+// tf2onnx writes noop_with_empty_axes=1 on every ReduceSum with constant axes.
+Status ReduceNoopWithEmptyAxesDown(StepContext& ctx) {
+  Node* n = ctx.node;
+  if (n->GetInt("noop_with_empty_axes", 0) == 0) return absl::OkStatus();
+  Value* axes = n->num_inputs() > 1 ? n->input(1) : nullptr;
+  std::optional<std::vector<int64_t>> values = axes ? ConstantInts(axes) : std::vector<int64_t>{};
+  if (!values) {
+    return ctx.Refuse("noop_with_empty_axes=1 with axes computed at run time (they may be empty, which means no "
+                      "reduction here and every axis at the target)");
+  }
+  if (!values->empty()) {
+    n->RemoveAttribute("noop_with_empty_axes");
+    return absl::OkStatus();
+  }
+  static const std::set<std::string> identity_when_empty = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd"};
+  if (!identity_when_empty.count(n->op_type())) {
+    // ReduceL2 & co. over no axis apply their element-wise part (|x|, x^2, log x, ...):
+    // the op's decomposition into ReduceSum (which keeps noop_with_empty_axes) says so.
+    return ctx.Refuse(absl::StrCat("noop_with_empty_axes=1 and no axes: ", n->op_type(),
+                                   " then is element-wise, not the identity"));
+  }
+  ctx.handled = true;
+  return ReplaceByIdentity(ctx);
+}
+
+// MaxPool/AveragePool-10's ceil_mode=1 only matters when a window would hang over the end:
+// with static spatial dims and explicit pads where (in + pads - dilated kernel) divides by
+// the stride on every axis, ceil and floor give the same output size.
+Status PoolCeilModeDown(StepContext& ctx) {
+  Node* n = ctx.node;
+  if (n->GetInt("ceil_mode", 0) == 0) return absl::OkStatus();
+  if (StringAttr(*n, "auto_pad", "NOTSET") != "NOTSET") {
+    n->RemoveAttribute("ceil_mode");  // auto_pad computes the output size itself; ceil_mode is ignored
+    return absl::OkStatus();
+  }
+  auto dims = ctx.types->Dims(n->input(0));
+  const Attribute* kernel = n->FindAttribute("kernel_shape");
+  if (!dims || !kernel) return ctx.Refuse("ceil_mode=1 and the input's shape is unknown");
+  size_t k = kernel->ints().size();  // ints() is a copy: taken once below
+  if (dims->size() != k + 2) return ctx.Refuse("ceil_mode=1 and the input's rank does not match kernel_shape");
+  auto ints_or = [&](const char* name, std::vector<int64_t> fallback) {
+    const Attribute* a = n->FindAttribute(name);
+    return a ? a->ints() : fallback;
+  };
+  const std::vector<int64_t> kernel_shape = kernel->ints();
+  std::vector<int64_t> strides = ints_or("strides", std::vector<int64_t>(k, 1));
+  std::vector<int64_t> dilations = ints_or("dilations", std::vector<int64_t>(k, 1));
+  std::vector<int64_t> pads = ints_or("pads", std::vector<int64_t>(2 * k, 0));
+  if (strides.size() != k || dilations.size() != k || pads.size() != 2 * k) return ctx.Refuse("malformed pooling attributes");
+  for (size_t i = 0; i < k; ++i) {
+    int64_t in = (*dims)[i + 2];
+    if (in < 0) return ctx.Refuse("ceil_mode=1 and a spatial dim is not static");
+    int64_t span = in + pads[i] + pads[i + k] - ((kernel_shape[i] - 1) * dilations[i] + 1);
+    if (span >= 0 && span % strides[i] != 0) {
+      return ctx.Refuse(absl::StrCat("ceil_mode=1 adds a partial window on spatial axis ", i, " (", in, " + pads - kernel is not a multiple of the stride ", strides[i], ")"));
+    }
+  }
+  n->RemoveAttribute("ceil_mode");
+  return absl::OkStatus();
+}
+
+// MaxPool-8's storage_order only orders the Indices output.
+Status MaxPoolStorageOrderDown(StepContext& ctx) {
+  Node* n = ctx.node;
+  if (n->GetInt("storage_order", 0) == 0) return absl::OkStatus();
+  if (n->num_outputs() > 1 && n->output(1) && n->output(1)->HasUsers())
+    return ctx.Refuse("storage_order=1 and the Indices output is used");
+  n->RemoveAttribute("storage_order");
+  return absl::OkStatus();
+}
+
+bool IsFloat8(int64_t t) { return t >= onnx::TensorProto::FLOAT8E4M3FN && t <= onnx::TensorProto::FLOAT8E5M2FNUZ; }
+
+// QuantizeLinear-19's saturate only matters for float8 outputs (the zero point's type;
+// uint8 without one).
+Status QuantizeSaturateDown(StepContext& ctx) {
+  Node* n = ctx.node;
+  if (!n->FindAttribute("saturate")) return absl::OkStatus();
+  int32_t out = n->num_inputs() > 2 && n->input(2) ? ctx.types->ElemType(n->input(2)) : onnx::TensorProto::UINT8;
+  if (out == 0) return ctx.Refuse("saturate is set and the output type (the zero point's) is unknown");
+  if (!IsFloat8(out)) n->RemoveAttribute("saturate");
+  return absl::OkStatus();
+}
+
+// Resize-18's antialias only acts when linear/cubic resizing shrinks an axis, and
+// keep_aspect_ratio_policy only when sizes are given; axes as ResizeAxesDown.
+Status ResizeDown18(StepContext& ctx) {
+  Node* n = ctx.node;
+  if (StringAttr(*n, "keep_aspect_ratio_policy", "stretch") != "stretch" && n->num_inputs() > 3 && n->input(3))
+    return ctx.Refuse("keep_aspect_ratio_policy other than 'stretch' with sizes: Resize-13 stretches");
+  if (n->GetInt("antialias", 0) != 0) {
+    bool shrinks = true;  // unknown: assume it may
+    if (StringAttr(*n, "mode", "nearest") == "nearest") {
+      shrinks = false;
+    } else if (Value* scales = n->num_inputs() > 2 ? n->input(2) : nullptr) {
+      if (auto v = ConstantDoubles(scales)) shrinks = std::any_of(v->begin(), v->end(), [](double s) { return s < 1.0; });
+    }
+    if (shrinks) return ctx.Refuse("antialias=1 on a linear/cubic resize that may shrink an axis: Resize-13 does not antialias");
+    n->RemoveAttribute("antialias");
+  }
+  n->RemoveAttribute("keep_aspect_ratio_policy");
+  return ResizeAxesDown(ctx);
+}
+
+// TopK-11's sorted=0 leaves the order unspecified (a sorted result is one of the allowed
+// ones); largest=0 is TopK of the negated input, negated back (floating point only: an
+// integer minimum has no negation).
+Status TopKDown(StepContext& ctx) {
+  Node* n = ctx.node;
+  n->RemoveAttribute("sorted");
+  if (n->GetInt("largest", 1) != 0) return absl::OkStatus();
+  int32_t dt = ctx.types->ElemType(n->input(0));
+  bool is_float = dt == onnx::TensorProto::FLOAT || dt == onnx::TensorProto::DOUBLE || dt == onnx::TensorProto::FLOAT16;
+  if (!is_float) return ctx.Refuse("largest=0 is only rewritten (as TopK of -x) for floating-point inputs");
+  n->RemoveAttribute("largest");
+  n->SetInput(0, ctx.Emit("Neg", {n->input(0)})->output(0));
+  Value* y = n->output(0);
+  Node* back = ctx.rewriter->graph()->CreateNode("Neg", {}, 0, ctx.domain, n->next(), "opset/Neg");
+  Value* out = back->AddOutput();
+  ctx.types->Alias(y, out);
+  OS_RETURN_IF_ERROR(ctx.rewriter->ReplaceAllUsesWith(y, out));
+  back->AddInput(y);
+  ctx.emitted->push_back({back, ctx.to_opset()});
+  return absl::OkStatus();
+}
+
+// ArgMax/ArgMin-12's select_last_index=1: the first index in the reversed axis, counted
+// from the end: i = (d - 1) - Arg(Slice(x, reversed along axis)).
+Status ArgSelectLastIndexDown(StepContext& ctx) {
+  Node* n = ctx.node;
+  if (n->GetInt("select_last_index", 0) == 0) return absl::OkStatus();
+  n->RemoveAttribute("select_last_index");
+  int64_t axis = n->GetInt("axis", 0);
+  Value* x = n->input(0);
+  Value* reversed = ctx.Emit("Slice", {x, ctx.Int64s({-1}), ctx.Int64s({INT64_MIN}), ctx.Int64s({axis}), ctx.Int64s({-1})})->output(0);
+  n->SetInput(0, reversed);
+  auto dims = ctx.types->Dims(x);
+  int64_t rank = dims ? static_cast<int64_t>(dims->size()) : -1;
+  int64_t a = axis < 0 && rank >= 0 ? axis + rank : axis;
+  Value* last;  // d - 1, as an int64 scalar
+  if (dims && a >= 0 && a < rank && (*dims)[a] >= 0) {
+    last = ctx.Int64s({(*dims)[a] - 1}, /*scalar=*/true);
+  } else {
+    Value* d = ctx.Emit("Gather", {ctx.Emit("Shape", {x})->output(0), ctx.Int64s({axis}, /*scalar=*/true)})->output(0);
+    last = ctx.Emit("Sub", {d, ctx.Int64s({1}, /*scalar=*/true)})->output(0);
+  }
+  Value* y = n->output(0);
+  Node* back = ctx.rewriter->graph()->CreateNode("Sub", {}, 0, ctx.domain, n->next(), "opset/Sub");
+  Value* out = back->AddOutput();
+  ctx.types->Alias(y, out);
+  OS_RETURN_IF_ERROR(ctx.rewriter->ReplaceAllUsesWith(y, out));
+  back->AddInput(last);
+  back->AddInput(y);
+  ctx.emitted->push_back({back, ctx.to_opset()});
+  return absl::OkStatus();
+}
+
 Status RefuseScan(StepContext& ctx) {
   return ctx.Refuse("Scan-8 (batched, with sequence_lens) and Scan-9 differ in inputs and semantics");
 }
@@ -516,7 +692,17 @@ const std::map<Key, Adapter>& Table() {
     (*t)[{"", "Constant", 12, 11}] = ConstantScalarsDown;
     (*t)[{"", "Cast", 19, 13}] = CastSaturateDown;
     (*t)[{"", "Reshape", 14, 13}] = ReshapeAllowZeroDown;
-    (*t)[{"", "Resize", 18, 13}] = ResizeAxesDown;
+    (*t)[{"", "Resize", 18, 13}] = ResizeDown18;
+    (*t)[{"", "ReduceSum", 13, 11}] = ReduceNoopWithEmptyAxesDown;
+    for (const char* op : {"ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean",
+                           "ReduceMin", "ReduceProd", "ReduceSumSquare"})
+      (*t)[{"", op, 18, 13}] = ReduceNoopWithEmptyAxesDown;
+    (*t)[{"", "AveragePool", 10, 7}] = PoolCeilModeDown;
+    (*t)[{"", "MaxPool", 10, 8}] = PoolCeilModeDown;
+    (*t)[{"", "MaxPool", 8, 1}] = MaxPoolStorageOrderDown;
+    (*t)[{"", "QuantizeLinear", 19, 13}] = QuantizeSaturateDown;
+    (*t)[{"", "TopK", 11, 10}] = TopKDown;
+    for (const char* op : {"ArgMax", "ArgMin"}) (*t)[{"", op, 12, 11}] = ArgSelectLastIndexDown;
     (*t)[{"", "ScatterND", 16, 13}] = ScatterNDAddDown;
     (*t)[{"", "Mod", 28, 13}] = ModFloatFloorDown;
     (*t)[{"", "Scan", 9, 8}] = RefuseScan;

@@ -796,7 +796,7 @@ class Converter {
         }
       }
       if (s.ok() && !ctx.handled) s = GenericStep(ctx);
-      if (s.ok() && ctx.replacement) node = ctx.replacement;
+      if (s.ok() && ctx.replacement) node = ctx.node = ctx.replacement;  // ctx.to_opset() below reads ctx.node
       if (!s.ok()) {
         // A node the step cannot take may still be expressible through its function body.
         std::string why(s.message());
@@ -812,6 +812,11 @@ class Converter {
     }
     if (from->since_version() != to->since_version()) report_.counts["nodes-converted"]++;
     Status s = CheckAtTarget(*node, *to, types_, target);
+    if (!s.ok() && domain.empty() && (op == "Max" || op == "Min")) {
+      // The target's Max/Min lack the input's (integer) type: an exact rewrite may exist.
+      Status d = DecomposeOrRefuse(node, domain, target, target, rw, emitted, std::string(s.message()));
+      if (d.ok()) return d;
+    }
     if (!s.ok()) {
       failed_name_ = DescribeNode(*node);
       return s;

@@ -17,6 +17,7 @@
 //
 // Before (opset 18 -> 17):  Y = Mish(X)
 // After:                    S = Softplus(X)  T = Tanh(S)  Y = Mul(X, T)
+#include <algorithm>
 #include <functional>
 
 #include "absl/container/flat_hash_map.h"
@@ -185,6 +186,34 @@ StatusOr<bool> DecomposeBitwiseNot(DecomposeContext& ctx) {
   return true;
 }
 
+// Max/Min on integers before 12 (Max-8/Min-8 take floating point only), pairwise:
+//   max(a, b) = Where(Greater(a, b), a, b)    min(a, b) = Where(Less(a, b), a, b)
+// exact for integers (no NaN), broadcasting as Max/Min do. tf2onnx writes Max on int64
+// shapes (einsum's batch dims).
+StatusOr<bool> DecomposeIntegerMinMax(DecomposeContext& ctx) {
+  Node* n = ctx.node;
+  int32_t dt = n->num_inputs() > 0 ? ctx.types->ElemType(n->input(0)) : 0;
+  bool integer = dt == onnx::TensorProto::INT8 || dt == onnx::TensorProto::INT16 || dt == onnx::TensorProto::INT32 ||
+                 dt == onnx::TensorProto::INT64 || dt == onnx::TensorProto::UINT8 || dt == onnx::TensorProto::UINT16 ||
+                 dt == onnx::TensorProto::UINT32;  // uint64: onnxruntime has no Where kernel for it
+  if (!integer || n->num_inputs() == 0 || std::any_of(n->inputs().begin(), n->inputs().end(), [](Value* v) { return !v; })) {
+    *ctx.why_not = "only integer Max/Min (not uint64) are rewritten (as Where(Greater/Less))";
+    return false;
+  }
+  Rewriter& rw = *ctx.rewriter;
+  Node* before = n->prev();
+  const char* compare = n->Is("Max") ? "Greater" : "Less";
+  Value* y = n->input(0);
+  for (size_t i = 1; i < n->num_inputs(); ++i) {
+    Value* b = n->input(i);
+    y = rw.Op("Where", {rw.Op(compare, {y, b}), y, b});
+  }
+  if (n->num_inputs() == 1) y = rw.Op("Identity", {y});
+  CollectEmitted(before, n, ctx.opset, *ctx.emitted);
+  OS_RETURN_IF_ERROR(FinishReplacement(ctx, {y}));
+  return true;
+}
+
 // Upsample-9 and Resize-10 are one operator under two names (X, scales; nearest or
 // linear, asymmetric): Upsample is deprecated from 10, Resize does not exist before 10.
 StatusOr<bool> RenameUpsampleResize(DecomposeContext& ctx, const char* to_op, int64_t at_opset) {
@@ -332,6 +361,7 @@ StatusOr<bool> Decompose(DecomposeContext& ctx) {
   if (ctx.domain.empty() && op == "Gelu") return DecomposeGelu(ctx);
   if (ctx.domain.empty() && op == "Trilu") return DecomposeTrilu(ctx);
   if (ctx.domain.empty() && op == "BitwiseNot") return DecomposeBitwiseNot(ctx);
+  if (ctx.domain.empty() && (op == "Max" || op == "Min") && ctx.target < 12) return DecomposeIntegerMinMax(ctx);
   if (ctx.domain.empty() && op == "Upsample" && ctx.opset == 9 && ctx.target >= 10)
     return RenameUpsampleResize(ctx, "Resize", 10);
   if (ctx.domain.empty() && op == "Resize" && ctx.opset == 10 && ctx.target < 10)

@@ -8,13 +8,18 @@
 //   --- expected
 //   <ir_version: 10, ...> ...            | unchanged | error: substring
 //
+// A negative may pin why a rule refused: a `refused: substring` line after the pipeline
+// line; some --debug-patterns line of the run must contain the substring.
+//
 // Outputs are compared after canonical printing (tests/cpp/canonical.h).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/str_join.h"
 #include "core/interop/onnx_interop.h"
 #include "core/io/exporter.h"
 #include "core/pass/pass_manager.h"
@@ -30,6 +35,7 @@ struct GoldenCase {
   std::string pipeline;
   std::string input;
   std::string expected;
+  std::vector<std::string> refused;  // substrings of --debug-patterns lines
 };
 
 GoldenCase ReadCase(const fs::path& path) {
@@ -40,6 +46,10 @@ GoldenCase ReadCase(const fs::path& path) {
   while (std::getline(f, line)) {
     if (line.rfind("pipeline:", 0) == 0 && !section) {
       c.pipeline = line.substr(9);
+    } else if (line.rfind("refused:", 0) == 0 && !section) {
+      std::string want = line.substr(8);
+      want.erase(0, want.find_first_not_of(' '));
+      c.refused.push_back(want);
     } else if (line == "--- input") {
       section = &c.input;
     } else if (line == "--- expected") {
@@ -76,7 +86,15 @@ TEST_P(Golden, Case) {
   std::string before = testing::CanonicalText(ExportModel(**model));
   auto pipeline = ParsePipeline(c.pipeline);
   ASSERT_TRUE(pipeline.ok()) << pipeline.status().message();
-  auto result = RunPipeline(**model, *pipeline);
+  PassManagerOptions options;
+  std::vector<std::string> debug_lines;
+  options.context.debug_patterns = [&](const std::string& line) { debug_lines.push_back(line); };
+  auto result = RunPipeline(**model, *pipeline, options);
+  for (const std::string& want : c.refused) {
+    bool found = std::any_of(debug_lines.begin(), debug_lines.end(),
+                             [&](const std::string& l) { return l.find(want) != std::string::npos; });
+    EXPECT_TRUE(found) << "no refusal says '" << want << "'; the rules said:\n" << absl::StrJoin(debug_lines, "\n");
+  }
   if (c.expected.rfind("error:", 0) == 0) {
     std::string want = c.expected.substr(6);
     want.erase(0, want.find_first_not_of(' '));

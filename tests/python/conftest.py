@@ -152,13 +152,14 @@ class CorpusModel:
 class Corpus:
     directory: Path
     generator_log: str
-    source_hash: str
+    source_hashes: dict  # stack -> hash of its generator sources (generate.source_hash)
 
     def model(self, name: str) -> CorpusModel:
         manifest_path = self.directory / f"{name}.json"
         stamp = self.directory / f"{name}.stamp"
         # A stamp from other generator sources means this run did not rebuild the model.
-        current = stamp.is_file() and stamp.read_text().split()[0] == self.source_hash
+        want = self.source_hashes[_catalog.BY_NAME[name].stack] if name in _catalog.BY_NAME else None
+        current = stamp.is_file() and stamp.read_text().split()[0] == want
         if not (manifest_path.is_file() and current):
             error = self.directory / f"{name}.error"
             detail = error.read_text() if error.is_file() else self.generator_log
@@ -180,7 +181,8 @@ def corpus() -> Corpus:
     log = f"$ {' '.join(command)}\n(exit {proc.returncode})\n{proc.stdout}\n{proc.stderr}"
     if proc.returncode != 0 and not any(CORPUS_DIR.glob("*.stamp")):
         pytest.fail(f"corpus generation failed:\n{log}", pytrace=False)
-    return Corpus(CORPUS_DIR, log, _catalog.source_hash())
+    stacks = {"torch", *(e.stack for e in _catalog.CATALOG)}
+    return Corpus(CORPUS_DIR, log, {stack: _catalog.source_hash(stack) for stack in stacks})
 
 
 @pytest.fixture

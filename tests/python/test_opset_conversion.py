@@ -37,7 +37,7 @@ def assert_defined_at(model: onnx.ModelProto, opset: int) -> None:
             assert not schema.deprecated, f"{n.op_type} is deprecated at opset {opset}"
 
 
-@pytest.mark.parametrize("target", [15, 13])
+@pytest.mark.parametrize("target", [15, 13, 11])
 def test_corpus_model_downgrades_equivalently(corpus_model, target, oracle):
     original = onnx.load(corpus_model.path)
     source = default_opset(original)

@@ -1,0 +1,64 @@
+#include "core/inspect/declared_shapes.h"
+
+#include "core/interop/onnx_interop.h"
+#include "core/io/exporter.h"
+#include "core/io/importer.h"
+#include "core/shape/propagate.h"
+
+namespace onnxsurgeon {
+namespace {
+
+// True when both shapes are known and differ in rank or in a dim both give as a number.
+bool Contradicts(const onnx::TypeProto& declared, const onnx::TypeProto& inferred) {
+  if (!declared.has_tensor_type() || !inferred.has_tensor_type()) return false;
+  const auto& a = declared.tensor_type();
+  const auto& b = inferred.tensor_type();
+  if (!a.has_shape() || !b.has_shape()) return false;
+  if (a.shape().dim_size() != b.shape().dim_size()) return true;
+  for (int i = 0; i < a.shape().dim_size(); ++i) {
+    const auto& x = a.shape().dim(i);
+    const auto& y = b.shape().dim(i);
+    if (x.has_dim_value() && y.has_dim_value() && x.dim_value() != y.dim_value()) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<DeclaredShapeConflict> DeclaredShapeConflicts(const Model& model) {
+  // A copy without the declarations: graph outputs and main-graph value_info lose their
+  // types; the local shape rules and onnx inference then say what is computed.
+  onnx::ModelProto proto = ExportModel(model);
+  std::map<std::string, onnx::TypeProto> declared_outputs, declared_infos;
+  for (auto& out : *proto.mutable_graph()->mutable_output()) {
+    if (out.type().has_tensor_type() && out.type().tensor_type().has_shape()) {
+      declared_outputs[out.name()] = out.type();
+      out.clear_type();  // untyped: the local rules only type values that have no type
+    }
+  }
+  for (const auto& info : proto.graph().value_info()) {
+    if (info.type().has_tensor_type() && info.type().tensor_type().has_shape()) declared_infos[info.name()] = info.type();
+  }
+  proto.mutable_graph()->clear_value_info();
+  std::vector<DeclaredShapeConflict> conflicts;
+  if (declared_outputs.empty() && declared_infos.empty()) return conflicts;
+  auto copy = ImportModel(std::move(proto));
+  if (!copy.ok()) return conflicts;
+  InferShapesOptions options;
+  options.record_value_info = false;
+
+  PropagateShapes(**copy, options);
+  (void)InferShapes(**copy, options);  // a model inference cannot go through has no verdict here
+  const Graph& g = (*copy)->graph();
+  auto check = [&](const Value* v, const std::map<std::string, onnx::TypeProto>& declared, bool output) {
+    auto it = v ? declared.find(v->name()) : declared.end();
+    if (it == declared.end() || !v->type() || !Contradicts(it->second, *v->type())) return;
+    conflicts.push_back({v->name(), output, it->second, *v->type()});
+  };
+  for (const Value* v : g.outputs()) check(v, declared_outputs, true);
+  for (const Node* n : g.nodes())
+    for (const Value* v : n->outputs()) check(v, declared_infos, false);
+  return conflicts;
+}
+
+}  // namespace onnxsurgeon
