@@ -9,12 +9,13 @@ BUILD := $(ROOT)/build
 VENV := $(ROOT)/.venv
 PY := $(VENV)/bin/python
 JOBS ?= $(shell nproc)
+comma := ,
 # ccache: relative paths so a clone in another folder (CI) hits the same cache.
 export CCACHE_BASEDIR := $(ROOT)
 export CCACHE_NOHASHDIR := 1
 export CCACHE_MAXSIZE ?= 5G
 
-.PHONY: all bootstrap configure build models test test-cpp test-python demo bench clean
+.PHONY: all bootstrap configure build models test test-cpp test-python demo bench clean backends backends-setup backends-smoke
 
 all: build
 
@@ -50,6 +51,21 @@ demo: build
 
 bench: build
 	@bash bench/run.sh
+
+# Real backends (openvino, rknn-toolkit2's simulator, nncase 1.9, onnx2tf->TFLite, old
+# onnxruntime), each in its own venv under .backends/ (scripts/backends/setup.sh; an install
+# that fails is recorded there and reported). `make backends` runs the whole corpus through
+# each, before and after the rewrite (tests/backends/harness.py; results in build/backends/);
+# `make backends-smoke` runs one small model per backend. BACKENDS=a,b picks some.
+backends-setup:
+	@bash scripts/backends/setup.sh $(subst $(comma), ,$(BACKENDS)) || echo "backends-setup: some installs failed; the harness reports them"
+
+backends: build models backends-setup
+	$(PY) tests/backends/kokoro_corpus.py || echo "backends: the Kokoro model failed to export; it is not in this run"
+	$(PY) tests/backends/harness.py $(if $(BACKENDS),--backends $(BACKENDS))
+
+backends-smoke: build models backends-setup
+	$(PY) tests/backends/harness.py --smoke $(if $(BACKENDS),--backends $(BACKENDS))
 
 clean:
 	rm -rf $(BUILD)

@@ -1,0 +1,377 @@
+#!/usr/bin/env python3
+"""Runs the corpus on real backends, before and after `onnxsurgeon --target`.
+
+    python tests/backends/harness.py [--backends a,b] [--models m1,m2] [--corpus DIR ...]
+                                     [--out DIR] [--cli PATH] [--smoke] [--markdown FILE]
+
+For every backend (tests/backends/backends.py) and corpus model it checks:
+  1. whether the backend loads and runs the original, or refuses it (the refusal recorded),
+  2. that `onnxsurgeon --target NAME` rewrites it and the backend loads and runs the result,
+  3. that the outputs match onnxruntime (this venv's, the current release) on the original
+     within the backend's tolerance; for models onnxruntime cannot run (custom ops), the
+     torch reference outputs the corpus generator stored.
+Each backend runs in its own venv (scripts/backends/setup.sh) through a runner in
+tests/backends/runners/ that speaks files: model and inputs.npz in, outputs.npz or a
+refusal in result.json out, so no backend shares a process or a Python with another.
+A backend whose venv is missing or failed to install is reported as such for every model.
+
+Writes OUT/results.json and OUT/results.md (default OUT: build/backends). Exit status: 0
+when every check that could run passed (a rewrite that a backend still refuses is a
+failure; an original the backend refuses is the reason to rewrite, not a failure), 1
+otherwise, 2 on a usage error. --smoke runs one small model per backend and fails when a
+requested backend is not installed.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path.insert(0, str(HERE))
+
+from backends import BACKENDS, Backend  # noqa: E402
+
+# The project's corpus, and the harness's own models (tests/backends/kokoro_corpus.py).
+DEFAULT_CORPORA = [ROOT / "tests/models/.generated", ROOT / "build/backends/corpus"]
+SMOKE_MODELS = ("layernorm_op17", "gelu_erf_op17", "cnn_clutter_op13")
+BACKENDS_DIR = Path(os.environ.get("BACKENDS_DIR", ROOT / ".backends"))
+
+
+# ----------------------------------------------------------------------------- corpus
+
+
+class CorpusModel:
+    def __init__(self, path: Path):
+        self.path = path
+        self.name = path.name[: -len(".onnx")]
+        manifest = path.with_name(self.name + ".json")
+        self.manifest = json.loads(manifest.read_text()) if manifest.is_file() else {}
+        self.inputs_path = path.with_name(self.name + ".inputs.npz")
+        self.expected_path = path.with_name(self.name + ".expected.npz")
+        self.rtol = float(self.manifest.get("rtol", 1e-4))
+        self.atol = float(self.manifest.get("atol", 1e-4))
+
+    def inputs(self) -> dict[str, np.ndarray]:
+        with np.load(self.inputs_path) as npz:
+            return {k: npz[k] for k in npz.files}
+
+    def shapes_option(self) -> str:
+        """set-input-shape's items for the corpus inputs' shapes: name:1x128;name2:...
+        (scalars have no dims to fix)."""
+        return ";".join(f"{k}:{'x'.join(str(d) for d in v.shape)}" for k, v in self.inputs().items() if v.ndim)
+
+
+def find_models(corpora: list[Path], only: list[str] | None) -> list[CorpusModel]:
+    models = []
+    for corpus in corpora:
+        if not corpus.is_dir():
+            continue
+        for path in sorted(corpus.glob("*.onnx")):
+            m = CorpusModel(path)
+            if not m.inputs_path.is_file() or m.name.endswith("_external") or m.name == "large":
+                continue
+            if only and m.name not in only:
+                continue
+            models.append(m)
+    if only:
+        missing = set(only) - {m.name for m in models}
+        if missing:
+            raise SystemExit(f"harness: no corpus model {', '.join(sorted(missing))} in "
+                             f"{', '.join(map(str, corpora))} (make models generates them)")
+    return models
+
+
+def reference_outputs(model: CorpusModel) -> tuple[list[np.ndarray], str]:
+    """onnxruntime (current) on the original; the torch outputs when it cannot run it."""
+    import onnxruntime as ort
+    try:
+        session = ort.InferenceSession(str(model.path), providers=["CPUExecutionProvider"])
+        inputs = model.inputs()
+        return session.run(None, {i.name: inputs[i.name] for i in session.get_inputs()}), \
+            f"onnxruntime {ort.__version__}"
+    except Exception as e:
+        if not model.expected_path.is_file():
+            raise RuntimeError(f"onnxruntime cannot run {model.path.name} and there is no torch reference: {e}")
+        names = [o.name for o in onnx.load(str(model.path), load_external_data=False).graph.output]
+        with np.load(model.expected_path) as npz:
+            return [npz[n] for n in names], "torch (onnxruntime cannot run the original)"
+
+
+# --------------------------------------------------------------------------- backends
+
+
+def backend_python(backend: Backend) -> tuple[Path | None, str]:
+    """The backend venv's python, or None and why it is unavailable."""
+    d = BACKENDS_DIR / backend.name
+    if (d / "install-error").is_file():
+        return None, "install failed: " + (d / "install-error").read_text().splitlines()[0]
+    if not (d / "ready").is_file():
+        return None, f"not installed (run scripts/backends/setup.sh {backend.name})"
+    return d / "venv/bin/python", ""
+
+
+def run_backend(backend: Backend, python: Path, model: Path, inputs: Path, workdir: Path) -> dict:
+    """One runner call; a crash or a hang is recorded as the backend's result."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "result.json").unlink(missing_ok=True)
+    runner = HERE / "runners" / f"run-{backend.name}.py"
+    start = time.perf_counter()
+    env = dict(os.environ, OMP_NUM_THREADS="1", TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
+    try:
+        proc = subprocess.run([str(python), str(runner), str(model), str(inputs), str(workdir)],
+                              capture_output=True, text=True, timeout=backend.timeout, env=env,
+                              errors="replace")
+    except subprocess.TimeoutExpired:
+        return {"status": "refused", "stage": "run", "message": f"no answer within {backend.timeout} s (killed)",
+                "seconds": round(time.perf_counter() - start, 1)}
+    seconds = round(time.perf_counter() - start, 1)
+    (workdir / "runner.log").write_text(proc.stdout + proc.stderr)
+    result_path = workdir / "result.json"
+    if not result_path.is_file():
+        tail = [l for l in (proc.stderr or proc.stdout).splitlines() if l.strip()][-1:] or ["(no output)"]
+        how = f"signal {-proc.returncode}" if proc.returncode < 0 else f"exit {proc.returncode}"
+        return {"status": "refused", "stage": "crash", "message": f"runner died ({how}): {tail[0][:300]}",
+                "seconds": seconds}
+    result = json.loads(result_path.read_text())
+    result["seconds"] = seconds
+    if result["status"] == "ok":
+        with np.load(workdir / "outputs.npz") as npz:
+            result["outputs"] = [npz[f"out{i}"] for i in range(len(npz.files))]
+    return result
+
+
+# --------------------------------------------------------------------------- comparing
+
+
+_CHANNELS_LAST_TO_FIRST = {4: (0, 3, 1, 2), 3: (0, 2, 1), 5: (0, 4, 1, 2, 3)}
+
+
+def _layouts(out: np.ndarray, ref: np.ndarray) -> list[tuple[np.ndarray, str]]:
+    """out in ref's layout, every way it can be: as is, channels-last turned back to
+    channels-first (onnx2tf's outputs; when C == H == W both fit the shape, so both are
+    tried), or the same elements in ref's shape (a backend that adds or drops unit dims)."""
+    found = []
+    if out.shape == ref.shape:
+        found.append((out, ""))
+    perm = _CHANNELS_LAST_TO_FIRST.get(out.ndim)
+    if perm and out.ndim == ref.ndim and out.transpose(perm).shape == ref.shape:
+        found.append((out.transpose(perm), "channels-last output"))
+    if not found and out.size == ref.size and [d for d in out.shape if d != 1] == [d for d in ref.shape if d != 1]:
+        found.append((out.reshape(ref.shape), f"shape {list(out.shape)} reshaped"))
+    return found
+
+
+def _error(out: np.ndarray, ref: np.ndarray, rtol: float, atol: float) -> tuple[float, bool]:
+    if ref.dtype == bool or np.issubdtype(ref.dtype, np.integer):
+        err = float(np.max(np.abs(out.astype(np.int64) - ref.astype(np.int64)), initial=0))
+        return err, err == 0
+    o, r = out.astype(np.float64), ref.astype(np.float64)
+    diff = np.where(np.isnan(o) & np.isnan(r), 0.0, np.abs(o - r))
+    err = float(np.max(diff, initial=0.0)) if not np.isnan(diff).any() else float("inf")
+    scale = float(np.max(np.abs(np.where(np.isnan(r), 0, r)), initial=0.0))
+    return err, err <= atol + rtol * scale
+
+
+def compare(outputs: list[np.ndarray], refs: list[np.ndarray], rtol: float, atol: float) -> dict:
+    """max abs error over all outputs and whether each output is within tolerance."""
+    if len(outputs) != len(refs):
+        return {"match": False, "max_abs_err": None, "why": f"{len(outputs)} outputs, expected {len(refs)}"}
+    worst, notes, match = 0.0, [], True
+    for i, (out, ref) in enumerate(zip(outputs, refs)):
+        out, ref = np.asarray(out), np.asarray(ref)
+        candidates = _layouts(out, ref)
+        if not candidates:
+            return {"match": False, "max_abs_err": None,
+                    "why": f"output {i}: shape {list(out.shape)}, expected {list(ref.shape)}"}
+        judged = [(_error(c, ref, rtol, atol), note) for c, note in candidates]
+        (err, ok), note = next((j for j in judged if j[0][1]), judged[0])
+        if note:
+            notes.append(f"output {i}: {note}")
+        worst = max(worst, err)
+        match &= bool(ok)
+    return {"match": match, "max_abs_err": worst, "why": "; ".join(notes)}
+
+
+# --------------------------------------------------------------------------- rewriting
+
+
+def available_targets(cli: Path) -> set[str]:
+    """The profiles `onnxsurgeon targets` lists (empty before the planner exists)."""
+    try:
+        proc = subprocess.run([str(cli), "targets"], capture_output=True, text=True, timeout=60)
+    except OSError:
+        return set()
+    if proc.returncode != 0:
+        return set()
+    return {line.split()[0] for line in proc.stdout.splitlines() if line.strip() and not line.startswith(" ")}
+
+
+def rewrite_command(cli: Path, backend: Backend, model: CorpusModel, out: Path, targets: set[str]) -> tuple[list[str], str]:
+    target = next((t for t in backend.targets if t in targets), None)
+    if target:
+        cmd = [str(cli), "--target", target]
+        if backend.static:
+            cmd += ["--input-shapes", model.shapes_option()]
+        return cmd + [str(model.path), "-o", str(out)], f"--target {target}"
+    pipeline = backend.pipeline.replace("{shapes}", model.shapes_option())
+    return [str(cli), "--pass", pipeline, str(model.path), "-o", str(out)], "hand pipeline"
+
+
+def rewrite(cmd: list[str]) -> dict:
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    lines = [l for l in proc.stderr.splitlines() if l.strip()]
+    return {"exit": proc.returncode, "seconds": round(time.perf_counter() - start, 2),
+            "message": (lines[-1] if lines else "")[:400] if proc.returncode else "",
+            "command": " ".join(shlex.quote(c) for c in cmd)}
+
+
+# --------------------------------------------------------------------------- the run
+
+
+def check_one(backend: Backend, python: Path, model: CorpusModel, cli: Path, targets: set[str], work: Path) -> dict:
+    row = {"backend": backend.name, "model": model.name}
+    try:
+        refs, ref_source = reference_outputs(model)
+    except RuntimeError as e:
+        row.update(verdict="no reference", why=str(e))
+        return row
+    row["reference"] = ref_source
+    rtol, atol = max(backend.rtol, model.rtol), max(backend.atol, model.atol)
+    row["tolerance"] = {"rtol": rtol, "atol": atol, "note": backend.tolerance_note}
+    wd = work / backend.name / model.name
+
+    def judged(result: dict) -> dict:
+        outputs = result.pop("outputs", None)
+        if outputs is not None:
+            result.update(compare(outputs, refs, rtol, atol))
+        return result
+
+    original = judged(run_backend(backend, python, model.path, model.inputs_path, wd / "original"))
+    row["original"] = original
+    out = wd / "rewritten.onnx"
+    cmd, mode = rewrite_command(cli, backend, model, out, targets)
+    rw = rewrite(cmd)
+    rw["mode"] = mode
+    row["rewrite"] = rw
+    if rw["exit"] == 0 and mode.startswith("--target"):
+        # --target must never write what its own check --target rejects.
+        shapes = cmd[3:5] if backend.static else []
+        check = [str(cli), "check", "--target", mode.split()[1], *shapes, str(out)]
+        proc = subprocess.run(check, capture_output=True, text=True, timeout=300)
+        rw["check_exit"] = proc.returncode
+        rw["check_says"] = (proc.stdout.strip().splitlines() or [""])[0][:300]
+    if rw["exit"] != 0:
+        rewritten = None
+    else:
+        rewritten = judged(run_backend(backend, python, out, model.inputs_path, wd / "rewritten"))
+    row["rewritten"] = rewritten
+    row["verdict"], row["why"] = verdict(original, rw, rewritten)
+    return row
+
+
+def verdict(original: dict, rw: dict, rewritten: dict | None) -> tuple[str, str]:
+    """One word for the row, and whether it is a failure of onnxsurgeon (see failed())."""
+    orig_ok = original["status"] == "ok" and original.get("match")
+    orig_wrong = original["status"] == "ok" and not original.get("match")
+    if rw["exit"] != 0:
+        return "rewrite failed", rw["message"]
+    if rewritten["status"] != "ok":
+        return "still refused", f"{rewritten['stage']}: {rewritten['message']}"
+    if not rewritten.get("match"):
+        return "wrong after rewrite", f"max abs err {rewritten.get('max_abs_err')} {rewritten.get('why', '')}".strip()
+    if rw.get("check_exit", 0) != 0:
+        return "check rejects output", f"runs, but check --target exits {rw['check_exit']}: {rw.get('check_says', '')}"
+    if orig_ok:
+        return "ok as is", ""
+    if orig_wrong:
+        return "fixed (was wrong)", f"original max abs err {original.get('max_abs_err')}"
+    return "fixed (was refused)", f"{original['stage']}: {original['message']}"
+
+
+FAILURES = {"rewrite failed", "still refused", "wrong after rewrite", "no reference", "check rejects output"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--backends", help=f"comma-separated, default all: {','.join(BACKENDS)}")
+    parser.add_argument("--models", help="comma-separated corpus model names (default all)")
+    parser.add_argument("--corpus", type=Path, action="append", help="corpus folder(s) of NAME.onnx + NAME.inputs.npz")
+    parser.add_argument("--out", type=Path, default=ROOT / "build/backends")
+    parser.add_argument("--cli", type=Path, default=ROOT / "build/onnxsurgeon")
+    parser.add_argument("--smoke", action="store_true", help=f"one small model per backend ({SMOKE_MODELS[0]})")
+    parser.add_argument("--markdown", type=Path, help="also write the markdown table here")
+    args = parser.parse_args(argv)
+
+    names = args.backends.split(",") if args.backends else list(BACKENDS)
+    unknown = [n for n in names if n not in BACKENDS]
+    if unknown:
+        parser.error(f"unknown backend(s) {', '.join(unknown)}; known: {', '.join(BACKENDS)}")
+    if not args.cli.is_file():
+        parser.error(f"no CLI at {args.cli} (make build)")
+    only = args.models.split(",") if args.models else ([SMOKE_MODELS[0]] if args.smoke else None)
+    models = find_models(args.corpus or DEFAULT_CORPORA, only)
+    if not models:
+        parser.error("no corpus models found (make models)")
+    targets = available_targets(args.cli)
+    args.out.mkdir(parents=True, exist_ok=True)
+    work = args.out / "work"
+
+    rows, unavailable = [], {}
+
+    def write_report() -> None:
+        """Written after every row, so an interrupted run still leaves what it measured."""
+        versions = {}
+        for name in names:
+            freeze = BACKENDS_DIR / name / "freeze.txt"
+            versions[name] = freeze.read_text().split() if freeze.is_file() else []
+        report = {"command": " ".join(shlex.quote(a) for a in [sys.executable, *sys.argv]),
+                  "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                  "targets_available": sorted(targets), "unavailable": unavailable,
+                  "backends": {n: BACKENDS[n].summary for n in names}, "versions": versions, "rows": rows}
+        (args.out / "results.json").write_text(json.dumps(report, indent=1, default=float))
+        import report as report_md
+        text = report_md.markdown(report)
+        (args.out / "results.md").write_text(text)
+        if args.markdown:
+            args.markdown.write_text(text)
+
+    for name in names:
+        backend = BACKENDS[name]
+        python, why = backend_python(backend)
+        if python is None:
+            unavailable[name] = why
+            print(f"{name:12s} UNAVAILABLE: {why}", flush=True)
+            continue
+        for model in models:
+            row = check_one(backend, python, model, args.cli, targets, work)
+            rows.append(row)
+            write_report()
+            print(f"{name:12s} {model.name:28s} {row['verdict']:20s} {row.get('why', '')[:150]}", flush=True)
+    write_report()
+    failed = [r for r in rows if r["verdict"] in FAILURES]
+    counts = {}
+    for r in rows:
+        counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
+    print(f"harness: {len(rows)} runs: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+          + f"; unavailable backends: {', '.join(unavailable) or 'none'}; results in {args.out}")
+    if args.smoke and unavailable:
+        print("harness: --smoke needs every requested backend installed: " + "; ".join(
+            f"{k}: {v}" for k, v in unavailable.items()), file=sys.stderr)
+        return 1
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

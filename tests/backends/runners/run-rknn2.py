@@ -1,0 +1,79 @@
+"""rknn-toolkit2 runner: load_onnx, build without quantization for rk3588, run on the x86
+simulator (init_runtime() with no target). The simulator computes in fp16."""
+import os
+import re
+import sys
+
+from _protocol import CapturedOutput, Refused, main
+
+
+def probe():
+    with CapturedOutput(os.devnull):
+        from rknn.api import RKNN  # noqa: F401  (the import itself is the check)
+    from importlib.metadata import version
+    return version("rknn-toolkit2")
+
+
+def run(model, inputs, workdir):
+    from rknn.api import RKNN
+    log = CapturedOutput(os.path.join(workdir, "rknn.log"))
+
+    def why(default):
+        """rknn logs its errors instead of raising them: its API-level line ("E build: ..."),
+        else the exception it caught, else the runtime's own ("E RKNN: ...")."""
+        lines = log.lines()
+        api = [l for l in lines if re.match(r"^E \w+: ", l) and not l.endswith("(most recent call last):")
+               and "rknn-toolkit2 version" not in l and not l.startswith("E RKNN:")]
+        caught = [l for l in lines if re.match(r"^(?:[a-z_0-9]+\.)+[A-Z]\w*: |^\w+(?:Error|Exception): ", l)]
+        runtime = [l for l in lines if l.startswith("E RKNN:")]
+        for found in (api, caught, runtime):
+            if found:
+                return found[-1]
+        return default
+
+    import onnx
+    graph = onnx.load(model, load_external_data=False).graph
+    dynamic = any(not d.HasField("dim_value") for i in graph.input if i.name in inputs
+                  for d in i.type.tensor_type.shape.dim)
+    # A dynamic model needs its input shapes at conversion, as rknn's user guide says:
+    # load_onnx(inputs=names, input_size_list=shapes) fixes them.
+    fixed = {"inputs": list(inputs), "input_size_list": [list(a.shape) for a in inputs.values()]} if dynamic else {}
+    with log:
+        rknn = RKNN(verbose=False)
+        rknn.config(target_platform="rk3588")
+        try:
+            ret = rknn.load_onnx(model=model, **fixed)
+        except Exception as e:
+            ret, exc = -1, e
+        else:
+            exc = None
+    if ret != 0:
+        raise Refused("load", why(str(exc) if exc else "load_onnx returned %s" % ret))
+    with log:
+        try:
+            ret = rknn.build(do_quantization=False)
+        except Exception as e:
+            ret = -1
+    if ret != 0:
+        raise Refused("build", why("build returned %s" % ret))
+    with log:
+        ret = rknn.init_runtime()
+    if ret != 0:
+        raise Refused("build", why("init_runtime (simulator) returned %s" % ret))
+    arrays = list(inputs.values())
+    # The model's own layout: without data_format the simulator takes 4-D inputs as NHWC
+    # (the format of other ranks is ignored, but must be a string).
+    formats = ["nchw"] * len(arrays)
+    with log:
+        try:
+            outputs = rknn.inference(inputs=arrays, data_format=formats)
+        except Exception as e:
+            outputs, exc = None, e
+    if outputs is None:
+        raise Refused("run", why("inference returned nothing"))
+    rknn.release()
+    return outputs, "fp16 simulator" + (", input_size_list given" if dynamic else "")
+
+
+if __name__ == "__main__":
+    sys.exit(main(probe, run))

@@ -1,0 +1,82 @@
+"""TFLite runner: onnx2tf converts the ONNX model to a float32 .tflite, TF's interpreter
+runs it. Inputs keep the ONNX layout (keep_ncw_or_nchw_or_ncdhw_input_names); onnx2tf
+may still emit channels-last outputs, which the harness accounts for by trying the
+NHWC->NCHW permutation when the shapes say so (recorded in the note)."""
+import glob
+import os
+import re
+import sys
+
+from _protocol import CapturedOutput, Refused, main
+
+
+def probe():
+    from importlib.metadata import version
+    with CapturedOutput(os.devnull):
+        import onnx2tf  # noqa: F401
+        import tensorflow  # noqa: F401
+    return "onnx2tf %s, tensorflow-cpu %s" % (version("onnx2tf"), version("tensorflow-cpu"))
+
+
+def onnx2tf_error(lines):
+    """onnx2tf's reason: the exception it reports and the ONNX node it names (its other
+    ERROR lines are generic advice)."""
+    caught = [i for i, l in enumerate(lines) if re.match(r"^(?:[a-z_0-9]+\.)*[A-Z]\w*(?:Error|Exception): ", l)]
+    node = [l.split("onnx_op_name:", 1)[1].strip() for l in lines if "onnx_op_name:" in l]
+    if caught:
+        i = caught[-1]
+        text = " ".join([lines[i]] + [l.strip() for l in lines[i + 1:i + 3] if l.startswith(" ") or l.startswith("\t")])
+        return text + (" (onnx node %s)" % node[-1] if node else "")
+    errors = [l for l in lines if l.startswith("ERROR:") and "trace log" not in l]
+    return errors[0] if errors else ""
+
+
+def sanitize(name):
+    return re.sub(r"[^A-Za-z0-9_]", "_", name)
+
+
+def run(model, inputs, workdir):
+    out = os.path.join(workdir, "tf")
+    log = CapturedOutput(os.path.join(workdir, "onnx2tf.log"))
+    with log:
+        import onnx2tf
+        import tensorflow as tf
+        try:
+            onnx2tf.convert(
+                input_onnx_file_path=model, output_folder_path=out, non_verbose=True,
+                # (onnx2tf accepts only 3-D to 5-D inputs in this list)
+                keep_ncw_or_nchw_or_ncdhw_input_names=[n for n, a in inputs.items() if 3 <= a.ndim <= 5] or None)
+            exc = None
+        except BaseException as e:  # onnx2tf calls sys.exit(1) on an unsupported model
+            exc = e
+    files = sorted(glob.glob(os.path.join(out, "*_float32.tflite")))
+    if exc is not None or not files:
+        raise Refused("load", onnx2tf_error(log.lines()) or "onnx2tf produced no .tflite (%r)" % (exc,))
+    import onnx
+    output_names = [o.name for o in onnx.load(model, load_external_data=False).graph.output]
+    try:
+        interp = tf.lite.Interpreter(model_path=files[0])
+        runner = interp.get_signature_runner()
+        wanted = runner.get_input_details()
+        by_name = {sanitize(n): a for n, a in inputs.items()}
+        feed = {}
+        for pos, (name, d) in enumerate(wanted.items()):
+            a = by_name.get(sanitize(name))
+            if a is None:
+                raise Refused("run", "tflite input %r matches no ONNX input (%s)" % (name, ", ".join(inputs)))
+            feed[name] = a.astype(d["dtype"])
+        result = runner(**feed)
+    except Refused:
+        raise
+    except Exception as e:
+        raise Refused("run", str(e))
+    by_out = {sanitize(k): v for k, v in result.items()}
+    missing = [n for n in output_names if sanitize(n) not in by_out]
+    if missing:
+        raise Refused("run", "tflite outputs %s do not name ONNX outputs %s" % (sorted(result), missing))
+    outputs = [by_out[sanitize(n)] for n in output_names]
+    return outputs, "onnx2tf float32 tflite"
+
+
+if __name__ == "__main__":
+    sys.exit(main(probe, run))
