@@ -5,7 +5,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/common.h"
-#include "core/inspect/json.h"
 #include "core/target/profile.h"
 #include "passes/target/check.h"
 #include "passes/target/planner.h"
@@ -122,20 +121,7 @@ int CmdCheckTarget(const std::string& name, const std::string& input, const std:
   options.inputs_with_shapes = target::InputShapeNames(input_shapes);
   target::CheckReport report = target::CheckTarget(**model, *profile, options);
   if (json) {
-    Json j;
-    j["model"] = input;
-    j["target"] = profile->name;
-    j["accepted"] = report.blockers.empty();
-    for (auto [key, list] : {std::pair{"blockers", &report.blockers}, std::pair{"warnings", &report.warnings}}) {
-      Json findings = Json::array();
-      for (const auto& f : *list) {
-        findings.push_back({{"node", f.node}, {"op", f.op}, {"where", f.where}, {"reason", f.reason},
-                            {"fact", f.fact}, {"source", f.source}, {"fix", f.fix},
-                            {"fixable", f.step != target::Step::kNone}});
-      }
-      j[key] = findings;
-    }
-    std::cout << DumpJson(j);
+    std::cout << target::CheckReportJson(report, *profile, input);
   } else {
     if (report.blockers.empty()) {
       std::cout << input << ": target " << profile->name << ": accepted\n";

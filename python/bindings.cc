@@ -18,6 +18,9 @@
 #include "core/rewrite/greedy_driver.h"
 #include "core/rewrite/rule.h"
 #include "python/attributes.h"
+#include "core/target/profile.h"
+#include "passes/target/check.h"
+#include "passes/target/planner.h"
 
 namespace py = pybind11;
 using namespace onnxsurgeon;
@@ -440,5 +443,14 @@ PYBIND11_MODULE(_core, m) {
                       }};
         Check(RegisterPass(std::move(info)));
       }, py::arg("name"), py::arg("summary"), py::arg("rules"));
+  // check --target --json, as text (onnxsurgeon.check_target parses it). input_shapes as
+  // in --input-shapes: the inputs it names count as made static by --target.
+  m.def("check_target", [](const Model& model, const std::string& target, const std::string& input_shapes,
+                           const std::string& model_name) {
+    target::Profile profile = Unwrap(target::LoadProfile(target));
+    target::CheckOptions options;
+    options.inputs_with_shapes = target::InputShapeNames(input_shapes);
+    return target::CheckReportJson(target::CheckTarget(model, profile, options), profile, model_name);
+  });
   m.def("check_pipeline", [](const std::string& pipeline) { Unwrap(ParsePipeline(pipeline)); });
 }

@@ -28,6 +28,7 @@ __all__ = [
     "Graph", "Model", "Node", "OnnxSurgeonError", "Value", "ValueType",
     "load", "save", "parse_text", "inspect", "run", "passes",
     "Pattern", "Rule", "apply_rules", "register_rules", "__version__",
+    "check_target",
 ]
 
 
@@ -88,6 +89,23 @@ def passes() -> list:
     """Every pass: name, summary, options, and builtin (False for rule sets registered
     from Python with register_rules)."""
     return _core.passes()
+
+
+def check_target(model: Any, target: str, input_shapes: Union[str, dict, None] = None) -> dict:
+    """What `target` (a built-in profile name such as "rknn2", or a path to a .toml profile)
+    refuses in the model, node by node: the dict `onnxsurgeon check --target NAME --json`
+    prints ("accepted", "blockers", "warnings"; each finding with node, op, where, reason,
+    fact, source, fix, fixable). The model is not changed.
+
+    `input_shapes` is what you would give `--target` to make inputs static: the text of
+    `--input-shapes` ("x:1x3x224x224,mask:1x128") or a dict {"x": [1, 3, 224, 224]}.
+    Raises OnnxSurgeonError for an unknown target or an invalid profile file.
+    """
+    if isinstance(input_shapes, dict):
+        input_shapes = ",".join(f"{name}:{'x'.join(str(int(d)) for d in dims)}" for name, dims in input_shapes.items())
+    name = os.fspath(model) if isinstance(model, (str, os.PathLike)) else "<model>"
+    text = _core.check_target(_as_model(model), target, input_shapes or "", name)
+    return json.loads(text)
 
 
 def _as_model(model: Any) -> Model:
