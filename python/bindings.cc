@@ -280,16 +280,18 @@ PYBIND11_MODULE(_core, m) {
             return out;
           })
       .def("save", [](const Model& m, const std::string& path, const std::string& external_data, size_t size_threshold,
-                      const std::string& location) {
+                      const std::string& location, bool replace_source) {
             SaveOptions o;
             o.external_data = ParseMode(external_data);
             o.size_threshold = size_threshold;
             o.location = location;
+            o.replace_source = replace_source;
             py::gil_scoped_release release;
             auto s = SaveModel(m, path, o);
             py::gil_scoped_acquire acquire;
             Check(s);
-          }, py::arg("path"), py::arg("external_data") = "keep", py::arg("size_threshold") = 1024, py::arg("location") = "")
+          }, py::arg("path"), py::arg("external_data") = "keep", py::arg("size_threshold") = 1024, py::arg("location") = "",
+          py::arg("replace_source") = false)
       .def("to_bytes", [](const Model& m) { return py::bytes(Unwrap(SaveModelToBytes(m))); })
       .def("_to_buffer", [](const Model& m) {
             StatusOr<std::string> bytes;

@@ -140,7 +140,8 @@ def run(model: Any, pipeline: Union[str, Sequence[str]], output: Union[str, os.P
     - path: the file is read, never written: the rewritten Model is returned.
     With `output=` the result is also saved there (atomically) and its path returned: the
     only way a file is written. `output` naming the input (or any file it reads, however
-    spelled) is refused before anything is written.
+    spelled) is refused before anything is written; to replace a model in place, ask for
+    it explicitly: `m = run(path, ...); m.save(path, replace_source=True)`.
     If `report` is a list, per-pass reports (rule counts, histograms, time) are appended.
     """
     pipeline = _pipeline_text(pipeline)
