@@ -5,8 +5,9 @@
 
 Models: every bench/.data/wide/*.onnx (made by `.venv/bin/python bench/wide_corpus.py`: transformers
 architectures from small configs with random weights and hand-written CNN/OCR/TTS modules, TorchScript at
-opsets 13 and 17, dynamo where TorchScript fails), plus, when present, the "exporters" corpus
-(tests/models/.generated/exporters/*.onnx with NAME.inputs.npz beside them).
+opsets 13 and 17, dynamo where TorchScript fails), plus, when generated, the other exporters'
+models of the test corpus (tests/models/.generated/{tf,flax,paddle}_*.onnx: tf2onnx, jax2onnx,
+paddle2onnx; `make models` makes them).
 
 Each tool runs as in bench/simplify_bench.py (same run_tool: a fresh process per tool and model, the
 onnxsurgeon CLI binary for the whole-process time, its Python API for the in-process times), and every
@@ -35,7 +36,8 @@ sys.path.insert(0, HERE)
 import simplify_bench as sb  # noqa: E402  (ensure_venv, run_tool, count_nodes, check_outputs)
 
 WIDE = os.path.join(HERE, ".data", "wide")
-EXPORTERS = os.path.join(ROOT, "tests", "models", ".generated", "exporters")
+GENERATED = os.path.join(ROOT, "tests", "models", ".generated")
+EXPORTER_PREFIXES = ("tf_", "flax_", "paddle_")  # tf2onnx, jax2onnx, paddle2onnx
 OUTDIR = os.path.join(HERE, ".data", "simplify-wide")
 TOOLS = ("onnxsurgeon simplify", "onnxsim", "onnxslim")
 BEGIN, END = "<!-- simplify-wide:begin -->", "<!-- simplify-wide:end -->"
@@ -45,9 +47,11 @@ SECTION = "## simplify on the wide corpus (issue 16)"
 def models(regex: str) -> list[tuple[str, str, str, float, float]]:
     """(label, path, inputs, rtol, atol) of every wide-corpus model (and exporters model, if any)."""
     found = []
-    for folder in (WIDE, EXPORTERS):
+    for folder, prefixes in ((WIDE, ("",)), (GENERATED, EXPORTER_PREFIXES)):
         for path in sorted(glob.glob(os.path.join(folder, "*.onnx"))):
             name = os.path.basename(path)[:-5]
+            if not name.startswith(prefixes):
+                continue
             inputs = os.path.join(folder, name + ".inputs.npz")
             if not os.path.exists(inputs) or (regex and not re.search(regex, name)):
                 continue
@@ -87,7 +91,10 @@ def report(rows: list[dict], args, started: float) -> str:
     out = [f"Produced on {datetime.date.today()} by `python3 bench/simplify_wide_bench.py --write-docs` "
            f"({time.time() - started:.0f} s; {os.cpu_count()} cores shared with other jobs; CLI at git {args.git}).",
            "",
-           f"Corpus: {len(rows)} models from `bench/wide_corpus.py` (bench/.data/wide, not used by any test). "
+           f"Corpus: {len(rows)} models: {sum(not r['model'].startswith(EXPORTER_PREFIXES) for r in rows)} from "
+           "`bench/wide_corpus.py` (bench/.data/wide, not used by any test) and "
+           f"{sum(r['model'].startswith(EXPORTER_PREFIXES) for r in rows)} tf2onnx / jax2onnx / paddle2onnx exports "
+           "of the test corpus (tests/models/.generated). "
            "Every tool runs in its own process per model; *whole process* is the CLI binary for onnxsurgeon and "
            "`python -c` with the imports for the others; *warm* is the best of "
            f"{args.warm} further in-process calls (onnxsurgeon through its Python API).",
