@@ -55,6 +55,21 @@ class TableReader {
     return *v;
   }
 
+  StatusOr<std::vector<std::string>> Strings(const std::string& key) {
+    seen_.insert(key);
+    std::vector<std::string> out;
+    const toml::node* n = table_ ? table_->get(key) : nullptr;
+    if (!n) return out;
+    const toml::array* a = n->as_array();
+    if (!a) return Error(key, "wants a list of strings");
+    for (const auto& e : *a) {
+      auto v = e.value<std::string>();
+      if (!v || v->empty() || !e.is_string()) return Error(key, "wants a list of non-empty strings");
+      out.push_back(*v);
+    }
+    return out;
+  }
+
   StatusOr<int64_t> Int(const std::string& key, bool required, int64_t fallback = -1) {
     seen_.insert(key);
     const toml::node* n = table_ ? table_->get(key) : nullptr;
@@ -235,6 +250,8 @@ StatusOr<Profile> ParseProfile(const std::string& toml_text, const std::string& 
   if (!custom.present()) return top.Error("custom", "missing (say whether custom domains and local functions load)");
   OS_ASSIGN_OR_RETURN(p.custom_domains, custom.Bool("domains", true));
   OS_ASSIGN_OR_RETURN(p.local_functions, custom.Bool("functions", true));
+  OS_ASSIGN_OR_RETURN(p.known_domains, custom.Strings("known_domains"));
+  if (!p.custom_domains && !p.known_domains.empty()) return custom.Error("known_domains", "needs domains = true");
   OS_ASSIGN_OR_RETURN(p.custom_source, custom.SourceOf());
   OS_RETURN_IF_ERROR(custom.CheckNoUnknownKeys());
 

@@ -75,6 +75,10 @@ struct Profile {
   bool value_info_everywhere = false;
   std::string value_info_source;
   bool custom_domains = false;
+  // The custom domains the runtime itself registers (onnxruntime: com.microsoft). With
+  // custom_domains, an op of any other custom domain (a user's custom:Custom_LayerNorm)
+  // still blocks: no runtime knows it without the user's own kernel library.
+  std::vector<std::string> known_domains;
   bool local_functions = false;
   std::string custom_source;
 

@@ -181,6 +181,14 @@ class Checker {
   }
 
  private:
+  // A custom domain the runtime registers itself (its contrib ops), per the profile.
+  bool KnownDomain(const std::string& domain) const {
+    if (!p_.custom_domains) return false;
+    std::string_view d = CanonicalDomain(domain);
+    return std::any_of(p_.known_domains.begin(), p_.known_domains.end(),
+                       [&](const std::string& k) { return CanonicalDomain(k) == d; });
+  }
+
   std::string Fact(const std::string& text) const { return absl::StrCat(p_.name, ": ", text); }
 
   void Block(const Node* n, std::string reason, std::string fact, std::string source, Step step, std::string no_fix = {}) {
@@ -281,9 +289,13 @@ class Checker {
       if (call) {
         if (!p_.local_functions)
           Block(&n, "a call of a model-local function", Fact("no model-local functions"), p_.custom_source, Step::kInlineFunctions);
-      } else if (!p_.custom_domains) {
+      } else if (!KnownDomain(n.domain())) {
         Step step = IsIndexPut(n) ? Step::kRewriteIndexPut : NamedLikeLayerNorm(op) ? Step::kFixLayerNorm : Step::kNone;
-        Block(&n, absl::StrCat("custom-domain op ", OpName(n)), Fact("no custom-domain ops"), p_.custom_source, step,
+        std::string fact = p_.custom_domains
+                               ? absl::StrCat("custom-domain ops only of ",
+                                              p_.known_domains.empty() ? "no domain" : absl::StrJoin(p_.known_domains, ", "))
+                               : "no custom-domain ops";
+        Block(&n, absl::StrCat("custom-domain op ", OpName(n)), Fact(fact), p_.custom_source, step,
               "a custom op has no standard equivalent onnxsurgeon knows");
       }
       return;
@@ -337,6 +349,9 @@ class Checker {
       else if (op == "Gelu") step = Step::kRewriteGelu;
       else if (op == "Erf") step = Step::kRewriteErf;
       else if (op == "Reciprocal") step = Step::kRewriteReciprocal;
+      else if (op == "Reshape" && absl::StartsWith(m.when, "attribute:allowzero")) step = Step::kDropReshapeAllowzero;
+      else if (op == "Constant" && absl::StartsWith(m.when, "attribute:value_")) step = Step::kExtractConstants;
+      else if (op == "CastLike") step = Step::kRewriteCastLike;
       else if (op == "ScatterND" && absl::StartsWith(m.when, "attribute:reduction")) step = Step::kLowerScatterND;
       else if ((op == "Shape" || op == "Size") && p_.static_shapes) {
         if (o_.inputs_with_shapes.empty()) no_fix = "give --input-shapes: with static inputs, simplify folds shape arithmetic";
@@ -414,6 +429,9 @@ std::string StepText(Step step, const Profile& p, const Model& model, const std:
     case Step::kRewriteGelu: return "rewrite-gelu";
     case Step::kRewriteErf: return "rewrite-erf";
     case Step::kRewriteReciprocal: return "rewrite-reciprocal";
+    case Step::kDropReshapeAllowzero: return "drop-reshape-allowzero";
+    case Step::kExtractConstants: return "extract-constants";
+    case Step::kRewriteCastLike: return "rewrite-castlike";
     case Step::kLowerScatterND: return "lower-scatternd-reduction";
     case Step::kSetInputShape: return input_shapes.empty() ? "set-input-shape" : absl::StrCat("set-input-shape(shapes=", input_shapes, ")");
     case Step::kSimplify: return "infer-shapes(reset=true),simplify";

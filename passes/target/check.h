@@ -27,9 +27,12 @@ enum class Step {
   kRewriteGelu,
   kRewriteErf,
   kRewriteReciprocal,
+  kDropReshapeAllowzero,
   kLowerScatterND,
   kSetInputShape,
+  kExtractConstants,
   kSimplify,  // with infer-shapes(reset=true) first: fold If, shape arithmetic, stale types
+  kRewriteCastLike,
   kAnnotateShapes,
   kInlineWeights,
   kPruneImports,
