@@ -1,12 +1,14 @@
 #include "passes/target/check.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/ir/constant.h"
 #include "core/ir/function.h"
 #include "core/ir/graph.h"
 #include "core/ir/node.h"
@@ -123,7 +125,58 @@ bool Holds(const Node& n, const std::string& when, std::string* detail) {
     *detail = absl::StrCat("input ", i, " '", n.input(i)->name(), "' is computed at run time");
     return true;
   }
-  if (when == "unknown-rank-output") {
+  if (when == "mixed-precision-layernorm") {
+    // mean = ReduceMean(c), c = Cast(h, to=FLOAT), h : float16/bfloat16, and Sub(c, mean):
+    // the head of a LayerNorm written out in a reduced-precision model.
+    if (!n.Is("ReduceMean") || n.num_inputs() < 1 || !n.input(0) || !n.output(0)) return false;
+    const Value* c = n.input(0);
+    const Node* cast = c->producer();
+    if (!cast || !cast->Is("Cast") || !cast->input(0) || !cast->input(0)->type() ||
+        !cast->input(0)->type()->has_tensor_type())
+      return false;
+    int32_t from = cast->input(0)->type()->tensor_type().elem_type();
+    if (from != onnx::TensorProto::FLOAT16 && from != onnx::TensorProto::BFLOAT16) return false;
+    for (const Use& use : n.output(0)->uses()) {
+      const Node* user = use.node;
+      if (user->Is("Sub") && user->num_inputs() == 2 && user->input(0) == c && user->input(1) == n.output(0)) {
+        *detail = absl::StrCat("the mean of '", cast->input(0)->name(), "' (", ElemTypeName(from),
+                               ") cast to float, subtracted by '", NodeName(*user), "'");
+        return true;
+      }
+    }
+    return false;
+  }
+  if (when == "channels-first-layernorm") {
+    // mean = ReduceMean(x) over axes without x's last axis, and Sub(x, mean): the head of a
+    // LayerNorm written over the channels of an NCHW tensor (ConvNeXt's LayerNorm2d).
+    if (!n.Is("ReduceMean") || n.num_inputs() < 1 || !n.input(0) || !n.output(0)) return false;
+    const Value* x = n.input(0);
+    std::optional<std::vector<int64_t>> axes;
+    if (const Attribute* a = n.FindAttribute("axes")) {
+      axes = std::vector<int64_t>(a->proto().ints().begin(), a->proto().ints().end());
+    } else if (n.num_inputs() > 1 && n.input(1)) {
+      axes = ConstantInt64s(n.input(1));
+    }
+    if (!axes || axes->empty()) return false;
+    int64_t rank = x->type() && x->type()->has_tensor_type() && x->type()->tensor_type().has_shape()
+                       ? x->type()->tensor_type().shape().dim_size()
+                       : -1;
+    for (int64_t axis : *axes) {
+      if (axis == -1 || (rank >= 0 && axis == rank - 1)) return false;
+      if (axis >= 0 && rank < 0) return false;  // cannot tell whether it is the last axis
+    }
+    for (const Use& use : n.output(0)->uses()) {
+      const Node* user = use.node;
+      if (user->Is("Sub") && user->num_inputs() == 2 && user->input(0) == x && user->input(1) == n.output(0)) {
+        *detail = absl::StrCat("a LayerNorm over axes [", absl::StrJoin(*axes, ","), "] of '", x->name(),
+                               "', not its last axis");
+        return true;
+      }
+    }
+    return false;
+  }
+  if (when == "unknown-rank-output" || when == "unknown-rank-branch-output") {
+    const bool branches_only = when == "unknown-rank-branch-output";
     auto unknown = [&](const Value* v, const std::string& what) {
       if (!v) return false;
       if (v->type() && v->type()->has_tensor_type() && v->type()->tensor_type().has_shape()) return false;
@@ -131,8 +184,9 @@ bool Holds(const Node& n, const std::string& when, std::string* detail) {
       *detail = absl::StrCat(what, " '", v->name(), "' has no known rank");
       return true;
     };
-    for (const Value* v : n.outputs())
-      if (unknown(v, "output")) return true;
+    if (!branches_only)
+      for (const Value* v : n.outputs())
+        if (unknown(v, "output")) return true;
     for (Graph* sub : n.subgraphs())
       for (const Value* v : sub->outputs())
         if (unknown(v, absl::StrCat("branch '", sub->name(), "' output"))) return true;
@@ -352,6 +406,8 @@ class Checker {
       else if (op == "Reshape" && absl::StartsWith(m.when, "attribute:allowzero")) step = Step::kDropReshapeAllowzero;
       else if (op == "Constant" && absl::StartsWith(m.when, "attribute:value_")) step = Step::kExtractConstants;
       else if (op == "CastLike") step = Step::kRewriteCastLike;
+      else if (op == "ReduceMean" && (m.when == "mixed-precision-layernorm" || m.when == "channels-first-layernorm"))
+        step = Step::kFixLayerNorm;
       else if (op == "ScatterND" && absl::StartsWith(m.when, "attribute:reduction")) step = Step::kLowerScatterND;
       else if ((op == "Shape" || op == "Size") && p_.static_shapes) {
         if (o_.inputs_with_shapes.empty()) no_fix = "give --input-shapes: with static inputs, simplify folds shape arithmetic";
