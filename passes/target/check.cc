@@ -14,6 +14,7 @@
 #include "core/ir/node.h"
 #include "core/ir/value.h"
 #include "onnx/defs/schema.h"
+#include "passes/inferred_types.h"
 
 namespace onnxsurgeon::target {
 namespace {
@@ -75,7 +76,7 @@ std::string AttrText(const Attribute& a) {
 }
 
 // Whether `when` (MissingOp) holds for this node; `detail` says how.
-bool Holds(const Node& n, const std::string& when, std::string* detail) {
+bool Holds(const Node& n, const std::string& when, const passes::InferredTypes& types, std::string* detail) {
   if (when.empty()) return true;
   if (absl::StartsWith(when, "attribute:")) {
     std::string spec = when.substr(10);
@@ -131,10 +132,8 @@ bool Holds(const Node& n, const std::string& when, std::string* detail) {
     if (!n.Is("ReduceMean") || n.num_inputs() < 1 || !n.input(0) || !n.output(0)) return false;
     const Value* c = n.input(0);
     const Node* cast = c->producer();
-    if (!cast || !cast->Is("Cast") || !cast->input(0) || !cast->input(0)->type() ||
-        !cast->input(0)->type()->has_tensor_type())
-      return false;
-    int32_t from = cast->input(0)->type()->tensor_type().elem_type();
+    if (!cast || !cast->Is("Cast") || !cast->input(0)) return false;
+    int32_t from = types.ElemType(cast->input(0));  // exporters often annotate nothing inside
     if (from != onnx::TensorProto::FLOAT16 && from != onnx::TensorProto::BFLOAT16) return false;
     for (const Use& use : n.output(0)->uses()) {
       const Node* user = use.node;
@@ -224,7 +223,7 @@ std::string ShapeText(const Value& v) {
 
 class Checker {
  public:
-  Checker(const Model& model, const Profile& p, const CheckOptions& o) : model_(model), p_(p), o_(o) {}
+  Checker(const Model& model, const Profile& p, const CheckOptions& o) : model_(model), p_(p), o_(o), types_(&model) {}
 
   CheckReport Run() {
     ModelLevel();
@@ -396,7 +395,7 @@ class Checker {
       if (CanonicalDomain(m.domain) != CanonicalDomain(n.domain())) continue;
       if (std::find(m.ops.begin(), m.ops.end(), op) == m.ops.end()) continue;
       std::string detail;
-      if (!Holds(n, m.when, &detail)) continue;
+      if (!Holds(n, m.when, types_, &detail)) continue;
       Step step = Step::kNone;
       std::string no_fix;
       if (op == "LayerNormalization") step = Step::kDecomposeLayerNorm;
@@ -458,6 +457,7 @@ class Checker {
   const Model& model_;
   const Profile& p_;
   const CheckOptions& o_;
+  passes::InferredTypes types_;  // inference runs only if a rule asks about an unannotated value
   CheckReport report_;
 };
 
