@@ -157,9 +157,7 @@ bool Holds(const Node& n, const std::string& when, const passes::InferredTypes& 
       axes = ConstantInt64s(n.input(1));
     }
     if (!axes || axes->empty()) return false;
-    int64_t rank = x->type() && x->type()->has_tensor_type() && x->type()->tensor_type().has_shape()
-                       ? x->type()->tensor_type().shape().dim_size()
-                       : -1;
+    int64_t rank = types.Rank(x);
     for (int64_t axis : *axes) {
       if (axis == -1 || (rank >= 0 && axis == rank - 1)) return false;
       if (axis >= 0 && rank < 0) return false;  // cannot tell whether it is the last axis
@@ -405,8 +403,8 @@ class Checker {
       else if (op == "Reshape" && absl::StartsWith(m.when, "attribute:allowzero")) step = Step::kDropReshapeAllowzero;
       else if (op == "Constant" && absl::StartsWith(m.when, "attribute:value_")) step = Step::kExtractConstants;
       else if (op == "CastLike") step = Step::kRewriteCastLike;
-      else if (op == "ReduceMean" && (m.when == "mixed-precision-layernorm" || m.when == "channels-first-layernorm"))
-        step = Step::kFixLayerNorm;
+      else if (op == "ReduceMean" && m.when == "mixed-precision-layernorm") step = Step::kFixLayerNorm;
+      else if (op == "ReduceMean" && m.when == "channels-first-layernorm") step = Step::kCanonicalLayerNorm;
       else if (op == "ScatterND" && absl::StartsWith(m.when, "attribute:reduction")) step = Step::kLowerScatterND;
       else if ((op == "Shape" || op == "Size") && p_.static_shapes) {
         if (o_.inputs_with_shapes.empty()) no_fix = "give --input-shapes: with static inputs, simplify folds shape arithmetic";
@@ -473,6 +471,10 @@ std::string StepText(Step step, const Profile& p, const Model& model, const std:
     case Step::kInlineFunctions: return "inline-functions";
     case Step::kRewriteIndexPut: return "rewrite-index-put";
     case Step::kFixLayerNorm: return p.layernorm == Form::kDecomposed ? "fix-layernorm(to=decomposed)" : "fix-layernorm";
+    case Step::kCanonicalLayerNorm:
+      // fix-layernorm(to=decomposed) keeps a hand decomposition that is already standard;
+      // fusing first rewrites it over the last axis (the form the backends ran).
+      return p.layernorm == Form::kDecomposed ? "fix-layernorm(to=op),decompose-layernorm" : "fix-layernorm";
     case Step::kConvertOpset: {
       int64_t opset = model.OpsetVersion("");
       int64_t goal = std::clamp<int64_t>(opset, p.opset_min, p.opset_max);

@@ -22,6 +22,7 @@ enum class Step {
   kInlineFunctions,
   kRewriteIndexPut,
   kFixLayerNorm,
+  kCanonicalLayerNorm,  // fuse to LayerNormalization (Transposes for channels-first), then decompose if the profile wants
   kConvertOpset,
   kDecomposeLayerNorm,
   kRewriteGelu,

@@ -387,7 +387,8 @@ def test_custom_domain_layernorm_blocks_and_is_fixed_for_onnxruntime(profile, co
     out = tmp_path / "o.onnx"
     run_cli("--target", profile, model.path, "-o", out)
     assert not any(n.domain == "custom" for n in _ops(out))
-    oracle.assert_equivalent(model.path, out, inputs=model.inputs, rtol=model.rtol, atol=model.atol)
+    # onnxruntime cannot run the original: compare with the exporter's own outputs (torch).
+    oracle.assert_outputs_close(oracle.run_model(out, model.inputs), model.expected, rtol=model.rtol, atol=model.atol)
 
 
 @pytest.mark.parametrize("profile", ["ort-1.14", "ort-1.16"])
