@@ -401,7 +401,7 @@ class Checker {
       else if (op == "Erf") step = Step::kRewriteErf;
       else if (op == "Reciprocal") step = Step::kRewriteReciprocal;
       else if (op == "Reshape" && absl::StartsWith(m.when, "attribute:allowzero")) step = Step::kDropReshapeAllowzero;
-      else if (op == "Constant" && absl::StartsWith(m.when, "attribute:value_")) step = Step::kExtractConstants;
+      else if (op == "Constant") step = Step::kExtractConstants;
       else if (op == "CastLike") step = Step::kRewriteCastLike;
       else if (op == "ReduceMean" && m.when == "mixed-precision-layernorm") step = Step::kFixLayerNorm;
       else if (op == "ReduceMean" && m.when == "channels-first-layernorm") step = Step::kCanonicalLayerNorm;
@@ -489,7 +489,9 @@ std::string StepText(Step step, const Profile& p, const Model& model, const std:
     case Step::kRewriteReciprocal: return "rewrite-reciprocal";
     case Step::kDropReshapeAllowzero: return "drop-reshape-allowzero";
     case Step::kExtractConstants: return "extract-constants";
-    case Step::kRewriteCastLike: return "rewrite-castlike";
+    // The lowerings write CastLike where a type was unknown, with a Cast to the stash type
+    // before it: once typed, both are often identities (onnx2tf mistranslated them, measured).
+    case Step::kRewriteCastLike: return "rewrite-castlike,strip-identity-cast";
     case Step::kLowerScatterND: return "lower-scatternd-reduction";
     case Step::kSetInputShape: return input_shapes.empty() ? "set-input-shape" : absl::StrCat("set-input-shape(shapes=", input_shapes, ")");
     case Step::kSimplify: return "infer-shapes(reset=true),simplify";
