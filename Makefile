@@ -15,15 +15,22 @@ export CCACHE_BASEDIR := $(ROOT)
 export CCACHE_NOHASHDIR := 1
 export CCACHE_MAXSIZE ?= 5G
 
-.PHONY: all bootstrap configure build models test test-cpp test-python demo bench clean backends backends-setup backends-smoke
+.PHONY: all bootstrap test-tools configure build models test test-cpp test-python demo bench bench-wide wheel-check clean backends backends-setup backends-smoke asan-build fuzz-seeds fuzz test-asan
 
 all: build
 
+# Which Python requirement set bootstrap installs: test (everything) or demo (no torch).
+REQS ?= test
+
 bootstrap:
-	@bash scripts/bootstrap.sh
+	@bash scripts/bootstrap.sh $(REQS)
 
 $(BUILD)/CMakeCache.txt: CMakeLists.txt | bootstrap
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE=$(PY) >/dev/null
+
+# graphviz and chromium, for the HTML report's test (tests/python/test_cli_report.py).
+test-tools:
+	@bash scripts/bootstrap.sh --test-tools
 
 configure: bootstrap $(BUILD)/CMakeCache.txt
 
@@ -41,12 +48,14 @@ models: build
 test-cpp: build models
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 
-test-python: build
+test-python: build test-tools
 	$(PY) -m pytest -q tests/python
 
 test: test-cpp test-python
 
-demo: build
+# The demo needs the CLI and onnxruntime only: the demo requirement set, no torch.
+demo:
+	@$(MAKE) --no-print-directory build REQS=demo
 	@bash examples/demo.sh
 
 bench: build
@@ -66,6 +75,60 @@ backends: build models backends-setup
 
 backends-smoke: build models backends-setup
 	$(PY) tests/backends/harness.py --smoke $(if $(BACKENDS),--backends $(BACKENDS))
+# simplify beside onnxsim and onnxslim on the wide corpus (issue 16; ~15 min on 2 cores):
+# exports the corpus into bench/.data/wide, then benches and rewrites its docs/benchmarks.md section.
+bench-wide: build
+	$(PY) bench/wide_corpus.py
+	python3 bench/simplify_wide_bench.py --write-docs
+
+# The wheel `pip install .` builds, made self-contained and installed into a fresh venv
+# (scripts/wheel-check.sh). Not part of `make test`: it compiles everything once more in
+# its own build folder and downloads onnx and numpy into the fresh venv.
+wheel-check: bootstrap
+	@bash scripts/wheel-check.sh
+
+# Sanitizers and fuzzing (docs/reliability.md): one clang build with ASan+UBSan and libFuzzer
+# in build-asan/. `make test-asan` runs the C++ suite (golden tests included), the
+# bad-input catalogue and every fuzz seed corpus under the sanitizers; `make fuzz` runs each
+# fuzz target for FUZZ_SECONDS (FUZZ_SECONDS=1800 for the long run).
+ASAN_BUILD := $(ROOT)/build-asan
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := load_fuzzer text_fuzzer pipeline_fuzzer
+export ASAN_OPTIONS ?= detect_leaks=0:abort_on_error=1
+export UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
+
+# onnx's own library comes from build/ (compiled by gcc, not instrumented).
+asan-build: build
+	@bash fuzz/setup-clang.sh
+	@[ -f $(ASAN_BUILD)/CMakeCache.txt ] || cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_C_COMPILER=clang-16 -DCMAKE_CXX_COMPILER=clang++-16 -DONNXSURGEON_BUILD_PYTHON=OFF \
+	  -DONNXSURGEON_ONNX_PREBUILT=$(BUILD)/third_party/onnx \
+	  -DONNXSURGEON_SANITIZE=ON -DONNXSURGEON_FUZZ=ON >/dev/null
+	cmake --build $(ASAN_BUILD) -j$(JOBS)
+
+fuzz-seeds: asan-build
+	$(PY) fuzz/make_seeds.py --out $(ASAN_BUILD)/fuzz/seeds
+
+test-asan: asan-build models fuzz-seeds
+	cd $(ASAN_BUILD) && ctest --output-on-failure -j$(JOBS)
+	ONNXSURGEON_CLI=$(ASAN_BUILD)/onnxsurgeon $(PY) -m pytest -q -p no:cacheprovider tests/python/test_bad_inputs.py
+	@for t in $(FUZZ_TARGETS); do \
+	  echo "seed corpus: $$t"; \
+	  $(ASAN_BUILD)/fuzz/$$t -runs=0 -rss_limit_mb=4096 $(ASAN_BUILD)/fuzz/seeds/$$t 2>&1 | tail -1 || exit 1; \
+	done
+
+# Each target for FUZZ_SECONDS on its seed corpus; findings go to build-asan/fuzz/findings.
+fuzz: fuzz-seeds
+	@mkdir -p $(ASAN_BUILD)/fuzz/corpus $(ASAN_BUILD)/fuzz/findings
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p $(ASAN_BUILD)/fuzz/corpus/$$t; \
+	  echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
+	  $(ASAN_BUILD)/fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=20 -rss_limit_mb=4096 -max_len=262144 \
+	    -print_final_stats=1 -artifact_prefix=$(ASAN_BUILD)/fuzz/findings/$$t- \
+	    $(ASAN_BUILD)/fuzz/corpus/$$t $(ASAN_BUILD)/fuzz/seeds/$$t 2>&1 | tee $(ASAN_BUILD)/fuzz/$$t.log | \
+	    grep -E "^(#[0-9]+ +DONE|stat::|==[0-9]+==ERROR|SUMMARY)" ; \
+	  [ $${PIPESTATUS[0]} -eq 0 ] || { echo "fuzz: $$t found a crash, see $(ASAN_BUILD)/fuzz/$$t.log"; exit 1; }; \
+	done
 
 clean:
 	rm -rf $(BUILD)

@@ -4,15 +4,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "core/inspect/json_writer.h"
+#include "cli/common.h"
 #include "core/target/profile.h"
 #include "passes/target/check.h"
 #include "passes/target/planner.h"
 
 namespace onnxsurgeon::cli {
 namespace {
-
-constexpr int kOk = 0, kModelError = 1, kUsageError = 2;
 
 std::string Cell(const std::string& s) {
   std::string out;
@@ -72,16 +70,12 @@ std::string TargetsMarkdown() {
 Status CheckTargetName(const std::string& target) { return target::LoadProfile(target).status(); }
 
 int CmdTargets(const std::vector<std::string>& args) {
+  CLI::App app{"The target profiles: what each runtime accepts, with sources.", "onnxsurgeon targets"};
   bool markdown = false;
   std::string sources;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--markdown") markdown = true;
-    else if (args[i] == "--sources" && i + 1 < args.size()) sources = args[++i];
-    else {
-      std::cerr << "onnxsurgeon: targets: unknown option '" << args[i] << "'\n";
-      return kUsageError;
-    }
-  }
+  app.add_flag("--markdown", markdown, "the table of every built-in profile, as markdown");
+  app.add_option("--sources", sources, "every fact of profile NAME (or a .toml file) with its source");
+  if (auto code = ParseArguments(app, "targets", args)) return *code;
   if (markdown) {
     std::cout << TargetsMarkdown();
     return kOk;
@@ -127,20 +121,7 @@ int CmdCheckTarget(const std::string& name, const std::string& input, const std:
   options.inputs_with_shapes = target::InputShapeNames(input_shapes);
   target::CheckReport report = target::CheckTarget(**model, *profile, options);
   if (json) {
-    JsonWriter w;
-    w.BeginObject().Key("model").Value(input).Key("target").Value(profile->name);
-    w.Key("accepted").Bool(report.blockers.empty());
-    for (auto [key, list] : {std::pair{"blockers", &report.blockers}, std::pair{"warnings", &report.warnings}}) {
-      w.Key(key).BeginArray();
-      for (const auto& f : *list) {
-        w.BeginObject().Key("node").Value(f.node).Key("op").Value(f.op).Key("where").Value(f.where);
-        w.Key("reason").Value(f.reason).Key("fact").Value(f.fact).Key("source").Value(f.source);
-        w.Key("fix").Value(f.fix).Key("fixable").Bool(f.step != target::Step::kNone).EndObject();
-      }
-      w.EndArray();
-    }
-    w.EndObject();
-    std::cout << w.str() << "\n";
+    std::cout << target::CheckReportJson(report, *profile, input);
   } else {
     if (report.blockers.empty()) {
       std::cout << input << ": target " << profile->name << ": accepted\n";
@@ -154,6 +135,21 @@ int CmdCheckTarget(const std::string& name, const std::string& input, const std:
     for (const auto& f : report.warnings) std::cout << "  warning: " << f.Describe() << "\n";
   }
   return report.blockers.empty() ? kOk : kModelError;
+}
+
+bool TargetVerdict(const Model& model, const std::string& name, const std::string& input_shapes, std::string& text) {
+  auto profile = target::LoadProfile(name);
+  if (!profile.ok()) {
+    text = std::string(profile.status().message());
+    return false;
+  }
+  target::CheckOptions options;
+  options.inputs_with_shapes = target::InputShapeNames(input_shapes);
+  target::CheckReport report = target::CheckTarget(model, *profile, options);
+  text.clear();
+  for (const auto& f : report.blockers) absl::StrAppend(&text, f.Describe(), "\n");
+  for (const auto& f : report.warnings) absl::StrAppend(&text, "warning: ", f.Describe(), "\n");
+  return report.blockers.empty();
 }
 
 Status RunTargetStep(Model& model, const std::string& name, const std::string& input_shapes, bool allow_remaining,

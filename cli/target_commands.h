@@ -24,6 +24,10 @@ Status CheckTargetName(const std::string& target);
 // bad), 2 on a usage error.
 int CmdCheckTarget(const std::string& target, const std::string& input, const std::string& input_shapes, bool json);
 
+// What target `name` still refuses in `model`, one line per blocker, for the HTML report.
+// Result true when nothing blocks.
+bool TargetVerdict(const Model& model, const std::string& name, const std::string& input_shapes, std::string& text);
+
 // The markdown table of every built-in profile (docs/targets.md's generated section).
 std::string TargetsMarkdown();
 

@@ -32,6 +32,14 @@ bool Mergeable(const Node& n) {
   return op.rfind("Random", 0) != 0 && op != "Bernoulli" && op != "Multinomial";
 }
 
+// An Identity read only as graph outputs: merging it would put back an Identity to keep
+// the output's name, which saves nothing, and strip-identity-cast would undo it in the
+// next simplify round (100k such outputs kept simplify at max-rounds).
+bool OnlyNamesAnOutput(const Node& n) {
+  return n.Is("Identity") && n.num_outputs() == 1 && n.output(0) && n.output(0)->IsGraphOutput() &&
+         n.output(0)->uses().empty();
+}
+
 // What makes two nodes interchangeable: op, domain, overload, the exact input values,
 // the attributes (in name order, serialized) and the output count.
 std::string Key(const Node& n) {
@@ -58,7 +66,7 @@ Status MergeIn(Graph& g, PassResult& result) {
   for (Node* n = g.first_node(); n;) {
     Node* next = n->next();
     for (Graph* sub : n->subgraphs()) OS_RETURN_IF_ERROR(MergeIn(*sub, result));
-    if (Mergeable(*n)) {
+    if (Mergeable(*n) && !OnlyNamesAnOutput(*n)) {
       auto [it, inserted] = first.try_emplace(Key(*n), n);
       if (!inserted) {
         Node* kept = it->second;

@@ -31,6 +31,16 @@ std::optional<onnx::TensorProto> ConstantTensor(const Node& n) {
   const Attribute& a = n.attributes().front();
   if (a.is_ref()) return std::nullopt;
   const onnx::AttributeProto& p = a.proto();
+  // The attribute's type must be the one its name says (a `value` holding a GRAPH is not
+  // a tensor); the schema check refuses such nodes, this keeps the pass safe without it.
+  static const std::pair<std::string_view, onnx::AttributeProto::AttributeType> kForms[] = {
+      {"value", onnx::AttributeProto::TENSOR},       {"value_float", onnx::AttributeProto::FLOAT},
+      {"value_floats", onnx::AttributeProto::FLOATS}, {"value_int", onnx::AttributeProto::INT},
+      {"value_ints", onnx::AttributeProto::INTS},     {"value_string", onnx::AttributeProto::STRING},
+      {"value_strings", onnx::AttributeProto::STRINGS}};
+  bool typed = false;
+  for (const auto& [name, type] : kForms) typed |= a.name() == name && p.type() == type;
+  if (!typed) return std::nullopt;
   onnx::TensorProto t;
   if (a.name() == "value") {
     t = p.t();
@@ -62,8 +72,6 @@ std::optional<onnx::TensorProto> ConstantTensor(const Node& n) {
   }
   return t;
 }
-
-bool InFunction(const Graph& g) { return g.root()->kind() == GraphKind::kFunctionBody; }
 
 // Given a Constant node. Execute replaces it by an initializer of the same name.
 Status ConstantToInitializer(Graph& g, Node* n, onnx::TensorProto tensor) {
@@ -105,33 +113,40 @@ class ExtractConstantsPass : public Pass {
       result.counts["skipped: ir_version < 4 needs initializers listed as inputs"] = 1;  // not a change
       return result;
     }
-    for (Graph* g : model.AllGraphs()) {
-      if (InFunction(*g)) continue;
-      if (to_initializer_) {
-        for (Node* n = g->first_node(); n;) {
-          Node* next = n->next();
-          if (n->Is("Constant") && n->num_outputs() == 1 && n->output(0) && !n->output(0)->IsGraphOutput()) {
-            if (auto tensor = ConstantTensor(*n)) {
-              OS_RETURN_IF_ERROR(ConstantToInitializer(*g, n, std::move(*tensor)));
-              result.Count("constants-to-initializers");
-            }
-          }
-          n = next;
-        }
-      } else {
-        std::vector<Value*> initializers = g->initializers();  // copy: the list shrinks
-        Node* first = g->first_node();  // Constants go before it, in initializer order
-        for (Value* v : initializers) {
-          if (v->IsGraphInput()) continue;
-          OS_RETURN_IF_ERROR(InitializerToConstant(*g, v, first));
-          result.Count("initializers-to-constants");
-        }
-      }
-    }
+    // Function bodies are skipped (they cannot hold initializers).
+    OS_RETURN_IF_ERROR(RunOnGraph(model.graph(), result));
     return result;
   }
 
  private:
+  // The graph, then the subgraphs of the nodes that remain: erasing a Constant frees any
+  // subgraph it owns, so no list of graphs is computed ahead.
+  Status RunOnGraph(Graph& g, PassResult& result) {
+    if (to_initializer_) {
+      for (Node* n = g.first_node(); n;) {
+        Node* next = n->next();
+        if (n->Is("Constant") && n->num_outputs() == 1 && n->output(0) && !n->output(0)->IsGraphOutput()) {
+          if (auto tensor = ConstantTensor(*n)) {
+            OS_RETURN_IF_ERROR(ConstantToInitializer(g, n, std::move(*tensor)));
+            result.Count("constants-to-initializers");
+          }
+        }
+        n = next;
+      }
+    } else {
+      std::vector<Value*> initializers = g.initializers();  // copy: the list shrinks
+      Node* first = g.first_node();  // Constants go before it, in initializer order
+      for (Value* v : initializers) {
+        if (v->IsGraphInput()) continue;
+        OS_RETURN_IF_ERROR(InitializerToConstant(g, v, first));
+        result.Count("initializers-to-constants");
+      }
+    }
+    for (Node* n : g.nodes())
+      for (Graph* sub : n->subgraphs()) OS_RETURN_IF_ERROR(RunOnGraph(*sub, result));
+    return absl::OkStatus();
+  }
+
   bool to_initializer_;
 };
 

@@ -225,6 +225,7 @@ std::string GemmBlocker(const Node& matmul, const Node& add, const std::optional
   if (!matmul.output(0) || matmul.output(0)->uses().size() != 1 || matmul.output(0)->IsGraphOutput())
     return "the MatMul's output is read by more than the Add";
   if (add.num_inputs() != 2 || !c) return "the Add does not have two inputs";
+  if (matmul.num_inputs() != 2 || !matmul.input(0) || !b) return "the MatMul does not have two inputs";
   if (!a || a->size() != 2) return absl::StrCat("A ('", matmul.input(0)->name(), "') is not known to be rank 2");
   auto bs = ShapeOfValue(b);
   if (!bs || bs->size() != 2) return absl::StrCat("B ('", b->name(), "') is not known to be rank 2");

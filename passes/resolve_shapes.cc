@@ -37,7 +37,9 @@
 //
 // Types come from the model and onnx shape inference, run (types kept in memory, no
 // value_info saved) only when a Shape/Size/Reshape/Expand/Slice/Tile/Where reads a value
-// without a known shape; a model without such ops pays nothing. Nodes the rewrites leave
+// without a known shape, or with a dim that is neither static nor symbolic (then the
+// in-memory types are inferred afresh, as onnx's data propagation may decide it now); a
+// model without such reads pays nothing. Nodes the rewrites leave
 // unused are erased at once (so nothing only they read is materialized).
 //
 // Before:  s = Shape(X)  b = Gather(s, zero)  u = Unsqueeze(b, ax)  c = Concat(u, minus1)
@@ -463,6 +465,7 @@ class Resolver {
   static bool Replaceable(const Value* v) { return v && v->HasUsers() && !v->IsGraphOutput(); }
 
   Status Replace(Rewriter& rw, Value* from, Value* to, const std::string& rule) {
+    for (const Use& u : from->uses()) touched_.push_back(u.node);  // they read `to` now
     OS_RETURN_IF_ERROR(rw.ReplaceAllUsesWith(from, to));
     EraseDeadFrom(from);
     result_.Count(rule);
@@ -544,6 +547,7 @@ class Resolver {
     }
     rw.SetRule("resolve-shapes/reshape-shape");
     rw.SetInput(n, 1, rw.Int64s(values));
+    touched_.push_back(n);
     EraseDeadFrom(s);
     result_.Count("reshape-shape");
     return absl::OkStatus();
@@ -727,6 +731,19 @@ class Resolver {
     return Replace(rw, n->output(0), merged, "unsqueeze-chain");
   }
 
+ public:
+  // Nodes whose inputs the rewrites changed: their outputs' in-memory types may now be
+  // decidable where they were not.
+  // (Nodes this pass erased are left out: they are freed.)
+  std::vector<Node*> touched() const {
+    std::vector<Node*> alive;
+    for (Node* n : touched_)
+      if (!erased_.contains(n)) alive.push_back(n);
+    return alive;
+  }
+
+ private:
+  std::vector<Node*> touched_;
   PassResult& result_;
   const PassContext& context_;
   absl::node_hash_map<const Value*, std::optional<Vec>> vecs_;  // node map: Vec pointers stay valid
@@ -736,20 +753,30 @@ class Resolver {
   absl::flat_hash_set<const Value*> dead_;    // their outputs: never a replacement
 };
 
-// True when an op this pass reads shapes for reads a value whose shape is unknown.
-bool NeedsShapeInference(const Model& model) {
+// True when an op this pass reads shapes for reads a value whose shape is unknown (no
+// rank; with `any_dim`, also a rank with a dim neither static nor symbolic).
+bool ReadsUnknownShape(const Model& model, bool any_dim) {
+  auto unknown = [any_dim](const Value* v) {
+    auto shape = ShapeOf(v);
+    if (!shape) return true;
+    return any_dim && std::any_of(shape->begin(), shape->end(), [](const Dim& d) { return d.is_unknown(); });
+  };
   for (Node* n : model.graph().AllNodesRecursive()) {
     if (!CanonicalDomain(n->domain()).empty() || n->num_inputs() == 0) continue;
     const std::string& op = n->op_type();
     if (op == "Shape" || op == "Size" || op == "Reshape" || op == "Expand" || op == "Slice" || op == "Tile") {
-      if (!ShapeOf(n->input(0))) return true;
+      if (n->input(0) && unknown(n->input(0))) return true;
     } else if (op == "Where") {
       for (Value* in : n->inputs())
-        if (in && !ShapeOf(in)) return true;
+        if (in && unknown(in)) return true;
     }
   }
   return false;
 }
+bool NeedsShapeInference(const Model& model) { return ReadsUnknownShape(model, false); }
+bool ReadsUnknownDim(const Model& model) { return ReadsUnknownShape(model, true); }
+
+constexpr int kMaxWalks = 64;
 
 class ResolveShapesPass : public Pass {
  public:
@@ -757,11 +784,33 @@ class ResolveShapesPass : public Pass {
     PassResult result;
     InferShapesOptions infer;
     infer.record_value_info = false;  // types for deciding, not saved
-    // Local rules first; onnx inference only if a shape is still unknown.
-    if (!EnsureShapes(model, infer, NeedsShapeInference).ok()) result.counts["left/shape-inference-failed"] += 1;
-    Resolver resolver(result, context);
-    OS_RETURN_IF_ERROR(resolver.RunGraph(model.graph()));
-    for (auto& f : model.functions()) OS_RETURN_IF_ERROR(resolver.RunGraph(f->body()));
+    // Local rules first; onnx inference only if a shape is still unknown. The local rules
+    // leave a dim unknown where it follows from shape arithmetic (a Reshape whose shape is
+    // a Concat of Gathers of a Shape); onnx inference's data propagation follows it, so when
+    // such a dim is read, the in-memory types are inferred afresh by onnx. Without that, a
+    // chain of k such layers took k simplify rounds, and a run on the output found more.
+    if (ReadsUnknownDim(model)) {
+      ForgetInferredTypes(model);
+      if (!InferShapes(model, infer).ok()) result.counts["left/shape-inference-failed"] += 1;
+      PropagateShapes(model, infer);  // what onnx left untyped, the local rules may type
+    } else if (!EnsureShapes(model, infer, NeedsShapeInference).ok()) {
+      result.counts["left/shape-inference-failed"] += 1;
+    }
+    // A rewrite makes a Reshape's shape constant; only then do the local rules know its
+    // output's dims, which the next layer's Shape reads. So the walk repeats, with the
+    // types below the rewritten nodes dropped and re-derived by the local rules (cheap; no
+    // onnx inference), until a walk rewrites nothing: one run resolves a whole chain of
+    // layers (it took one simplify round per layer, and a run on the output found more).
+    for (int walk = 0; walk < kMaxWalks; ++walk) {
+      Resolver resolver(result, context);
+      OS_RETURN_IF_ERROR(resolver.RunGraph(model.graph()));
+      for (auto& f : model.functions()) OS_RETURN_IF_ERROR(resolver.RunGraph(f->body()));
+      if (resolver.touched().empty()) break;
+      ForgetInferredTypesBelow(resolver.touched());
+      // Untyped values (dropped, or never typed) below the rewrites: the local rules first,
+      // onnx only if a shape this pass reads is still missing.
+      if (!EnsureShapes(model, infer, NeedsShapeInference).ok()) result.counts["left/shape-inference-failed"] += 1;
+    }
     return result;
   }
 };

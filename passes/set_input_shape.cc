@@ -2,7 +2,7 @@
 // inference so outputs and value_info agree (as onnx-simplifier's --overwrite-input-shape).
 //
 // Two forms, combinable:
-//   shapes=NAME:DIMS;NAME:DIMS   DIMS is dims joined by 'x' (1x3x224x224); a dim is a
+//   shapes=NAME:DIMS;NAME:DIMS   DIMS is dims joined by 'x' or ',' (1x3x224x224, 1,3,224,224); a dim is a
 //                                number, or '?' to leave that dim as it is. An input
 //                                without a shape gets one. Split at the last ':', so names
 //                                with ':' work (input:0:1x3).
@@ -65,7 +65,7 @@ StatusOr<std::vector<InputShape>> ParseShapes(const std::string& value) {
           absl::StrCat("shapes item '", item, "' is not NAME:DIMS (e.g. input_ids:1x128)"));
     }
     InputShape s{item.substr(0, colon), {}};
-    for (absl::string_view d : absl::StrSplit(absl::string_view(item).substr(colon + 1), 'x')) {
+    for (absl::string_view d : absl::StrSplit(absl::string_view(item).substr(colon + 1), absl::ByAnyChar("x,"))) {
       OS_ASSIGN_OR_RETURN(int64_t dim, ParseDim(absl::StripAsciiWhitespace(d), item));
       s.dims.push_back(dim);
     }

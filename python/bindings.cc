@@ -6,14 +6,21 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstring>
+
 #include "core/inspect/inspect.h"
 #include "core/interop/onnx_interop.h"
+#include "core/io/exporter.h"
 #include "core/io/model_io.h"
 #include "core/pass/pass_manager.h"
+#include "core/pass/pattern_pass.h"
 #include "core/pass/pipeline.h"
-#include "core/inspect/json_writer.h"
 #include "core/rewrite/greedy_driver.h"
 #include "core/rewrite/rule.h"
+#include "python/attributes.h"
+#include "core/target/profile.h"
+#include "passes/target/check.h"
+#include "passes/target/planner.h"
 
 namespace py = pybind11;
 using namespace onnxsurgeon;
@@ -60,41 +67,53 @@ py::list ReportsToList(const std::vector<PassRunReport>& reports) {
   return out;
 }
 
-// Python values -> AttributeProto: int, float, str/bytes, list of int, list of float.
-onnx::AttributeProto ToAttribute(const std::string& name, const py::handle& v) {
-  onnx::AttributeProto a;
-  a.set_name(name);
-  if (py::isinstance<py::bool_>(v) || py::isinstance<py::int_>(v)) {
-    a.set_type(onnx::AttributeProto::INT);
-    a.set_i(v.cast<int64_t>());
-  } else if (py::isinstance<py::float_>(v)) {
-    a.set_type(onnx::AttributeProto::FLOAT);
-    a.set_f(v.cast<float>());
-  } else if (py::isinstance<py::str>(v) || py::isinstance<py::bytes>(v)) {
-    a.set_type(onnx::AttributeProto::STRING);
-    a.set_s(v.cast<std::string>());
-  } else if (py::isinstance<py::sequence>(v)) {
-    auto seq = v.cast<py::sequence>();
-    bool all_int = true;
-    for (auto item : seq) all_int &= py::isinstance<py::int_>(item);
-    if (all_int) {
-      a.set_type(onnx::AttributeProto::INTS);
-      for (auto item : seq) a.add_ints(item.cast<int64_t>());
-    } else {
-      a.set_type(onnx::AttributeProto::FLOATS);
-      for (auto item : seq) a.add_floats(item.cast<float>());
+// A value's type as plain Python data for onnxsurgeon.ValueType:
+// (kind, elem_type, shape, inner, text); shape None when unknown, dims int / str / None.
+py::object TypeTuple(const onnx::TypeProto& t) {
+  auto shape_of = [](bool has, const onnx::TensorShapeProto& shape) -> py::object {
+    if (!has) return py::none();
+    py::list dims;
+    for (const auto& d : shape.dim()) {
+      if (d.has_dim_value()) dims.append(py::int_(d.dim_value()));
+      else if (d.has_dim_param()) dims.append(py::str(d.dim_param()));
+      else dims.append(py::none());
     }
-  } else {
-    throw py::type_error("attribute '" + name + "': use int, float, str, or a list of int or float");
+    return py::tuple(dims);
+  };
+  std::string text = TypeToString(&t);
+  switch (t.value_case()) {
+    case onnx::TypeProto::kTensorType:
+      return py::make_tuple("tensor", t.tensor_type().elem_type(), shape_of(t.tensor_type().has_shape(), t.tensor_type().shape()), py::none(), text);
+    case onnx::TypeProto::kSparseTensorType:
+      return py::make_tuple("sparse_tensor", t.sparse_tensor_type().elem_type(),
+                            shape_of(t.sparse_tensor_type().has_shape(), t.sparse_tensor_type().shape()), py::none(), text);
+    case onnx::TypeProto::kSequenceType:
+      return py::make_tuple("sequence", 0, py::none(), TypeTuple(t.sequence_type().elem_type()), text);
+    case onnx::TypeProto::kOptionalType:
+      return py::make_tuple("optional", 0, py::none(), TypeTuple(t.optional_type().elem_type()), text);
+    case onnx::TypeProto::kMapType:
+      return py::make_tuple("map", t.map_type().key_type(), py::none(), TypeTuple(t.map_type().value_type()), text);
+    default:
+      return py::make_tuple("unknown", 0, py::none(), py::none(), text);
   }
-  return a;
 }
 
-std::vector<onnx::AttributeProto> ToAttributes(const py::dict& attrs) {
-  std::vector<onnx::AttributeProto> out;
-  for (auto [k, v] : attrs) out.push_back(ToAttribute(k.cast<std::string>(), v));
-  return out;
+// Keeps a Python object (a bytes object whose buffer the tensors view) alive from C++;
+// released under the GIL, whichever thread drops the last tensor.
+std::shared_ptr<const void> HoldPythonObject(py::object obj) {
+  PyObject* raw = obj.release().ptr();
+  return std::shared_ptr<const void>(raw, [](const void* p) {
+    if (!Py_IsInitialized()) return;
+    py::gil_scoped_acquire gil;
+    Py_DECREF(static_cast<PyObject*>(const_cast<void*>(p)));
+  });
 }
+
+// Serialized model bytes owned by C++, exposed to Python through the buffer protocol:
+// memoryview(buffer) reads them without a copy (onnx.ModelProto.ParseFromString takes it).
+struct OwnedBytes {
+  std::string bytes;
+};
 
 // A rule whose check and replacement are Python callables.
 std::unique_ptr<PatternRule> MakePythonRule(const std::string& name, pattern::Pattern pattern, int root, py::function replace,
@@ -127,17 +146,46 @@ std::unique_ptr<PatternRule> MakePythonRule(const std::string& name, pattern::Pa
   return std::make_unique<PatternRule>(name, std::move(pattern), root, std::move(rep), std::move(chk), benefit);
 }
 
+// A rule set registered from Python under a pass name (onnxsurgeon.rules.register), so
+// pipelines can name it. The Python side keeps the rules alive for the process.
+class PythonRulesPass : public Pass {
+ public:
+  PythonRulesPass(std::vector<const RewriteRule*> rules, int64_t max_rewrites)
+      : rules_(std::move(rules)), max_rewrites_(max_rewrites) {}
+
+  StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
+    GreedyOptions base;
+    base.max_rewrites = max_rewrites_;
+    OS_ASSIGN_OR_RETURN(auto counts, ApplyRulesGreedily(model, rules_, WithDebugPatterns(base, context)));
+    PassResult result;
+    for (const auto& [rule, n] : counts) result.Count(rule, n);
+    return result;
+  }
+
+ private:
+  std::vector<const RewriteRule*> rules_;
+  int64_t max_rewrites_;
+};
+
 }  // namespace
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "onnxsurgeon C++ core (use the onnxsurgeon package, not this module)";
   static py::exception<std::runtime_error> error(m, "OnnxSurgeonError", PyExc_ValueError);
   g_error = error.ptr();
+  m.attr("__version__") = ONNXSURGEON_VERSION;
+
+  py::class_<OwnedBytes>(m, "_Buffer", py::buffer_protocol())
+      .def_buffer([](OwnedBytes& b) {
+        return py::buffer_info(b.bytes.data(), 1, py::format_descriptor<uint8_t>::format(), 1,
+                               {static_cast<py::ssize_t>(b.bytes.size())}, {1}, /*readonly=*/true);
+      })
+      .def("__len__", [](const OwnedBytes& b) { return b.bytes.size(); });
 
   py::class_<Value>(m, "Value")
       .def_property_readonly("name", &Value::name)
       .def("set_name", [](Value& v, std::string name) { Check(v.SetName(std::move(name))); })
-      .def_property_readonly("producer", &Value::producer, py::return_value_policy::reference)
+      .def("producer", &Value::producer, py::return_value_policy::reference)
       .def("uses", [](const Value& v) {
             py::list out;
             for (const Use& u : v.uses()) out.append(py::make_tuple(py::cast(u.node, py::return_value_policy::reference), u.input_index));
@@ -146,7 +194,7 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("is_graph_input", &Value::IsGraphInput)
       .def_property_readonly("is_graph_output", &Value::IsGraphOutput)
       .def_property_readonly("is_initializer", &Value::IsInitializer)
-      .def_property_readonly("type", [](const Value& v) { return TypeToString(v.type()); })
+      .def("_type_tuple", [](const Value& v) -> py::object { return v.type() ? TypeTuple(*v.type()) : py::none(); })
       .def("replace_all_uses_with",
            [](Value& v, Value& other, bool allow_graph_outputs) { Check(v.ReplaceAllUsesWith(&other, allow_graph_outputs)); },
            py::arg("other"), py::arg("allow_graph_outputs") = false)
@@ -168,23 +216,29 @@ PYBIND11_MODULE(_core, m) {
       .def("attribute", [](const Node& n, const std::string& name) -> py::object {
             const Attribute* a = n.FindAttribute(name);
             if (!a) throw py::key_error(name);
-            const auto& p = a->proto();
-            switch (p.type()) {
-              case onnx::AttributeProto::INT: return py::int_(p.i());
-              case onnx::AttributeProto::FLOAT: return py::float_(p.f());
-              case onnx::AttributeProto::STRING: return py::bytes(p.s());
-              case onnx::AttributeProto::INTS: return py::cast(std::vector<int64_t>(p.ints().begin(), p.ints().end()));
-              case onnx::AttributeProto::FLOATS: return py::cast(std::vector<float>(p.floats().begin(), p.floats().end()));
-              case onnx::AttributeProto::STRINGS: {
-                py::list l;
-                for (const auto& s : p.strings()) l.append(py::bytes(s));
-                return l;
-              }
-              default: return py::bytes(p.SerializeAsString());  // serialized AttributeProto
+            if (a->type() != onnx::AttributeProto::GRAPH && a->type() != onnx::AttributeProto::GRAPHS) {
+              return python::FromAttribute(a->proto());
             }
+            py::module_ onnx_module = py::module_::import("onnx");
+            py::list graphs;
+            for (const auto& g : a->graphs()) {
+              py::object proto = onnx_module.attr("GraphProto")();
+              proto.attr("ParseFromString")(py::bytes(ExportGraph(*g).SerializeAsString()));
+              graphs.append(proto);
+            }
+            if (a->type() == onnx::AttributeProto::GRAPH && graphs.size() == 1) return graphs[0];
+            return std::move(graphs);
           })
       .def_property_readonly("subgraphs", &Node::subgraphs, py::return_value_policy::reference)
-      .def("__repr__", [](const Node& n) { return "<Node '" + n.name() + "' " + (n.domain().empty() ? "" : n.domain() + "::") + n.op_type() + ">"; });
+      .def("__repr__", [](const Node& n) {
+            auto names = [](const std::vector<Value*>& vs) {
+              std::string out;
+              for (size_t i = 0; i < vs.size(); ++i) out += (i ? ", " : "") + (vs[i] ? vs[i]->name() : std::string());
+              return out;
+            };
+            return "<Node '" + n.name() + "' " + (n.domain().empty() ? "" : n.domain() + "::") + n.op_type() + "(" +
+                   names(n.inputs()) + ") -> (" + names(n.outputs()) + ")>";
+          });
 
   py::class_<Graph>(m, "Graph")
       .def_property_readonly("name", &Graph::name)
@@ -212,23 +266,41 @@ PYBIND11_MODULE(_core, m) {
             return out;
           })
       .def("opset_version", &Model::OpsetVersion, py::arg("domain") = "")
+      .def("__repr__", [](const Model& m) {
+            std::string opsets;
+            for (const auto& op : m.proto().opset_import())
+              opsets += (opsets.empty() ? "" : ", ") + std::string(CanonicalDomain(op.domain()).empty() ? "ai.onnx" : op.domain()) +
+                        ":" + std::to_string(op.version());
+            return "<Model ir_version=" + std::to_string(m.proto().ir_version()) + " opsets={" + opsets + "} graph '" +
+                   m.graph().name() + "' with " + std::to_string(m.graph().num_nodes()) + " nodes>";
+          })
       .def_property_readonly("function_names", [](const Model& m) {
             std::vector<std::string> out;
             for (const auto& f : m.functions()) out.push_back(f->domain() + "::" + f->name());
             return out;
           })
       .def("save", [](const Model& m, const std::string& path, const std::string& external_data, size_t size_threshold,
-                      const std::string& location) {
+                      const std::string& location, bool replace_source) {
             SaveOptions o;
             o.external_data = ParseMode(external_data);
             o.size_threshold = size_threshold;
             o.location = location;
+            o.replace_source = replace_source;
             py::gil_scoped_release release;
             auto s = SaveModel(m, path, o);
             py::gil_scoped_acquire acquire;
             Check(s);
-          }, py::arg("path"), py::arg("external_data") = "keep", py::arg("size_threshold") = 1024, py::arg("location") = "")
+          }, py::arg("path"), py::arg("external_data") = "keep", py::arg("size_threshold") = 1024, py::arg("location") = "",
+          py::arg("replace_source") = false)
       .def("to_bytes", [](const Model& m) { return py::bytes(Unwrap(SaveModelToBytes(m))); })
+      .def("_to_buffer", [](const Model& m) {
+            StatusOr<std::string> bytes;
+            {
+              py::gil_scoped_release release;
+              bytes = SaveModelToBytes(m);
+            }
+            return OwnedBytes{Unwrap(std::move(bytes))};
+          })
       .def("to_text", [](const Model& m) { return PrintModelText(m); })
       .def("inspect_json", [](const Model& m) { return FormatInspectJson(Inspect(m)); })
       .def("check", [](const Model& m, bool full) { Check(CheckModel(m, full)); }, py::arg("full") = true)
@@ -237,6 +309,7 @@ PYBIND11_MODULE(_core, m) {
             auto items = Unwrap(ParsePipeline(pipeline));
             PassManagerOptions o;
             o.verify_each = verify_each;
+            o.validate = OutputValidation::kFull;  // as the CLI: never hand back what onnx refuses
             return ReportsToList(Unwrap(RunPipeline(m, items, o)));
           }, py::arg("pipeline"), py::arg("verify_each") = false);
 
@@ -286,12 +359,12 @@ PYBIND11_MODULE(_core, m) {
 
   py::class_<Rewriter>(m, "Rewriter")
       .def("op", [](Rewriter& rw, const std::string& op, std::vector<Value*> inputs, py::dict attrs, const std::string& domain) {
-            return rw.Op(op, std::move(inputs), ToAttributes(attrs), domain);
+            return rw.Op(op, std::move(inputs), python::ToAttributes(attrs), domain);
           }, py::arg("op_type"), py::arg("inputs"), py::arg("attrs") = py::dict(), py::arg("domain") = "",
           py::return_value_policy::reference)
       .def("create", [](Rewriter& rw, const std::string& op, std::vector<Value*> inputs, int num_outputs, py::dict attrs,
                         const std::string& domain) {
-            return rw.Create(op, std::move(inputs), ToAttributes(attrs), num_outputs, domain);
+            return rw.Create(op, std::move(inputs), python::ToAttributes(attrs), num_outputs, domain);
           }, py::arg("op_type"), py::arg("inputs"), py::arg("num_outputs") = 1, py::arg("attrs") = py::dict(),
           py::arg("domain") = "", py::return_value_policy::reference)
       .def("scalar_float", &Rewriter::ScalarFloat, py::arg("value"), py::arg("data_type") = 1, py::return_value_policy::reference)
@@ -327,12 +400,33 @@ PYBIND11_MODULE(_core, m) {
         o.base_dir = base_dir;
         return Unwrap(LoadModelFromBytes(std::string(data), o));
       }, py::arg("data"), py::arg("base_dir") = "");
+  // Loads from any bytes-like object without copying it: tensors view its buffer and keep
+  // the object alive (a bytes object is immutable, so the view stays valid).
+  m.def("load_buffer", [](py::object data, const std::string& base_dir) {
+        py::buffer_info info = py::buffer(data).request();
+        if (info.ndim != 1 || info.itemsize != 1) throw py::type_error("expected a 1-D buffer of bytes");
+        std::string_view view(static_cast<const char*>(info.ptr), static_cast<size_t>(info.size));
+        std::shared_ptr<const void> owner = HoldPythonObject(data);
+        LoadOptions o;
+        o.base_dir = base_dir;
+        StatusOr<std::unique_ptr<Model>> model;
+        {
+          py::gil_scoped_release release;
+          model = LoadModelFromBuffer(std::move(owner), view, o);
+        }
+        return Unwrap(std::move(model));
+      }, py::arg("data"), py::arg("base_dir") = "");
   m.def("parse_text", [](const std::string& text) { return Unwrap(ParseModelText(text)); });
   m.def("passes", []() {
         py::list out;
-        for (const PassInfo& p : AllPasses()) {
+        std::vector<const PassInfo*> all;
+        for (const PassInfo& p : AllPasses()) all.push_back(&p);
+        for (const PassInfo* p : RegisteredPasses()) all.push_back(p);
+        for (size_t i = 0; i < all.size(); ++i) {
+          const PassInfo& p = *all[i];
           py::dict d;
           d["name"] = p.name;
+          d["builtin"] = i < AllPasses().size();  // else registered from Python
           d["summary"] = p.summary;
           py::list opts;
           for (const auto& o : p.options) opts.append(py::dict(py::arg("name") = o.name, py::arg("help") = o.help, py::arg("default") = o.default_value));
@@ -341,5 +435,24 @@ PYBIND11_MODULE(_core, m) {
         }
         return out;
       });
+  m.def("_register_rules", [](const std::string& name, const std::string& summary, const std::vector<PatternRule*>& rules) {
+        std::vector<const RewriteRule*> rs(rules.begin(), rules.end());
+        PassInfo info{name, summary.empty() ? "Rewrite rules registered from Python" : summary,
+                      {{"max-rewrites", "stop after this many rewrites (-1: 10 x nodes + 1000)", "-1"}},
+                      [rs](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {
+                        OS_ASSIGN_OR_RETURN(int64_t max_rewrites, o.GetInt("max-rewrites", -1));
+                        return std::make_unique<PythonRulesPass>(rs, max_rewrites);
+                      }};
+        Check(RegisterPass(std::move(info)));
+      }, py::arg("name"), py::arg("summary"), py::arg("rules"));
+  // check --target --json, as text (onnxsurgeon.check_target parses it). input_shapes as
+  // in --input-shapes: the inputs it names count as made static by --target.
+  m.def("check_target", [](const Model& model, const std::string& target, const std::string& input_shapes,
+                           const std::string& model_name) {
+    target::Profile profile = Unwrap(target::LoadProfile(target));
+    target::CheckOptions options;
+    options.inputs_with_shapes = target::InputShapeNames(input_shapes);
+    return target::CheckReportJson(target::CheckTarget(model, profile, options), profile, model_name);
+  });
   m.def("check_pipeline", [](const std::string& pipeline) { Unwrap(ParsePipeline(pipeline)); });
 }

@@ -1,5 +1,7 @@
 #include "core/eval/kernel.h"
 
+#include "onnx/defs/schema.h"
+
 #include <algorithm>
 
 #include "absl/container/flat_hash_map.h"
@@ -126,12 +128,38 @@ std::vector<std::string> KernelOpTypes() {
   return ops;
 }
 
+namespace {
+
+// Kernels index their inputs by position: the count and every required (non-optional,
+// non-variadic) input are checked against onnx's schema before any kernel runs, so a
+// malformed node (made by hand or by a pass) is refused, never dereferenced.
+Status CheckInputsAgainstSchema(const Node& node, Inputs inputs, int64_t opset) {
+  const auto* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), std::string(CanonicalDomain(node.domain())));
+  if (!schema) return absl::OkStatus();  // the kernel checks what it reads
+  size_t n = inputs.size();
+  while (n > 0 && !inputs[n - 1]) --n;
+  if (static_cast<int>(n) < schema->min_input() || static_cast<int>(n) > schema->max_input())
+    return absl::InvalidArgumentError(absl::StrCat(node.op_type(), " node '", node.name(), "' has ", n, " inputs, its schema takes ",
+                                                   schema->min_input(), " to ", schema->max_input()));
+  const auto& formals = schema->inputs();
+  for (size_t i = 0; i < n; ++i) {
+    const bool optional = i < formals.size() ? formals[i].GetOption() == onnx::OpSchema::Optional
+                                             : false;  // variadic tail: every element required
+    if (!optional && !inputs[i])
+      return absl::InvalidArgumentError(absl::StrCat(node.op_type(), " node '", node.name(), "' lacks its required input ", i));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 StatusOr<std::vector<Array>> Evaluate(const Node& node, Inputs inputs, int64_t opset, int64_t max_output_bytes) {
   const KernelFn* fn = FindKernel(node.op_type(), node.domain(), opset);
   if (!fn) {
     return absl::UnimplementedError(absl::StrCat("no kernel for ", node.op_type(), " at opset ", opset));
   }
   KernelContext ctx(node, opset, max_output_bytes);
+  OS_RETURN_IF_ERROR(CheckInputsAgainstSchema(node, inputs, opset));
   OS_ASSIGN_OR_RETURN(std::vector<Array> outs, (*fn)(ctx, inputs));
   if (outs.size() < node.num_outputs()) {
     return absl::InvalidArgumentError(

@@ -304,11 +304,11 @@ StatusOr<std::vector<Array>> SplitKernel(const KernelContext& ctx, Inputs in) {
 }
 
 StatusOr<std::vector<Array>> SliceKernel(const KernelContext& ctx, Inputs in) {
+  OS_RETURN_IF_ERROR(ExpectInputs(ctx, in, ctx.opset() < 10 ? 1 : 3, ctx.opset() < 10 ? 1 : 5));
   const Array& a = *in[0];
   int64_t rank = static_cast<int64_t>(a.dims.size());
   std::vector<int64_t> starts, ends, axes, steps;
   if (ctx.opset() < 10) {
-    OS_RETURN_IF_ERROR(ExpectInputs(ctx, in, 1, 1));
     auto s = ctx.GetInts("starts");
     auto e = ctx.GetInts("ends");
     if (!s || !e) return absl::InvalidArgumentError("Slice-1 needs starts and ends");
@@ -316,7 +316,6 @@ StatusOr<std::vector<Array>> SliceKernel(const KernelContext& ctx, Inputs in) {
     ends = *e;
     if (auto x = ctx.GetInts("axes")) axes = *x;
   } else {
-    OS_RETURN_IF_ERROR(ExpectInputs(ctx, in, 3, 5));
     OS_ASSIGN_OR_RETURN(starts, in[1]->Int64s());
     OS_ASSIGN_OR_RETURN(ends, in[2]->Int64s());
     OS_ASSIGN_OR_RETURN(auto x, OptionalInts(in, 3));
@@ -345,7 +344,9 @@ StatusOr<std::vector<Array>> SliceKernel(const KernelContext& ctx, Inputs in) {
   std::vector<int64_t> in_strides = Strides(a.dims), strides(rank);
   int64_t base = 0;
   for (int64_t k = 0; k < rank; ++k) {
-    strides[k] = in_strides[k] * step[k];
+    // An axis with at most one element never steps (its step may be INT64_MIN).
+    if (dims[k] > 1 && __builtin_mul_overflow(in_strides[k], step[k], &strides[k]))
+      return absl::InvalidArgumentError("Slice step overflows the element offset");
     if (dims[k] > 0) base += begin[k] * in_strides[k];
   }
   std::vector<int64_t> out_dims = dims;

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/inspect/declared_shapes.h"
-#include "core/inspect/json_writer.h"
+#include "core/inspect/json.h"
 #include "onnx/defs/schema.h"
 
 namespace onnxsurgeon {
@@ -58,7 +58,7 @@ std::string TypeToString(const onnx::TypeProto* type) {
   }
 }
 
-InspectReport Inspect(const Model& model) {
+InspectReport Inspect(const Model& model, bool check_schemas) {
   InspectReport r;
   const onnx::ModelProto& p = model.proto();
   r.ir_version = p.ir_version();
@@ -99,6 +99,7 @@ InspectReport Inspect(const Model& model) {
     for (Node* n : graph->nodes()) {
       ++r.total_node_count;
       if (graph->kind() != GraphKind::kFunctionBody) ++r.op_histogram[OpKey(*n)];
+      if (!check_schemas) continue;  // the counts only (the CLI's run summary)
       std::string key = OpKey(*n);
       if (model.FindFunction(n->domain(), n->op_type(), n->proto().overload())) continue;
       if (!IsStandardDomain(n->domain())) {
@@ -138,6 +139,7 @@ InspectReport Inspect(const Model& model) {
     r.functions.push_back(absl::StrCat(f->domain(), "::", f->name(), " (", f->body().num_nodes(), " nodes)"));
   for (auto& [_, f] : external) r.external_data.push_back(f);
   for (auto& [_, prob] : problems) r.ops_without_schema.push_back(prob);
+  if (!check_schemas) return r;  // the counts only
   for (const DeclaredShapeConflict& c : DeclaredShapeConflicts(model)) {
     r.declared_shape_conflicts.push_back({c.value, c.graph_output ? "graph output" : "value_info",
                                           TypeToString(&c.declared), TypeToString(&c.inferred)});
@@ -195,53 +197,42 @@ std::string FormatInspectText(const InspectReport& r) {
 }
 
 std::string FormatInspectJson(const InspectReport& r) {
-  JsonWriter w;
-  w.BeginObject();
-  w.Key("ir_version").Value(r.ir_version);
-  w.Key("producer").Value(r.producer);
-  w.Key("opsets").BeginObject();
-  for (const auto& [d, v] : r.opsets) w.Key(d.empty() ? "ai.onnx" : d).Value(v);
-  w.EndObject();
-  w.Key("node_count").Value(r.node_count);
-  w.Key("total_node_count").Value(r.total_node_count);
-  w.Key("subgraph_count").Value(r.subgraph_count);
-  w.Key("op_histogram").BeginObject();
-  for (const auto& [op, n] : r.op_histogram) w.Key(op).Value(n);
-  w.EndObject();
-  auto ios = [&](const char* key, const std::vector<InspectReport::Io>& list) {
-    w.Key(key).BeginArray();
-    for (const auto& io : list) w.BeginObject().Key("name").Value(io.name).Key("type").Value(io.type).EndObject();
-    w.EndArray();
+  Json opsets = Json::object();
+  for (const auto& [d, v] : r.opsets) opsets[d.empty() ? "ai.onnx" : d] = v;
+  auto ios = [](const std::vector<InspectReport::Io>& list) {
+    Json out = Json::array();
+    for (const auto& io : list) out.push_back({{"name", io.name}, {"type", io.type}});
+    return out;
   };
-  ios("inputs", r.inputs);
-  ios("outputs", r.outputs);
-  w.Key("initializer_count").Value(r.initializer_count);
-  w.Key("initializer_bytes").Value(r.initializer_bytes);
-  w.Key("initializers_as_inputs").BeginArray();
-  for (const auto& n : r.initializers_as_inputs) w.Value(n);
-  w.EndArray();
-  w.Key("custom_domain_ops").BeginObject();
-  for (const auto& [op, n] : r.custom_domain_ops) w.Key(op).Value(n);
-  w.EndObject();
-  w.Key("functions").BeginArray();
-  for (const auto& f : r.functions) w.Value(f);
-  w.EndArray();
-  w.Key("external_data").BeginArray();
+  Json external = Json::array();
   for (const auto& f : r.external_data)
-    w.BeginObject().Key("location").Value(f.location).Key("tensors").Value(f.tensors).Key("bytes").Value(f.bytes).EndObject();
-  w.EndArray();
-  w.Key("ops_without_schema").BeginArray();
-  for (const auto& p : r.ops_without_schema)
-    w.BeginObject().Key("op").Value(p.op).Key("why").Value(p.why).Key("count").Value(p.count).EndObject();
-  w.EndArray();
-  w.Key("declared_shape_conflicts").BeginArray();
+    external.push_back({{"location", f.location}, {"tensors", f.tensors}, {"bytes", f.bytes}});
+  Json no_schema = Json::array();
+  for (const auto& p : r.ops_without_schema) no_schema.push_back({{"op", p.op}, {"why", p.why}, {"count", p.count}});
+  Json j;
+  j["ir_version"] = r.ir_version;
+  j["producer"] = r.producer;
+  j["opsets"] = opsets;
+  j["node_count"] = r.node_count;
+  j["total_node_count"] = r.total_node_count;
+  j["subgraph_count"] = r.subgraph_count;
+  j["op_histogram"] = Json(r.op_histogram);
+  j["inputs"] = ios(r.inputs);
+  j["outputs"] = ios(r.outputs);
+  j["initializer_count"] = r.initializer_count;
+  j["initializer_bytes"] = r.initializer_bytes;
+  j["initializers_as_inputs"] = r.initializers_as_inputs;
+  j["custom_domain_ops"] = Json(r.custom_domain_ops);
+  j["functions"] = r.functions;
+  j["external_data"] = external;
+  j["ops_without_schema"] = no_schema;
+  Json conflicts = Json::array();
   for (const auto& c : r.declared_shape_conflicts) {
-    w.BeginObject().Key("value").Value(c.value).Key("where").Value(c.where).Key("declared").Value(c.declared);
-    w.Key("computed").Value(c.inferred).Key("fix").Value(InspectReport::kShapeConflictFix).EndObject();
+    conflicts.push_back({{"value", c.value}, {"where", c.where}, {"declared", c.declared}, {"computed", c.inferred},
+                         {"fix", InspectReport::kShapeConflictFix}});
   }
-  w.EndArray();
-  w.EndObject();
-  return w.str() + "\n";
+  j["declared_shape_conflicts"] = conflicts;
+  return DumpJson(j);
 }
 
 }  // namespace onnxsurgeon

@@ -56,7 +56,10 @@ struct InspectReport {
   static constexpr const char* kShapeConflictFix = "fix-declared-shapes";
 };
 
-InspectReport Inspect(const Model& model);
+// check_schemas=false skips custom_domain_ops, ops_without_schema (a schema lookup per
+// node) and declared_shape_conflicts (shape inference), for callers that want only the
+// counts (the CLI's run summary).
+InspectReport Inspect(const Model& model, bool check_schemas = true);
 std::string FormatInspectText(const InspectReport& report);
 std::string FormatInspectJson(const InspectReport& report);
 

@@ -2,8 +2,11 @@
 
 #include <exception>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_replace.h"
 #include "core/io/exporter.h"
 #include "core/io/importer.h"
+#include "core/ir/shape.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "onnx/checker.h"
 #include "onnx/defs/parser.h"
@@ -15,7 +18,12 @@ namespace onnxsurgeon {
 StatusOr<std::unique_ptr<Model>> ParseModelText(std::string_view text) {
   onnx::ModelProto proto;
   std::string owned(text);
-  auto status = onnx::OnnxParser::Parse(proto, owned.c_str());
+  onnx::Common::Status status;
+  try {  // onnx's parser throws on some malformed numbers ("1e-") instead of returning
+    status = onnx::OnnxParser::Parse(proto, owned.c_str());
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("ONNX text: ", e.what()));
+  }
   if (!status.IsOK()) return absl::InvalidArgumentError(absl::StrCat("ONNX text: ", status.ErrorMessage()));
   return ImportModel(std::move(proto));
 }
@@ -24,11 +32,15 @@ std::string PrintModelText(const Model& model) { return onnx::ProtoToString(Expo
 
 std::string PrintGraphText(const Graph& graph) { return onnx::ProtoToString(ExportGraph(graph)); }
 
-Status CheckModel(const Model& model, bool full_check) {
+Status CheckModel(const Model& model, bool full_check) { return CheckModelProto(ExportModel(model), full_check); }
+
+Status CheckModelProto(const onnx::ModelProto& proto, bool full_check) {
   try {
-    onnx::checker::check_model(ExportModel(model), full_check);
+    onnx::checker::check_model(proto, full_check);
   } catch (const std::exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("onnx checker: ", e.what()));
+    // One line: shape inference lists one error per line.
+    std::string what = absl::StrReplaceAll(absl::StripTrailingAsciiWhitespace(e.what()), {{"\n", "; "}});
+    return absl::InvalidArgumentError(absl::StrCat("onnx checker: ", what));
   }
   return absl::OkStatus();
 }
@@ -72,6 +84,27 @@ void ClearValueInfo(onnx::GraphProto& g) {
 
 }  // namespace
 
+// onnx's data propagation holds a Size's value as that many entries (time and memory
+// linear in the element count: a dim of 1e12 ends in bad_alloc after minutes). It runs
+// only when every Size reads fewer than kMaxSizeData elements or an unknown count; other
+// propagated values are bounded by ranks and by the inline payloads (max_payload_bytes).
+constexpr int64_t kMaxSizeData = int64_t{1} << 20;
+
+static bool DataPropagationIsBounded(const Model& model) {
+  for (const Graph* g : model.AllGraphs()) {
+    for (const Node* n : g->nodes()) {
+      if (!n->Is("Size")) continue;
+      auto dims = StaticDims(ShapeOf(n->input(0)));
+      if (!dims) continue;
+      int64_t count = 1;
+      for (int64_t d : *dims)
+        if (d > 0 && __builtin_mul_overflow(count, d, &count)) return false;
+      if (count >= kMaxSizeData) return false;
+    }
+  }
+  return true;
+}
+
 bool AdoptType(Value* v, const onnx::TypeProto& type, const InferShapesOptions& options) {
   // Untyped values take the type, or (replace_types) every one that is not a graph input
   // or initializer, whose types are the model's own.
@@ -106,7 +139,8 @@ StatusOr<onnx::ModelProto> InferredCopy(const Model& model, const InferShapesOpt
   onnx::ModelProto proto = ExportModel(model, export_options);
   if (options.drop_value_info) ClearValueInfo(*proto.mutable_graph());
   try {
-    onnx::ShapeInferenceOptions infer(/*check_type=*/false, /*strict_mode=*/0, options.data_propagation);
+    onnx::ShapeInferenceOptions infer(/*check_type=*/false, /*strict_mode=*/0,
+                                      options.data_propagation && DataPropagationIsBounded(model));
     onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), infer);
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("shape inference: ", e.what()));

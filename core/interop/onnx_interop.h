@@ -20,6 +20,7 @@ std::string PrintGraphText(const Graph& graph);
 
 // onnx::checker::check_model (full_check also runs strict shape inference).
 Status CheckModel(const Model& model, bool full_check = true);
+Status CheckModelProto(const onnx::ModelProto& proto, bool full_check = true);
 
 struct InferShapesOptions {
   bool data_propagation = true;

@@ -27,16 +27,23 @@ std::vector<const MappedFile*>& Registry() {
 }  // namespace
 
 StatusOr<std::shared_ptr<MappedFile>> MappedFile::Open(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
+  // O_NOCTTY: a terminal device must not become our controlling terminal.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return absl::NotFoundError(absl::StrCat("cannot open '", path, "': ", std::strerror(errno)));
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    return absl::InvalidArgumentError(absl::StrCat("'", path, "' is not a regular file"));
+    const char* kind = S_ISDIR(st.st_mode) ? "a folder" : S_ISFIFO(st.st_mode) ? "a FIFO"
+                       : S_ISSOCK(st.st_mode) ? "a socket" : (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) ? "a device"
+                       : "not a regular file";
+    return absl::InvalidArgumentError(absl::StrCat("'", path, "' is not a regular file (", kind, ")"));
   }
   std::shared_ptr<MappedFile> file(new MappedFile());
   file->path_ = path;
   file->size_ = static_cast<size_t>(st.st_size);
+  file->device_ = static_cast<uint64_t>(st.st_dev);
+  file->inode_ = static_cast<uint64_t>(st.st_ino);
   if (file->size_ > 0) {
     void* p = ::mmap(nullptr, file->size_, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) {
@@ -47,8 +54,6 @@ StatusOr<std::shared_ptr<MappedFile>> MappedFile::Open(const std::string& path) 
     ::madvise(p, file->size_, MADV_SEQUENTIAL);
     file->data_ = p;
     file->fd_ = fd;
-    file->device_ = static_cast<uint64_t>(st.st_dev);
-    file->inode_ = static_cast<uint64_t>(st.st_ino);
     std::lock_guard<std::mutex> lock(RegistryMutex());
     Registry().push_back(file.get());
   } else {
@@ -72,9 +77,13 @@ MappedFile::~MappedFile() {
 bool MappedFile::IsMapped(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return false;
+  return IsMapped(static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino));
+}
+
+bool MappedFile::IsMapped(uint64_t device, uint64_t inode) {
   std::lock_guard<std::mutex> lock(RegistryMutex());
   for (const MappedFile* f : Registry())
-    if (f->device_ == static_cast<uint64_t>(st.st_dev) && f->inode_ == static_cast<uint64_t>(st.st_ino)) return true;
+    if (f->device_ == device && f->inode_ == inode) return true;
   return false;
 }
 

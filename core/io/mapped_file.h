@@ -14,6 +14,8 @@ namespace onnxsurgeon {
 
 class MappedFile {
  public:
+  // Only regular files are opened: a FIFO, device or folder is refused without blocking
+  // (the open itself does not wait for a FIFO's writer).
   static StatusOr<std::shared_ptr<MappedFile>> Open(const std::string& path);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
@@ -33,6 +35,9 @@ class MappedFile {
   // True when `path` is (the same inode as) a file some live mapping holds: a loaded
   // model still reads it, so it must not be rewritten under it.
   static bool IsMapped(const std::string& path);
+  static bool IsMapped(uint64_t device, uint64_t inode);
+  uint64_t device() const { return device_; }
+  uint64_t inode() const { return inode_; }
 
  private:
   MappedFile() = default;

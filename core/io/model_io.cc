@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <set>
+#include <unistd.h>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_split.h"
@@ -13,6 +15,8 @@
 #include "core/io/exporter.h"
 #include "core/io/importer.h"
 #include "core/io/mapped_file.h"
+#include "core/io/output_files.h"
+#include "core/io/validate.h"
 #include "core/io/wire.h"
 
 namespace onnxsurgeon {
@@ -48,7 +52,9 @@ StatusOr<ExternalRef> ParseExternalRef(const onnx::TensorProto& meta, const std:
     } else if (kv.key() == "offset" || kv.key() == "length") {
       errno = 0;
       unsigned long long v = std::strtoull(kv.value().c_str(), &end, 10);
-      if (kv.value().empty() || *end != '\0' || errno != 0) {
+      // strtoull takes "-1" (as 2^64-1) and leading blanks: only plain digits are a size.
+      bool digits = !kv.value().empty() && kv.value().find_first_not_of("0123456789") == std::string::npos;
+      if (!digits || *end != '\0' || errno != 0) {
         return absl::InvalidArgumentError(absl::StrCat("tensor '", name, "' has a malformed external-data ",
                                                        kv.key(), " '", kv.value(), "'"));
       }
@@ -65,6 +71,13 @@ StatusOr<ExternalRef> ParseExternalRef(const onnx::TensorProto& meta, const std:
 class ExternalDataLoader {
  public:
   explicit ExternalDataLoader(std::string base_dir) : base_dir_(std::move(base_dir)) {}
+
+  // Identities of the files mapped so far.
+  std::vector<FileIdentity> Identities() const {
+    std::vector<FileIdentity> ids;
+    for (const auto& [path, file] : files_) ids.push_back({file->device(), file->inode()});
+    return ids;
+  }
 
   Status Load(Graph& g) {
     for (Value* v : g.initializers()) {
@@ -86,12 +99,16 @@ class ExternalDataLoader {
         it = files_.emplace(path, *std::move(mapped)).first;
       }
       std::string_view bytes = it->second->bytes();
-      uint64_t length = ref.length.value_or(ref.offset <= bytes.size() ? bytes.size() - ref.offset : 0);
+      // No length: the tensor's own size (onnx reads to the end of the file, which is the
+      // same for a file holding one tensor and a mismatch error otherwise).
+      std::optional<uint64_t> length_given = ref.length ? ref.length : ExpectedRawBytes(t->meta());
+      uint64_t length = length_given.value_or(ref.offset <= bytes.size() ? bytes.size() - ref.offset : 0);
       if (ref.offset > bytes.size() || length > bytes.size() - ref.offset) {
-        return absl::OutOfRangeError(absl::StrCat("tensor '", v->name(), "': external data range [", ref.offset, ", ",
-                                                  ref.offset + length, ") lies outside '", ref.location, "' (",
-                                                  bytes.size(), " bytes)"));
+        return absl::OutOfRangeError(absl::StrCat("tensor '", v->name(), "': external data range of ", length,
+                                                  " bytes at offset ", ref.offset, " lies outside '", ref.location,
+                                                  "' (", bytes.size(), " bytes)"));
       }
+      OS_RETURN_IF_ERROR(ValidateTensorData(t->meta(), length, absl::StrCat("tensor '", v->name(), "'")));
       t->AttachLoadedBytes(it->second, bytes.substr(ref.offset, length), TensorStorage::kExternal);
     }
     for (Node* n : g.nodes())
@@ -105,21 +122,29 @@ class ExternalDataLoader {
 };
 
 StatusOr<std::unique_ptr<Model>> LoadFromBuffer(std::shared_ptr<const void> owner, std::string_view bytes,
-                                                const LoadOptions& options, const std::string& base_dir) {
+                                                const LoadOptions& options, const std::string& base_dir,
+                                                std::optional<FileIdentity> model_file) {
   OS_ASSIGN_OR_RETURN(wire::StrippedModel stripped, wire::StripInitializerPayloads(bytes));
   onnx::ModelProto proto;
   if (!proto.ParseFromString(stripped.remainder)) {
     return absl::DataLossError("not a valid ONNX model: the protobuf does not parse as a ModelProto");
   }
+  // Everything the IR and passes rely on, before the importer builds anything.
+  OS_RETURN_IF_ERROR(ValidateModelProto(proto, &stripped.raw_data));
   ImportOptions import;
   import.main_initializer_raw = std::move(stripped.raw_data);
   import.raw_owner = std::move(owner);
   OS_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, ImportModel(std::move(proto), std::move(import)));
   model->set_base_dir(base_dir);
+  std::vector<FileIdentity> sources;
+  if (model_file) sources.push_back(*model_file);
   if (options.load_external_data) {
     ExternalDataLoader loader(base_dir);
     OS_RETURN_IF_ERROR(loader.Load(model->graph()));
+    for (const FileIdentity& id : loader.Identities()) sources.push_back(id);
   }
+  // Registered while the model lives: no save may write over what it reads.
+  model->set_source_files(RegisterInputFiles(std::move(sources)));
   return model;
 }
 
@@ -153,7 +178,7 @@ StatusOr<std::unique_ptr<Model>> LoadModel(const std::string& path, const LoadOp
   std::shared_ptr<MappedFile> file = *std::move(mapped);
   if (file->bytes().empty()) return absl::DataLossError(absl::StrCat(path, ": empty file, not an ONNX model"));
   std::string_view bytes = file->bytes();
-  auto model = LoadFromBuffer(file, bytes, options, ParentDir(path));
+  auto model = LoadFromBuffer(file, bytes, options, ParentDir(path), FileIdentity{file->device(), file->inode()});
   if (!model.ok()) return WithFile(model.status(), path);
   std::error_code ec;
   (*model)->set_source_path(fs::absolute(path, ec).lexically_normal().string());
@@ -164,7 +189,13 @@ StatusOr<std::unique_ptr<Model>> LoadModelFromBytes(std::string bytes, const Loa
   if (bytes.empty()) return absl::DataLossError("empty buffer, not an ONNX model");
   auto owned = std::make_shared<std::string>(std::move(bytes));
   std::string_view view(*owned);
-  return LoadFromBuffer(owned, view, options, options.base_dir);
+  return LoadFromBuffer(owned, view, options, options.base_dir, std::nullopt);
+}
+
+StatusOr<std::unique_ptr<Model>> LoadModelFromBuffer(std::shared_ptr<const void> owner, std::string_view bytes,
+                                                     const LoadOptions& options) {
+  if (bytes.empty()) return absl::DataLossError("empty buffer, not an ONNX model");
+  return LoadFromBuffer(std::move(owner), bytes, options, options.base_dir, std::nullopt);
 }
 
 // ---- saving ------------------------------------------------------------------------
@@ -357,56 +388,221 @@ Status SerializeTo(const Model& model, const absl::flat_hash_map<const Value*, P
 
 }  // namespace
 
-Status SaveModel(const Model& model, const std::string& path, const SaveOptions& options) {
-  fs::path target(path);
-  std::string dir = ParentDir(path);
-  std::string file_name = target.filename().string();
-  if (file_name.empty()) return absl::InvalidArgumentError(absl::StrCat("'", path, "' names no file"));
-  if (!options.location.empty()) {
-    OS_RETURN_IF_ERROR(ResolveExternalLocation(dir, options.location, "(save)").status());
-  }
-  std::map<std::string, ExternalFilePlan> files;
-  std::deque<std::string> converted;  // raw bytes made from typed fields; the plan points here
-  // kKeep writes external tensors to the files they came from. When the output is a
-  // different model than the one loaded, rewriting a data file the loaded model still
-  // reads would corrupt the source (its offsets would point at other bytes): the output
-  // gets its own data file instead, at the same offsets.
+namespace {
+
+Status Refuse(const std::string& what) { return absl::FailedPreconditionError(what); }
+
+bool Exists(const std::string& path) {
   std::error_code ec;
-  const bool overwrites_source =
-      !model.source_path().empty() && fs::exists(target, ec) && fs::equivalent(target, model.source_path(), ec);
+  return fs::symlink_status(path, ec).type() != fs::file_type::not_found;
+}
+
+// Checks the output model path: an existing folder holds it, it is not a folder or a
+// special file, and it is not a file any loaded input reads.
+Status CheckOutputPath(const Model& model, const std::string& path, const std::string& full, bool replace_source) {
+  std::error_code ec;
+  fs::path parent = fs::path(full).parent_path();
+  if (!fs::is_directory(parent, ec)) {
+    return Refuse(absl::StrCat("cannot write '", path, "': its folder '", parent.string(), "' does not exist"));
+  }
+  auto status = fs::status(full, ec);
+  if (fs::is_directory(status)) return Refuse(absl::StrCat("cannot write '", path, "': it is a folder"));
+  if (fs::exists(status) && !fs::is_regular_file(status)) {
+    return Refuse(absl::StrCat("cannot write '", path, "': it exists and is not a regular file"));
+  }
+  if (auto id = IdentityOf(full)) {
+    const std::vector<FileIdentity>* own = model.source_files().get();
+    bool own_source = own && !own->empty() && own->front() == *id;  // front(): the .onnx file
+    if (IsInputFile(*id, replace_source && own_source ? own : nullptr)) {
+      return Refuse(absl::StrCat("refusing to write '", path, "': it is ", own_source ? "the input model" : "a file an input model reads (its .onnx or external data)",
+                                 "; choose another output"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Folders a save creates for data locations in subfolders; removed again on failure.
+class CreatedFolders {
+ public:
+  Status Ensure(const fs::path& dir) {
+    std::error_code ec;
+    if (fs::is_directory(dir, ec)) return absl::OkStatus();
+    OS_RETURN_IF_ERROR(Ensure(dir.parent_path()));
+    if (!fs::create_directory(dir, ec) && !fs::is_directory(dir)) {
+      return Refuse(absl::StrCat("cannot create folder '", dir.string(), "': ", ec.message()));
+    }
+    created_.push_back(dir);
+    return absl::OkStatus();
+  }
+  void Keep() { created_.clear(); }
+  ~CreatedFolders() {
+    std::error_code ec;
+    for (auto it = created_.rbegin(); it != created_.rend(); ++it) fs::remove(*it, ec);  // only if empty
+  }
+
+ private:
+  std::vector<fs::path> created_;
+};
+
+}  // namespace
+
+Status CheckSaveTarget(const Model& model, const std::string& path, const SaveOptions& options) {
+  fs::path target(path);
+  std::string file_name = target.filename().string();
+  if (file_name.empty() || file_name == "." || file_name == "..") {
+    return absl::InvalidArgumentError(absl::StrCat("'", path, "' names no file"));
+  }
+  std::string full_target = fs::absolute(target).lexically_normal().string();
+  OS_RETURN_IF_ERROR(CheckOutputPath(model, path, full_target, options.replace_source));
+  if (options.location.empty()) return absl::OkStatus();
+  std::string dir = fs::path(full_target).parent_path().string();
+  auto resolved = ResolveExternalLocation(dir, options.location, "(save)");
+  if (!resolved.ok()) {
+    std::string message(resolved.status().message());
+    return absl::InvalidArgumentError(message.substr(message.find("external data location")));
+  }
+  auto id = IdentityOf(*resolved);
+  const std::vector<FileIdentity>* own = options.replace_source ? model.source_files().get() : nullptr;
+  if (id && IsInputFile(*id, own)) {
+    return Refuse(absl::StrCat("refusing to write '", options.location,
+                               "': it is a file an input model reads (its .onnx or external data); choose another "
+                               "--external-location or output folder"));
+  }
+  return absl::OkStatus();
+}
+
+Status SaveModel(const Model& model, const std::string& path, const SaveOptions& options) {
+  OS_RETURN_IF_ERROR(CheckSaveTarget(model, path, options));
+  std::string file_name = fs::path(path).filename().string();
+  std::string full_target = fs::absolute(fs::path(path)).lexically_normal().string();
+  std::string dir = fs::path(full_target).parent_path().string();
+  const std::vector<FileIdentity>* own_sources = options.replace_source ? model.source_files().get() : nullptr;
+  auto is_input = [&](const std::string& full) {
+    auto id = IdentityOf(full);
+    return id && IsInputFile(*id, own_sources);
+  };
+
+  // kKeep writes external tensors to files of the same names beside the output. When that
+  // name is a file an input reads (saving beside the source), the output gets its own
+  // data file instead, at the same offsets.
   std::string own_location = options.location.empty() ? file_name + ".data" : options.location;
   auto keep_location = [&](const std::string& location) -> StatusOr<std::string> {
-    if (overwrites_source) return location;
     OS_ASSIGN_OR_RETURN(std::string full, ResolveExternalLocation(dir, location, "(save)"));
-    if (!MappedFile::IsMapped(full)) return location;
+    if (!is_input(full)) return location;
     OS_ASSIGN_OR_RETURN(std::string own_full, ResolveExternalLocation(dir, own_location, "(save)"));
-    if (MappedFile::IsMapped(own_full)) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "saving would overwrite '", location, "', the external data of a loaded model; choose another output "
-          "folder or an external-data location"));
+    if (is_input(own_full)) {
+      return Refuse(absl::StrCat("refusing to write '", own_location,
+                                 "': it is a file an input model reads; choose another output folder or "
+                                 "--external-location"));
     }
     return own_location;
   };
+  std::map<std::string, ExternalFilePlan> files;
+  std::deque<std::string> converted;  // raw bytes made from typed fields; the plan points here
   OS_ASSIGN_OR_RETURN(auto plan, PlanPlacements(model, options, file_name, files, converted, keep_location));
 
-  std::vector<std::unique_ptr<AtomicFile>> pending;
-  for (auto& [location, f] : files) {
+  // Where each data file goes. First remove what killed saves left in these folders.
+  std::vector<std::string> dirs = {dir};
+  std::map<std::string, std::string> full_of;
+  for (const auto& [location, f] : files) {
     OS_ASSIGN_OR_RETURN(std::string full, ResolveExternalLocation(dir, location, "(save)"));
-    std::error_code ec;
-    fs::create_directories(fs::path(full).parent_path(), ec);
-    OS_ASSIGN_OR_RETURN(auto out, AtomicFile::Create(full));
-    std::sort(f.pieces.begin(), f.pieces.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
+    full_of[location] = full;
+    dirs.push_back(fs::path(full).parent_path().string());
+  }
+  RemoveStaleTemporaries(dirs);
+  std::vector<std::string> previous = Exists(full_target) ? ReferencedDataFiles(full_target) : std::vector<std::string>{};
+  auto previous_uses = [&](const std::string& full) {
+    auto id = IdentityOf(full);
+    for (const std::string& p : previous)
+      if (p == full || (id && IdentityOf(p) == id)) return true;
+    return false;
+  };
+  std::map<std::string, std::string> final_location;  // planned -> written
+  std::set<std::string> taken;
+  for (const auto& [location, full] : full_of) {
+    auto target_id = IdentityOf(full_target);
+    if (full == full_target || (target_id && IdentityOf(full) == target_id)) {
+      return Refuse(absl::StrCat("external-data location '", location, "' is the output model itself"));
+    }
+    if (is_input(full)) {
+      return Refuse(absl::StrCat("refusing to write '", location,
+                                 "': it is a file an input model reads (its .onnx or external data); choose another "
+                                 "--external-location or output folder"));
+    }
+    std::string chosen = location;
+    if (Exists(full)) {
+      if (!previous_uses(full)) {
+        return Refuse(absl::StrCat("refusing to replace '", location, "': it exists, and '", file_name,
+                                   "' (the model being replaced) does not use it, so it may hold another model's "
+                                   "weights; remove it or choose another --external-location"));
+      }
+      // The model being replaced still reads it until the commit: a new name for the new data.
+      chosen.clear();
+      for (int version = 1; version <= 64 && chosen.empty(); ++version) {
+        std::string candidate = VersionedLocation(location, version);
+        OS_ASSIGN_OR_RETURN(std::string candidate_full, ResolveExternalLocation(dir, candidate, "(save)"));
+        if (!Exists(candidate_full) && !taken.count(candidate_full)) chosen = candidate;
+      }
+      if (chosen.empty()) return Refuse(absl::StrCat("no free versioned name for '", location, "'"));
+    }
+    OS_ASSIGN_OR_RETURN(std::string chosen_full, ResolveExternalLocation(dir, chosen, "(save)"));
+    taken.insert(chosen_full);
+    final_location[location] = chosen;
+    full_of[location] = chosen_full;
+  }
+  for (auto& [value, placement] : plan)
+    if (placement.external) placement.location = final_location.at(placement.location);
+
+  // Write everything to synced temporaries; nothing has a final name yet.
+  const std::string token = AtomicFile::NewToken();
+  CreatedFolders folders;
+  OS_ASSIGN_OR_RETURN(auto model_file, AtomicFile::Create(full_target, AtomicFile::Role::kModel, token));
+  std::vector<std::unique_ptr<AtomicFile>> data_files;
+  for (auto& [location, f] : files) {
+    const std::string& full = full_of.at(location);
+    OS_RETURN_IF_ERROR(folders.Ensure(fs::path(full).parent_path()));
+    OS_ASSIGN_OR_RETURN(auto out, AtomicFile::Create(full, AtomicFile::Role::kData, token));
+    std::sort(f.pieces.begin(), f.pieces.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     for (auto& [offset, bytes] : f.pieces) {
       OS_RETURN_IF_ERROR(out->Skip(offset - out->size()));
       OS_RETURN_IF_ERROR(out->Write(bytes));
     }
-    pending.push_back(std::move(out));
+    OS_RETURN_IF_ERROR(out->Sync());
+    data_files.push_back(std::move(out));
   }
-  OS_ASSIGN_OR_RETURN(auto out, AtomicFile::Create(fs::absolute(target).string()));
-  OS_RETURN_IF_ERROR(SerializeTo(model, &plan, [&](std::string_view b) { return out->Write(b); }));
-  for (auto& f : pending) OS_RETURN_IF_ERROR(f->Commit());
-  return out->Commit();
+  OS_RETURN_IF_ERROR(SerializeTo(model, &plan, [&](std::string_view b) { return model_file->Write(b); }));
+  OS_RETURN_IF_ERROR(model_file->Sync());
+
+  // The replaced model's data files are garbage once the new model is committed (the new
+  // data files all have new names), unless an input still reads them.
+  std::vector<SaveJournal::Entry> journal_entries;
+  std::vector<std::string> obsolete;
+  auto target_id = IdentityOf(full_target);
+  for (const std::string& old : previous) {
+    bool rewritten = std::any_of(full_of.begin(), full_of.end(), [&](const auto& kv) { return kv.second == old; });
+    auto id = IdentityOf(old);
+    if (!id || rewritten || old == full_target || id == target_id || is_input(old)) continue;
+    obsolete.push_back(old);
+    journal_entries.push_back({false, *id, old});
+  }
+  for (auto& f : data_files) journal_entries.push_back({true, {f->device(), f->inode()}, f->path()});
+  // Written before anything takes a final name: a save killed from here on is finished
+  // (or undone) by the next one (RemoveStaleTemporaries).
+  OS_ASSIGN_OR_RETURN(auto journal, SaveJournal::Write(full_target, token, journal_entries));
+
+  // Data files take their (new) names, then the model's rename commits the save.
+  std::set<std::string> synced_dirs;
+  for (auto& f : data_files) {
+    OS_RETURN_IF_ERROR(f->Publish());
+    std::string d = fs::path(f->path()).parent_path().string();
+    if (d != dir && synced_dirs.insert(d).second) OS_RETURN_IF_ERROR(SyncDirectory(d));
+  }
+  OS_RETURN_IF_ERROR(model_file->Commit());
+  for (auto& f : data_files) f->Finish();
+  folders.Keep();
+  SyncDirectory(dir).IgnoreError();  // committed already; this only hastens durability
+  for (const std::string& old : obsolete) ::unlink(old.c_str());
+  return absl::OkStatus();
 }
 
 StatusOr<std::string> SaveModelToBytes(const Model& model) {

@@ -29,6 +29,10 @@ struct LoadOptions {
 StatusOr<std::unique_ptr<Model>> LoadModel(const std::string& path, const LoadOptions& options = {});
 // Same from bytes (copied once into a buffer the tensors then share).
 StatusOr<std::unique_ptr<Model>> LoadModelFromBytes(std::string bytes, const LoadOptions& options = {});
+// Same from bytes someone else owns, without a copy: the tensors view `bytes` and keep
+// `owner` alive (the Python bindings pass a bytes object's buffer).
+StatusOr<std::unique_ptr<Model>> LoadModelFromBuffer(std::shared_ptr<const void> owner, std::string_view bytes,
+                                                     const LoadOptions& options = {});
 
 enum class ExternalDataMode {
   kKeep,    // tensors loaded from external files stay external (same locations); others inline
@@ -40,12 +44,23 @@ struct SaveOptions {
   ExternalDataMode external_data = ExternalDataMode::kKeep;
   size_t size_threshold = 1024;
   // External file for kAll, relative to the model's folder; default "<model file>.data".
+  // It may take a versioned name ("w.1.bin") when the model being replaced uses it.
   std::string location;
+  // Allow `path` to be the model's own source file (an explicit in-place save). Other
+  // inputs' files are never written over.
+  bool replace_source = false;
 };
 
-// Given a model and a path. Execute writes the model (and its external-data files) to
-// temporary files and renames them into place. Result nothing is written on error.
+// Given a model and a path. Execute checks every file it would write against the rules
+// of core/io/output_files.h, writes the external-data files and the model to synced
+// temporaries, gives the data files new names and renames the model into place (the
+// single commit point), then removes the data files the replaced model used.
+// Result nothing is written on error; an existing output is replaced whole or not at all.
 Status SaveModel(const Model& model, const std::string& path, const SaveOptions& options = {});
+// The checks SaveModel makes on `path` and `options.location` before writing anything
+// (existing folder, not a folder, not an input's file), for callers that want to fail
+// before a long pipeline rather than after it. SaveModel repeats them.
+Status CheckSaveTarget(const Model& model, const std::string& path, const SaveOptions& options = {});
 // Serialized ModelProto with every tensor inline.
 StatusOr<std::string> SaveModelToBytes(const Model& model);
 

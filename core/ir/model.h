@@ -16,6 +16,14 @@
 
 namespace onnxsurgeon {
 
+// A file by device and inode: the same file whatever the path spelling (symlinks, "./",
+// hard links).
+struct FileIdentity {
+  uint64_t device = 0;
+  uint64_t inode = 0;
+  bool operator==(const FileIdentity&) const = default;
+};
+
 class Model {
  public:
   Model();
@@ -47,6 +55,11 @@ class Model {
   // The file the model was loaded from (empty when loaded from bytes or built).
   const std::string& source_path() const { return source_path_; }
   void set_source_path(std::string path) { source_path_ = std::move(path); }
+  // The files the model was read from: its .onnx file and every external-data file.
+  // Shared with core/io's registry of live inputs (core/io/output_files.h), which savers
+  // consult so that no save writes over a file a loaded model reads.
+  const std::shared_ptr<const std::vector<FileIdentity>>& source_files() const { return source_files_; }
+  void set_source_files(std::shared_ptr<const std::vector<FileIdentity>> files) { source_files_ = std::move(files); }
 
   // A name unused by any value or node in the model, derived from `base`.
   std::string UniqueName(std::string_view base);
@@ -64,6 +77,7 @@ class Model {
   std::vector<std::unique_ptr<Function>> functions_;
   std::string base_dir_;
   std::string source_path_;
+  std::shared_ptr<const std::vector<FileIdentity>> source_files_;
   bool had_graph_ = true;  // a ModelProto without a graph field stays without one
   absl::flat_hash_set<std::string> used_names_;
   absl::flat_hash_map<std::string, int64_t> name_counters_;

@@ -4,6 +4,7 @@
 // initializers, so nothing depends on what the linker keeps.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -53,6 +54,9 @@ class ForbiddenOps {
 struct PassContext {
   // --debug-patterns: pattern passes report every rule miss (rule, node, reason) here.
   std::function<void(const std::string&)> debug_patterns;
+  // Progress: passes that walk nodes (the greedy driver) add each node they visit here,
+  // for the CLI's progress line. Null when nobody is watching.
+  std::atomic<int64_t>* nodes_visited = nullptr;
   // The pipeline's forbidden ops (set by RunPipeline; null when a pass runs on its own).
   std::shared_ptr<ForbiddenOps> forbidden;
 
@@ -105,6 +109,14 @@ struct PassInfo {
 
 // The table of all passes (passes/registry.cc).
 const std::vector<PassInfo>& AllPasses();
+// A pass of the table, else one registered at run time; null when neither has it.
 const PassInfo* FindPass(std::string_view name);
+
+// Given a pass made at run time (a rule set defined in Python). Execute makes pipelines
+// able to name it; a later registration of the same name replaces it. Result an error if
+// the name is a built-in pass or not kebab-case.
+Status RegisterPass(PassInfo info);
+// The passes registered at run time, in registration order.
+std::vector<const PassInfo*> RegisteredPasses();
 
 }  // namespace onnxsurgeon

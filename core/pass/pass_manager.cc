@@ -1,8 +1,10 @@
 #include "core/pass/pass_manager.h"
 
 #include <chrono>
+#include <optional>
 
 #include "core/interop/onnx_interop.h"
+#include "core/io/exporter.h"
 
 namespace onnxsurgeon {
 
@@ -15,9 +17,36 @@ std::map<std::string, int64_t> OpHistogram(const Model& model) {
   return h;
 }
 
+namespace {
+
+// The input passed ValidateStructure (RunPipeline refuses it otherwise), so any structural
+// defect of the output is the pipeline's.
+Status ValidateOutput(const Model& model, const PassManagerOptions& options, const std::optional<Status>& input_full) {
+  if (options.validate == OutputValidation::kNone) return absl::OkStatus();
+  if (Status s = ValidateStructure(model); !s.ok())
+    return Status(s.code(), absl::StrCat("the pipeline made an invalid model: ", s.message()));
+  if (options.validate != OutputValidation::kFull) return absl::OkStatus();
+  Status full = CheckModelWithOnnx(model);
+  if (full.ok()) return full;
+  Status input = input_full ? *input_full : options.check_input();
+  if (!input.ok()) return absl::OkStatus();  // the input failed the checker already
+  return Status(full.code(), absl::StrCat("the pipeline made a model onnx's checker refuses (the input passes): ", full.message()));
+}
+
+}  // namespace
+
 StatusOr<std::vector<PassRunReport>> RunPipeline(Model& model, const std::vector<PipelineItem>& pipeline,
                                                  const PassManagerOptions& options) {
   std::vector<PassRunReport> reports;
+  // Passes read nodes by position and type, and trust names to be defined once: a model
+  // that breaks what ValidateStructure checks is refused before any pass runs.
+  if (!pipeline.empty()) {
+    if (Status s = ValidateStructure(model); !s.ok())
+      return Status(s.code(), absl::StrCat("cannot run passes on this model: ", s.message()));
+  }
+  if (pipeline.empty()) return reports;  // the output is the input: nothing to validate
+  std::optional<Status> input_full;  // unset: ask options.check_input when needed
+  if (options.validate == OutputValidation::kFull && !options.check_input) input_full = CheckModelWithOnnx(model);
   PassContext context = options.context;
   if (!context.forbidden) context.forbidden = std::make_shared<ForbiddenOps>();
   for (const PipelineItem& item : pipeline) {
@@ -28,6 +57,7 @@ StatusOr<std::vector<PassRunReport>> RunPipeline(Model& model, const std::vector
     PassRunReport report;
     report.name = item.info->name;
     report.histogram_before = OpHistogram(model);
+    if (options.on_pass_begin) options.on_pass_begin(item);
     auto start = std::chrono::steady_clock::now();
     auto result = (*pass)->Run(model, context);
     report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -55,8 +85,10 @@ StatusOr<std::vector<PassRunReport>> RunPipeline(Model& model, const std::vector
       }
     }
     if (options.print && options.print_after == item.info->name) options.print(PrintModelText(model));
+    if (options.on_pass_end) options.on_pass_end(report);
     reports.push_back(std::move(report));
   }
+  if (Status s = ValidateOutput(model, options, input_full); !s.ok()) return s;
   return reports;
 }
 

@@ -1,10 +1,12 @@
 #include "core/pass/pipeline.h"
 
 #include <map>
+#include <optional>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/util/suggest.h"
 
 namespace onnxsurgeon {
 namespace {
@@ -43,8 +45,14 @@ class PipelineParser {
     if (!item.info) {
       std::vector<std::string> known;
       for (const auto& p : AllPasses()) known.push_back(p.name);
-      return Error(start, name.size(), absl::StrCat("unknown pass '", name, "'"),
-                   absl::StrCat("known passes: ", absl::StrJoin(known, ", ")));
+      for (const PassInfo* p : RegisteredPasses()) known.push_back(p->name);
+      std::string note = absl::StrCat("known passes: ", absl::StrJoin(known, ", "));
+      // `a=x:1,y:2`: the ',' ended a's value and `y` was read as a pass.
+      if (start > 0 && !AtEnd() && Peek() == ':') {
+        note = absl::StrCat("a value with ',' in it must be quoted, e.g. name=\"x:1,3;y:2\" ",
+                            "(list items are separated by ';'), or write dims as 1x3\n", note);
+      }
+      return Error(start, name.size(), absl::StrCat("unknown pass '", name, "'", DidYouMean(name, known)), note);
     }
     std::map<std::string, std::string> values;
     SkipSpaces();
@@ -53,6 +61,7 @@ class PipelineParser {
       if (item.info->options.empty()) return Error(start, name.size(), absl::StrCat("pass '", name, "' takes no options"));
       size_t value_start = pos_;
       std::string value = Value();
+      if (unclosed_quote_) return Error(*unclosed_quote_, 1, "unclosed quote");
       if (value.empty()) return Error(value_start, 1, absl::StrCat("expected a value for '", name, "='"));
       values[item.info->options.front().name] = value;
     } else if (!AtEnd() && Peek() == '(') {
@@ -68,7 +77,8 @@ class PipelineParser {
         if (!spec) {
           std::vector<std::string> known;
           for (const auto& o : item.info->options) known.push_back(o.name);
-          return Error(key_start, key.size(), absl::StrCat("pass '", name, "' has no option '", key, "'"),
+          return Error(key_start, key.size(),
+                       absl::StrCat("pass '", name, "' has no option '", key, "'", DidYouMean(key, known)),
                        known.empty() ? "it takes no options" : absl::StrCat("its options: ", absl::StrJoin(known, ", ")));
         }
         if (values.count(key)) return Error(key_start, key.size(), absl::StrCat("option '", key, "' given twice"));
@@ -77,6 +87,7 @@ class PipelineParser {
         ++pos_;
         size_t value_start = pos_;
         std::string value = Value();
+        if (unclosed_quote_) return Error(*unclosed_quote_, 1, "unclosed quote");
         if (value.empty()) return Error(value_start, 1, absl::StrCat("expected a value for option '", key, "'"));
         values[key] = value;
         SkipSpaces();
@@ -100,9 +111,31 @@ class PipelineParser {
     return std::string(text_.substr(start, pos_ - start));
   }
 
+  // A quoted value ('...' or "...") is taken verbatim. Unquoted, a value ends at ( ) or a
+  // ',' that starts the next pass; a ',' followed by a digit or '?' stays in the value,
+  // since no pass name starts with one: set-input-shape=images:1,3,320,320 parses.
+  // An unclosed quote yields the rest of the text and Parse reports it.
   std::string Value() {
+    SkipSpaces();
+    if (!AtEnd() && (Peek() == '"' || Peek() == '\'')) {
+      char quote = Peek();
+      size_t open = pos_++;
+      size_t close = text_.find(quote, pos_);
+      if (close == std::string_view::npos) {
+        unclosed_quote_ = open;
+        pos_ = text_.size();
+        return std::string(text_.substr(open + 1));
+      }
+      pos_ = close + 1;
+      return std::string(text_.substr(open + 1, close - open - 1));
+    }
     size_t start = pos_;
-    while (!AtEnd() && Peek() != ',' && Peek() != '(' && Peek() != ')') ++pos_;
+    while (!AtEnd() && Peek() != '(' && Peek() != ')') {
+      if (Peek() == ',' && !(pos_ + 1 < text_.size() && (absl::ascii_isdigit(static_cast<unsigned char>(text_[pos_ + 1])) ||
+                                                          text_[pos_ + 1] == '?')))
+        break;
+      ++pos_;
+    }
     std::string_view v = text_.substr(start, pos_ - start);
     return std::string(absl::StripAsciiWhitespace(absl::string_view(v.data(), v.size())));
   }
@@ -125,6 +158,7 @@ class PipelineParser {
 
   std::string_view text_;
   size_t pos_ = 0;
+  std::optional<size_t> unclosed_quote_;
 };
 
 }  // namespace

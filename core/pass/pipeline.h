@@ -5,7 +5,10 @@
 //             | name '=' value            the pass's primary option, e.g. downgrade-opset=15
 //             | name '(' key '=' value (',' key '=' value)* ')'
 //                                         e.g. fold-constants(max-size=4096)
-//   name, key := [A-Za-z0-9_-]+           value := any text without , ( ) (spaces trimmed)
+//   name, key := [A-Za-z0-9_-]+
+//   value    := '"' any text '"' | "'" any text "'"
+//             | text without ( ) and without a ',' that is not followed by a digit
+//               or '?' (spaces trimmed): images:1,3,320,320 is one value
 //
 // Errors name the column and underline it, and list the known passes or options.
 #pragma once

@@ -99,6 +99,7 @@ StatusOr<std::map<std::string, int64_t>> ApplyRulesGreedily(Model& model, const 
   std::string why;
   std::vector<RewriteRule*> candidates;
   while (Node* n = worklist.Pop()) {
+    if (options.visited) options.visited->fetch_add(1, std::memory_order_relaxed);
     if (worklist.Died(n)) {  // e.g. the Constant feeding an epsilon a rewrite consumed
       OS_RETURN_IF_ERROR(rewriter.EraseNode(n));
       continue;

@@ -8,6 +8,7 @@
 // clear error after max_rewrites (a rule set that does not converge is a bug).
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <string>
@@ -27,6 +28,8 @@ struct GreedyOptions {
   bool include_functions = true;
   // When set, each miss of a rule at a node whose op is its root is reported here.
   std::function<void(const std::string& rule, const Node& node, const std::string& why)> explain;
+  // When set, every popped node is counted here (progress reporting).
+  std::atomic<int64_t>* visited = nullptr;
 };
 
 // Result rewrites per rule name.

@@ -1,5 +1,7 @@
 #include "core/shape/propagate.h"
 
+#include "absl/container/flat_hash_set.h"
+
 #include "core/ir/constant.h"
 #include "core/ir/shape.h"
 #include "core/shape/rules.h"
@@ -106,6 +108,60 @@ StatusOr<int> EnsureShapes(Model& model, const InferShapesOptions& options,
   if (!needs(model)) return gained;
   OS_ASSIGN_OR_RETURN(int inferred, InferShapes(model, options));
   return gained + inferred;
+}
+
+namespace {
+
+bool FullyStaticType(const onnx::TypeProto& t) {
+  if (!t.has_tensor_type()) return true;  // sequences, maps, optionals: left as they are
+  if (!t.tensor_type().has_shape()) return false;
+  for (const auto& d : t.tensor_type().shape().dim())
+    if (!d.has_dim_value() || d.dim_value() < 0) return false;
+  return true;
+}
+
+int ForgetInGraph(Graph& g) {
+  int dropped = 0;
+  for (Node* n : g.nodes()) {
+    for (Graph* sub : n->subgraphs()) dropped += ForgetInGraph(*sub);
+    for (Value* v : n->outputs()) {
+      if (!v || !v->has_type() || v->in_value_info() || v->IsGraphOutput() || FullyStaticType(*v->type())) continue;
+      v->mutable_info()->clear_type();
+      ++dropped;
+    }
+  }
+  return dropped;
+}
+
+}  // namespace
+
+int ForgetInferredTypesBelow(const std::vector<Node*>& nodes) {
+  absl::flat_hash_set<const Node*> seen;
+  std::vector<Node*> work;
+  for (Node* n : nodes)
+    if (n && seen.insert(n).second) work.push_back(n);
+  int dropped = 0;
+  while (!work.empty()) {
+    Node* n = work.back();
+    work.pop_back();
+    for (Value* v : n->outputs()) {
+      if (!v || v->in_value_info() || v->IsGraphOutput()) continue;
+      if (v->has_type()) {
+        if (FullyStaticType(*v->type())) continue;
+        v->mutable_info()->clear_type();
+        ++dropped;
+      }
+      for (const Use& u : v->uses())
+        if (seen.insert(u.node).second) work.push_back(u.node);
+    }
+  }
+  return dropped;
+}
+
+int ForgetInferredTypes(Model& model) {
+  int dropped = model.has_graph() ? ForgetInGraph(model.graph()) : 0;
+  for (auto& f : model.functions()) dropped += ForgetInGraph(f->body());
+  return dropped;
 }
 
 bool HasUntypedOutputs(const Model& model) {

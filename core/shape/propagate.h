@@ -39,6 +39,20 @@ int PropagateShapes(Model& model, const InferShapesOptions& options);
 StatusOr<int> EnsureShapes(Model& model, const InferShapesOptions& options,
                            absl::FunctionRef<bool(const Model&)> needs);
 
+// Given a model whose graph was rewritten since types were last inferred in memory.
+// Execute drops the in-memory types (AdoptType without record_value_info) that are not
+// fully static: node outputs of the main graph, its subgraphs and the local functions that
+// are neither graph outputs nor listed in value_info. Rewrites keep what every value
+// computes, so a static type stays true; a dim left unknown or symbolic before a fold may
+// be decidable now, and a fresh load of the saved model would decide it. Declared types
+// (the model's value_info, graph inputs and outputs) stay: a reload sees them too.
+// Result the number of values whose type was dropped.
+int ForgetInferredTypes(Model& model);
+// The same for the outputs of `nodes` (alive ones) and, transitively, the values computed
+// from them whose in-memory types were not static: what a rewrite of those nodes' inputs
+// may have made decidable.
+int ForgetInferredTypesBelow(const std::vector<Node*>& nodes);
+
 // True when some node output of the main graph (or its subgraphs) has no type: what
 // InferShapes could still add. When false, InferShapes would change nothing in memory.
 bool HasUntypedOutputs(const Model& model);

@@ -20,6 +20,34 @@ StatusOr<std::vector<int64_t>> NormalizedAxes(int64_t axis, int64_t rank) {
   return axes;
 }
 
+namespace {
+
+bool IsFloat(int32_t t) {
+  using T = onnx::TensorProto;
+  return t == T::FLOAT || t == T::DOUBLE || t == T::FLOAT16 || t == T::BFLOAT16;
+}
+
+// What the emitted Mul/Add/Cast need: a floating-point stash type, and Scale/Bias of X's
+// element type as dense tensors (a sparse initializer cannot feed a Mul).
+Status CheckOperandTypes(const LayerNormSpec& spec) {
+  if (!IsFloat(spec.stash_type))
+    return absl::InvalidArgumentError(absl::StrCat("stash_type ", spec.stash_type, " is not a floating-point type"));
+  for (const auto& [what, v] : {std::pair{"Scale", spec.scale}, std::pair{"B", spec.bias}}) {
+    if (!v) continue;
+    if (v->IsSparseInitializer() || (v->type() && v->type()->has_sparse_tensor_type()))
+      return absl::InvalidArgumentError(absl::StrCat(what, " '", v->name(), "' is a sparse tensor"));
+    const int32_t t = v->type() && v->type()->has_tensor_type() ? v->type()->tensor_type().elem_type()
+                      : v->IsInitializer()                        ? v->initializer()->meta().data_type()
+                                                                  : 0;
+    if (t != 0 && spec.elem_type != 0 && t != spec.elem_type)
+      return absl::InvalidArgumentError(absl::StrCat(what, " '", v->name(), "' is ", onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(t)),
+                                                     ", X is ", onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(spec.elem_type))));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 StatusOr<LayerNormParts> EmitLayerNormDecomposition(Rewriter& rw, const LayerNormSpec& spec, int64_t opset,
                                                     bool want_inv_std_dev) {
   // Unknown element type (a function body has no types): cast to the stash type and
@@ -32,6 +60,7 @@ StatusOr<LayerNormParts> EmitLayerNormDecomposition(Rewriter& rw, const LayerNor
   if (axes.empty()) {
     OS_ASSIGN_OR_RETURN(axes, NormalizedAxes(spec.axis, spec.rank));
   }
+  OS_RETURN_IF_ERROR(CheckOperandTypes(spec));
   const int32_t stash = spec.stash_type;
   const bool cast = cast_like || spec.elem_type != stash;
 

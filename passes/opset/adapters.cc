@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "absl/strings/str_join.h"
+#include "passes/opset/adapters_layout.h"
 #include "passes/opset/step.h"
 
 namespace onnxsurgeon::opset {
@@ -705,6 +706,9 @@ const std::map<Key, Adapter>& Table() {
     for (const char* op : {"ArgMax", "ArgMin"}) (*t)[{"", op, 12, 11}] = ArgSelectLastIndexDown;
     (*t)[{"", "ScatterND", 16, 13}] = ScatterNDAddDown;
     (*t)[{"", "Mod", 28, 13}] = ModFloatFloorDown;
+    for (const char* op : {"RNN", "GRU", "LSTM"}) (*t)[{"", op, 14, 7}] = RecurrentBatchFirstDown;
+    (*t)[{"", "GatherND", 12, 11}] = GatherNDBatchDimsDown;
+    (*t)[{"", "DepthToSpace", 11, 1}] = DepthToSpaceCrdDown;
     (*t)[{"", "Scan", 9, 8}] = RefuseScan;
     (*t)[{"", "Scan", 8, 9}] = RefuseScan;
     return t;

@@ -12,6 +12,7 @@
 #include "core/ir/function.h"
 #include "core/ir/graph.h"
 #include "core/ir/node.h"
+#include "core/inspect/json.h"
 #include "core/ir/value.h"
 #include "onnx/defs/schema.h"
 #include "passes/inferred_types.h"
@@ -506,6 +507,22 @@ std::string StepText(Step step, const Profile& p, const Model& model, const std:
 
 CheckReport CheckTarget(const Model& model, const Profile& profile, const CheckOptions& options) {
   return Checker(model, profile, options).Run();
+}
+
+std::string CheckReportJson(const CheckReport& report, const Profile& profile, const std::string& model_name) {
+  Json j;
+  j["model"] = model_name;
+  j["target"] = profile.name;
+  j["accepted"] = report.blockers.empty();
+  for (auto [key, list] : {std::pair{"blockers", &report.blockers}, std::pair{"warnings", &report.warnings}}) {
+    Json findings = Json::array();
+    for (const auto& f : *list) {
+      findings.push_back({{"node", f.node}, {"op", f.op}, {"where", f.where}, {"reason", f.reason},
+                          {"fact", f.fact}, {"source", f.source}, {"fix", f.fix}, {"fixable", f.step != Step::kNone}});
+    }
+    j[key] = findings;
+  }
+  return DumpJson(j);
 }
 
 }  // namespace onnxsurgeon::target

@@ -65,6 +65,11 @@ struct CheckReport {
 
 CheckReport CheckTarget(const Model& model, const Profile& profile, const CheckOptions& options = {});
 
+// The report as `check --target --json` prints it (and `onnxsurgeon.check_target` returns):
+// {"model", "target", "accepted", "blockers": [...], "warnings": [...]}, each finding with
+// node, op, where, reason, fact, source, fix and fixable. One writer, so both agree.
+std::string CheckReportJson(const CheckReport& report, const Profile& profile, const std::string& model_name);
+
 // The pipeline text of a step for this profile and model ("convert-opset=19", ...).
 std::string StepText(Step step, const Profile& profile, const Model& model, const std::string& input_shapes);
 

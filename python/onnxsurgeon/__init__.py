@@ -6,31 +6,37 @@
     model.save("fixed.onnx")                   # atomic; external data kept external
     proto = model.to_proto()                   # back to onnx.ModelProto
 
-`run` also takes an onnx.ModelProto (returns one) or a path (returns the output path),
-so it can follow `torch.onnx.export` directly.
+`run` also takes an onnx.ModelProto (returns one) or a path (returns the rewritten Model,
+or writes `output=` and returns its path: a path is never overwritten unless it is the
+`output=` given), so it can follow `torch.onnx.export` directly.
 """
 from __future__ import annotations
 
 import json
 import os
-from typing import Any, Union
+from typing import Any, Sequence, Union
 
 from . import _core
 from ._core import Graph, Model, Node, OnnxSurgeonError, Value
 
-from .rules import Pattern, Rule, apply_rules
+from .rules import Pattern, Rule, apply_rules, register_rules
+from .types import ValueType
+
+__version__: str = _core.__version__
 
 __all__ = [
-    "Graph", "Model", "Node", "OnnxSurgeonError", "Value",
+    "Graph", "Model", "Node", "OnnxSurgeonError", "Value", "ValueType",
     "load", "save", "parse_text", "inspect", "run", "passes",
-    "Pattern", "Rule", "apply_rules",
+    "Pattern", "Rule", "apply_rules", "register_rules", "__version__",
+    "check_target",
 ]
 
 
 def load(source: Union[str, os.PathLike, bytes]) -> Model:
     """Loads a model from a path (weights stay memory-mapped) or from serialized bytes."""
     if isinstance(source, (bytes, bytearray, memoryview)):
-        return _core.load_bytes(bytes(source))
+        # bytes are immutable, so weights view them without a copy; others are copied once
+        return _core.load_buffer(source if isinstance(source, bytes) else bytes(source))
     return _core.load(os.fspath(source))
 
 
@@ -46,14 +52,19 @@ def parse_text(text: str) -> Model:
 
 
 def _from_proto(proto: Any, base_dir: str = "") -> Model:
-    """Builds a Model from an onnx.ModelProto (one serialization; weights then shared)."""
-    return _core.load_bytes(proto.SerializeToString(), base_dir)
+    """Builds a Model from an onnx.ModelProto: one serialization by protobuf (upb), whose
+    bytes the Model's weights then view without another copy."""
+    return _core.load_buffer(proto.SerializeToString(), base_dir)
 
 
 def _to_proto(self: Model) -> Any:
-    import onnx  # only needed for interop
+    """The model as an onnx.ModelProto: serialized once in C++, parsed once by protobuf
+    straight from that buffer (no intermediate bytes object)."""
+    import onnx  # a dependency of the package; imported here so `import onnxsurgeon` stays light
 
-    return onnx.ModelProto.FromString(self.to_bytes())
+    proto = onnx.ModelProto()
+    proto.ParseFromString(memoryview(self._to_buffer()))
+    return proto
 
 
 def _inspect(self: Model) -> dict:
@@ -63,6 +74,10 @@ def _inspect(self: Model) -> dict:
 Model.from_proto = staticmethod(_from_proto)
 Model.to_proto = _to_proto
 Model.inspect = _inspect
+Value.type = property(lambda self: ValueType._from_tuple(self._type_tuple()),
+                      doc="The value's type (ValueType), or None when the model does not say.")
+Node.attrs = property(lambda self: {name: self.attribute(name) for name in self.attribute_names},
+                      doc="Every attribute as {name: value}, in the types Rewriter.op(attrs=...) takes.")
 
 
 def inspect(model: Union[Model, str, os.PathLike, Any]) -> dict:
@@ -71,8 +86,26 @@ def inspect(model: Union[Model, str, os.PathLike, Any]) -> dict:
 
 
 def passes() -> list:
-    """Every registered pass: name, summary and options."""
+    """Every pass: name, summary, options, and builtin (False for rule sets registered
+    from Python with register_rules)."""
     return _core.passes()
+
+
+def check_target(model: Any, target: str, input_shapes: Union[str, dict, None] = None) -> dict:
+    """What `target` (a built-in profile name such as "rknn2", or a path to a .toml profile)
+    refuses in the model, node by node: the dict `onnxsurgeon check --target NAME --json`
+    prints ("accepted", "blockers", "warnings"; each finding with node, op, where, reason,
+    fact, source, fix, fixable). The model is not changed.
+
+    `input_shapes` is what you would give `--target` to make inputs static: the text of
+    `--input-shapes` ("x:1x3x224x224,mask:1x128") or a dict {"x": [1, 3, 224, 224]}.
+    Raises OnnxSurgeonError for an unknown target or an invalid profile file.
+    """
+    if isinstance(input_shapes, dict):
+        input_shapes = ",".join(f"{name}:{'x'.join(str(int(d)) for d in dims)}" for name, dims in input_shapes.items())
+    name = os.fspath(model) if isinstance(model, (str, os.PathLike)) else "<model>"
+    text = _core.check_target(_as_model(model), target, input_shapes or "", name)
+    return json.loads(text)
 
 
 def _as_model(model: Any) -> Model:
@@ -85,32 +118,50 @@ def _as_model(model: Any) -> Model:
     raise TypeError(f"expected an onnxsurgeon.Model, onnx.ModelProto or path, not {type(model).__name__}")
 
 
-def run(model: Any, pipeline: str, output: Union[str, os.PathLike, None] = None,
+def _pipeline_text(pipeline: Union[str, Sequence[str]]) -> str:
+    if isinstance(pipeline, str):
+        return pipeline
+    items = list(pipeline)
+    if not all(isinstance(p, str) for p in items):
+        raise TypeError("a pipeline is a string or a list of pass strings")
+    return ",".join(items)
+
+
+def run(model: Any, pipeline: Union[str, Sequence[str]], output: Union[str, os.PathLike, None] = None,
         verify_each: bool = False, report: list | None = None) -> Any:
-    """Runs a pass pipeline (e.g. "fix-layernorm,downgrade-opset=15").
+    """Runs a pass pipeline: "fix-layernorm,downgrade-opset=15", or a list of pass strings
+    (["fix-layernorm", "downgrade-opset=15"]). Rule sets registered with
+    onnxsurgeon.register_rules can be named like passes.
 
     - Model: rewritten in place and returned.
     - onnx.ModelProto (e.g. torch.onnx.export(..., dynamo=True).model_proto): a new
-      ModelProto is returned. The ONNXProgram itself is accepted too (its model_proto).
-    - path: the result is written to `output` (default: in place) and its path returned.
+      ModelProto is returned; the one given is left as it was. The ONNXProgram itself is
+      accepted too (its model_proto).
+    - path: the file is read, never written: the rewritten Model is returned.
+    With `output=` the result is also saved there (atomically) and its path returned: the
+    only way a file is written. `output` naming the input (or any file it reads, however
+    spelled) is refused before anything is written; to replace a model in place, ask for
+    it explicitly: `m = run(path, ...); m.save(path, replace_source=True)`.
     If `report` is a list, per-pass reports (rule counts, histograms, time) are appended.
     """
+    pipeline = _pipeline_text(pipeline)
     _core.check_pipeline(pipeline)  # fail on a bad pipeline before loading anything
     if isinstance(model, Model):
-        reports = model.run(pipeline, verify_each)
+        m = model
         result: Any = model
     elif isinstance(model, (str, os.PathLike)):
         m = load(model)
-        reports = m.run(pipeline, verify_each)
-        out = os.fspath(output if output is not None else model)
-        m.save(out)
-        result = out
+        result = m
     elif hasattr(model, "SerializeToString") or hasattr(getattr(model, "model_proto", None), "SerializeToString"):
         m = Model.from_proto(model if hasattr(model, "SerializeToString") else model.model_proto)
-        reports = m.run(pipeline, verify_each)
-        result = m.to_proto()
+        result = None  # converted back below, after the run
     else:
         raise TypeError(f"expected an onnxsurgeon.Model, onnx.ModelProto or path, not {type(model).__name__}")
+    reports = m.run(pipeline, verify_each)
     if report is not None:
         report.extend(reports)
-    return result
+    if output is not None:
+        out = os.fspath(output)
+        m.save(out)
+        return out
+    return m.to_proto() if result is None else result

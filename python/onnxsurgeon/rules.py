@@ -98,3 +98,30 @@ def apply_rules(model: "_core.Model", rules: Sequence[Rule], max_rewrites: int =
     """Applies `rules` to a fixed point over the whole model; returns rewrites per rule.
     explain(rule, node_name, why) is called for every miss (what --debug-patterns prints)."""
     return _core._apply_rules(model, [r._rule for r in rules], max_rewrites, explain)
+
+
+# Registered rule sets by pass name; holding them here keeps their callables alive for
+# as long as a pipeline may name them (the process).
+_REGISTERED: dict = {}
+
+
+def register_rules(name: str, rules: Union[Sequence[Rule], object], summary: str = "") -> None:
+    """Makes `rules` a pass that pipelines can name, in the CLI grammar:
+
+        osg.register_rules("strip-mul-by-one", [rule])
+        osg.run(model, "strip-mul-by-one,simplify")          # or "strip-mul-by-one(max-rewrites=10)"
+
+    `rules` is a list of Rule, or a module (any object) with a RULES list, so a package
+    of rules registers with register_rules("my-rules", my_package.rules). The name must
+    be kebab-case and not a built-in pass; registering it again replaces the rules.
+    The pass reports rewrites per rule like the built-in pattern passes."""
+    if not isinstance(rules, (list, tuple)):
+        module_rules = getattr(rules, "RULES", None)
+        if module_rules is None:
+            raise TypeError("rules must be a list of Rule or a module with a RULES list")
+        rules = module_rules
+    rules = list(rules)
+    if not rules or not all(isinstance(r, Rule) for r in rules):
+        raise TypeError("register_rules needs at least one onnxsurgeon.rules.Rule, and only Rules")
+    _core._register_rules(name, summary, [r._rule for r in rules])
+    _REGISTERED[name] = rules

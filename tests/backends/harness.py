@@ -123,6 +123,7 @@ def backend_python(backend: Backend) -> tuple[Path | None, str]:
 
 def run_backend(backend: Backend, python: Path, model: Path, inputs: Path, workdir: Path) -> dict:
     """One runner call; a crash or a hang is recorded as the backend's result."""
+    model, inputs, workdir = model.resolve(), inputs.resolve(), workdir.resolve()  # the runner runs in workdir
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "result.json").unlink(missing_ok=True)
     runner = HERE / "runners" / f"run-{backend.name}.py"
@@ -131,7 +132,7 @@ def run_backend(backend: Backend, python: Path, model: Path, inputs: Path, workd
     try:
         proc = subprocess.run([str(python), str(runner), str(model), str(inputs), str(workdir)],
                               capture_output=True, text=True, timeout=backend.timeout, env=env,
-                              errors="replace")
+                              errors="replace", cwd=workdir)  # backends drop debug files in their cwd
     except subprocess.TimeoutExpired:
         return {"status": "refused", "stage": "run", "message": f"no answer within {backend.timeout} s (killed)",
                 "seconds": round(time.perf_counter() - start, 1)}

@@ -1,6 +1,7 @@
 // Unit tests for the constant-evaluation kernels (core/eval). The Python suite checks
 // every kernel against onnxruntime on the ONNX backend node tests and random inputs;
 // these pin edge cases: broadcasting, integer semantics, rounding, views, size budget.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -138,6 +139,37 @@ TEST(EvalTest, SliceNegativeStepsAndClamping) {
   EXPECT_EQ(Values<int64_t>((*r)[0]), (std::vector<int64_t>{4, 2, 0}));
   auto c = Eval("Slice", {a, Make<int64_t>(DT::INT64, {1}, {1}), Make<int64_t>(DT::INT64, {1}, {1000})});
   EXPECT_EQ(Values<int64_t>((*c)[0]), (std::vector<int64_t>{1, 2, 3, 4}));
+}
+
+// Step INT64_MIN: the axis yields one element and its stride is never multiplied out
+// (stride * step overflowed before; UBSan reported it).
+TEST(EvalTest, SliceStepInt64Min) {
+  Array a = Make<float>(DT::FLOAT, {4}, {0, 1, 2, 3});
+  auto r = Eval("Slice", {a, Make<int64_t>(DT::INT64, {1}, {3}), Make<int64_t>(DT::INT64, {1}, {INT64_MIN}),
+                         Make<int64_t>(DT::INT64, {1}, {0}), Make<int64_t>(DT::INT64, {1}, {INT64_MIN})});
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(Values<float>((*r)[0]), (std::vector<float>{3}));
+}
+
+// Kernels never see a node whose inputs break its schema: missing or omitted required
+// inputs are refused before the kernel runs (they crashed the Slice kernel).
+TEST(EvalTest, MissingRequiredInputsAreRefused) {
+  Array a = Make<float>(DT::FLOAT, {2}, {1, 2});
+  auto none = Eval("Slice", {});
+  ASSERT_FALSE(none.ok());
+  EXPECT_THAT(std::string(none.status().message()), ::testing::HasSubstr("has 0 inputs"));
+  OneNode n("Slice", 3, 1);
+  std::vector<const Array*> omitted = {&a, nullptr, nullptr};
+  auto r = Evaluate(*n.node, omitted, 18, 1 << 20);
+  ASSERT_FALSE(r.ok());
+  auto one = Eval("Add", {a});
+  ASSERT_FALSE(one.ok());
+  EXPECT_THAT(std::string(one.status().message()), ::testing::HasSubstr("its schema takes 2 to 2"));
+  OneNode s("Slice", 4, 1);
+  std::vector<const Array*> gap = {&a, &a, nullptr, &a};  // ends omitted, axes given
+  auto g = Evaluate(*s.node, gap, 18, 1 << 20);
+  ASSERT_FALSE(g.ok());
+  EXPECT_THAT(std::string(g.status().message()), ::testing::HasSubstr("lacks its required input 2"));
 }
 
 TEST(EvalTest, TileTransposeGather) {

@@ -128,8 +128,14 @@ TEST(RoundTrip, FileSaveLoadKeepsWeightsMappedAndEqual) {
   onnx::ModelProto saved;
   ASSERT_TRUE(saved.ParseFromString(ReadFile(dir / "out.onnx")));
   EXPECT_TRUE(Equal(saved, original));
-  // Saving over the file the weights are mapped from is safe (temp file + rename).
-  ASSERT_TRUE(SaveModel(**model, dir / "in.onnx").ok());
+  // Saving over the model's own source is refused unless asked for; when asked, it is
+  // safe while the weights are mapped from it (temp file + rename).
+  auto refused = SaveModel(**model, dir / "in.onnx");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("is the input model"), std::string::npos) << refused.message();
+  SaveOptions in_place;
+  in_place.replace_source = true;
+  ASSERT_TRUE(SaveModel(**model, dir / "in.onnx", in_place).ok());
   ASSERT_TRUE(saved.ParseFromString(ReadFile(dir / "in.onnx")));
   EXPECT_TRUE(Equal(saved, original));
 }
@@ -206,16 +212,30 @@ TEST(ExternalData, SavingBesideTheSourceNeverRewritesItsDataFile) {
       if (e.key() == "location") EXPECT_EQ(e.value(), "out.onnx.data");
   auto reloaded = LoadModel(dir / "out.onnx");
   EXPECT_TRUE(reloaded.ok()) << reloaded.status().message();
-  auto source_again = LoadModel(dir / "src.onnx");
-  EXPECT_TRUE(source_again.ok()) << source_again.status().message();
+  {
+    auto source_again = LoadModel(dir / "src.onnx");
+    EXPECT_TRUE(source_again.ok()) << source_again.status().message();
+    // While a second loaded copy reads src.onnx, not even an in-place save may replace it.
+    SaveOptions in_place;
+    in_place.replace_source = true;
+    EXPECT_FALSE(SaveModel(**loaded, dir / "src.onnx", in_place).ok());
+  }
 
-  // In place: the user asked to replace the model, data file included.
-  ASSERT_TRUE(SaveModel(**loaded, dir / "src.onnx").ok());
+  // In place, asked for explicitly: the model is replaced by one rename, its new data goes
+  // to a versioned name (the old model reads src.onnx.data until that rename), and the old
+  // data file is removed after it.
+  SaveOptions in_place_options;
+  in_place_options.replace_source = true;
+  ASSERT_TRUE(SaveModel(**loaded, dir / "src.onnx", in_place_options).ok());
   onnx::ModelProto in_place;
   ASSERT_TRUE(in_place.ParseFromString(ReadFile(dir / "src.onnx")));
   for (const auto& t : in_place.graph().initializer())
     for (const auto& e : t.external_data())
-      if (e.key() == "location") EXPECT_EQ(e.value(), "src.onnx.data");
+      if (e.key() == "location") EXPECT_EQ(e.value(), "src.onnx.1.data");
+  EXPECT_FALSE(fs::exists(dir / "src.onnx.data"));
+  EXPECT_EQ(ReadFile(dir / "src.onnx.1.data"), source_data);  // same bytes, same offsets
+  auto reloaded_in_place = LoadModel(dir / "src.onnx");
+  EXPECT_TRUE(reloaded_in_place.ok()) << reloaded_in_place.status().message();
 }
 
 // ---- bad input ---------------------------------------------------------------------

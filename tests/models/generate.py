@@ -102,6 +102,9 @@ CATALOG: tuple[Entry, ...] = (
     Entry("cnn_clutter_op13", "corpus_misc:cnn_clutter_op13", "small CNN, dynamic batch: Shape->Gather->Unsqueeze->Concat->Reshape, Cast, Identity"),
     Entry("control_flow_op17", "corpus_misc:control_flow_op17", "torch.jit.script If and Loop, hand LayerNorm inside the Loop body"),
     Entry("control_flow_cond_dynamo18", "corpus_misc:control_flow_cond_dynamo18", "torch.cond through dynamo: If with GELU and LayerNorm in branches"),
+    Entry("crnn_dynamic_w_op13", "corpus_shapes:crnn_dynamic_w_op13", "OCR CRNN: BiLSTM over a dynamic width, shapes from Shape/Gather"),
+    Entry("fpn_dynamic_hw_op13", "corpus_shapes:fpn_dynamic_hw_op13", "detector neck: Resize to dynamic H/W sizes, Conv + bias/scale, Transpose pair"),
+    Entry("swin_op17", "corpus_shapes:swin_op17", "Swin encoder, TorchScript opset 17: window reshapes whose shapes chain layer to layer (dynamic batch)"),
     Entry("styletts_block_op14", "corpus_misc:styletts_block_op14", "StyleTTS/Kokoro-like block: AdaIN, ConvTranspose1d, BiLSTM, AdaLayerNorm"),
     # TensorFlow/Keras through tf2onnx (exporters/corpus_tf.py)
     *(

@@ -53,7 +53,7 @@ def test_ir_views_and_use_lists():
     g = m.graph
     assert [n.name for n in g.nodes] == ["a", "b", "c"]
     a = g.value("A")
-    assert a.producer.name == "a"
+    assert a.producer().name == "a"
     assert [(n.name, i) for n, i in a.uses()] == [("b", 0), ("c", 0)]
     assert g.value("Y").is_graph_output and g.value("X").is_graph_input
     assert g.value("X").type == "float[N,4]"
@@ -69,7 +69,7 @@ def test_replace_all_uses_with_refuses_graph_outputs_unless_asked():
     assert [n.name for n, _ in g.value("X").uses()] == ["a", "b", "c"]
     assert g.value("A").uses() == []
     g.value("Y").replace_all_uses_with(g.value("B"), allow_graph_outputs=True)
-    assert g.outputs[0].name == "Y" and g.outputs[0].producer.name == "b"
+    assert g.outputs[0].name == "Y" and g.outputs[0].producer().name == "b"
 
 
 def test_attributes():

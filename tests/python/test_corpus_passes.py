@@ -9,7 +9,9 @@ import pytest
 import onnxsurgeon as osg
 
 # `target` needs a profile name: tests/python/test_targets.py runs it per profile.
-PASSES = [p["name"] for p in osg.passes() if p["name"] != "target"]
+# convert-float16 changes results within float16's precision by design: its own corpus
+# test (test_convert_float16.py) checks it with float16 tolerances.
+PASSES = [p["name"] for p in osg.passes() if p["name"] not in ("target", "convert-float16")]
 # Pipelines users run as one command; each must keep every model equivalent.
 STANDARD_PIPELINES: list[str] = [
     "fix-layernorm,decompose-layernorm,simplify",

@@ -63,3 +63,233 @@ def test_topk_unsorted_keeps_the_same_elements(oracle):
     before = oracle.run_model(original, inputs)["V"]
     after = oracle.run_model(converted, inputs)["V"]
     np.testing.assert_array_equal(np.sort(before, axis=1), after)
+
+
+# ---- exact downgrades that move data around the older op (passes/opset/adapters_layout.cc):
+# each original runs at its own opset in onnxruntime, the converted model at the target.
+
+from onnx import TensorProto, helper  # noqa: E402
+
+LAYOUT_CASES = [  # the LSTM golden case: see test_recurrent_batch_first_downgrade (onnxruntime lacks layout=1)
+    "gathernd_batch_dims_12_to_11",
+    "depth_to_space_crd_11_to_10",
+    "depth_to_space_crd_dynamic_11_to_10",
+]
+
+
+def _normal_inputs(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return {
+        v.name: rng.standard_normal([d.dim_value or 3 for d in v.type.tensor_type.shape.dim]).astype(np.float32)
+        for v in model.graph.input
+        if v.type.tensor_type.elem_type == TensorProto.FLOAT
+    }
+
+
+@pytest.mark.parametrize("name", LAYOUT_CASES)
+def test_layout_golden_cases_run_the_same(name, oracle):
+    pipeline, source = _case(name)
+    original = osg.parse_text(source).to_proto()
+    converted = osg.run(original, pipeline)
+    oracle.assert_valid(converted)
+    inputs = _normal_inputs(original)
+    for v in original.graph.input:  # index inputs: valid positions
+        if v.type.tensor_type.elem_type == TensorProto.INT64:
+            shape = [d.dim_value for d in v.type.tensor_type.shape.dim]
+            inputs[v.name] = np.random.default_rng(2).integers(-3, 3, size=shape).astype(np.int64)
+    oracle.assert_equivalent(original, converted, inputs=inputs, rtol=1e-6, atol=1e-6)
+
+
+def _recurrent_model(op: str, direction: str, with_initial: bool, outputs: tuple[str, ...], seq_lens: bool = False,
+                     layout: int = 1) -> onnx.ModelProto:
+    seq, inp, hidden = 5, 4, 6
+    dirs = 2 if direction == "bidirectional" else 1
+    gates = {"RNN": 1, "GRU": 3, "LSTM": 4}[op]
+    rng = np.random.default_rng(7)
+    inits = [
+        helper.make_tensor("W", TensorProto.FLOAT, [dirs, gates * hidden, inp], rng.standard_normal(dirs * gates * hidden * inp) * 0.5),
+        helper.make_tensor("R", TensorProto.FLOAT, [dirs, gates * hidden, hidden], rng.standard_normal(dirs * gates * hidden * hidden) * 0.5),
+        helper.make_tensor("B", TensorProto.FLOAT, [dirs, 2 * gates * hidden], rng.standard_normal(dirs * 2 * gates * hidden) * 0.1),
+    ]
+    batch_first = layout == 1
+    x_shape = ["batch", seq, inp] if batch_first else [seq, "batch", inp]
+    state_shape = ["batch", dirs, hidden] if batch_first else [dirs, "batch", hidden]
+    graph_inputs = [helper.make_tensor_value_info("X", TensorProto.FLOAT, x_shape)]
+    node_inputs = ["X", "W", "R", "B", "seq_lens" if seq_lens else ""]
+    if seq_lens:
+        graph_inputs.append(helper.make_tensor_value_info("seq_lens", TensorProto.INT32, ["batch"]))
+    if with_initial:
+        graph_inputs.append(helper.make_tensor_value_info("H0", TensorProto.FLOAT, state_shape))
+        node_inputs.append("H0")
+        if op == "LSTM":
+            graph_inputs.append(helper.make_tensor_value_info("C0", TensorProto.FLOAT, state_shape))
+            node_inputs.append("C0")
+    while node_inputs[-1] == "":
+        node_inputs.pop()
+    names = ["Y", "Y_h", "Y_c"][: 3 if op == "LSTM" else 2]
+    node_outputs = [n if n in outputs else "" for n in names]
+    while node_outputs and not node_outputs[-1]:
+        node_outputs.pop()
+    attrs = {"layout": 1} if batch_first else {}
+    node = helper.make_node(op, node_inputs, node_outputs, hidden_size=hidden, direction=direction, **attrs)
+    y_shape = ["batch", seq, dirs, hidden] if batch_first else [seq, dirs, "batch", hidden]
+    shapes = {"Y": y_shape, "Y_h": state_shape, "Y_c": state_shape}
+    graph_outputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, shapes[n]) for n in node_outputs if n]
+    graph = helper.make_graph([node], "rnn", graph_inputs, graph_outputs, inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)], ir_version=8)
+
+
+def _recurrent_inputs(op: str, direction: str, with_initial: bool) -> dict[str, np.ndarray]:
+    dirs = 2 if direction == "bidirectional" else 1
+    rng = np.random.default_rng(3)
+    inputs = {"X": rng.standard_normal((3, 5, 4)).astype(np.float32)}
+    if with_initial:
+        inputs["H0"] = rng.standard_normal((3, dirs, 6)).astype(np.float32)
+        if op == "LSTM":
+            inputs["C0"] = rng.standard_normal((3, dirs, 6)).astype(np.float32)
+    return inputs
+
+
+@pytest.mark.parametrize("op", ["RNN", "GRU", "LSTM"])
+@pytest.mark.parametrize("direction", ["forward", "reverse", "bidirectional"])
+@pytest.mark.parametrize("with_initial", [False, True])
+@pytest.mark.parametrize("outputs", [("Y",), ("Y_h",), ("Y", "Y_h", "Y_c")])
+@pytest.mark.parametrize("target", [13, 11])
+def test_recurrent_batch_first_downgrade(op, direction, with_initial, outputs, target, oracle):
+    """layout=1 (batch first) before 14: Transposes around layout 0; only the outputs the
+    graph uses are transposed back. onnxruntime refuses layout=1 ("Batchwise recurrent
+    operations (layout == 1) are not supported"), so the original runs in onnx's
+    reference evaluator and the converted model in onnxruntime."""
+    from onnx.reference import ReferenceEvaluator
+
+    if op != "LSTM" and outputs == ("Y", "Y_h", "Y_c"):
+        outputs = ("Y", "Y_h")
+    original = _recurrent_model(op, direction, with_initial, outputs)
+    converted = osg.run(original, f"convert-opset={target}")
+    oracle.assert_valid(converted)
+    assert all(n.op_type != op or not any(a.name == "layout" for a in n.attribute) for n in converted.graph.node)
+    assert sum(n.op_type == "Transpose" for n in converted.graph.node) == 1 + (2 if with_initial and op == "LSTM" else int(with_initial)) + len(outputs)
+    inputs = _recurrent_inputs(op, direction, with_initial)
+    names = [o.name for o in original.graph.output]
+    expected = dict(zip(names, ReferenceEvaluator(original).run(None, inputs)))
+    oracle.assert_outputs_close(oracle.run_model(converted, inputs), expected, 1e-5, 1e-5)
+
+
+@pytest.mark.parametrize("op", ["RNN", "GRU", "LSTM"])
+@pytest.mark.parametrize("direction", ["forward", "bidirectional"])
+def test_recurrent_batch_first_ragged_sequence_lengths(op, direction, oracle):
+    """With sequence_lens (which onnx's reference evaluator ignores): the converted model
+    matches the same recurrence written at layout 0, fed and read through numpy transposes."""
+    outputs = ("Y", "Y_h", "Y_c") if op == "LSTM" else ("Y", "Y_h")
+    original = _recurrent_model(op, direction, True, outputs, seq_lens=True)
+    converted = osg.run(original, "convert-opset=11")
+    oracle.assert_valid(converted)
+    inputs = _recurrent_inputs(op, direction, True)
+    inputs["seq_lens"] = np.array([5, 2, 4], np.int32)
+    time_major = _recurrent_model(op, direction, True, outputs, seq_lens=True, layout=0)
+    feeds = {k: (v if k == "seq_lens" else np.ascontiguousarray(np.swapaxes(v, 0, 1))) for k, v in inputs.items()}
+    raw = oracle.run_model(time_major, feeds)
+    expected = {k: np.transpose(v, [2, 0, 1, 3] if k == "Y" else [1, 0, 2]) for k, v in raw.items()}
+    oracle.assert_outputs_close(oracle.run_model(converted, inputs), expected, 1e-6, 1e-6)
+
+
+def _gathernd_model(data_shape, indices_shape, batch_dims: int, out_rank: int) -> onnx.ModelProto:
+    node = helper.make_node("GatherND", ["D", "I"], ["Y"], batch_dims=batch_dims)
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("D", TensorProto.FLOAT, data_shape),
+         helper.make_tensor_value_info("I", TensorProto.INT64, indices_shape)],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [f"y{i}" for i in range(out_rank)])],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)], ir_version=7)
+
+
+@pytest.mark.parametrize(
+    "data, indices, batch_dims",
+    [
+        ((2, 3, 4), (2, 1), 1),          # one index per batch, no index dims
+        ((2, 3, 4), (2, 5, 1), 1),       # k=1: rows
+        ((2, 3, 4), (2, 5, 2), 1),       # k=2: elements
+        ((2, 3, 4, 5), (2, 3, 7, 1), 2),  # two batch dims
+        ((2, 3, 4, 5), (2, 3, 2, 2, 2), 2),
+    ],
+)
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_gathernd_batch_dims_downgrade(data, indices, batch_dims, dynamic, oracle):
+    """batch_dims as a batch index grid prepended to the indices, for static and dynamic
+    dims; negative indices included."""
+    dshape = [f"d{i}" for i in range(len(data))] if dynamic else list(data)
+    ishape = [f"i{i}" for i in range(len(indices) - 1)] + [indices[-1]] if dynamic else list(indices)
+    out_rank = len(indices) - 1 + len(data) - batch_dims - indices[-1]
+    original = _gathernd_model(dshape, ishape, batch_dims, out_rank)
+    converted = osg.run(original, "convert-opset=11")
+    oracle.assert_valid(converted)
+    rng = np.random.default_rng(5)
+    k = indices[-1]
+    bounds = np.array(data[batch_dims : batch_dims + k])
+    idx = rng.integers(-bounds, bounds, size=indices).astype(np.int64)
+    inputs = {"D": rng.standard_normal(data).astype(np.float32), "I": idx}
+    oracle.assert_equivalent(original, converted, inputs=inputs, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("blocksize, channels", [(2, 8), (3, 18), (2, 4)])
+@pytest.mark.parametrize("dynamic", [False, True])
+@pytest.mark.parametrize("target", [10, 9])
+def test_depth_to_space_crd_downgrade(blocksize, channels, dynamic, target, oracle):
+    shape = ["n", channels, "h", "w"] if dynamic else [2, channels, 3, 5]
+    node = helper.make_node("DepthToSpace", ["X"], ["Y"], blocksize=blocksize, mode="CRD")
+    graph = helper.make_graph([node], "d2s", [helper.make_tensor_value_info("X", TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["n", "c", "h", "w"])])
+    original = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)], ir_version=6)
+    converted = osg.run(original, f"convert-opset={target}")
+    oracle.assert_valid(converted)
+    assert not any(n.op_type == "DepthToSpace" for n in converted.graph.node)
+    x = np.random.default_rng(4).standard_normal((2, channels, 3, 5)).astype(np.float32)
+    oracle.assert_equivalent(original, converted, inputs={"X": x}, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("target", [10, 9])
+def test_pixel_shuffle_export_downgrades(target, oracle):
+    """A real export: torch's PixelShuffle is DepthToSpace mode=CRD from opset 11 (an
+    ESPCN-style super-resolution head with dynamic batch and spatial dims); below 11 it
+    becomes Reshape/Transpose/Reshape, checked against torch's own output."""
+    import io
+    import warnings
+
+    import torch
+
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.ReLU(), torch.nn.Conv2d(16, 3 * 9, 3, padding=1), torch.nn.PixelShuffle(3)
+    ).eval()
+    x = torch.randn(2, 3, 5, 7)
+    buffer = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(net, (x,), buffer, opset_version=11, dynamo=False, input_names=["x"], output_names=["y"],
+                          dynamic_axes={"x": {0: "n", 2: "h", 3: "w"}, "y": {0: "n", 2: "h3", 3: "w3"}})
+    original = onnx.load_from_string(buffer.getvalue())
+    assert any(n.op_type == "DepthToSpace" and any(a.s == b"CRD" for a in n.attribute) for n in original.graph.node)
+    converted = osg.run(original, f"convert-opset={target}")
+    oracle.assert_valid(converted)
+    with torch.no_grad():
+        expected = {"y": net(x).numpy()}
+    oracle.assert_equivalent(original, converted, inputs={"x": x.numpy()}, expected=expected, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["lstm_layout_batch_first_14_to_13", *LAYOUT_CASES, "gathernd_batch_dims_unknown_rank_refused"])
+def test_check_agrees_with_convert(name, run_cli, tmp_path):
+    """`check --opset N` says convertible exactly when convert-opset=N converts."""
+    pipeline, source = _case(name)
+    target = pipeline.split("=", 1)[1]
+    path = tmp_path / "m.onnx"
+    onnx.save(osg.parse_text(source).to_proto(), path)
+    try:
+        osg.run(onnx.load(path), f"convert-opset={target}")
+        converts = True
+    except Exception:
+        converts = False
+    proc = run_cli("check", "--opset", target, path, expect_rc=None)
+    assert proc.returncode == (0 if converts else 1), proc.stdout + proc.stderr
+    assert converts == ("refused" not in name)

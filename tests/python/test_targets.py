@@ -99,6 +99,42 @@ def _gelu_model() -> onnx.ModelProto:
     return m
 
 
+def test_check_target_python_matches_cli_json(run_cli, tmp_path):
+    """onnxsurgeon.check_target returns what `check --target --json` prints, for a path, a
+    ModelProto and a Model; input_shapes (text or dict) count as --input-shapes."""
+    m = tmp_path / "m.onnx"
+    onnx.save(_gelu_model(), m)
+    cli = json.loads(run_cli("check", "--target", "trt-8.6", "--json", m, expect_rc=1).stdout)
+    assert osg.check_target(m, "trt-8.6") == cli
+    assert not cli["accepted"]
+    ops = {b["op"] for b in cli["blockers"]}
+    assert "Gelu" in ops, cli
+    gelu = next(b for b in cli["blockers"] if b["op"] == "Gelu")
+    assert gelu["fixable"] and gelu["source"] and gelu["fact"]
+    from_proto = osg.check_target(_gelu_model(), "trt-8.6")
+    assert from_proto["blockers"] == cli["blockers"] and from_proto["model"] == "<model>"
+    assert osg.check_target(osg.load(m), "ort")["accepted"]
+
+    dyn = _gelu_model()
+    dyn.graph.input[0].type.tensor_type.shape.dim[0].dim_param = "batch"
+    onnx.save(dyn, tmp_path / "dyn.onnx")
+    static = osg.check_target(dyn, "nncase-k210")
+    shape_blocker = next(b for b in static["blockers"] if b["where"] == "graph input")
+    assert not shape_blocker["fixable"], shape_blocker
+    for shapes in ("x:2x8", {"x": [2, 8]}):
+        given = osg.check_target(dyn, "nncase-k210", input_shapes=shapes)
+        blocker = next(b for b in given["blockers"] if b["where"] == "graph input")
+        assert blocker["fixable"] and "set-input-shape" in blocker["fix"], blocker
+        cli = json.loads(run_cli("check", "--target", "nncase-k210", "--json", "--input-shapes", "x:2x8",
+                                 tmp_path / "dyn.onnx", expect_rc=1).stdout)
+        assert given["blockers"] == cli["blockers"]
+
+
+def test_check_target_python_unknown_target_is_an_error(tmp_path):
+    with pytest.raises(osg.OnnxSurgeonError, match="no-such-target"):
+        osg.check_target(_gelu_model(), "no-such-target")
+
+
 def test_ir_version_lowered_for_old_onnxruntime(run_cli, tmp_path):
     m = tmp_path / "m.onnx"
     onnx.save(_relu_model(18, ir=10), m)

@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""The Python ModelProto path against the CLI, on the same model and pipeline.
+
+`osg.run(onnx.ModelProto, PIPELINE)` must cost at most 1.5x `onnxsurgeon --pass PIPELINE
+IN -o OUT` (issue 15). The Python rows start from a ModelProto already in memory (what a
+user holds after torch.onnx.export or onnx.load; loading it is not timed) and end with
+the result as a ModelProto; the CLI row is the whole process, file to file.
+
+Each measurement is a fresh child process, one warm-up run, then the median of --runs:
+
+  cli                 `onnxsurgeon --pass P IN -o OUT`, wall time of the process
+  osg.run(proto)      in-process time of `osg.run(proto, P)`, split into
+                        from_proto: proto.SerializeToString() + zero-copy load of those bytes
+                        run:        the passes
+                        to_proto:   one C++ serialization + ModelProto.ParseFromString on it
+  before (reference)  the path as it was: load_bytes(bytes copy) and
+                      ModelProto.FromString(to_bytes()) (two more copies of the weights)
+
+Models: bench/.data/large_inline.onnx (bench/make_large_model.py, ~500 MB of weights, few
+nodes) and, with --corpus, a real export from tests/models/.generated (many nodes).
+
+  .venv/bin/python bench/python_path.py [--runs N] [--pipeline P] [--write-docs]
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import roundtrip  # noqa: E402  (shared helpers: child processes, machine facts)
+
+ROOT = roundtrip.ROOT
+DOCS = roundtrip.DOCS
+BEGIN, END = "<!-- python-path:begin -->", "<!-- python-path:end -->"
+
+CHILD = r"""
+import json, sys, time
+import onnx
+import onnxsurgeon as osg
+from onnxsurgeon import _core
+src, pipeline, mode = sys.argv[1], sys.argv[2], sys.argv[3]
+proto = onnx.load(src)
+c0 = time.process_time()
+t0 = time.perf_counter()
+if mode == "run":
+    out = osg.run(proto, pipeline)
+    t1 = time.perf_counter()
+    print(json.dumps({"total": t1 - t0, "total_cpu": time.process_time() - c0, "nodes": len(out.graph.node)}))
+    sys.exit(0)
+if mode == "split":
+    m = osg.Model.from_proto(proto)
+    t1 = time.perf_counter()
+    m.run(pipeline)
+    t2 = time.perf_counter()
+    out = m.to_proto()
+else:  # "before": the copies the path made until 2026-12-03
+    m = _core.load_bytes(bytes(proto.SerializeToString()))
+    t1 = time.perf_counter()
+    m.run(pipeline)
+    t2 = time.perf_counter()
+    out = onnx.ModelProto.FromString(m.to_bytes())
+t3 = time.perf_counter()
+print(json.dumps({"total": t3 - t0, "total_cpu": time.process_time() - c0,
+                  "from_proto": t1 - t0, "run": t2 - t1, "to_proto": t3 - t2,
+                  "nodes": len(out.graph.node)}))
+"""
+
+
+def run_cpu(argv: list[str]) -> dict:
+    """One child: wall time, CPU time (user + sys, from its rusage) and peak RSS; plus the
+    JSON line a Python child prints."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = proc.stdout.read(), proc.stderr.read()
+    _, status, ru = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"command failed: {' '.join(argv)}\n{err.decode()}")
+    res = {"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "rss_kib": ru.ru_maxrss}
+    lines = out.decode().strip().splitlines()
+    if lines and lines[-1].startswith("{"):
+        res.update(json.loads(lines[-1]))
+    return res
+
+
+def measure(argv: list[str], runs: int) -> dict:
+    run_cpu(argv)  # warm-up
+    results = [run_cpu(argv) for _ in range(runs)]
+    keys = [k for k in results[0] if isinstance(results[0][k], (int, float))]
+    return {k: statistics.median(r[k] for r in results) for k in keys} | {
+        "min_wall": min(r["wall"] for r in results), "max_wall": max(r["wall"] for r in results)}
+
+
+def bench_model(src: str, pipeline: str, runs: int) -> dict:
+    out_dir = roundtrip.fresh_tmp()
+    cli = measure([roundtrip.CLI, "--quiet", "--pass", pipeline, src, "-o", os.path.join(out_dir, "o.onnx")]
+                  if _cli_has_quiet() else [roundtrip.CLI, "--pass", pipeline, src, "-o", os.path.join(out_dir, "o.onnx")],
+                  runs)
+    rows = {"cli": cli}
+    for mode in ("run", "split", "before"):
+        rows[mode] = measure([roundtrip.PY, "-c", CHILD, src, pipeline, mode], runs)
+    return rows
+
+
+_QUIET = None
+
+
+def _cli_has_quiet() -> bool:
+    global _QUIET
+    if _QUIET is None:
+        help_text = subprocess.run([roundtrip.CLI, "--help"], capture_output=True, text=True)
+        _QUIET = "--quiet" in help_text.stdout + help_text.stderr
+    return _QUIET
+
+
+def corpus_model() -> str | None:
+    folder = os.path.join(ROOT, "tests", "models", ".generated")
+    if not os.path.isdir(folder):
+        return None
+    best = None
+    for name in sorted(os.listdir(folder)):
+        path = os.path.join(folder, name)
+        if name.endswith(".onnx") and os.path.isfile(path):
+            if best is None or os.path.getsize(path) > os.path.getsize(best):
+                best = path
+    return best
+
+
+def table(name: str, src: str, pipeline: str, rows: dict) -> list[str]:
+    cli = rows["cli"]["wall"]
+    size = os.path.getsize(src) / 1e6
+    lines = [f"**{name}**: `{os.path.relpath(src, ROOT)}`, {size:.0f} MB, pipeline `{pipeline}`, "
+             f"{int(rows['run']['nodes'])} nodes after", "",
+             "| command | time median (s) | vs CLI | CPU (s) | CPU vs CLI | from_proto (s) | run (s) | to_proto (s) | peak RSS (MiB) |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+             f"| `onnxsurgeon --pass {pipeline} IN -o OUT` (whole process) | {cli:.3f} | 1.00x | "
+             f"{rows['cli']['cpu']:.3f} | 1.00x | – | – | – | {rows['cli']['rss_kib'] / 1024:.0f} |"]
+    cli_cpu = rows["cli"]["cpu"]
+    labels = {"run": f"`osg.run(proto, \"{pipeline}\")`", "split": "same, step by step",
+              "before": "before: `load_bytes(bytes(...))` + `FromString(to_bytes())`"}
+    for key in ("run", "split", "before"):
+        r = rows[key]
+        part = lambda k: f"{r[k]:.3f}" if k in r else "–"  # noqa: E731
+        lines.append(f"| {labels[key]} | {r['total']:.3f} | {r['total'] / cli:.2f}x | {r['total_cpu']:.3f} | "
+                     f"{r['total_cpu'] / cli_cpu:.2f}x | {part('from_proto')} | "
+                     f"{part('run')} | {part('to_proto')} | {r['rss_kib'] / 1024:.0f} |")
+    return lines + [""]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--pipeline", default="simplify")
+    ap.add_argument("--write-docs", action="store_true")
+    ap.add_argument("--command", default=".venv/bin/python bench/python_path.py --write-docs")
+    args = ap.parse_args()
+    t_start = time.perf_counter()
+    load_before = os.getloadavg()[0]
+    models = [("large MLP", roundtrip.MODELS["inline"][0])]
+    if (c := corpus_model()) is not None:
+        models.append(("largest corpus export", c))
+    out = []
+    for name, src in models:
+        if not os.path.exists(src):
+            print(f"python_path: {src} is missing (run bench/make_large_model.py)", file=sys.stderr)
+            continue
+        rows = bench_model(src, args.pipeline, args.runs)
+        out += table(name, src, args.pipeline, rows)
+        print("\n".join(table(name, src, args.pipeline, rows)))
+    facts = roundtrip.machine_facts() + [("load average (1 min) before / after the run",
+                                          f"{load_before:.2f} / {os.getloadavg()[0]:.2f}")]
+    head = [f"Produced by `{args.command}` on {datetime.date.today()} "
+            f"({time.perf_counter() - t_start:.0f} s for the whole run).", "",
+            f"Median of {args.runs} runs after one warm-up run, each a fresh process, warm page caches. "
+            "Python times are in-process and start from a ModelProto already loaded (not timed); "
+            "the CLI time is its whole process, file to file. *CPU* is user + sys time (in-process "
+            "`time.process_time()` for the Python rows, the child's rusage for the CLI): on a shared "
+            "machine it moves less than wall time.", ""]
+    head += [f"- {k}: {v}" for k, v in facts] + [""]
+    section = "\n".join([BEGIN] + head + out + [END])
+    if args.write_docs:
+        with open(DOCS) as f:
+            text = f.read()
+        if BEGIN in text:
+            text = text[:text.index(BEGIN)] + section + text[text.index(END) + len(END):]
+        else:
+            text += "\n## Python ModelProto path vs the CLI\n\n`bench/python_path.py`: `osg.run(onnx.ModelProto, ...)` " \
+                    "against the CLI on the same file (issue 15: at most 1.5x).\n\n" + section + "\n"
+        with open(DOCS, "w") as f:
+            f.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,63 @@
+// onnxsurgeon check --opset N [--json] IN: what would block converting the model to opset N,
+// from the converter's own logic on a copy; nothing is written. Exit 0 when nothing
+// blocks, 1 when something does.
+// onnxsurgeon check --target NAME [--json] [--input-shapes S] IN: what that runtime refuses
+// (cli/target_commands.cc).
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "cli/common.h"
+#include "cli/target_commands.h"
+#include "core/inspect/json.h"
+#include "core/io/model_io.h"
+#include "passes/opset/converter.h"
+
+namespace onnxsurgeon::cli {
+
+int RunCheck(const std::vector<std::string>& args) {
+  CLI::App app{"What would block converting the model to opset N, or what target NAME refuses (nothing is written).",
+               "onnxsurgeon check"};
+  bool json = false;
+  int64_t target = 0;
+  std::string input, target_name, input_shapes;
+  CLI::Option* opset = app.add_option("--opset", target, "the target opset");
+  CLI::Option* profile = app.add_option("--target", target_name, "a target profile (onnxsurgeon targets) or .toml file");
+  app.add_option("--input-shapes", input_shapes, "with --target: NAME:DIMS;... inputs that will have static shapes");
+  opset->excludes(profile);
+  app.add_flag("--json", json, "machine-readable report on stdout");
+  app.add_option("model", input, "the model")->required();
+  if (auto code = ParseArguments(app, "check", args)) return *code;
+  if (!target_name.empty()) return CmdCheckTarget(target_name, input, input_shapes, json);
+  if (opset->count() == 0) return UsageError("check", "--opset N or --target NAME is required");
+  if (target < 7 || target > opset::LatestOpset("")) {
+    return UsageError("check", absl::StrCat("--opset must be 7..", opset::LatestOpset("")));
+  }
+  auto model = LoadModel(input);
+  if (!model.ok()) return ModelError(model.status());
+  auto report = opset::CheckOpsetConversion(**model, target);
+  if (!report.ok()) return ModelError(report.status());
+  if (json) {
+    Json blockers = Json::array();
+    for (const auto& b : report->blockers) {
+      blockers.push_back(
+          {{"node", b.node}, {"op", b.op}, {"where", b.where}, {"from", b.from}, {"to", b.to}, {"why", b.why}});
+    }
+    Json j;
+    j["model"] = input;
+    j["opset"] = report->source;
+    j["target"] = target;
+    j["convertible"] = report->blockers.empty();
+    j["blockers"] = blockers;
+    j["steps"] = Json(report->counts);
+    std::cout << DumpJson(j);
+  } else if (report->blockers.empty()) {
+    std::cout << input << ": opset " << report->source << " -> " << target << ": convertible\n";
+  } else {
+    std::cout << input << ": opset " << report->source << " -> " << target << ": " << report->blockers.size()
+              << " node(s) block the conversion\n";
+    for (const auto& b : report->blockers) std::cout << "  " << b.Describe() << "\n";
+  }
+  return report->blockers.empty() ? kOk : kModelError;
+}
+
+}  // namespace onnxsurgeon::cli

@@ -1,0 +1,36 @@
+// What every subcommand shares: exit codes, one-line errors, and argument parsing with
+// CLI11 (unknown flags get a "did you mean").
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "core/ir/status.h"
+
+namespace onnxsurgeon::cli {
+
+constexpr int kOk = 0, kModelError = 1, kUsageError = 2;
+
+// "onnxsurgeon: MESSAGE (see 'onnxsurgeon COMMAND --help')" on one line; returns kUsageError.
+int UsageError(const std::string& command, const std::string& message);
+
+// "onnxsurgeon: error: MESSAGE"; returns kModelError.
+int ModelError(const Status& status);
+
+// Given a configured app and the arguments after the command name. Execute parses them;
+// --help prints the app's help on stdout. Result nothing when the command should run,
+// else the exit code (0 after --help, kUsageError after a parse error).
+std::optional<int> ParseArguments(CLI::App& app, const std::string& command, const std::vector<std::string>& args);
+
+// The subcommands (one file each).
+int RunRewrite(const std::vector<std::string>& args);
+int RunInspect(const std::vector<std::string>& args);
+int RunCheck(const std::vector<std::string>& args);
+int RunPasses(const std::vector<std::string>& args);
+int RunDiff(const std::vector<std::string>& args);
+int RunReport(const std::vector<std::string>& args);
+
+}  // namespace onnxsurgeon::cli

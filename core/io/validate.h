@@ -1,0 +1,42 @@
+// Load-time validation: what the IR and every pass rely on, checked once in the importer
+// so that no pass or pattern rule ever sees a node or tensor that breaks it. Cheap by
+// design (one walk, no shape inference, not onnx's full checker):
+//
+//  - ir_version in [1, the newest onnx knows]; a graph; opset_import present, one entry
+//    per domain, versions onnx knows for its own domains; every domain a node uses imported;
+//  - no duplicate local functions (domain, name, overload), no output listed twice;
+//  - every node has an op_type, and a node with an onnx schema has an input and output
+//    count that schema allows, and no empty name where it requires a value (unknown and
+//    custom-domain ops are left alone);
+//  - every tensor (initializers, sparse initializer parts, attribute tensors) has a known
+//    data type, dims >= 0 whose product does not overflow, and exactly as much data as
+//    its dims and type say (raw_data bytes, typed-field count, external range length).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/ir/status.h"
+#include "onnx/onnx_pb.h"
+
+namespace onnxsurgeon {
+
+// Given a parsed model and, when the loader cut them out, the sizes of the main graph's
+// initializer raw_data payloads (one entry per initializer, in order).
+// Result OK, or an error naming the graph, node or tensor at fault.
+Status ValidateModelProto(const onnx::ModelProto& model,
+                          const std::vector<std::optional<std::string_view>>* main_initializer_raw = nullptr);
+
+// Given a tensor's metadata and the byte count of its payload (raw_data or an external
+// range; nullopt: typed fields or still-unloaded external data).
+// Result OK when the data matches the dims and type; the error names `where`.
+Status ValidateTensorData(const onnx::TensorProto& tensor, std::optional<uint64_t> payload_bytes,
+                          std::string_view where);
+
+// The raw-data byte count a tensor's dims and type call for; nullopt when the type has no
+// raw layout or the dims are malformed.
+std::optional<uint64_t> ExpectedRawBytes(const onnx::TensorProto& tensor);
+
+}  // namespace onnxsurgeon

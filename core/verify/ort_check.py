@@ -1,0 +1,174 @@
+"""onnxsurgeon --check: runs the original and the rewritten model in onnxruntime on the same
+random inputs and compares every output. Embedded in the onnxsurgeon binary (numeric_check.cc)
+and run as `python3 -c <this> CONFIG.json RESULT.json`; needs only onnxruntime and numpy.
+
+CONFIG: {"original", "result", "runs", "seed", "input_shapes": {name: [dims]},
+         "default_dim", "extra_atol", "extra_rtol", "fp16_tolerance"}
+RESULT: {"ok", "onnxruntime", "defaulted_dims", "outputs": [...], "error"} or
+        {"missing": "onnxruntime"} when a module is not importable.
+"""
+import json
+import sys
+
+# |a - b| <= atol + rtol * |b|, per output element type. Integers and bool must match.
+TOLERANCES = {
+    "tensor(double)": (1e-9, 1e-7),
+    "tensor(float)": (1e-4, 1e-3),
+    "tensor(float16)": (1e-2, 1e-2),
+    "tensor(bfloat16)": (5e-2, 2e-2),
+}
+FP16 = (1e-2, 1e-2)
+
+
+def main(config_path, result_path):
+    try:
+        import numpy as np
+        import onnxruntime as ort
+    except ImportError as e:
+        write(result_path, {"missing": e.name or str(e)})
+        return
+    with open(config_path) as f:
+        config = json.load(f)
+    try:
+        write(result_path, check(np, ort, config))
+    except RuntimeError as e:  # ours: a model onnxruntime refuses or cannot run
+        write(result_path, {"ok": False, "onnxruntime": ort.__version__, "error": str(e)})
+    except Exception as e:  # anything else: report, don't trace
+        write(result_path, {"ok": False, "onnxruntime": ort.__version__, "error": f"{type(e).__name__}: {e}"})
+
+
+def write(path, obj):
+    with open(path, "w") as f:
+        json.dump(obj, f)
+
+
+def session(ort, path, label):
+    options = ort.SessionOptions()
+    # Compare what the two models compute, not what onnxruntime's own rewrites make of them.
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.log_severity_level = 3
+    try:
+        return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    except Exception as e:
+        raise RuntimeError(f"onnxruntime cannot load the {label} model: {str(e).strip().splitlines()[0]}") from None
+
+
+NUMPY_TYPES = {
+    "tensor(float)": "float32", "tensor(double)": "float64", "tensor(float16)": "float16",
+    "tensor(int8)": "int8", "tensor(int16)": "int16", "tensor(int32)": "int32", "tensor(int64)": "int64",
+    "tensor(uint8)": "uint8", "tensor(uint16)": "uint16", "tensor(uint32)": "uint32", "tensor(uint64)": "uint64",
+    "tensor(bool)": "bool",
+}
+
+
+def feeds_for(np, sess, config, rng, defaulted):
+    feeds = {}
+    for i in sess.get_inputs():
+        given = config["input_shapes"].get(i.name)
+        shape = []
+        for k, d in enumerate(i.shape):
+            if given is not None and k < len(given) and given[k] >= 0:
+                shape.append(given[k])
+            elif isinstance(d, int) and d >= 0:
+                shape.append(d)
+            else:
+                shape.append(config["default_dim"])
+                defaulted.add(f"{i.name}[{k}]" + (f" ({d})" if isinstance(d, str) else ""))
+        dtype = NUMPY_TYPES.get(i.type)
+        if dtype is None:
+            raise RuntimeError(f"input '{i.name}' has type {i.type}: --check cannot make random data for it")
+        if dtype.startswith("float"):
+            feeds[i.name] = rng.standard_normal(shape).astype(dtype)
+        elif dtype == "bool":
+            feeds[i.name] = rng.integers(0, 2, size=shape).astype(bool)
+        else:  # small, so that they are valid token ids, indices and loop counts
+            feeds[i.name] = rng.integers(0, 2, size=shape).astype(dtype)
+    return feeds
+
+
+def compare(np, name, a, b, out_type, config):
+    """a: original, b: result. Returns a row for the report."""
+    atol, rtol = FP16 if config.get("fp16_tolerance") else TOLERANCES.get(out_type, (0.0, 0.0))
+    atol, rtol = max(atol, config["extra_atol"]), max(rtol, config["extra_rtol"])
+    row = {"name": name, "type": out_type, "shape": list(np.shape(a)), "atol": atol, "rtol": rtol,
+           "max_abs": 0.0, "max_rel": 0.0, "ok": True, "problem": ""}
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype != b.dtype:
+        return {**row, "ok": False, "problem": f"element type changed: {a.dtype} -> {b.dtype}"}
+    if a.shape != b.shape:
+        return {**row, "ok": False, "problem": f"shape changed: {list(a.shape)} -> {list(b.shape)}"}
+    if a.dtype.kind in "fc":
+        a64, b64 = a.astype(np.float64), b.astype(np.float64)
+        nan_a, nan_b = np.isnan(a64), np.isnan(b64)
+        if (nan_a != nan_b).any():
+            return {**row, "ok": False, "problem": f"NaN in {int((nan_a != nan_b).sum())} element(s) of one model only"}
+        finite = ~nan_a & np.isfinite(a64) & np.isfinite(b64)
+        if ((a64 != b64) & ~finite & ~nan_a).any():
+            return {**row, "ok": False, "problem": "an infinity differs"}
+        diff = np.abs(a64 - b64)[finite]
+        ref = np.abs(a64)[finite]
+        if diff.size:
+            row["max_abs"] = float(diff.max())
+            row["max_rel"] = float((diff / np.maximum(ref, np.finfo(np.float32).tiny)).max())
+            bad = diff > atol + rtol * ref
+            if bad.any():
+                row["ok"] = False
+                row["problem"] = f"{int(bad.sum())} of {diff.size} element(s) outside atol {atol:g} + rtol {rtol:g}"
+    elif not np.array_equal(a, b):
+        diff = np.abs(a.astype(np.float64) - b.astype(np.float64)) if a.dtype.kind in "iub" else None
+        row.update(ok=False, problem=f"{int((a != b).sum())} element(s) differ (must be equal)")
+        if diff is not None and diff.size:
+            row["max_abs"] = float(diff.max())
+    return row
+
+
+def check(np, ort, config):
+    original = session(ort, config["original"], "original")
+    result = session(ort, config["result"], "rewritten")
+    in_a = [i.name for i in original.get_inputs()]
+    in_b = [i.name for i in result.get_inputs()]
+    if sorted(in_a) != sorted(in_b):
+        raise RuntimeError(f"the inputs changed: {in_a} -> {in_b}")
+    outs_a, outs_b = original.get_outputs(), result.get_outputs()
+    if [o.name for o in outs_a] != [o.name for o in outs_b]:
+        raise RuntimeError(f"the outputs changed: {[o.name for o in outs_a]} -> {[o.name for o in outs_b]}")
+    rng = np.random.default_rng(config["seed"])
+    defaulted = set()
+    rows = {}
+    for _ in range(config["runs"]):
+        # The rewritten model may have static input shapes (--input-shapes): take them from it.
+        feeds = feeds_for(np, result, config, rng, defaulted)
+        try:
+            got_a = original.run(None, feeds)
+        except Exception as e:
+            raise RuntimeError(f"the original model fails on random inputs {shapes(feeds)}: "
+                               f"{str(e).strip().splitlines()[0]} (give --input-shapes)") from None
+        try:
+            got_b = result.run(None, feeds)
+        except Exception as e:
+            raise RuntimeError(f"the rewritten model fails where the original runs, on inputs {shapes(feeds)}: "
+                               f"{str(e).strip().splitlines()[0]}") from None
+        for meta_a, meta_b, a, b in zip(outs_a, outs_b, got_a, got_b):
+            out_type = meta_a.type if meta_a.type == meta_b.type else None
+            row = compare(np, meta_a.name, a, b, meta_a.type, config)
+            if out_type is None:
+                row.update(ok=False, problem=f"declared type changed: {meta_a.type} -> {meta_b.type}")
+            best = rows.get(meta_a.name)
+            if best is None:
+                rows[meta_a.name] = row
+            else:  # keep the worst figures over the runs, and the first failure
+                best["max_abs"] = max(best["max_abs"], row["max_abs"])
+                best["max_rel"] = max(best["max_rel"], row["max_rel"])
+                if best["ok"] and not row["ok"]:
+                    best.update(ok=False, problem=row["problem"])
+    outputs = [rows[o.name] for o in outs_a]
+    return {"ok": all(r["ok"] for r in outputs), "onnxruntime": ort.__version__, "runs": config["runs"],
+            "defaulted_dims": sorted(defaulted), "outputs": outputs, "error": ""}
+
+
+def shapes(feeds):
+    return ", ".join(f"{k}{list(v.shape)}" for k, v in feeds.items())
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])

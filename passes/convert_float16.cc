@@ -1,0 +1,436 @@
+// convert-float16: runs the main graph in float16 where that is safe, as onnxconverter-
+// common's convert_float_to_float16 does, without the failures its issues report.
+//
+// Each node of the main graph either runs in float16 ("converted") or keeps float32
+// ("blocked"). A node is blocked when its op is in `block`, its name in `block-nodes`, it
+// has no onnx schema at the model's opset (custom ops, local functions), it is a Scatter
+// that accumulates (reduction other than none), it holds
+// If/Loop/Scan bodies (their inner types stay as exported), an input or output has an
+// unknown element type, or a float output's type comes from an attribute (random ops,
+// EyeLike, window ops; Cast, Constant and ConstantOfShape are converted by rewriting that
+// attribute). In a converted node only the float operands whose schema allows float16
+// change: Resize's scales, LayerNormalization's Mean/InvStdDev and the like stay float32.
+//
+// The model's own Casts between float16 and float32 that end up float16 -> float16 are
+// removed. Casts are inserted only where a value crosses between the two precisions, once per value
+// and direction, shared by every reader: two adjacent blocked ops exchange float32 with no
+// Cast between them. Float32 weights read in float16 are converted in place (a float16
+// copy when float32 readers remain); finite values beyond float16's range (|x| > 65504,
+// e.g. -1e9 attention masks) are clamped to +-65504 and counted (overflow=clamp), or their
+// readers are blocked so they compute in float32 (overflow=keep). With keep-io-types
+// (default) graph inputs and outputs keep float32 and one Cast converts at each boundary;
+// output names never change. value_info types follow the new element types.
+//
+// Options:
+//   keep-io-types=true|false   float32 graph inputs/outputs (default true)
+//   block=OP;OP                ops kept in float32 (default: Range;CumSum;TopK;
+//                              NonMaxSuppression;RoiAlign: precision or index results)
+//   block-nodes=NAME;NAME      nodes kept in float32
+//   overflow=clamp|keep        constants beyond float16's range (default clamp)
+//
+// Before:  g (float[N,4] X) => (float[N,4] Y) { h = Mul(X, W)  Y = Softmax(h) }   block=Softmax
+// After:   g (float[N,4] X) => (float[N,4] Y) {
+//            X16 = Cast<to=10>(X)  h16 = Mul(X16, W16)  h = Cast<to=1>(h16)  Y = Softmax(h) }
+#include <cmath>
+#include <cstring>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "core/ir/constant.h"
+#include "onnx/defs/schema.h"
+#include "passes/inferred_types.h"
+#include "passes/list_option.h"
+#include "passes/registry.h"
+
+namespace onnxsurgeon::passes {
+namespace {
+
+using T = onnx::TensorProto;
+constexpr float kHalfMax = 65504.0f;
+constexpr const char* kDefaultBlock = "Range;CumSum;TopK;NonMaxSuppression;RoiAlign";
+
+enum Precision : int32_t { kF32 = T::FLOAT, kF16 = T::FLOAT16 };
+
+struct Options {
+  bool keep_io_types = true;
+  absl::flat_hash_set<std::string> block_ops;
+  absl::flat_hash_set<std::string> block_nodes;
+  bool clamp = true;
+};
+
+// Float32 elements -> float16 bits, clamping finite values beyond float16's range.
+struct HalfData {
+  std::string bytes;
+  int64_t clamped = 0;
+};
+
+HalfData ToHalf(std::string_view raw) {
+  HalfData out;
+  size_t n = raw.size() / 4;
+  out.bytes.resize(n * 2);
+  for (size_t i = 0; i < n; ++i) {
+    float f;
+    std::memcpy(&f, raw.data() + i * 4, 4);
+    if (std::isfinite(f) && std::fabs(f) > kHalfMax) {
+      f = std::copysign(kHalfMax, f);
+      ++out.clamped;
+    }
+    uint16_t h = FloatToHalf(f);
+    std::memcpy(out.bytes.data() + i * 2, &h, 2);
+  }
+  return out;
+}
+
+bool Overflows(const Value* v) {
+  auto c = GetConstant(v);
+  if (!c || c->data_type != T::FLOAT) return false;
+  for (size_t i = 0; i + 4 <= c->raw.size(); i += 4) {
+    float f;
+    std::memcpy(&f, c->raw.data() + i, 4);
+    if (std::isfinite(f) && std::fabs(f) > kHalfMax) return true;
+  }
+  return false;
+}
+
+// A float16 TensorProto with the dims of `source` (raw data inline).
+onnx::TensorProto HalfTensor(const ConstantData& source, HalfData& half) {
+  onnx::TensorProto t;
+  t.set_data_type(T::FLOAT16);
+  for (int64_t d : source.dims) t.add_dims(d);
+  half = ToHalf(source.raw);
+  t.set_raw_data(half.bytes);
+  return t;
+}
+
+bool AllowsHalf(const onnx::OpSchema::FormalParameter& p) {
+  for (const auto* t : p.GetTypes())
+    if (*t == "tensor(float16)") return true;
+  return false;
+}
+
+// The schema's formal parameter of operand i (the last one repeats when variadic).
+const onnx::OpSchema::FormalParameter* Param(const std::vector<onnx::OpSchema::FormalParameter>& params, size_t i) {
+  if (params.empty()) return nullptr;
+  if (i < params.size()) return &params[i];
+  const auto& last = params.back();
+  return last.GetOption() == onnx::OpSchema::Variadic ? &last : nullptr;
+}
+
+// How a node runs: blocked, or converted with which operands in float16.
+struct NodePlan {
+  bool converted = false;
+  std::vector<bool> input_half;   // per input slot: read in float16
+  std::vector<bool> output_half;  // per output: produced in float16
+};
+
+class ConvertFloat16Pass : public Pass {
+ public:
+  explicit ConvertFloat16Pass(Options options) : options_(std::move(options)) {}
+
+  StatusOr<PassResult> Run(Model& model, const PassContext&) override {
+    PassResult result;
+    Graph& g = model.graph();
+    // Without an ai.onnx import there is no Cast to insert (ai.onnx.ml-only models).
+    if (model.OpsetVersion("") < 0) return result;
+    InferredTypes types(&model);
+    // Float values in graph order (inputs, weights, node outputs), decided before any
+    // annotation changes; the order keeps the inserted Casts deterministic.
+    std::vector<Value*> float_values;
+    absl::flat_hash_set<const Value*> floats;
+    auto note = [&](Value* v) {
+      if (v && types.ElemType(v) == T::FLOAT && floats.insert(v).second) float_values.push_back(v);
+    };
+    for (Value* v : g.inputs()) note(v);
+    for (Value* v : g.initializers()) note(v);
+    for (Node* n : g.nodes())
+      for (Value* v : n->outputs()) note(v);
+    auto is_float = [&](const Value* v) { return v && floats.contains(v); };
+
+    // ---- plan: which nodes convert, which values end up float16 ------------------------
+    absl::flat_hash_set<const Value*> overflowing;
+    if (!options_.clamp) {
+      for (Value* v : g.initializers())
+        if (Overflows(v)) overflowing.insert(v);
+      for (Node* n : g.nodes())
+        if (n->Is("Constant") && Overflows(n->output(0))) overflowing.insert(n->output(0));
+    }
+    absl::flat_hash_map<const Node*, NodePlan> plans;
+    for (Node* n : g.nodes()) {
+      NodePlan plan = PlanNode(*n, g, types, overflowing);
+      if (plan.converted) plans[n] = std::move(plan);
+    }
+    // A Constant converts only when every reader reads it in float16 (else readers in
+    // float32 would see rounded values): it is a weight like an initializer.
+    for (Node* n : g.nodes()) {
+      if (!n->Is("Constant") || !plans.contains(n)) continue;
+      if (!AllReadHalf(n->output(0), plans) || (options_.keep_io_types && n->output(0)->IsGraphOutput())) plans.erase(n);
+    }
+    // Casts that become float16 -> float16 (the model's own Casts between float16 and
+    // float32, both sides now float16) are dropped: no-ops that runtimes' fusions
+    // misread (onnxruntime's LayerNormFusion fused across one with mixed types).
+    std::vector<Node*> identity_casts;
+    for (Node* n : g.nodes()) {
+      auto it = plans.find(n);
+      if (!n->Is("Cast") || it == plans.end()) continue;
+      int64_t to = n->GetInt("to", 0);
+      int32_t from = types.ElemType(n->input(0));
+      bool input_half = from == T::FLOAT16 || (from == T::FLOAT && it->second.input_half[0]);
+      if ((to == T::FLOAT || to == T::FLOAT16) && input_half && !n->output(0)->IsGraphOutput()) identity_casts.push_back(n);
+    }
+    auto reads_half = [&](const Use& u) {
+      auto it = plans.find(u.node);
+      return it != plans.end() && it->second.input_half[u.input_index];
+    };
+    // The precision each float value has after the conversion.
+    absl::flat_hash_map<const Value*, Precision> have;
+    for (Value* v : g.inputs())  // an overridable weight (ir_version < 4) stays float32
+      if (is_float(v)) have[v] = options_.keep_io_types || v->IsInitializer() ? kF32 : kF16;
+    for (Node* n : g.nodes()) {
+      auto it = plans.find(n);
+      for (size_t i = 0; i < n->num_outputs(); ++i) {
+        Value* v = n->output(i);
+        if (!is_float(v)) continue;
+        have[v] = it != plans.end() && it->second.output_half[i] ? kF16 : kF32;
+      }
+    }
+
+    // ---- apply -----------------------------------------------------------------------
+    Node* graph_start = g.first_node();
+    // Float weights read in float16: converted in place, or a float16 copy beside them.
+    absl::flat_hash_map<const Value*, Value*> half_copy;
+    std::vector<Value*> initializers = g.initializers();
+    for (Value* v : initializers) {
+      if (v->IsGraphInput() || !is_float(v)) continue;
+      bool any_half = false, any_full = v->IsGraphOutput();
+      for (const Use& u : v->uses()) (reads_half(u) ? any_half : any_full) = true;
+      if (!any_half) {
+        have[v] = kF32;
+        continue;
+      }
+      auto data = GetConstant(v);
+      if (!data) continue;  // not readable as raw floats: readers get a Cast
+      HalfData half;
+      onnx::TensorProto proto = HalfTensor(*data, half);
+      CountClamped(half, result);
+      Tensor tensor(v->initializer()->meta());
+      tensor.mutable_meta().set_data_type(T::FLOAT16);
+      tensor.SetRawBytes(std::move(half.bytes));
+      if (!any_full) {
+        *v->mutable_initializer() = std::move(tensor);
+        have[v] = kF16;
+        SetElemType(v, kF16);
+      } else {
+        tensor.mutable_meta().set_name("");
+        OS_ASSIGN_OR_RETURN(Value * copy, g.AddInitializer(g.UniqueName(v->name() + "_fp16"), std::move(tensor)));
+        half_copy[v] = copy;
+        have[v] = kF32;
+      }
+      result.Count("initializers-fp16");
+    }
+    // Nodes: attributes that carry the output type, then float16 annotations.
+    for (auto& [node_ptr, plan] : plans) {
+      Node* n = const_cast<Node*>(node_ptr);
+      OS_RETURN_IF_ERROR(RewriteTypeAttributes(*n, result));
+      for (size_t i = 0; i < n->num_outputs(); ++i)
+        if (plan.output_half[i]) SetElemType(n->output(i), kF16);
+      result.Count("nodes-fp16");
+    }
+    for (Node* n : g.nodes()) {
+      if (plans.contains(n)) continue;
+      bool touches_float = false;
+      for (Value* v : n->inputs()) touches_float |= is_float(v);
+      for (Value* v : n->outputs()) touches_float |= is_float(v);
+      if (touches_float) result.Count("nodes-kept-fp32");
+    }
+    for (auto& [v, p] : have)
+      if (p == kF16 && v->IsGraphInput()) SetElemType(const_cast<Value*>(v), kF16);
+    // Readers that need the other precision: one Cast per value and direction.
+    absl::flat_hash_map<std::pair<const Value*, int32_t>, Value*> casts;
+    auto cast_of = [&](Value* v, Precision to) -> Value* {
+      auto key = std::make_pair(static_cast<const Value*>(v), static_cast<int32_t>(to));
+      if (auto it = casts.find(key); it != casts.end()) return it->second;
+      Node* after = v->producer();
+      Node* before = after ? after->next() : graph_start;
+      Value* in[] = {v};
+      Node* cast = g.CreateNode("Cast", in, 1, "", before);
+      onnx::AttributeProto a;
+      a.set_name("to");
+      a.set_type(onnx::AttributeProto::INT);
+      a.set_i(to);
+      cast->SetAttribute(std::move(a));
+      Value* out = cast->output(0);
+      (void)out->SetName(g.UniqueName(v->name() + (to == kF16 ? "_fp16" : "_fp32")));  // unique: cannot fail
+      cast->set_name(out->name());
+      if (v->type()) *out->mutable_info()->mutable_type() = *v->type();
+      SetElemType(out, to, /*create=*/true);
+      result.Count("casts");
+      return casts[key] = out;
+    };
+    for (Value* v : float_values) {
+      Precision h = have.contains(v) ? have[v] : kF32;
+      std::vector<Use> uses = v->uses();
+      for (const Use& u : uses) {
+        Precision want = reads_half(u) ? kF16 : kF32;
+        if (want == h) continue;
+        Value* source = want == kF16 && half_copy.contains(v) ? half_copy[v] : cast_of(v, want);
+        u.node->SetInput(u.input_index, source);
+      }
+      // Graph outputs keep their float32 type (and name) with keep-io-types.
+      if (h == kF16 && options_.keep_io_types && v->IsGraphOutput()) {
+        std::string name = v->name();
+        std::vector<GraphOutputUse> slots = v->graph_outputs();
+        Value* full = cast_of(v, kF32);
+        for (const GraphOutputUse& slot : slots) slot.graph->SetOutput(slot.output_index, full);
+        OS_RETURN_IF_ERROR(v->SetName(g.UniqueName(name + "_fp16")));
+        OS_RETURN_IF_ERROR(full->SetName(name));
+        full->producer()->set_name(name + "_cast");
+      }
+    }
+    for (Node* n : identity_casts) {
+      OS_RETURN_IF_ERROR(n->output(0)->ReplaceAllUsesWith(n->input(0)));
+      OS_RETURN_IF_ERROR(g.EraseNode(n));
+      result.Count("identity-casts-removed");
+    }
+    return result;
+  }
+
+ private:
+  // Given a main-graph node. Execute nothing. Result whether it runs in float16 and which
+  // of its float operands change.
+  NodePlan PlanNode(const Node& n, const Graph& g, const InferredTypes& types,
+                    const absl::flat_hash_set<const Value*>& overflowing) const {
+    NodePlan plan;
+    if (options_.block_ops.contains(n.op_type()) || options_.block_nodes.contains(n.name())) return plan;
+    if (!n.subgraphs().empty()) return plan;
+    // Scatters that accumulate (reduction add/mul/min/max) sum in float16, and onnxruntime
+    // has no float16 kernel for them.
+    if ((n.Is("ScatterND") || n.Is("ScatterElements")) && n.FindAttribute("reduction") &&
+        n.FindAttribute("reduction")->s() != "none") {
+      return plan;
+    }
+    const onnx::OpSchema* schema =
+        onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(g.OpsetVersion(n.domain())), n.domain());
+    if (!schema) return plan;
+    plan.input_half.assign(n.num_inputs(), false);
+    plan.output_half.assign(n.num_outputs(), false);
+    absl::flat_hash_set<std::string> input_type_strs;
+    for (const auto& p : schema->inputs()) input_type_strs.insert(p.GetTypeStr());
+    bool any = false;
+    for (size_t i = 0; i < n.num_inputs(); ++i) {
+      const Value* v = n.input(i);
+      if (!v) continue;
+      int32_t t = types.ElemType(v);
+      if (t == 0) return {};  // unknown: cannot tell whether it is float
+      if (overflowing.contains(v)) return {};
+      const auto* p = Param(schema->inputs(), i);
+      if (t == T::FLOAT && p && AllowsHalf(*p)) plan.input_half[i] = any = true;
+    }
+    for (size_t i = 0; i < n.num_outputs(); ++i) {
+      const Value* v = n.output(i);
+      if (!v) continue;
+      int32_t t = types.ElemType(v);
+      if (t == 0) return {};
+      const auto* p = Param(schema->outputs(), i);
+      if (t != T::FLOAT || !p || !AllowsHalf(*p)) continue;
+      // A float output whose type no input decides comes from an attribute.
+      if (!input_type_strs.contains(p->GetTypeStr()) && !n.Is("Cast") && !n.Is("Constant") &&
+          !n.Is("ConstantOfShape")) {
+        return {};
+      }
+      if (n.Is("Cast") && n.GetInt("to", 0) != T::FLOAT) continue;
+      plan.output_half[i] = any = true;
+    }
+    plan.converted = any;
+    return plan;
+  }
+
+  static bool AllReadHalf(const Value* v, const absl::flat_hash_map<const Node*, NodePlan>& plans) {
+    for (const Use& u : v->uses()) {
+      auto it = plans.find(u.node);
+      if (it == plans.end() || !it->second.input_half[u.input_index]) return false;
+    }
+    return true;
+  }
+
+  // Cast's `to`, Constant's and ConstantOfShape's `value` say float; make them float16.
+  static Status RewriteTypeAttributes(Node& n, PassResult& result) {
+    if (n.Is("Cast")) {
+      if (n.GetInt("to", 0) == T::FLOAT) {
+        onnx::AttributeProto a = n.FindAttribute("to")->proto();
+        a.set_i(T::FLOAT16);
+        n.SetAttribute(std::move(a));
+      }
+      return absl::OkStatus();
+    }
+    if (!n.Is("Constant") && !n.Is("ConstantOfShape")) return absl::OkStatus();
+    std::optional<ConstantData> data;
+    if (n.Is("Constant")) {
+      data = GetConstant(n.output(0));
+    } else if (const Attribute* a = n.FindAttribute("value")) {
+      data = GetConstant(a->proto().t());
+    } else {
+      ConstantData zero;  // ConstantOfShape's default: one float 0
+      static const float kZero = 0.0f;
+      zero.data_type = T::FLOAT;
+      zero.dims = {1};
+      zero.raw = std::string_view(reinterpret_cast<const char*>(&kZero), 4);
+      data = zero;
+    }
+    if (!data || data->data_type != T::FLOAT) {
+      return absl::InternalError(absl::StrCat("node '", n.name(), "': cannot read its float value"));
+    }
+    HalfData half;
+    onnx::TensorProto t = HalfTensor(*data, half);
+    CountClamped(half, result);
+    if (n.Is("Constant")) {
+      std::vector<std::string> names;
+      for (const auto& a : n.attributes()) names.push_back(a.name());
+      for (const auto& name : names) n.RemoveAttribute(name);
+    }
+    onnx::AttributeProto a;
+    a.set_name("value");
+    a.set_type(onnx::AttributeProto::TENSOR);
+    *a.mutable_t() = std::move(t);
+    n.SetAttribute(std::move(a));
+    return absl::OkStatus();
+  }
+
+  static void CountClamped(const HalfData& half, PassResult& result) {
+    if (half.clamped == 0) return;
+    result.Count("overflow-clamped-constants");
+    result.Count("overflow-clamped-elements", half.clamped);
+  }
+
+  static void SetElemType(Value* v, int32_t elem, bool create = false) {
+    if (!v->has_type() && !create) return;
+    v->mutable_info()->mutable_type()->mutable_tensor_type()->set_elem_type(elem);
+  }
+
+  Options options_;
+};
+
+}  // namespace
+
+PassInfo ConvertFloat16PassInfo() {
+  return {"convert-float16",
+          "Run the model in float16 where safe: Casts only at precision boundaries, float32 I/O kept",
+          {{"keep-io-types", "keep float32 graph inputs and outputs (true|false)", "true"},
+           {"block", "ops kept in float32, separated by ';'", kDefaultBlock},
+           {"block-nodes", "node names kept in float32, separated by ';'", ""},
+           {"overflow", "constants beyond float16's range: clamp (to +-65504) or keep (readers stay float32)", "clamp"}},
+          [](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {
+            Options options;
+            OS_ASSIGN_OR_RETURN(options.keep_io_types, o.GetBool("keep-io-types", true));
+            for (const auto& op : o.GetList("block", SplitListOption(kDefaultBlock))) options.block_ops.insert(op);
+            for (const auto& n : o.GetList("block-nodes")) options.block_nodes.insert(n);
+            std::string overflow = o.GetString("overflow", "clamp");
+            if (overflow != "clamp" && overflow != "keep") {
+              return absl::InvalidArgumentError(
+                  absl::StrCat("convert-float16: overflow must be clamp or keep, not '", overflow, "'"));
+            }
+            options.clamp = overflow == "clamp";
+            return std::make_unique<ConvertFloat16Pass>(std::move(options));
+          }};
+}
+
+}  // namespace onnxsurgeon::passes

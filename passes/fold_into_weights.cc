@@ -1,0 +1,372 @@
+// fold-into-weights: folds constant affine ops that follow a linear layer into the layer's
+// weights, as onnx-simplifier and onnxslim do. Two rules:
+//
+// conv-add-bias: Add(Conv(x, W, B), c) -> Conv(x, W, B + c), when c is a constant that adds
+// the same number to every element of an output channel: a scalar, or [M,1,..,1] aligned
+// with the channel axis (rank r-1 or r with a leading 1, r the Conv output's rank). A c
+// that varies over the batch or spatial axes (e.g. [M,H,W]), or that would raise the
+// output's rank, is refused: the bias would change what the Add broadcasts.
+//   Before:  c = Conv(x, W)            y = Add(c, k[2,1,1])
+//   After:   y = Conv(x, W, k')        (k' = k flattened to [2])
+//
+// scale-into-weights: Mul(y, s) or Div(y, s), s a constant, y computed linearly from one
+// weight site, becomes y with the site's weights (and bias) scaled by s (1/s for Div):
+//   - the site is MatMul(x, W) with W a rank-2 constant (W' = W * s), Add(MatMul(x, W), b)
+//     with b constant (b' = b * s too), Gemm(A, B, C) (alpha and beta times s), or
+//     Conv(x, W, B) (W' and B' times s);
+//   - s is a true scalar (one element, rank not above y's), or, directly on the site,
+//     one value per output channel (MatMul/Add: [N] on the last axis; Conv: [M,1,..,1]);
+//   - a scalar also passes through ops that commute with it, each read only on the path:
+//     Reshape, Transpose, Squeeze, Unsqueeze, Flatten, Identity, and MatMul of two computed
+//     operands (the attention scale: Div(MatMul(q, k^T), sqrt(d)) goes into q's projection).
+// Refused when a weight is shared with another node (the other reader would change), a
+// value on the path has another reader or is a graph output, s is not constant, or the
+// types are not float/double (integer division does not distribute).
+// The new weights are computed in double and rounded once; the folded result differs from
+// the original by float rounding only: per output element at most about (K+2) ulp of
+// sum_k |x_k w_k s| (K the reduction length), the same order as reordering the layer's
+// accumulation, which onnxruntime's own kernels already do between CPUs.
+//   Before:  q = Add(MatMul(x, Wq), bq)   t = Transpose(Reshape(q, ...))  p = MatMul(t, kT)
+//            y = Div(p, 8)
+//   After:   q = Add(MatMul(x, Wq'), bq')  t = Transpose(Reshape(q, ...))  y = MatMul(t, kT)
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "core/ir/constant.h"
+#include "core/ir/shape.h"
+#include "core/pass/pattern_pass.h"
+#include "passes/registry.h"
+
+namespace onnxsurgeon::passes {
+namespace {
+
+using Types = onnx::TensorProto;
+
+bool IsFloatType(int32_t t) { return t == Types::FLOAT || t == Types::DOUBLE; }
+
+// True when `v` is read exactly once, by a node (not a graph output).
+bool SingleReader(const Value* v) { return v && v->uses().size() == 1 && !v->IsGraphOutput(); }
+
+Tensor MakeTensor(const std::vector<double>& values, const std::vector<int64_t>& dims, int32_t type) {
+  Tensor t;
+  t.mutable_meta().set_data_type(type);
+  for (int64_t d : dims) t.mutable_meta().add_dims(d);
+  std::string bytes;
+  if (type == Types::DOUBLE) {
+    bytes.resize(values.size() * 8);
+    std::memcpy(bytes.data(), values.data(), bytes.size());
+  } else {
+    std::vector<float> f(values.begin(), values.end());
+    bytes.resize(f.size() * 4);
+    std::memcpy(bytes.data(), f.data(), bytes.size());
+  }
+  t.SetRawBytes(std::move(bytes));
+  return t;
+}
+
+// The non-constant operand of a binary node whose other operand is a constant (for Div
+// and Sub only the second), with the constant; nullopt otherwise.
+struct Split {
+  Value* data = nullptr;
+  Value* constant = nullptr;
+  ConstantData c;
+};
+std::optional<Split> SplitConstant(Node* n, bool commutative) {
+  if (n->num_inputs() != 2 || !n->input(0) || !n->input(1)) return std::nullopt;
+  for (int k : {1, 0}) {
+    if (k == 0 && !commutative) break;
+    if (auto c = GetConstant(n->input(k)); c && !GetConstant(n->input(1 - k)))
+      return Split{n->input(1 - k), n->input(k), *std::move(c)};
+  }
+  return std::nullopt;
+}
+
+// Copies `from`'s type onto `to` when `to` has none (a replacement keeps what was known).
+void CarryType(const Value* from, Value* to) {
+  if (from->has_type() && !to->has_type()) *to->mutable_info()->mutable_type() = *from->type();
+}
+
+// Per-channel factors of a constant `c` broadcast against a rank-`rank` output whose
+// channel axis is `axis` with `channels` channels: one value, or one per channel.
+// Nullopt when c varies along another axis or would raise the rank.
+std::optional<std::vector<double>> ChannelValues(const ConstantData& c, size_t rank, size_t axis, int64_t channels,
+                                                 std::string* why) {
+  auto values = c.AsDoubles();
+  if (!values) return Refuse(why, "the constant is not numeric"), std::nullopt;
+  if (c.dims.size() > rank) return Refuse(why, "the constant would raise the output's rank"), std::nullopt;
+  if (values->size() == 1) return std::vector<double>(static_cast<size_t>(channels), (*values)[0]);
+  size_t off = rank - c.dims.size();
+  for (size_t i = 0; i < c.dims.size(); ++i) {
+    size_t out_axis = off + i;
+    if (out_axis == axis ? c.dims[i] != channels && c.dims[i] != 1 : c.dims[i] != 1)
+      return Refuse(why, absl::StrCat("the constant's dim ", i, " (", c.dims[i],
+                                      ") broadcasts along an axis other than the output channels")),
+             std::nullopt;
+  }
+  if (off > axis) return Refuse(why, "the constant does not reach the channel axis"), std::nullopt;
+  return values;
+}
+
+// ---- conv-add-bias ---------------------------------------------------------------------
+class ConvAddBias : public RewriteRule {
+ public:
+  ConvAddBias() : RewriteRule("fold-into-weights/conv-add-bias", "Add") {}
+
+  StatusOr<bool> MatchAndRewrite(Node* add, Rewriter& rw, std::string* why) override {
+    auto split = SplitConstant(add, /*commutative=*/true);
+    if (!split) return Refuse(why, "neither operand is a constant beside a computed one");
+    Node* conv = split->data->producer();
+    if (!conv || !conv->Is("Conv") || !CanonicalDomain(conv->domain()).empty() || conv->graph() != add->graph())
+      return Refuse(why, "the computed operand is not a Conv");
+    if (!SingleReader(split->data)) return Refuse(why, "the Conv output has another reader");
+    auto w = conv->num_inputs() >= 2 ? GetConstant(conv->input(1)) : std::nullopt;
+    if (!w || !IsFloatType(w->data_type) || w->dims.size() < 3) return Refuse(why, "the Conv weight is not a float constant");
+    if (split->c.data_type != w->data_type) return Refuse(why, "the constant's type differs from the weight's");
+    const int64_t m = w->dims[0];
+    auto add_values = ChannelValues(split->c, w->dims.size(), 1, m, why);
+    if (!add_values) return false;
+    std::vector<double> bias(static_cast<size_t>(m), 0.0);
+    if (conv->num_inputs() > 2 && conv->input(2)) {
+      auto b = GetConstant(conv->input(2));
+      auto bv = b ? b->AsDoubles() : std::nullopt;
+      if (!bv || b->data_type != w->data_type || static_cast<int64_t>(bv->size()) != m)
+        return Refuse(why, "the Conv bias is not a constant of the weight's type");
+      bias = *bv;
+    }
+    for (size_t i = 0; i < bias.size(); ++i) bias[i] += (*add_values)[i];
+    std::vector<onnx::AttributeProto> attributes;
+    for (const Attribute& a : conv->attributes()) attributes.push_back(a.proto());
+    Value* b = rw.Constant(MakeTensor(bias, {m}, w->data_type), "bias");
+    Value* y = rw.Op("Conv", {conv->input(0), conv->input(1), b}, std::move(attributes));
+    CarryType(add->output(0), y);
+    OS_RETURN_IF_ERROR(rw.ReplaceNode(add, {y}));
+    OS_RETURN_IF_ERROR(rw.EraseNode(conv));
+    return true;
+  }
+};
+
+// ---- scale-into-weights ----------------------------------------------------------------
+// What to scale, found by walking up from the Mul/Div's data operand.
+struct Site {
+  Node* node = nullptr;   // MatMul, Gemm or Conv holding the weight
+  Node* add = nullptr;    // Add(MatMul, b) over it, if any
+  std::vector<Node*> path;  // nodes between the site and the Mul (all single-reader)
+};
+
+bool PassesScalar(const Node* n) {
+  static const char* kOps[] = {"Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten", "Identity"};
+  for (const char* op : kOps)
+    if (n->Is(op)) return true;
+  return false;
+}
+
+class ScaleIntoWeights : public RewriteRule {
+ public:
+  explicit ScaleIntoWeights(std::string root) : RewriteRule("fold-into-weights/scale-into-weights", std::move(root)) {}
+
+  StatusOr<bool> MatchAndRewrite(Node* root, Rewriter& rw, std::string* why) override {
+    const bool div = root->Is("Div");
+    auto split = SplitConstant(root, /*commutative=*/!div);
+    if (!split) return Refuse(why, div ? "the divisor is not a constant beside a computed dividend"
+                                       : "neither operand is a constant beside a computed one");
+    if (!IsFloatType(split->c.data_type)) return Refuse(why, "the scale is not float or double");
+    auto s = split->c.AsDoubles();
+    if (!s || s->empty()) return Refuse(why, "the scale is empty");
+    for (double& v : *s) {
+      if (div) {
+        if (v == 0 || !std::isfinite(v)) return Refuse(why, "division by zero or a non-finite divisor");
+        v = 1.0 / v;
+      } else if (!std::isfinite(v)) {
+        return Refuse(why, "the scale is not finite");
+      }
+    }
+    const bool scalar = s->size() == 1;
+    if (!SingleReader(split->data)) return Refuse(why, "the scaled value has another reader");
+    std::string miss;
+    auto site = FindSite(split->data, root->graph(), scalar, 0, &miss);
+    if (!site) return Refuse(why, miss);
+    // Mul/Div broadcast the result to the constant's rank: dropping them must not lower
+    // it. A site's own output has rank >= 1; a path (Squeeze, Reshape) may end anywhere.
+    auto y_shape = ShapeOf(split->data);
+    size_t known_rank = y_shape ? y_shape->size() : (site->path.empty() ? 1 : 0);
+    if (!split->c.dims.empty() && split->c.dims.size() > known_rank)
+      return Refuse(why, "the scale may raise the result's rank");
+    // Per-channel factors on the site's channel axis (checked against the weight).
+    std::vector<double> factors;
+    OS_ASSIGN_OR_RETURN(bool ok, Factors(*site, split->c, *s, y_shape, factors, why));
+    if (!ok) return false;
+    Value* data = split->data;
+    OS_ASSIGN_OR_RETURN(Value* renewed, Apply(*site, factors, split->c.data_type, rw));
+    if (renewed) data = renewed;  // the site node itself was replaced (Gemm): its new output
+    OS_RETURN_IF_ERROR(rw.ReplaceAllUsesWith(root->output(0), data));
+    OS_RETURN_IF_ERROR(rw.EraseNode(root));
+    return true;
+  }
+
+ private:
+  // The weight site that `v` is computed from, through scalar-commuting ops when
+  // `scalar`. Every value on the way must be read once.
+  std::optional<Site> FindSite(Value* v, const Graph* graph, bool scalar, int depth, std::string* why) const {
+    Node* n = v->producer();
+    if (!n || !CanonicalDomain(n->domain()).empty() || n->graph() != graph || depth > 16)
+      return Refuse(why, "no weight site above in this graph"), std::nullopt;
+    if (n->Is("Gemm")) {
+      if (!scalar) return Refuse(why, "a per-channel scale on a Gemm"), std::nullopt;
+      return Site{n, nullptr, {}};
+    }
+    if (n->Is("Conv")) return Site{n, nullptr, {}};
+    if (n->Is("MatMul") && n->num_inputs() == 2 && n->input(0) && n->input(1)) {
+      if (GetConstant(n->input(1))) return Site{n, nullptr, {}};
+      if (!scalar) return Refuse(why, "a per-channel scale on a MatMul of two computed values"), std::nullopt;
+      // s (a b) = (s a) b = a (s b): try either operand.
+      for (int k : {0, 1}) {
+        Value* in = n->input(k);
+        if (!SingleReader(in) || GetConstant(in)) continue;
+        if (auto site = FindSite(in, graph, scalar, depth + 1, why)) {
+          site->path.push_back(n);
+          return site;
+        }
+      }
+      return std::nullopt;
+    }
+    if (n->Is("Add")) {
+      auto split = SplitConstant(n, true);
+      Node* mm = split ? split->data->producer() : nullptr;
+      if (!mm || !mm->Is("MatMul") || !SingleReader(split->data) || mm->num_inputs() != 2 || !GetConstant(mm->input(1)))
+        return Refuse(why, "an Add that is not MatMul + constant bias"), std::nullopt;
+      return Site{mm, n, {}};
+    }
+    if (scalar && PassesScalar(n) && n->num_inputs() >= 1 && n->input(0) && SingleReader(n->input(0))) {
+      auto site = FindSite(n->input(0), graph, scalar, depth + 1, why);
+      if (site) site->path.push_back(n);
+      return site;
+    }
+    return Refuse(why, absl::StrCat("reached ", n->op_type(), " '", n->name(),
+                                    "', which is neither a weight site nor commutes with the scale (or has another reader)")),
+           std::nullopt;
+  }
+
+  // Fills `factors` with one factor per output channel of the site (one for Gemm).
+  StatusOr<bool> Factors(const Site& site, const ConstantData& c, const std::vector<double>& s,
+                         const std::optional<Shape>& y_shape, std::vector<double>& factors, std::string* why) const {
+    const Node& n = *site.node;
+    if (n.Is("Gemm")) {
+      factors = {s[0]};
+      return true;
+    }
+    auto w = GetConstant(n.input(1));
+    if (!w || !IsFloatType(w->data_type) || w->data_type != c.data_type)
+      return Refuse(why, "the weight is not a constant of the scale's float type");
+    if (!SingleReader(n.input(1)) || n.input(1)->IsGraphInput()) return Refuse(why, "the weight is shared with another node");
+    if (n.Is("Conv")) {
+      if (w->dims.size() < 3) return Refuse(why, "the Conv weight's rank is below 3");
+      if (s.size() == 1) {
+        factors.assign(static_cast<size_t>(w->dims[0]), s[0]);
+        return true;
+      }
+      auto v = ChannelValues(c, w->dims.size(), 1, w->dims[0], why);
+      if (!v) return false;
+      factors = *v;
+      return true;
+    }
+    // MatMul: W [K, N]; a per-channel scale is [N] (or [1,..,N]) on the last axis.
+    if (w->dims.size() != 2) return Refuse(why, "the MatMul weight is not rank 2");
+    const int64_t cols = w->dims[1];
+    if (s.size() == 1) {
+      factors.assign(static_cast<size_t>(cols), s[0]);
+      return true;
+    }
+    size_t rank = y_shape ? y_shape->size() : std::max<size_t>(c.dims.size(), 1);
+    auto v = ChannelValues(c, rank, rank - 1, cols, why);
+    if (!v) return false;
+    if (site.add) {
+      auto b = GetConstant(site.add->input(GetConstant(site.add->input(1)) ? 1 : 0));
+      if (!b || (b->num_elements() != 1 && b->num_elements() != cols))
+        return Refuse(why, "the bias varies along more than the output channels");
+    }
+    factors = *v;
+    return true;
+  }
+
+  // Result the new node's output when the site node was replaced (Gemm), else null.
+  static StatusOr<Value*> Apply(const Site& site, const std::vector<double>& f, int32_t type, Rewriter& rw) {
+    Node* n = site.node;
+    if (n->Is("Gemm")) {
+      std::vector<onnx::AttributeProto> attributes;
+      for (const Attribute& a : n->attributes())
+        if (a.name() != "alpha" && a.name() != "beta") attributes.push_back(a.proto());
+      attributes.push_back(Rewriter::AttrFloat("alpha", static_cast<float>(n->GetFloat("alpha", 1.0f) * f[0])));
+      attributes.push_back(Rewriter::AttrFloat("beta", static_cast<float>(n->GetFloat("beta", 1.0f) * f[0])));
+      rw.SetInsertionPoint(n);
+      Value* y = rw.Op("Gemm", n->inputs(), std::move(attributes));
+      CarryType(n->output(0), y);
+      OS_RETURN_IF_ERROR(rw.ReplaceNode(n, {y}));
+      return y;
+    }
+    auto w = GetConstant(n->input(1));
+    auto wv = w->AsDoubles();
+    const size_t channels = f.size();
+    if (n->Is("Conv")) {
+      const size_t per = wv->size() / channels;
+      for (size_t m = 0; m < channels; ++m)
+        for (size_t k = 0; k < per; ++k) (*wv)[m * per + k] *= f[m];
+    } else {
+      for (size_t i = 0; i < wv->size(); ++i) (*wv)[i] *= f[i % channels];
+    }
+    rw.SetInsertionPoint(n);
+    rw.SetInput(n, 1, rw.Constant(MakeTensor(*wv, w->dims, type), "weight"));
+    // The bias: the Conv's third input, or the Add's constant.
+    Node* holder = n->Is("Conv") ? n : site.add;
+    if (!holder) return nullptr;
+    int k = -1;
+    if (n->Is("Conv")) {
+      if (n->num_inputs() > 2 && n->input(2)) k = 2;
+    } else {
+      k = GetConstant(holder->input(1)) ? 1 : 0;
+    }
+    if (k < 0) return nullptr;
+    auto b = GetConstant(holder->input(k));
+    auto bv = b ? b->AsDoubles() : std::nullopt;
+    if (!bv) return absl::InternalError("fold-into-weights: the bias stopped being a constant");
+    std::vector<int64_t> dims = b->dims;
+    const bool uniform = std::all_of(f.begin(), f.end(), [&](double x) { return x == f[0]; });
+    if (uniform) {
+      for (double& x : *bv) x *= f[0];
+    } else if (bv->size() == channels) {
+      for (size_t i = 0; i < bv->size(); ++i) (*bv)[i] *= f[i];
+    } else {
+      // One bias for every channel (checked in Factors): one value per channel now, on
+      // the same (last) axis, so the Add broadcasts to the same shape.
+      double b0 = (*bv)[0];
+      bv->assign(channels, b0);
+      for (size_t i = 0; i < channels; ++i) (*bv)[i] *= f[i];
+      if (dims.empty()) dims = {1};
+      dims.back() = static_cast<int64_t>(channels);
+    }
+    rw.SetInput(holder, static_cast<size_t>(k), rw.Constant(MakeTensor(*bv, dims, type), "bias"));
+    return nullptr;
+  }
+};
+
+class FoldIntoWeightsPass : public PatternPass {
+ public:
+  FoldIntoWeightsPass() {
+    AddRule(std::make_unique<ConvAddBias>());
+    AddRule(std::make_unique<ScaleIntoWeights>("Mul"));
+    AddRule(std::make_unique<ScaleIntoWeights>("Div"));
+  }
+};
+
+}  // namespace
+
+PassInfo FoldIntoWeightsPassInfo() {
+  return {"fold-into-weights",
+          "Fold a constant Add after a Conv into its bias, and a constant Mul/Div after a MatMul/Gemm/Conv "
+          "(through Reshape/Transpose/MatMul for a scalar) into its weights",
+          {},
+          [](const PassOptions&) -> StatusOr<std::unique_ptr<Pass>> { return std::make_unique<FoldIntoWeightsPass>(); }};
+}
+
+}  // namespace onnxsurgeon::passes
