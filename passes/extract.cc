@@ -163,8 +163,13 @@ class ExtractPass : public Pass {
     // Types for values that become inputs or outputs without one.
     absl::flat_hash_map<const Value*, onnx::TypeProto> types;
     std::vector<const Value*> untyped;
+    // A graph input or output needs an element type and a rank (onnx's checker requires the
+    // shape field there), so a declared type without a shape counts as untyped.
+    auto io_typed = [](const onnx::TypeProto& t) {
+      return !t.has_tensor_type() || (t.tensor_type().elem_type() && t.tensor_type().has_shape());
+    };
     auto need_type = [&](Value* v) {
-      if (v->has_type() || types.contains(v)) return;
+      if ((v->has_type() && io_typed(*v->type())) || types.contains(v)) return;
       if (const Tensor* t = v->initializer()) {
         types[v] = InitializerType(*t);
       } else {
@@ -184,9 +189,9 @@ class ExtractPass : public Pass {
       }
       for (const Value* v : untyped) {
         auto it = by_name.find(v->name());
-        if (it == by_name.end() || !it->second->has_tensor_type() || !it->second->tensor_type().elem_type()) {
+        if (it == by_name.end() || !it->second->has_tensor_type() || !io_typed(*it->second)) {
           return absl::InvalidArgumentError(absl::StrCat(
-              "cannot infer the type of '", v->name(), "'",
+              "cannot infer the type and rank of '", v->name(), "'",
               inferred.ok() ? "" : absl::StrCat(" (", inferred.status().message(), ")"),
               "; annotate it, or run set-input-shape first"));
         }

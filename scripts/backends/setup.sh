@@ -77,7 +77,8 @@ setup_one() {
         fail "$name" "$log" "pip install --no-deps $nodeps: $(first_error "$log")"; return 1
     fi
     # The runner's own import check: a wheel that installs but cannot load is a failure too.
-    if ! "$dir/venv/bin/python" "$ROOT/tests/backends/runners/run-$name.py" --probe >>"$log" 2>&1; then
+    local runner=$name; [[ $name == ort-* ]] && runner=ort  # the onnxruntime venvs share one runner
+    if ! "$dir/venv/bin/python" "$ROOT/tests/backends/runners/run-${runner}.py" --probe >>"$log" 2>&1; then
         fail "$name" "$log" "installed, but the backend does not load: $(tail -n 1 "$log")"; return 1
     fi
     "${pip[@]}" freeze > "$dir/freeze.txt" 2>/dev/null

@@ -126,7 +126,8 @@ def run_backend(backend: Backend, python: Path, model: Path, inputs: Path, workd
     model, inputs, workdir = model.resolve(), inputs.resolve(), workdir.resolve()  # the runner runs in workdir
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "result.json").unlink(missing_ok=True)
-    runner = HERE / "runners" / f"run-{backend.name}.py"
+    # The onnxruntime venvs differ only in their pinned version: they share one runner.
+    runner = HERE / "runners" / f"run-{'ort' if backend.name.startswith('ort-') else backend.name}.py"
     start = time.perf_counter()
     env = dict(os.environ, OMP_NUM_THREADS="1", TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
     try:

@@ -13,8 +13,10 @@ def cut_point(model: onnx.ModelProto) -> str | None:
     """A float value near the middle of the main graph, computed from a graph input by a
     single-output node."""
     inferred = onnx.shape_inference.infer_shapes(model)
+    # Of known rank: a graph input or output needs one, and extract refuses a cut without.
     float_values = {vi.name for vi in inferred.graph.value_info
-                    if vi.type.HasField("tensor_type") and vi.type.tensor_type.elem_type == onnx.TensorProto.FLOAT}
+                    if vi.type.HasField("tensor_type") and vi.type.tensor_type.elem_type == onnx.TensorProto.FLOAT
+                    and vi.type.tensor_type.HasField("shape")}
     outputs = {o.name for o in model.graph.output}
     nodes = list(model.graph.node)
     # Values that depend on a graph input (a cut of constants alone has no inputs).

@@ -1,4 +1,4 @@
-"""An old onnxruntime (see requirements-NAME.txt): create a CPU session, run it."""
+"""An onnxruntime of a pinned old version (ort-1.10, ort-1.14, ort-1.15: one runner for each venv): create a CPU session, run it."""
 import sys
 
 from _protocol import Refused, main, without_cpp_noise
