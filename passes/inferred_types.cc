@@ -51,6 +51,22 @@ void InferredTypes::Infer() const {
   Collect(model_->graph(), proto->graph(), inferred_);
 }
 
+int64_t InferredTypes::Rank(const Value* v) const {
+  if (!v) return -1;
+  auto rank_of = [](const onnx::TypeProto& t) -> int64_t {
+    return t.has_tensor_type() && t.tensor_type().has_shape() ? t.tensor_type().shape().dim_size() : -1;
+  };
+  if (const onnx::TypeProto* t = v->type())
+    if (int64_t r = rank_of(*t); r >= 0) return r;
+  if (const Tensor* t = v->initializer()) return static_cast<int64_t>(t->meta().dims_size());
+  if (!propagated_once_) {
+    propagated_once_ = true;
+    if (model_ && model_->has_graph()) propagated_ = PropagatedTypes(model_->graph());
+  }
+  auto it = propagated_.find(v);
+  return it == propagated_.end() ? -1 : rank_of(it->second);
+}
+
 int32_t InferredTypes::ElemType(const Value* v) const {
   if (!v) return 0;
   if (const onnx::TypeProto* t = v->type())

@@ -25,6 +25,8 @@ class InferredTypes {
   // initializers as metadata only: types need no weights). A model inference cannot
   // handle is not an error: its values stay unknown, and passes leave them alone.
   int32_t ElemType(const Value* v) const;
+  // Rank of `v`, -1 when unknown: its annotation, else the local shape rules.
+  int64_t Rank(const Value* v) const;
 
  private:
   void Infer() const;

@@ -28,6 +28,8 @@ const std::vector<PassInfo>& AllPasses() {
       passes::RewriteGeluPassInfo(),
       passes::RewriteErfPassInfo(),
       passes::RewriteReciprocalPassInfo(),
+      passes::DropReshapeAllowzeroPassInfo(),
+      passes::RewriteCastLikePassInfo(),
       passes::RewriteIndexPutPassInfo(),
       passes::LowerScatterNDReductionPassInfo(),
       passes::ConvertOpsetPassInfo(),

@@ -30,6 +30,8 @@ PassInfo FuseGeluPassInfo();
 PassInfo RewriteGeluPassInfo();
 PassInfo RewriteErfPassInfo();
 PassInfo RewriteReciprocalPassInfo();
+PassInfo DropReshapeAllowzeroPassInfo();
+PassInfo RewriteCastLikePassInfo();
 PassInfo LowerScatterNDReductionPassInfo();
 PassInfo RewriteIndexPutPassInfo();
 PassInfo ConvertOpsetPassInfo();

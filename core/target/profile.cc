@@ -55,6 +55,21 @@ class TableReader {
     return *v;
   }
 
+  StatusOr<std::vector<std::string>> Strings(const std::string& key) {
+    seen_.insert(key);
+    std::vector<std::string> out;
+    const toml::node* n = table_ ? table_->get(key) : nullptr;
+    if (!n) return out;
+    const toml::array* a = n->as_array();
+    if (!a) return Error(key, "wants a list of strings");
+    for (const auto& e : *a) {
+      auto v = e.value<std::string>();
+      if (!v || v->empty() || !e.is_string()) return Error(key, "wants a list of non-empty strings");
+      out.push_back(*v);
+    }
+    return out;
+  }
+
   StatusOr<int64_t> Int(const std::string& key, bool required, int64_t fallback = -1) {
     seen_.insert(key);
     const toml::node* n = table_ ? table_->get(key) : nullptr;
@@ -108,13 +123,16 @@ StatusOr<Form> ParseForm(TableReader& r) {
 }
 
 Status CheckWhen(const std::string& when, TableReader& r) {
-  if (when.empty() || when == "unknown-rank-output") return absl::OkStatus();
+  if (when.empty() || when == "unknown-rank-output" || when == "unknown-rank-branch-output" ||
+      when == "mixed-precision-layernorm" || when == "channels-first-layernorm")
+    return absl::OkStatus();
   for (const char* prefix : {"attribute:", "dtype:", "rank>", "dynamic-input:"}) {
     if (when.rfind(prefix, 0) == 0 && when.size() > std::string(prefix).size()) return absl::OkStatus();
   }
   return r.Error("when", absl::StrCat("'", when,
                                       "' (want attribute:NAME, attribute:NAME=V, dtype:TYPE, rank>N, "
-                                      "dynamic-input:I or unknown-rank-output)"));
+                                      "dynamic-input:I, unknown-rank-output, unknown-rank-branch-output or "
+                                      "mixed-precision-layernorm or channels-first-layernorm)"));
 }
 
 }  // namespace
@@ -235,6 +253,8 @@ StatusOr<Profile> ParseProfile(const std::string& toml_text, const std::string& 
   if (!custom.present()) return top.Error("custom", "missing (say whether custom domains and local functions load)");
   OS_ASSIGN_OR_RETURN(p.custom_domains, custom.Bool("domains", true));
   OS_ASSIGN_OR_RETURN(p.local_functions, custom.Bool("functions", true));
+  OS_ASSIGN_OR_RETURN(p.known_domains, custom.Strings("known_domains"));
+  if (!p.custom_domains && !p.known_domains.empty()) return custom.Error("known_domains", "needs domains = true");
   OS_ASSIGN_OR_RETURN(p.custom_source, custom.SourceOf());
   OS_RETURN_IF_ERROR(custom.CheckNoUnknownKeys());
 

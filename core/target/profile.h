@@ -29,6 +29,11 @@ struct Source {
 //   when = "rank>N"             an input or output of known rank above N
 //   when = "dynamic-input:I"    input I is not a constant (initializer or Constant)
 //   when = "unknown-rank-output" an output (of the node, or of a branch) of unknown rank
+//   when = "unknown-rank-branch-output" an output of one of the node's branches of unknown rank
+//   when = "mixed-precision-layernorm" (on ReduceMean) the mean of a hand-written LayerNorm
+//                               computed on Cast(float16/bfloat16 x) and subtracted from it
+//   when = "channels-first-layernorm" (on ReduceMean) the mean of a hand-written LayerNorm
+//                               over axes that exclude the last one (NCHW channels)
 struct MissingOp {
   std::vector<std::string> ops;
   std::string domain;  // "" = ai.onnx
@@ -75,6 +80,10 @@ struct Profile {
   bool value_info_everywhere = false;
   std::string value_info_source;
   bool custom_domains = false;
+  // The custom domains the runtime itself registers (onnxruntime: com.microsoft). With
+  // custom_domains, an op of any other custom domain (a user's custom:Custom_LayerNorm)
+  // still blocks: no runtime knows it without the user's own kernel library.
+  std::vector<std::string> known_domains;
   bool local_functions = false;
   std::string custom_source;
 

@@ -1,18 +1,21 @@
 #include "passes/target/check.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/ir/constant.h"
 #include "core/ir/function.h"
 #include "core/ir/graph.h"
 #include "core/ir/node.h"
 #include "core/inspect/json.h"
 #include "core/ir/value.h"
 #include "onnx/defs/schema.h"
+#include "passes/inferred_types.h"
 
 namespace onnxsurgeon::target {
 namespace {
@@ -74,7 +77,7 @@ std::string AttrText(const Attribute& a) {
 }
 
 // Whether `when` (MissingOp) holds for this node; `detail` says how.
-bool Holds(const Node& n, const std::string& when, std::string* detail) {
+bool Holds(const Node& n, const std::string& when, const passes::InferredTypes& types, std::string* detail) {
   if (when.empty()) return true;
   if (absl::StartsWith(when, "attribute:")) {
     std::string spec = when.substr(10);
@@ -124,7 +127,54 @@ bool Holds(const Node& n, const std::string& when, std::string* detail) {
     *detail = absl::StrCat("input ", i, " '", n.input(i)->name(), "' is computed at run time");
     return true;
   }
-  if (when == "unknown-rank-output") {
+  if (when == "mixed-precision-layernorm") {
+    // mean = ReduceMean(c), c = Cast(h, to=FLOAT), h : float16/bfloat16, and Sub(c, mean):
+    // the head of a LayerNorm written out in a reduced-precision model.
+    if (!n.Is("ReduceMean") || n.num_inputs() < 1 || !n.input(0) || !n.output(0)) return false;
+    const Value* c = n.input(0);
+    const Node* cast = c->producer();
+    if (!cast || !cast->Is("Cast") || !cast->input(0)) return false;
+    int32_t from = types.ElemType(cast->input(0));  // exporters often annotate nothing inside
+    if (from != onnx::TensorProto::FLOAT16 && from != onnx::TensorProto::BFLOAT16) return false;
+    for (const Use& use : n.output(0)->uses()) {
+      const Node* user = use.node;
+      if (user->Is("Sub") && user->num_inputs() == 2 && user->input(0) == c && user->input(1) == n.output(0)) {
+        *detail = absl::StrCat("the mean of '", cast->input(0)->name(), "' (", ElemTypeName(from),
+                               ") cast to float, subtracted by '", NodeName(*user), "'");
+        return true;
+      }
+    }
+    return false;
+  }
+  if (when == "channels-first-layernorm") {
+    // mean = ReduceMean(x) over axes without x's last axis, and Sub(x, mean): the head of a
+    // LayerNorm written over the channels of an NCHW tensor (ConvNeXt's LayerNorm2d).
+    if (!n.Is("ReduceMean") || n.num_inputs() < 1 || !n.input(0) || !n.output(0)) return false;
+    const Value* x = n.input(0);
+    std::optional<std::vector<int64_t>> axes;
+    if (const Attribute* a = n.FindAttribute("axes")) {
+      axes = std::vector<int64_t>(a->proto().ints().begin(), a->proto().ints().end());
+    } else if (n.num_inputs() > 1 && n.input(1)) {
+      axes = ConstantInt64s(n.input(1));
+    }
+    if (!axes || axes->empty()) return false;
+    int64_t rank = types.Rank(x);
+    for (int64_t axis : *axes) {
+      if (axis == -1 || (rank >= 0 && axis == rank - 1)) return false;
+      if (axis >= 0 && rank < 0) return false;  // cannot tell whether it is the last axis
+    }
+    for (const Use& use : n.output(0)->uses()) {
+      const Node* user = use.node;
+      if (user->Is("Sub") && user->num_inputs() == 2 && user->input(0) == x && user->input(1) == n.output(0)) {
+        *detail = absl::StrCat("a LayerNorm over axes [", absl::StrJoin(*axes, ","), "] of '", x->name(),
+                               "', not its last axis");
+        return true;
+      }
+    }
+    return false;
+  }
+  if (when == "unknown-rank-output" || when == "unknown-rank-branch-output") {
+    const bool branches_only = when == "unknown-rank-branch-output";
     auto unknown = [&](const Value* v, const std::string& what) {
       if (!v) return false;
       if (v->type() && v->type()->has_tensor_type() && v->type()->tensor_type().has_shape()) return false;
@@ -132,8 +182,9 @@ bool Holds(const Node& n, const std::string& when, std::string* detail) {
       *detail = absl::StrCat(what, " '", v->name(), "' has no known rank");
       return true;
     };
-    for (const Value* v : n.outputs())
-      if (unknown(v, "output")) return true;
+    if (!branches_only)
+      for (const Value* v : n.outputs())
+        if (unknown(v, "output")) return true;
     for (Graph* sub : n.subgraphs())
       for (const Value* v : sub->outputs())
         if (unknown(v, absl::StrCat("branch '", sub->name(), "' output"))) return true;
@@ -171,7 +222,7 @@ std::string ShapeText(const Value& v) {
 
 class Checker {
  public:
-  Checker(const Model& model, const Profile& p, const CheckOptions& o) : model_(model), p_(p), o_(o) {}
+  Checker(const Model& model, const Profile& p, const CheckOptions& o) : model_(model), p_(p), o_(o), types_(&model) {}
 
   CheckReport Run() {
     ModelLevel();
@@ -182,6 +233,14 @@ class Checker {
   }
 
  private:
+  // A custom domain the runtime registers itself (its contrib ops), per the profile.
+  bool KnownDomain(const std::string& domain) const {
+    if (!p_.custom_domains) return false;
+    std::string_view d = CanonicalDomain(domain);
+    return std::any_of(p_.known_domains.begin(), p_.known_domains.end(),
+                       [&](const std::string& k) { return CanonicalDomain(k) == d; });
+  }
+
   std::string Fact(const std::string& text) const { return absl::StrCat(p_.name, ": ", text); }
 
   void Block(const Node* n, std::string reason, std::string fact, std::string source, Step step, std::string no_fix = {}) {
@@ -282,9 +341,13 @@ class Checker {
       if (call) {
         if (!p_.local_functions)
           Block(&n, "a call of a model-local function", Fact("no model-local functions"), p_.custom_source, Step::kInlineFunctions);
-      } else if (!p_.custom_domains) {
+      } else if (!KnownDomain(n.domain())) {
         Step step = IsIndexPut(n) ? Step::kRewriteIndexPut : NamedLikeLayerNorm(op) ? Step::kFixLayerNorm : Step::kNone;
-        Block(&n, absl::StrCat("custom-domain op ", OpName(n)), Fact("no custom-domain ops"), p_.custom_source, step,
+        std::string fact = p_.custom_domains
+                               ? absl::StrCat("custom-domain ops only of ",
+                                              p_.known_domains.empty() ? "no domain" : absl::StrJoin(p_.known_domains, ", "))
+                               : "no custom-domain ops";
+        Block(&n, absl::StrCat("custom-domain op ", OpName(n)), Fact(fact), p_.custom_source, step,
               "a custom op has no standard equivalent onnxsurgeon knows");
       }
       return;
@@ -331,13 +394,18 @@ class Checker {
       if (CanonicalDomain(m.domain) != CanonicalDomain(n.domain())) continue;
       if (std::find(m.ops.begin(), m.ops.end(), op) == m.ops.end()) continue;
       std::string detail;
-      if (!Holds(n, m.when, &detail)) continue;
+      if (!Holds(n, m.when, types_, &detail)) continue;
       Step step = Step::kNone;
       std::string no_fix;
       if (op == "LayerNormalization") step = Step::kDecomposeLayerNorm;
       else if (op == "Gelu") step = Step::kRewriteGelu;
       else if (op == "Erf") step = Step::kRewriteErf;
       else if (op == "Reciprocal") step = Step::kRewriteReciprocal;
+      else if (op == "Reshape" && absl::StartsWith(m.when, "attribute:allowzero")) step = Step::kDropReshapeAllowzero;
+      else if (op == "Constant") step = Step::kExtractConstants;
+      else if (op == "CastLike") step = Step::kRewriteCastLike;
+      else if (op == "ReduceMean" && m.when == "mixed-precision-layernorm") step = Step::kFixLayerNorm;
+      else if (op == "ReduceMean" && m.when == "channels-first-layernorm") step = Step::kCanonicalLayerNorm;
       else if (op == "ScatterND" && absl::StartsWith(m.when, "attribute:reduction")) step = Step::kLowerScatterND;
       else if ((op == "Shape" || op == "Size") && p_.static_shapes) {
         if (o_.inputs_with_shapes.empty()) no_fix = "give --input-shapes: with static inputs, simplify folds shape arithmetic";
@@ -388,6 +456,7 @@ class Checker {
   const Model& model_;
   const Profile& p_;
   const CheckOptions& o_;
+  passes::InferredTypes types_;  // inference runs only if a rule asks about an unannotated value
   CheckReport report_;
 };
 
@@ -403,6 +472,10 @@ std::string StepText(Step step, const Profile& p, const Model& model, const std:
     case Step::kInlineFunctions: return "inline-functions";
     case Step::kRewriteIndexPut: return "rewrite-index-put";
     case Step::kFixLayerNorm: return p.layernorm == Form::kDecomposed ? "fix-layernorm(to=decomposed)" : "fix-layernorm";
+    case Step::kCanonicalLayerNorm:
+      // fix-layernorm(to=decomposed) keeps a hand decomposition that is already standard;
+      // fusing first rewrites it over the last axis (the form the backends ran).
+      return p.layernorm == Form::kDecomposed ? "fix-layernorm(to=op),decompose-layernorm" : "fix-layernorm";
     case Step::kConvertOpset: {
       int64_t opset = model.OpsetVersion("");
       int64_t goal = std::clamp<int64_t>(opset, p.opset_min, p.opset_max);
@@ -415,6 +488,11 @@ std::string StepText(Step step, const Profile& p, const Model& model, const std:
     case Step::kRewriteGelu: return "rewrite-gelu";
     case Step::kRewriteErf: return "rewrite-erf";
     case Step::kRewriteReciprocal: return "rewrite-reciprocal";
+    case Step::kDropReshapeAllowzero: return "drop-reshape-allowzero";
+    case Step::kExtractConstants: return "extract-constants";
+    // The lowerings write CastLike where a type was unknown, with a Cast to the stash type
+    // before it: once typed, both are often identities (onnx2tf mistranslated them, measured).
+    case Step::kRewriteCastLike: return "rewrite-castlike,strip-identity-cast";
     case Step::kLowerScatterND: return "lower-scatternd-reduction";
     case Step::kSetInputShape: return input_shapes.empty() ? "set-input-shape" : absl::StrCat("set-input-shape(shapes=", input_shapes, ")");
     case Step::kSimplify: return "infer-shapes(reset=true),simplify";

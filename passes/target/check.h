@@ -22,14 +22,18 @@ enum class Step {
   kInlineFunctions,
   kRewriteIndexPut,
   kFixLayerNorm,
+  kCanonicalLayerNorm,  // fuse to LayerNormalization (Transposes for channels-first), then decompose if the profile wants
   kConvertOpset,
   kDecomposeLayerNorm,
   kRewriteGelu,
   kRewriteErf,
   kRewriteReciprocal,
+  kDropReshapeAllowzero,
   kLowerScatterND,
   kSetInputShape,
+  kExtractConstants,
   kSimplify,  // with infer-shapes(reset=true) first: fold If, shape arithmetic, stale types
+  kRewriteCastLike,
   kAnnotateShapes,
   kInlineWeights,
   kPruneImports,

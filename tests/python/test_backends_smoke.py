@@ -24,10 +24,7 @@ from harness import BACKENDS_DIR, SMOKE_MODELS  # noqa: E402
 CLI = ROOT / "build/onnxsurgeon"
 # Measured failures of onnxsurgeon on a backend, kept visible until fixed (strict: the
 # test fails once they pass, so the entry is removed then). See docs/targets.md.
-KNOWN_FAILURES = {
-    "tflite": "--target tflite emits CastLike, which onnx2tf 1.29.24 cannot convert "
-              "('CastLike OP is not yet implemented')",
-}
+KNOWN_FAILURES: dict[str, str] = {}
 CORPUS = ROOT / "tests/models/.generated"
 
 

@@ -1,0 +1,62 @@
+// rewrite-castlike: CastLike(x, like) with `like`'s element type known becomes
+// Cast(x, to=that type), for converters without CastLike (onnx2tf: "CastLike OP is not
+// yet implemented.", measured here, issue 14). Lowerings write CastLike where a type is
+// unknown when they run (a LayerNorm decomposed inside a function body, say); after
+// inlining and inference the type is usually known.
+//
+// Exact: CastLike is defined as Cast to the type of its second input; `saturate`
+// (opset 19+) is carried over. The CastLike's shape-only reading of `like` goes away.
+// Types come from annotations and onnx shape inference (InferredTypes); a CastLike whose
+// target type is unknown stays, with that reason.
+//
+// Options: none.
+//
+// Before:  y = CastLike(x, like)        (like : float16)
+// After:   y = Cast<to=FLOAT16>(x)
+#include "absl/strings/str_cat.h"
+#include "core/pass/pattern_pass.h"
+#include "passes/inferred_types.h"
+#include "passes/registry.h"
+
+namespace onnxsurgeon::passes {
+namespace {
+
+class RewriteCastLikePass : public PatternPass {
+ public:
+  RewriteCastLikePass() {
+    pattern::Pattern p("castlike-to-cast");
+    pattern::OpRef r = p.Op("CastLike", {p.Any("x"), p.Any("like")});
+    AddRule(std::make_unique<PatternRule>(
+        "castlike-to-cast", std::move(p), r.id(),
+        [this](const pattern::Match& m, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
+          std::vector<onnx::AttributeProto> attributes = {Rewriter::AttrInt("to", types_.ElemType(m.value("like")))};
+          for (const Attribute& a : m.root()->attributes())
+            if (a.name() == "saturate") attributes.push_back(a.proto());
+          return std::vector<Value*>{rw.Op("Cast", {m.value("x")}, std::move(attributes))};
+        },
+        [this](const pattern::Match& m, std::string* why) {
+          if (types_.ElemType(m.value("like")) != 0) return true;
+          if (why) *why = absl::StrCat("the element type of '", m.value("like")->name(), "' (the type to cast to) is unknown");
+          return false;
+        }));
+  }
+
+  StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
+    types_ = InferredTypes(&model);  // fresh each run: the model may have changed
+    return PatternPass::Run(model, context);
+  }
+
+ private:
+  InferredTypes types_;
+};
+
+}  // namespace
+
+PassInfo RewriteCastLikePassInfo() {
+  return {"rewrite-castlike",
+          "Replace CastLike(x, like) by Cast(x, to=type of like) where that type is known (exact), for converters without CastLike",
+          {},
+          [](const PassOptions&) -> StatusOr<std::unique_ptr<Pass>> { return std::make_unique<RewriteCastLikePass>(); }};
+}
+
+}  // namespace onnxsurgeon::passes
