@@ -44,7 +44,6 @@ namespace {
 
 using Types = onnx::TensorProto;
 
-bool IsFloatType(int32_t t) { return t == Types::FLOAT || t == Types::DOUBLE; }
 
 // True when `v` is read exactly once, by a node (not a graph output).
 bool SingleReader(const Value* v) { return v && v->uses().size() == 1 && !v->IsGraphOutput(); }
@@ -53,16 +52,7 @@ Tensor MakeTensor(const std::vector<double>& values, const std::vector<int64_t>&
   Tensor t;
   t.mutable_meta().set_data_type(type);
   for (int64_t d : dims) t.mutable_meta().add_dims(d);
-  std::string bytes;
-  if (type == Types::DOUBLE) {
-    bytes.resize(values.size() * 8);
-    std::memcpy(bytes.data(), values.data(), bytes.size());
-  } else {
-    std::vector<float> f(values.begin(), values.end());
-    bytes.resize(f.size() * 4);
-    std::memcpy(bytes.data(), f.data(), bytes.size());
-  }
-  t.SetRawBytes(std::move(bytes));
+  t.SetRawBytes(EncodeFloatOrDouble(values, type));
   return t;
 }
 
@@ -122,7 +112,7 @@ class ConvAddBias : public RewriteRule {
       return Refuse(why, "the computed operand is not a Conv");
     if (!SingleReader(split->data)) return Refuse(why, "the Conv output has another reader");
     auto w = conv->num_inputs() >= 2 ? GetConstant(conv->input(1)) : std::nullopt;
-    if (!w || !IsFloatType(w->data_type) || w->dims.size() < 3) return Refuse(why, "the Conv weight is not a float constant");
+    if (!w || !IsFloatOrDouble(w->data_type) || w->dims.size() < 3) return Refuse(why, "the Conv weight is not a float constant");
     if (split->c.data_type != w->data_type) return Refuse(why, "the constant's type differs from the weight's");
     const int64_t m = w->dims[0];
     auto add_values = ChannelValues(split->c, w->dims.size(), 1, m, why);
@@ -171,7 +161,7 @@ class ScaleIntoWeights : public RewriteRule {
     auto split = SplitConstant(root, /*commutative=*/!div);
     if (!split) return Refuse(why, div ? "the divisor is not a constant beside a computed dividend"
                                        : "neither operand is a constant beside a computed one");
-    if (!IsFloatType(split->c.data_type)) return Refuse(why, "the scale is not float or double");
+    if (!IsFloatOrDouble(split->c.data_type)) return Refuse(why, "the scale is not float or double");
     auto s = split->c.AsDoubles();
     if (!s || s->empty()) return Refuse(why, "the scale is empty");
     for (double& v : *s) {
@@ -257,7 +247,7 @@ class ScaleIntoWeights : public RewriteRule {
       return true;
     }
     auto w = GetConstant(n.input(1));
-    if (!w || !IsFloatType(w->data_type) || w->data_type != c.data_type)
+    if (!w || !IsFloatOrDouble(w->data_type) || w->data_type != c.data_type)
       return Refuse(why, "the weight is not a constant of the scale's float type");
     if (!SingleReader(n.input(1)) || n.input(1)->IsGraphInput()) return Refuse(why, "the weight is shared with another node");
     if (n.Is("Conv")) {

@@ -11,9 +11,9 @@
 // Before:  c = Conv<pads=[1,1,1,1]>(x, W, B)   y = BatchNormalization(c, scale, bias, mean, var)
 // After:   y = Conv<pads=[1,1,1,1]>(x, W', B')
 #include <cmath>
-#include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "core/ir/constant.h"
 #include "core/pass/pattern_pass.h"
 #include "passes/registry.h"
 
@@ -27,21 +27,6 @@ using pattern::Pattern;
 struct Folded {
   Tensor weight, bias;
 };
-
-bool IsFloatType(int32_t t) { return t == onnx::TensorProto::FLOAT || t == onnx::TensorProto::DOUBLE; }
-
-std::string Encode(const std::vector<double>& values, int32_t type) {
-  std::string bytes;
-  if (type == onnx::TensorProto::DOUBLE) {
-    bytes.resize(values.size() * 8);
-    std::memcpy(bytes.data(), values.data(), bytes.size());
-  } else {
-    std::vector<float> f(values.begin(), values.end());
-    bytes.resize(f.size() * 4);
-    std::memcpy(bytes.data(), f.data(), bytes.size());
-  }
-  return bytes;
-}
 
 std::optional<Folded> Fold(const Match& m, std::string* why) {
   const Node& conv = *m.node("conv");
@@ -57,7 +42,7 @@ std::optional<Folded> Fold(const Match& m, std::string* why) {
     return std::nullopt;
   }
   const ConstantData& w = m.constant("w");
-  if (!IsFloatType(w.data_type) || w.dims.size() < 3) {
+  if (!IsFloatOrDouble(w.data_type) || w.dims.size() < 3) {
     Refuse(why, "the Conv weight is not a float or double tensor of rank >= 3");
     return std::nullopt;
   }
@@ -96,10 +81,10 @@ std::optional<Folded> Fold(const Match& m, std::string* why) {
   Folded folded;
   folded.weight.mutable_meta().set_data_type(w.data_type);
   for (int64_t d : w.dims) folded.weight.mutable_meta().add_dims(d);
-  folded.weight.SetRawBytes(Encode(*weights, w.data_type));
+  folded.weight.SetRawBytes(EncodeFloatOrDouble(*weights, w.data_type));
   folded.bias.mutable_meta().set_data_type(w.data_type);
   folded.bias.mutable_meta().add_dims(channels);
-  folded.bias.SetRawBytes(Encode(new_bias, w.data_type));
+  folded.bias.SetRawBytes(EncodeFloatOrDouble(new_bias, w.data_type));
   return folded;
 }
 

@@ -193,4 +193,21 @@ std::optional<ConstantData> GetConstant(const Value* value) {
   return std::nullopt;
 }
 
+bool IsFloatOrDouble(int32_t data_type) {
+  return data_type == onnx::TensorProto::FLOAT || data_type == onnx::TensorProto::DOUBLE;
+}
+
+std::string EncodeFloatOrDouble(const std::vector<double>& values, int32_t data_type) {
+  std::string bytes;
+  if (data_type == onnx::TensorProto::DOUBLE) {
+    bytes.resize(values.size() * sizeof(double));
+    std::memcpy(bytes.data(), values.data(), bytes.size());
+  } else {
+    std::vector<float> f(values.begin(), values.end());
+    bytes.resize(f.size() * sizeof(float));
+    std::memcpy(bytes.data(), f.data(), bytes.size());
+  }
+  return bytes;
+}
+
 }  // namespace onnxsurgeon

@@ -40,6 +40,11 @@ std::optional<ConstantData> GetConstant(const onnx::TensorProto& tensor);
 // nullopt when it is not such a constant.
 std::optional<std::vector<int64_t>> ConstantInt64s(const Value* value);
 
+// FLOAT or DOUBLE: the element types passes that recompute weights in double write back.
+bool IsFloatOrDouble(int32_t data_type);
+// `values` as raw little-endian bytes of a FLOAT (rounded once from double) or DOUBLE tensor.
+std::string EncodeFloatOrDouble(const std::vector<double>& values, int32_t data_type);
+
 // float16 / bfloat16 bit patterns to float, and back (round to nearest even, subnormals
 // kept, as onnxruntime's MLFloat16 / BFloat16 constructors do).
 float HalfToFloat(uint16_t bits);
