@@ -7,6 +7,10 @@ compare with another.
 
     python3 bench/simplify_fingerprint.py --cli OLD_BINARY --write before.json
     python3 bench/simplify_fingerprint.py --cli build/onnxsurgeon --compare before.json
+    python3 bench/simplify_fingerprint.py --cli build/onnxsurgeon --time-against OLD_BINARY --repeat 7
+
+--time-against times `--pass simplify` with both binaries, alternating run by run on each model
+(so load on a shared machine hits both alike), and prints the sums of the per-model best times.
 
 Models: tests/models/.generated/*.onnx (the torch/transformers corpus; tests/models/generate.py).
 --compare exits 1 when any count or digest differs and prints both times (sum of the per-model
@@ -75,6 +79,23 @@ def fingerprint(cli: str, models: list[Path], repeat: int) -> dict:
     return out
 
 
+def time_against(cli: str, other: str, models: list[Path], repeat: int) -> int:
+    best = {cli: 0.0, other: 0.0}
+    with tempfile.TemporaryDirectory() as tmp:
+        dst = Path(tmp) / "out.onnx"
+        for src in models:
+            times: dict = {cli: [], other: []}
+            for _ in range(repeat):
+                for binary in (other, cli):
+                    dst.unlink(missing_ok=True)
+                    times[binary].append(run(binary, "simplify", src, dst)[0])
+            for binary in best:
+                best[binary] += min(times[binary])
+    print(f"{len(models)} models, simplify, sum of per-model best of {repeat} (alternating runs): "
+          f"{other}: {best[other]:.3f} s; {cli}: {best[cli]:.3f} s ({best[cli] / best[other] - 1:+.1%})")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--cli", default=str(ROOT / "build" / "onnxsurgeon"))
@@ -82,11 +103,14 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--write")
     ap.add_argument("--compare")
+    ap.add_argument("--time-against")
     args = ap.parse_args()
     models = sorted(Path(args.corpus).glob("*.onnx"))
     if not models:
         print(f"no models in {args.corpus}: run tests/models/generate.py", file=sys.stderr)
         return 2
+    if args.time_against:
+        return time_against(args.cli, args.time_against, models, args.repeat)
     result = fingerprint(args.cli, models, args.repeat)
     if args.write:
         Path(args.write).write_text(json.dumps(result, indent=1, sort_keys=True))
