@@ -114,7 +114,9 @@ test-asan: asan-build models fuzz-seeds
 	ONNXSURGEON_CLI=$(ASAN_BUILD)/onnxsurgeon $(PY) -m pytest -q -p no:cacheprovider tests/python/test_bad_inputs.py
 	@for t in $(FUZZ_TARGETS); do \
 	  echo "seed corpus: $$t"; \
-	  $(ASAN_BUILD)/fuzz/$$t -runs=0 -rss_limit_mb=4096 $(ASAN_BUILD)/fuzz/seeds/$$t 2>&1 | tail -1 || exit 1; \
+	  $(ASAN_BUILD)/fuzz/$$t -runs=0 -rss_limit_mb=4096 $(ASAN_BUILD)/fuzz/seeds/$$t > $(ASAN_BUILD)/fuzz/$$t-seeds.log 2>&1 \
+	    || { tail -40 $(ASAN_BUILD)/fuzz/$$t-seeds.log; echo "seed corpus: $$t failed"; exit 1; }; \
+	  tail -1 $(ASAN_BUILD)/fuzz/$$t-seeds.log; \
 	done
 
 # Each target for FUZZ_SECONDS on its seed corpus; findings go to build-asan/fuzz/findings.

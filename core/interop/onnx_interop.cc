@@ -34,13 +34,33 @@ std::string PrintGraphText(const Graph& graph) { return onnx::ProtoToString(Expo
 
 Status CheckModel(const Model& model, bool full_check) { return CheckModelProto(ExportModel(model), full_check); }
 
+namespace {
+// One line: shape inference lists one error per line.
+Status CheckerError(const std::exception& e) {
+  std::string what = absl::StrReplaceAll(absl::StripTrailingAsciiWhitespace(e.what()), {{"\n", "; "}});
+  return absl::InvalidArgumentError(absl::StrCat("onnx checker: ", what));
+}
+}  // namespace
+
 Status CheckModelProto(const onnx::ModelProto& proto, bool full_check) {
   try {
     onnx::checker::check_model(proto, full_check);
   } catch (const std::exception& e) {
-    // One line: shape inference lists one error per line.
-    std::string what = absl::StrReplaceAll(absl::StripTrailingAsciiWhitespace(e.what()), {{"\n", "; "}});
-    return absl::InvalidArgumentError(absl::StrCat("onnx checker: ", what));
+    return CheckerError(e);
+  }
+  return absl::OkStatus();
+}
+
+Status CheckModelProto(onnx::ModelProto&& proto, bool full_check) {
+  try {
+    onnx::checker::check_model(proto, /*full_check=*/false);
+    if (full_check) {
+      // What check_model's full_check runs, without its copy: strict, no data propagation.
+      onnx::ShapeInferenceOptions options{/*check_type=*/true, /*error_mode=*/1, /*enable_data_propagation=*/false};
+      onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), options);
+    }
+  } catch (const std::exception& e) {
+    return CheckerError(e);
   }
   return absl::OkStatus();
 }

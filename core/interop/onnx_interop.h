@@ -21,6 +21,9 @@ std::string PrintGraphText(const Graph& graph);
 // onnx::checker::check_model (full_check also runs strict shape inference).
 Status CheckModel(const Model& model, bool full_check = true);
 Status CheckModelProto(const onnx::ModelProto& proto, bool full_check = true);
+// The same checks on a proto the caller gives up: strict shape inference runs on it in
+// place (onnx's check_model copies the whole model first, to leave the caller's as it was).
+Status CheckModelProto(onnx::ModelProto&& proto, bool full_check = true);
 
 struct InferShapesOptions {
   bool data_propagation = true;

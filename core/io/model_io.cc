@@ -18,6 +18,7 @@
 #include "core/io/output_files.h"
 #include "core/io/validate.h"
 #include "core/io/wire.h"
+#include "google/protobuf/io/coded_stream.h"
 
 namespace onnxsurgeon {
 namespace fs = std::filesystem;
@@ -121,14 +122,28 @@ class ExternalDataLoader {
   absl::flat_hash_map<std::string, std::shared_ptr<MappedFile>> files_;
 };
 
+// Why protobuf refused a ModelProto. Its parser reports no cause; the one a well-formed
+// file can hit is its recursion limit (subgraphs nested about 31 deep), so that is named.
+// (A graph k levels down sits at message level 1 + 3k; its value types reach 5 below it.)
+Status ParseFailure(std::string_view model) {
+  const int limit = google::protobuf::io::CodedInputStream::GetDefaultRecursionLimit();
+  wire::Nesting nesting = wire::MeasureNesting(model, /*max_level=*/10 * limit);
+  if (nesting.messages > limit) {
+    const char* at_least = nesting.messages >= 10 * limit ? "at least " : "";  // the walk stopped there
+    std::string graphs = nesting.graphs > 1 ? absl::StrCat(" (subgraphs nested ", at_least, nesting.graphs - 1, " deep)") : "";
+    return absl::DataLossError(absl::StrCat("not a valid ONNX model: its messages nest ", at_least, nesting.messages, " deep",
+                                            graphs, ", past protobuf's parse limit of ", limit, " nested messages (about ",
+                                            (limit - 6) / 3, " levels of subgraphs)"));
+  }
+  return absl::DataLossError("not a valid ONNX model: the protobuf does not parse as a ModelProto");
+}
+
 StatusOr<std::unique_ptr<Model>> LoadFromBuffer(std::shared_ptr<const void> owner, std::string_view bytes,
                                                 const LoadOptions& options, const std::string& base_dir,
                                                 std::optional<FileIdentity> model_file) {
   OS_ASSIGN_OR_RETURN(wire::StrippedModel stripped, wire::StripInitializerPayloads(bytes));
   onnx::ModelProto proto;
-  if (!proto.ParseFromString(stripped.remainder)) {
-    return absl::DataLossError("not a valid ONNX model: the protobuf does not parse as a ModelProto");
-  }
+  if (!proto.ParseFromString(stripped.remainder)) return ParseFailure(stripped.remainder);
   // Everything the IR and passes rely on, before the importer builds anything.
   OS_RETURN_IF_ERROR(ValidateModelProto(proto, &stripped.raw_data));
   ImportOptions import;

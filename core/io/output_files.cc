@@ -172,39 +172,20 @@ void RemoveStaleTemporaries(const std::vector<std::string>& dirs) {
 
 std::vector<std::string> ReferencedDataFiles(const std::string& model_path) {
   std::vector<std::string> out;
-  onnx::ModelProto proto;
+  StatusOr<std::vector<std::string>> locations = absl::NotFoundError("");
   {
     auto file = MappedFile::Open(model_path);  // dropped before anyone asks IsMapped
     if (!file.ok()) return out;
-    auto stripped = wire::StripInitializerPayloads((*file)->bytes());
-    if (!stripped.ok() || !proto.ParseFromString(stripped->remainder)) return out;
+    // A walk of the wire format: parsing the whole ModelProto cost more than the rest of
+    // a save for graphs of many nodes.
+    locations = wire::ExternalDataLocations((*file)->bytes());
   }
+  if (!locations.ok()) return out;
   std::string dir = fs::absolute(fs::path(model_path)).parent_path().string();
   std::set<std::string> found;
-  auto visit_tensor = [&](const onnx::TensorProto& t) {
-    if (t.data_location() != onnx::TensorProto::EXTERNAL) return;
-    for (const auto& kv : t.external_data()) {
-      if (kv.key() != "location") continue;
-      auto full = ResolveExternalLocation(dir, kv.value(), t.name());
-      if (full.ok() && found.insert(*full).second) out.push_back(*full);
-    }
-  };
-  std::function<void(const onnx::GraphProto&)> visit_graph = [&](const onnx::GraphProto& g) {
-    for (const auto& t : g.initializer()) visit_tensor(t);
-    for (const auto& s : g.sparse_initializer()) visit_tensor(s.values()), visit_tensor(s.indices());
-    for (const auto& n : g.node())
-      for (const auto& a : n.attribute()) {
-        if (a.has_t()) visit_tensor(a.t());
-        for (const auto& t : a.tensors()) visit_tensor(t);
-        if (a.has_g()) visit_graph(a.g());
-        for (const auto& sub : a.graphs()) visit_graph(sub);
-      }
-  };
-  visit_graph(proto.graph());
-  for (const auto& f : proto.functions()) {
-    onnx::GraphProto body;
-    *body.mutable_node() = f.node();
-    visit_graph(body);
+  for (const std::string& location : *locations) {
+    auto full = ResolveExternalLocation(dir, location, "");
+    if (full.ok() && found.insert(*full).second) out.push_back(*full);
   }
   return out;
 }

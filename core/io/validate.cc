@@ -203,29 +203,15 @@ class Validator {
     return absl::OkStatus();
   }
 
-  // The input/output counts onnx's schema allows (OpSchema::Verify's rules, without the
-  // attribute and type checks, which passes handle or onnx's checker reports).
+  // The input/output counts onnx's schema allows (CheckOperandCount).
   Status Arity(const onnx::NodeProto& n, int index, int64_t opset, const std::string& where) {
     const onnx::OpSchema* s = Schema(n.op_type(), opset, n.domain());
     if (!s) return absl::OkStatus();  // unknown or custom op: passes treat it as opaque
-    auto fail = [&](std::string_view what) { return Invalid(where, ": ", NodeLabel(n, index), " ", what); };
-    auto check = [&](const auto& names, int min, int max, const std::vector<onnx::OpSchema::FormalParameter>& formals,
-                     std::string_view kind) -> Status {
-      int count = names.size();
-      if (count < min || count > max) {
-        std::string range = max == std::numeric_limits<int>::max() ? Cat("at least ", min)
-                            : min == max ? Cat(min) : Cat(min, " to ", max);
-        return fail(Cat("has ", count, " ", kind, "s; ", n.op_type(), "-", s->SinceVersion(), " takes ", range));
-      }
-      for (int i = 0; i < count && i < static_cast<int>(formals.size()); ++i) {
-        if (names[i].empty() && formals[i].GetOption() == onnx::OpSchema::Single) {
-          return fail(Cat("leaves required ", kind, " ", i, " ('", formals[i].GetName(), "') empty"));
-        }
-      }
-      return absl::OkStatus();
-    };
-    OS_RETURN_IF_ERROR(check(n.input(), s->min_input(), s->max_input(), s->inputs(), "input"));
-    return check(n.output(), s->min_output(), s->max_output(), s->outputs(), "output");
+    Status inputs = CheckOperandCount(*s, "input", n.input_size(), [&](int i) { return n.input(i).empty(); });
+    if (!inputs.ok()) return Invalid(where, ": ", NodeLabel(n, index), " ", std::string(inputs.message()));
+    Status outputs = CheckOperandCount(*s, "output", n.output_size(), [&](int i) { return n.output(i).empty(); });
+    if (!outputs.ok()) return Invalid(where, ": ", NodeLabel(n, index), " ", std::string(outputs.message()));
+    return absl::OkStatus();
   }
 
   const onnx::OpSchema* Schema(const std::string& op, int64_t opset, const std::string& domain) {
@@ -245,6 +231,23 @@ class Validator {
 };
 
 }  // namespace
+
+Status CheckOperandCount(const onnx::OpSchema& schema, std::string_view kind, int count,
+                         absl::FunctionRef<bool(int)> is_empty) {
+  const bool inputs = kind == "input";
+  const int min = inputs ? schema.min_input() : schema.min_output();
+  const int max = inputs ? schema.max_input() : schema.max_output();
+  const std::vector<onnx::OpSchema::FormalParameter>& formals = inputs ? schema.inputs() : schema.outputs();
+  if (count < min || count > max) {
+    std::string range = max == std::numeric_limits<int>::max() ? Cat("at least ", min) : min == max ? Cat(min) : Cat(min, " to ", max);
+    return absl::InvalidArgumentError(Cat("has ", count, " ", kind, "s; ", schema.Name(), "-", schema.SinceVersion(), " takes ", range));
+  }
+  for (int i = 0; i < count && i < static_cast<int>(formals.size()); ++i) {
+    if (is_empty(i) && formals[i].GetOption() == onnx::OpSchema::Single)
+      return absl::InvalidArgumentError(Cat("leaves required ", kind, " ", i, " ('", formals[i].GetName(), "') empty"));
+  }
+  return absl::OkStatus();
+}
 
 Status ValidateTensorData(const onnx::TensorProto& t, std::optional<uint64_t> payload_bytes, std::string_view where) {
   if (!onnx::TensorProto_DataType_IsValid(t.data_type()) || t.data_type() == T::UNDEFINED) {

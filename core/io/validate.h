@@ -18,7 +18,9 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "core/ir/status.h"
+#include "onnx/defs/schema.h"
 #include "onnx/onnx_pb.h"
 
 namespace onnxsurgeon {
@@ -34,6 +36,17 @@ Status ValidateModelProto(const onnx::ModelProto& model,
 // Result OK when the data matches the dims and type; the error names `where`.
 Status ValidateTensorData(const onnx::TensorProto& tensor, std::optional<uint64_t> payload_bytes,
                           std::string_view where);
+
+// The input or output count an onnx schema allows, and no empty operand where it requires
+// one (OpSchema::Verify's arity rules, without its attribute and type checks). Both the
+// loader (on NodeProtos) and the pass manager (on IR nodes, before and after a pipeline)
+// call it, so a node is judged the same way on the way in and on the way out.
+// Given the node's schema, the count of its inputs (`kind` "input") or outputs ("output"),
+// trailing empty ones included as onnx counts them, and which of them are empty.
+// Result OK, or an error like "has 1 inputs; MatMul-13 takes 2" for the caller to prefix
+// with the node's name.
+Status CheckOperandCount(const onnx::OpSchema& schema, std::string_view kind, int count,
+                         absl::FunctionRef<bool(int)> is_empty);
 
 // The raw-data byte count a tensor's dims and type call for; nullopt when the type has no
 // raw layout or the dims are malformed.

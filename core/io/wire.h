@@ -36,6 +36,22 @@ struct StrippedModel {
 // Result the remainder and views into `bytes`; an error for truncated or corrupt input.
 StatusOr<StrippedModel> StripInitializerPayloads(std::string_view bytes);
 
+// How deep the messages of a serialized ModelProto nest, along the message fields of
+// onnx.proto (graph -> node -> attribute -> graph, functions, nested TypeProtos, ...).
+// protobuf's parser refuses more than its recursion limit (100 nested messages); this
+// names that cause when a parse fails. Counting stops at `max_level`.
+struct Nesting {
+  int messages = 0;  // the deepest message's level (the ModelProto is level 0)
+  int graphs = 0;    // the most GraphProtos on one path (the main graph counts 1)
+  bool corrupt = false;  // a field on the way did not parse; the figures are a lower bound
+};
+Nesting MeasureNesting(std::string_view model, int max_level);
+
+// The external-data locations that the tensors of a serialized ModelProto (raw payloads
+// stripped or not) reference, in file order, each once. Only tensors whose
+// data_location is EXTERNAL count. An error for a corrupt message.
+StatusOr<std::vector<std::string>> ExternalDataLocations(std::string_view model);
+
 // Appends a varint / a field tag to `out`.
 void AppendVarint(std::string& out, uint64_t value);
 void AppendTag(std::string& out, int field, int wire_type);

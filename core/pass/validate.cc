@@ -6,6 +6,7 @@
 #include "core/interop/onnx_interop.h"
 #include "core/io/exporter.h"
 #include "core/io/model_io.h"
+#include "core/io/validate.h"
 #include "onnx/defs/schema.h"
 
 namespace onnxsurgeon {
@@ -58,20 +59,15 @@ const onnx::OpSchema* SchemaOf(const Node& n, int64_t version) {
   return onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(version), std::string(CanonicalDomain(n.domain())));
 }
 
-// What passes rely on when they read a node: its input and output counts and its
-// attribute types agree with the schema (when onnx knows the op).
+// What passes rely on when they read a node: its input and output counts (the loader's
+// rule, CheckOperandCount) and its attribute types agree with the schema (when onnx knows
+// the op).
 Status CheckOperands(const Node& n, const onnx::OpSchema* schema) {
   if (!schema) return absl::OkStatus();
-  size_t inputs = n.num_inputs();
-  while (inputs > 0 && !n.input(inputs - 1)) --inputs;
-  if (static_cast<int>(inputs) < schema->min_input() || static_cast<int>(inputs) > schema->max_input())
-    return absl::InvalidArgumentError(absl::StrCat(NodeName(n), " has ", inputs, " inputs; ", n.op_type(), "-", schema->since_version(),
-                                                   " takes ", schema->min_input(), " to ", schema->max_input()));
-  size_t outputs = n.num_outputs();
-  while (outputs > 0 && !n.output(outputs - 1)) --outputs;
-  if (static_cast<int>(outputs) < schema->min_output() || static_cast<int>(outputs) > schema->max_output())
-    return absl::InvalidArgumentError(absl::StrCat(NodeName(n), " has ", outputs, " outputs; ", n.op_type(), "-", schema->since_version(),
-                                                   " gives ", schema->min_output(), " to ", schema->max_output()));
+  Status inputs = CheckOperandCount(*schema, "input", static_cast<int>(n.num_inputs()), [&](int i) { return !n.input(i); });
+  if (!inputs.ok()) return absl::InvalidArgumentError(absl::StrCat(NodeName(n), " ", inputs.message()));
+  Status outputs = CheckOperandCount(*schema, "output", static_cast<int>(n.num_outputs()), [&](int i) { return !n.output(i); });
+  if (!outputs.ok()) return absl::InvalidArgumentError(absl::StrCat(NodeName(n), " ", outputs.message()));
   const auto& specs = schema->attributes();
   for (const Attribute& a : n.attributes()) {
     const auto& proto = a.proto();

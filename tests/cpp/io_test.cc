@@ -8,6 +8,7 @@
 
 #include "core/io/exporter.h"
 #include "core/io/model_io.h"
+#include "core/io/wire.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "onnx/defs/parser.h"
 #include "tests/cpp/test_util.h"
@@ -260,6 +261,57 @@ TEST(BadInput, TruncatedAndGarbageFiles) {
   EXPECT_NE(LoadError(dir / "empty.onnx").find("empty"), std::string::npos);
   EXPECT_NE(LoadError(dir / "missing.onnx").find("cannot open"), std::string::npos);
   EXPECT_NE(LoadError(dir.path().string()).find("not a regular file"), std::string::npos);
+}
+
+void SetExternal(onnx::TensorProto* t, const std::string& location, bool external = true) {
+  auto* entry = t->add_external_data();
+  entry->set_key("location");
+  entry->set_value(location);
+  if (external) t->set_data_location(onnx::TensorProto::EXTERNAL);
+}
+
+// The save protocol reads which data files the model it replaces uses from the wire
+// format: every tensor, wherever it sits (subgraphs, attributes, sparse, functions).
+TEST(Wire, ExternalDataLocationsFindsEveryExternalTensorOnce) {
+  onnx::ModelProto m;
+  onnx::GraphProto* g = m.mutable_graph();
+  SetExternal(g->add_initializer(), "a.bin");
+  SetExternal(g->add_initializer(), "a.bin");                   // the same file again: listed once
+  SetExternal(g->add_initializer(), "inline.bin", false);       // a location without EXTERNAL: not read
+  SetExternal(g->add_sparse_initializer()->mutable_values(), "sparse.bin");
+  onnx::AttributeProto* branch = g->add_node()->add_attribute();
+  SetExternal(branch->mutable_g()->add_initializer(), "sub.bin");
+  SetExternal(branch->mutable_g()->add_node()->add_attribute()->add_tensors(), "nested.bin");
+  SetExternal(m.add_functions()->add_node()->add_attribute()->mutable_t(), "function.bin");
+  auto locations = wire::ExternalDataLocations(m.SerializeAsString());
+  ASSERT_TRUE(locations.ok()) << locations.status();
+  EXPECT_EQ(*locations, (std::vector<std::string>{"nested.bin", "sub.bin", "a.bin", "sparse.bin", "function.bin"}));  // file order: nodes first
+  EXPECT_FALSE(wire::ExternalDataLocations(m.SerializeAsString().substr(0, 20)).ok());
+}
+
+// Subgraphs nested past protobuf's recursion limit: the load names the cause.
+TEST(BadInput, NestingPastProtobufsLimitIsNamed) {
+  auto nested = [](int depth) {
+    onnx::ModelProto m;
+    m.set_ir_version(8);
+    m.add_opset_import()->set_version(18);
+    onnx::GraphProto* g = m.mutable_graph();
+    for (int d = 0; d < depth; ++d) {
+      onnx::NodeProto* n = g->add_node();
+      n->set_op_type("Loop");
+      g = n->add_attribute()->mutable_g();
+    }
+    return m;
+  };
+  wire::Nesting n = wire::MeasureNesting(nested(40).SerializeAsString(), 1000);
+  EXPECT_EQ(n.graphs, 41);
+  EXPECT_EQ(n.messages, 1 + 3 * 40);
+  EXPECT_FALSE(n.corrupt);
+  EXPECT_EQ(wire::MeasureNesting(nested(40).SerializeAsString(), 10).messages, 10);  // counting stops at the cap
+  auto m = LoadModelFromBytes(nested(40).SerializeAsString());
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("subgraphs nested 40 deep"), std::string::npos) << m.status();
+  EXPECT_NE(m.status().message().find("parse limit of 100"), std::string::npos) << m.status();
 }
 
 TEST(BadInput, CycleDanglingAndDuplicates) {

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "core/interop/onnx_interop.h"
+#include "core/io/exporter.h"
+#include "core/io/model_io.h"
 #include "core/pass/pass_manager.h"
 #include "core/pass/pipeline.h"
 #include "core/pass/validate.h"
@@ -39,6 +41,25 @@ TEST(PassValidate, NodeBreakingItsSchemaIsRefusedBeforeAnyPass) {
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(std::string(s.message()), HasSubstr("cannot run passes on this model"));
   EXPECT_THAT(std::string(s.message()), HasSubstr("the MatMul node making 'y' has 1 inputs"));
+}
+
+// The loader (on the NodeProto) and the pass manager (on the IR node) share one arity rule
+// (CheckOperandCount): the same node gets the same reason from both. parse_text skips the
+// loader's validation, so the IR can hold these nodes.
+TEST(PassValidate, LoaderAndPassManagerJudgeArityAlike) {
+  for (const char* node : {"y = MatMul(x)", "y = Relu(x, \"\")", "y = Add(\"\", x)"}) {
+    std::string text = std::string(R"(<ir_version: 10, opset_import: ["" : 18]> g (float[2] x) => (float[2] y) { )") + node + " }";
+    auto m = Parse(text.c_str());
+    Status pass = ValidateStructure(*m);
+    auto proto = ExportModel(*m);
+    auto loaded = LoadModelFromBytes(proto.SerializeAsString());
+    ASSERT_FALSE(pass.ok()) << node;
+    ASSERT_FALSE(loaded.ok()) << node;
+    std::string reason(pass.message().substr(pass.message().find(" has ") != absl::string_view::npos
+                                                 ? pass.message().find(" has ")
+                                                 : pass.message().find(" leaves ")));
+    EXPECT_THAT(std::string(loaded.status().message()), HasSubstr(reason)) << node;
+  }
 }
 
 TEST(PassValidate, WrongAttributeTypeAndMissingRequiredAttribute) {

@@ -95,6 +95,17 @@ def test_nan_and_inf_weights_are_allowed_input(cli_path, tmp_path):
     np.testing.assert_array_equal(nh.to_array(out.graph.initializer[0]), w)
 
 
+def test_deepest_nesting_protobuf_parses_still_loads(cli_path, tmp_path):
+    """31 levels of If load and run (32 are refused with the parse limit named:
+    bad_inputs/structural.py)."""
+    from bad_inputs.structural import _nest_bytes
+
+    (tmp_path / "m.onnx").write_bytes(_nest_bytes(31))
+    proc, _ = _run(cli_path, "--pass", "simplify", tmp_path / "m.onnx", "-o", tmp_path / "out.onnx")
+    assert proc.returncode == 0, proc.stderr
+    onnx.checker.check_model(onnx.load(tmp_path / "out.onnx"))
+
+
 def test_100k_outputs_mission_pipeline_in_time(cli_path, tmp_path):
     n = 100_000
     nodes = [h.make_node("Identity", ["x"], [f"o{i}"]) for i in range(n)]

@@ -239,6 +239,20 @@ def _reshape_int64_extremes() -> onnx.ModelProto:
     )
 
 
+def _transpose_repeated_perm() -> onnx.ModelProto:
+    """Transpose with perm [1, 1] reads a Reshape whose shape comes out of a Range the
+    checker does not evaluate (its limit is a Cast), so the Transpose's input rank is
+    unknown and the input passes; folding makes it static, and the output does not."""
+    const = lambda name, v: h.make_node("Constant", [], [name], value=nh.from_array(np.array(v, np.int64)))  # noqa: E731
+    return _model(
+        [const("start", 4), const("limit0", 0), h.make_node("Cast", ["limit0"], ["limit"], to=T.INT64),
+         const("delta", -2), h.make_node("Range", ["start", "limit", "delta"], ["shape"]),
+         h.make_node("Reshape", ["x", "shape"], ["r"]), h.make_node("Transpose", ["r"], ["y"], perm=[1, 1])],
+        [_vi("x")],
+        [_vi("y", shape=["p", "q"])],
+    )
+
+
 def _custom_domain_without_import() -> onnx.ModelProto:
     return _model([h.make_node("Gizmo", ["x"], ["y"], domain="acme")], [_vi("x")], [_vi("y")])
 
@@ -287,7 +301,9 @@ CASES = [
     BadInput("too-many-outputs", _write(_too_many_outputs(), "cse"), "Relu"),
     BadInput("wrong-arity-in-subgraph", _write(_relu_two_inputs_in_subgraph(), "simplify"), "Relu"),
     BadInput("huge-initializer-dims", _write(_huge_initializer_dims(), "simplify"), "'w'"),
-    BadInput("if-nested-200-deep", _write(_nest_bytes(200), "simplify"), "m.onnx"),
+    BadInput("if-nested-200-deep", _write(_nest_bytes(200), "simplify"), "subgraphs nested 200 deep"),
+    # One past the deepest nesting protobuf parses (31 levels load).
+    BadInput("if-nested-32-deep", _write(_nest_bytes(32), "simplify"), "past protobuf's parse limit of 100"),
     BadInput("recursive-local-function", _write(_recursive_function(), "inline-functions"), "recursive"),
     BadInput("recursive-local-function-simplify", _write(_recursive_function(), "simplify"), "recursive"),
     BadInput("mutually-recursive-functions", _write(_mutually_recursive_functions(), "simplify"), "recursive"),
@@ -301,6 +317,9 @@ CASES = [
              "stash_type 0"),
     BadInput("layernorm-sparse-scale", _write(_layernorm(sparse=True), "decompose-layernorm"), "sparse"),
     BadInput("reshape-int64-extremes-folded", _write(_reshape_int64_extremes(), "simplify"), "the input passes"),
+    BadInput("transpose-repeated-perm-folded", _write(_transpose_repeated_perm(), "simplify"), "repeated value"),
+    BadInput("transpose-repeated-perm-fold-constants", _write(_transpose_repeated_perm(), "fold-constants"),
+             "the input passes"),
     BadInput("custom-domain-without-opset-import", _write(_custom_domain_without_import(), "dce"), "acme"),
     BadInput("initializer-size-mismatch", _write(_initializer_size_mismatch(), "simplify"), "'w'"),
     BadInput("value-info-without-element-type", _write(_value_info_without_element_type(), "cse"), "'r'"),
