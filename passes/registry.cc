@@ -21,6 +21,7 @@ const std::vector<PassInfo>& AllPasses() {
       passes::CsePassInfo(),
       passes::FuseConvBnPassInfo(),
       passes::FoldIntoWeightsPassInfo(),
+      passes::FuseQkvPassInfo(),
       passes::FuseTransposesPassInfo(),
       passes::FuseReshapesPassInfo(),
       passes::SimplifyPassInfo(),

@@ -23,6 +23,7 @@ PassInfo SetInputShapePassInfo();
 PassInfo CsePassInfo();
 PassInfo FuseConvBnPassInfo();
 PassInfo FoldIntoWeightsPassInfo();
+PassInfo FuseQkvPassInfo();
 PassInfo FuseTransposesPassInfo();
 PassInfo FuseReshapesPassInfo();
 PassInfo SimplifyPassInfo();
