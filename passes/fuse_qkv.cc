@@ -122,16 +122,24 @@ void CarryType(const Value* from, Value* to) {
   if (from->has_type() && !to->has_type()) *to->mutable_info()->mutable_type() = *from->type();
 }
 
-class SharedInputMatMuls : public RewriteRule {
- public:
-  SharedInputMatMuls() : RewriteRule("fuse-qkv/shared-input-matmuls", "MatMul") {}
+// The branches to fuse, in x's use order, and whether their biases fuse too.
+struct QkvPlan {
+  Value* x = nullptr;
+  std::vector<Branch> branches;
+  bool with_bias = false;
+};
 
-  StatusOr<bool> MatchAndRewrite(Node* root, Rewriter& rw, std::string* why) override {
+class SharedInputMatMuls : public NodeRule<QkvPlan> {
+ public:
+  SharedInputMatMuls() : NodeRule("fuse-qkv/shared-input-matmuls", "MatMul") {}
+
+ protected:
+  Verdict<QkvPlan> Check(Node* root, RewriteFacts&) const override {
     Value* x = root->input(0);
-    if (!x) return Refuse(why, "the MatMul has no first input");
+    if (!x) return Refuse("the MatMul has no first input");
     Branch own;
-    if (std::string miss = BranchOf(root, x, root->graph(), own); !miss.empty()) return Refuse(why, "this MatMul: " + miss);
-    std::vector<Branch> branches;
+    if (std::string miss = BranchOf(root, x, root->graph(), own); !miss.empty()) return Refuse("this MatMul: " + miss);
+    QkvPlan plan{x, {}, false};
     std::vector<std::string> left_out;
     for (const Use& use : x->uses()) {
       Node* mm = use.node;
@@ -144,29 +152,38 @@ class SharedInputMatMuls : public RewriteRule {
         left_out.push_back(absl::StrCat("'", Label(mm), "' (", miss, ")"));
         continue;
       }
-      branches.push_back(std::move(b));
+      plan.branches.push_back(std::move(b));
     }
-    for (Branch& b : branches) FindBias(b);
-    const bool with_bias = std::all_of(branches.begin(), branches.end(), [](const Branch& b) { return b.add; });
-    if (!with_bias)
-      for (Branch& b : branches) b.add = nullptr;
-    const size_t n = branches.size();
-    const size_t before = with_bias ? 2 * n : n, after = with_bias ? 3 : 2;
+    for (Branch& b : plan.branches) FindBias(b);
+    plan.with_bias = std::all_of(plan.branches.begin(), plan.branches.end(), [](const Branch& b) { return b.add; });
+    if (!plan.with_bias)
+      for (Branch& b : plan.branches) b.add = nullptr;
+    const size_t n = plan.branches.size();
+    const size_t before = plan.with_bias ? 2 * n : n, after = plan.with_bias ? 3 : 2;
     if (before <= after) {
       std::string reason = absl::StrCat(n, n == 1 ? " MatMul reads" : " MatMuls read", " x with a fusable weight",
-                                        with_bias ? "" : (n > 1 ? ", not all with a constant bias Add" : ""),
+                                        plan.with_bias ? "" : (n > 1 ? ", not all with a constant bias Add" : ""),
                                         ": fusing leaves no fewer nodes");
       if (!left_out.empty()) absl::StrAppend(&reason, "; left out: ", absl::StrJoin(left_out, ", "));
-      return Refuse(why, reason);
+      return Refuse(std::move(reason));
     }
+    return plan;
+  }
 
+  Status Replace(Node* root, QkvPlan plan, Rewriter& rw) const override {
+    const std::vector<Branch>& branches = plan.branches;
+    const size_t n = branches.size();
     // New nodes go right after x is defined, so they precede every branch's readers
     // (the pass sorts each graph first).
-    Node* producer = x->producer();
+    Node* producer = plan.x->producer();
     Node* position = producer && producer->graph() == root->graph() ? producer->next() : root->graph()->first_node();
     rw.SetInsertionPoint(position);
-    Value* y = rw.Op("MatMul", {x, rw.Constant(ConcatWeights(branches), "weight")});
-    if (with_bias) y = rw.Op("Add", {y, rw.Constant(ConcatBiases(branches), "bias")});
+    OS_ASSIGN_OR_RETURN(Value * w, rw.Constant(ConcatWeights(branches), "weight"));
+    Value* y = rw.Op("MatMul", {plan.x, w});
+    if (plan.with_bias) {
+      OS_ASSIGN_OR_RETURN(Value * b, rw.Constant(ConcatBiases(branches), "bias"));
+      y = rw.Op("Add", {y, b});
+    }
     std::vector<int64_t> sizes;
     for (const Branch& b : branches) sizes.push_back(b.n());
     std::vector<onnx::AttributeProto> attributes = {Rewriter::AttrInt("axis", -1)};
@@ -187,7 +204,7 @@ class SharedInputMatMuls : public RewriteRule {
       if (b.add) OS_RETURN_IF_ERROR(rw.EraseNode(b.matmul));
     }
     rw.EraseDead(std::move(dead));
-    return true;
+    return absl::OkStatus();
   }
 };
 
