@@ -6,7 +6,7 @@
 Three forms of every model of the wide corpus (bench/.data/wide, plus the tf2onnx/jax2onnx/paddle2onnx
 models of tests/models/.generated when made; the list of bench/simplify_wide_bench.py):
   simplify   `onnxsurgeon --pass simplify`, what simplify leaves today;
-  +fuse-qkv  `--pass simplify,fuse-qkv`: MatMuls of one input fused into one MatMul + Split;
+  +fuse-qkv  `--pass simplify,fuse-qkv,simplify`: MatMuls of one input fused into one MatMul + Split;
   +gemm      every rank>=3 MatMul(x, W[K,N]) + Add(b[N]) of the simplify output rewritten as
              onnxslim/onnxsim leave it, Reshape(x, [-1,K]) -> Gemm -> Reshape(back), the back shape
              a constant where x's leading dims are static, else Concat(Shape(x)[:-1], [N]); then
@@ -129,7 +129,7 @@ def corpus_rows(regex: str) -> list[dict]:
         row = {"model": label, "forms": {}}
         try:
             osg("simplify", path, files["simplify"])
-            osg("simplify,fuse-qkv", path, files["+fuse-qkv"])
+            osg("simplify,fuse-qkv,simplify", path, files["+fuse-qkv"])
             raw = f"{base}.gemm-raw.onnx"
             row["gemms"] = gemm_through_reshapes(files["simplify"], raw)
             osg("simplify", raw, files["+gemm"])
@@ -186,7 +186,7 @@ def latency(rounds: int, threads: int) -> dict:
     path, feeds = bert_encoder()
     files = {f: os.path.join(OUTDIR, f"bert_base_l4.{sb.slug(f)}.onnx") for f in FORMS}
     osg("simplify", path, files["simplify"])
-    osg("simplify,fuse-qkv", path, files["+fuse-qkv"])
+    osg("simplify,fuse-qkv,simplify", path, files["+fuse-qkv"])
     raw = os.path.join(OUTDIR, "bert_base_l4.gemm-raw.onnx")
     gemm_through_reshapes(files["simplify"], raw)
     osg("simplify", raw, files["+gemm"])
