@@ -229,12 +229,6 @@ class FuseQkvPass : public PatternPass {
 
 }  // namespace
 
-PassInfo FuseQkvPassInfo() {
-  return {"fuse-qkv",
-          "Fuse MatMuls of one input with constant [K,N] weights (attention's Q/K/V projections, with their bias "
-          "Adds) into one MatMul and a Split, where that leaves fewer nodes",
-          {},
-          [](const PassOptions&) -> StatusOr<std::unique_ptr<Pass>> { return std::make_unique<FuseQkvPass>(); }};
-}
+StatusOr<std::unique_ptr<Pass>> CreateFuseQkvPass(const PassOptions&) { return std::make_unique<FuseQkvPass>(); }
 
 }  // namespace onnxsurgeon::passes
