@@ -16,6 +16,7 @@ PASSES = [p["name"] for p in osg.passes() if p["name"] not in ("target", "conver
 STANDARD_PIPELINES: list[str] = [
     "fix-layernorm,decompose-layernorm,simplify",
     "fix-layernorm,simplify,strip-identity-cast,extract-constants(to=constant)",
+    "simplify,fuse-qkv,simplify",  # the opt-in Q/K/V fusion, as docs/passes.md recommends
 ]
 
 
