@@ -30,16 +30,28 @@ def main() -> int:
 
     torch.manual_seed(0)
     config = transformers.GPT2Config(n_layer=args.layers, n_embd=768, n_head=12, vocab_size=50257,
-                                     n_positions=1024, use_cache=False)
+                                     n_positions=1024, use_cache=False, attn_implementation="eager")
     model = transformers.GPT2LMHeadModel(config).eval()
-    model.config.return_dict = False
+    class Logits(torch.nn.Module):  # the tuple output of a causal LM, reduced to its logits
+        def __init__(self, lm):
+            super().__init__()
+            self.lm = lm
+
+        def forward(self, input_ids, attention_mask):
+            return self.lm(input_ids=input_ids, attention_mask=attention_mask, return_dict=False)[0]
+
     ids = torch.randint(0, config.vocab_size, (1, 16))
+    mask = torch.ones(1, 16, dtype=torch.long)
     os.makedirs(os.path.dirname(OUT), exist_ok=True)
     tmp = OUT + ".part"
+    # transformers >= 4.53 builds causal masks with torch.vmap, which the tracer rejects
+    # ("unordered_map::at"); its older implementation traces (as tests/models/corpus_hf.py).
+    import transformers.masking_utils as masking
+
+    masking.sdpa_mask = masking.sdpa_mask_older_torch
     with torch.no_grad():
-        torch.onnx.export(model, (ids,), tmp, input_names=["input_ids"], output_names=["logits"],
-                          dynamic_axes={"input_ids": {0: "batch", 1: "seq"}, "logits": {0: "batch", 1: "seq"}},
-                          opset_version=17, dynamo=False)
+        torch.onnx.export(Logits(model), (ids, mask), tmp, input_names=["input_ids", "attention_mask"],
+                          output_names=["logits"], opset_version=17, dynamo=False)
     import onnx
 
     m = onnx.load(tmp)  # one file: weights inline, as a user's ModelProto holds them
