@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""A ~330 MB real transformer for bench/python_path.py: GPT-2 from transformers with 6
+"""A ~480 MB real transformer for bench/python_path.py: GPT-2 from transformers with 6
 layers at GPT-2 small width (n_embd 768, vocab 50257), random weights from a fixed seed,
-exported by torch.onnx (TorchScript exporter, opset 17) with weights inline. Unlike
+exported by torch.onnx (TorchScript exporter, opset 17; the tied embedding becomes a second,
+transposed copy for the LM head: 517 nodes) with weights inline. Unlike
 bench/make_large_model.py's MLP (weights and almost no nodes), simplify has real work on
 it: shape subgraphs to fold, Constants, duplicated subexpressions.
 

@@ -18,7 +18,7 @@ Each measurement is a fresh child process, one warm-up run, then the median of -
 
 Models: bench/.data/large_inline.onnx (bench/make_large_model.py, ~500 MB of weights, few
 nodes: the worst case, the CLI has nothing to do but map and write), bench/.data/gpt2_6l.onnx
-(bench/make_transformer_model.py, a ~330 MB GPT-2 export, ~1000 nodes: simplify has work) and
+(bench/make_transformer_model.py, a ~480 MB GPT-2 export, 517 nodes: simplify has work) and
 the largest export in tests/models/.generated (many nodes, small weights).
 
   .venv/bin/python bench/python_path.py [--runs N] [--pipeline P] [--write-docs]
