@@ -81,8 +81,9 @@ bench-wide: build
 	$(PY) bench/wide_corpus.py
 	python3 bench/simplify_wide_bench.py --write-docs
 
-# The wheel `pip install .` builds, made self-contained and installed into a fresh venv
-# (scripts/wheel-check.sh). Not part of `make test`: it compiles everything once more in
+# The wheel `pip install .` builds from a fresh clone, protobuf and abseil linked statically
+# (scripts/build-static-deps.sh), checked with ldd/nm/auditwheel and installed into a fresh
+# venv (scripts/wheel-check.sh). Not part of `make test`: it compiles everything once more in
 # its own build folder and downloads onnx and numpy into the fresh venv.
 wheel-check: bootstrap
 	@bash scripts/wheel-check.sh

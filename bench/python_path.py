@@ -17,7 +17,9 @@ Each measurement is a fresh child process, one warm-up run, then the median of -
                       ModelProto.FromString(to_bytes()) (two more copies of the weights)
 
 Models: bench/.data/large_inline.onnx (bench/make_large_model.py, ~500 MB of weights, few
-nodes) and, with --corpus, a real export from tests/models/.generated (many nodes).
+nodes: the worst case, the CLI has nothing to do but map and write), bench/.data/gpt2_6l.onnx
+(bench/make_transformer_model.py, a ~480 MB GPT-2 export, 517 nodes: simplify has work) and
+the largest export in tests/models/.generated (many nodes, small weights).
 
   .venv/bin/python bench/python_path.py [--runs N] [--pipeline P] [--write-docs]
 """
@@ -163,13 +165,15 @@ def main() -> int:
     args = ap.parse_args()
     t_start = time.perf_counter()
     load_before = os.getloadavg()[0]
-    models = [("large MLP", roundtrip.MODELS["inline"][0])]
+    models = [("large MLP", roundtrip.MODELS["inline"][0]),
+              ("GPT-2, 6 layers (real transformer)", os.path.join(HERE, ".data", "gpt2_6l.onnx"))]
     if (c := corpus_model()) is not None:
         models.append(("largest corpus export", c))
     out = []
     for name, src in models:
         if not os.path.exists(src):
-            print(f"python_path: {src} is missing (run bench/make_large_model.py)", file=sys.stderr)
+            print(f"python_path: {src} is missing (run bench/make_large_model.py and "
+                  "bench/make_transformer_model.py)", file=sys.stderr)
             continue
         rows = bench_model(src, args.pipeline, args.runs)
         out += table(name, src, args.pipeline, rows)

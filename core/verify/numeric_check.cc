@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -17,22 +18,31 @@ namespace onnxsurgeon {
 namespace fs = std::filesystem;
 namespace {
 
-// The interpreters to try, in order.
+// The interpreters to try, in order: an explicit ONNXSURGEON_PYTHON alone; else the active
+// virtualenv's and conda environment's interpreter (where a user just ran `pip install
+// onnxruntime`), the one beside this executable (the venv a wheel installed the CLI into),
+// then python3 on PATH. Each path once.
 std::vector<std::string> PythonCandidates() {
+  if (const char* p = getenv("ONNXSURGEON_PYTHON"); p && *p) return {p};  // not second-guessed
   std::vector<std::string> out;
-  if (const char* p = getenv("ONNXSURGEON_PYTHON"); p && *p) {
-    out.push_back(p);
-    return out;  // an explicit choice is not second-guessed
-  }
   std::error_code ec;
-  fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
+  auto add = [&](const std::string& python) {
+    if (std::find(out.begin(), out.end(), python) == out.end()) out.push_back(python);
+  };
+  auto add_from = [&](const fs::path& dir) {
     for (const char* name : {"python3", "python"}) {
-      fs::path beside = self.parent_path() / name;
-      if (fs::exists(beside, ec)) out.push_back(beside.string());
+      if (fs::is_regular_file(dir / name, ec)) {  // follows symlinks; build/python is a folder
+        add((dir / name).string());
+        return;
+      }
     }
+  };
+  for (const char* env : {"VIRTUAL_ENV", "CONDA_PREFIX"}) {
+    if (const char* prefix = getenv(env); prefix && *prefix) add_from(fs::path(prefix) / "bin");
   }
-  out.push_back("python3");
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) add_from(self.parent_path());
+  add("python3");
   return out;
 }
 
@@ -141,8 +151,8 @@ StatusOr<NumericCheckResult> RunNumericCheck(const std::string& original_path, c
     return r;
   }
   return absl::FailedPreconditionError(absl::StrCat(
-      "--check needs onnxruntime and numpy in a Python 3: `pip install onnxruntime numpy`, or set "
-      "ONNXSURGEON_PYTHON to a python that has them (tried ",
+      "--check needs onnxruntime and numpy in a Python 3: `pip install onnxruntime numpy` in the active "
+      "virtualenv (or any of those tried), or set ONNXSURGEON_PYTHON to a python that has them (tried ",
       absl::StrJoin(tried, "; "), ")"));
 }
 

@@ -163,6 +163,52 @@ def test_check_without_onnxruntime_says_what_to_install(run_cli, tmp_path, monke
     assert not (tmp_path / "out.onnx").exists()
 
 
+def fake_python(path: Path, *, with_ort: bool, log: Path) -> Path:
+    """An interpreter stand-in that records each call in `log`: with_ort runs this test's
+    Python (which has onnxruntime), else an isolated python3 that cannot import it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    target = f'"{sys.executable}"' if with_ort else "/usr/bin/python3 -I -S"
+    path.write_text(f'#!/bin/sh\necho "$0" >> "{log}"\nexec {target} "$@"\n')
+    path.chmod(0o755)
+    return path
+
+
+def test_check_finds_onnxruntime_in_the_active_virtualenv(run_cli, tmp_path, monkeypatch):
+    """No ONNXSURGEON_PYTHON, python3 on PATH without onnxruntime: the active venv's
+    interpreter (VIRTUAL_ENV) is tried first and used."""
+    log = tmp_path / "calls.txt"
+    venv_python = fake_python(tmp_path / "venv" / "bin" / "python3", with_ort=True, log=log)
+    fake_python(tmp_path / "path" / "python3", with_ort=False, log=log)
+    monkeypatch.delenv("ONNXSURGEON_PYTHON", raising=False)
+    monkeypatch.delenv("CONDA_PREFIX", raising=False)
+    monkeypatch.setenv("VIRTUAL_ENV", str(tmp_path / "venv"))
+    monkeypatch.setenv("PATH", f"{tmp_path / 'path'}:/usr/bin:/bin")
+    src = write(small_model(), tmp_path / "in.onnx")
+    proc = run_cli("--check", src, "-o", tmp_path / "out.onnx")
+    assert "check: passed" in proc.stderr
+    assert log.read_text().split() == [str(venv_python)]
+
+
+def test_check_tries_every_interpreter_and_names_them(run_cli, tmp_path, monkeypatch):
+    """Neither the venv's nor PATH's python3 has onnxruntime: both are tried, in that order,
+    and the error says what to install and names each one."""
+    log = tmp_path / "calls.txt"
+    venv_python = fake_python(tmp_path / "venv" / "bin" / "python3", with_ort=False, log=log)
+    path_python = fake_python(tmp_path / "path" / "python3", with_ort=False, log=log)
+    monkeypatch.delenv("ONNXSURGEON_PYTHON", raising=False)
+    monkeypatch.delenv("CONDA_PREFIX", raising=False)
+    monkeypatch.setenv("VIRTUAL_ENV", str(tmp_path / "venv"))
+    monkeypatch.setenv("PATH", f"{tmp_path / 'path'}:/usr/bin:/bin")
+    src = write(small_model(), tmp_path / "in.onnx")
+    proc = run_cli("--check", src, "-o", tmp_path / "out.onnx", expect_rc=1)
+    assert log.read_text().split() == [str(venv_python), str(path_python)]
+    assert "pip install onnxruntime numpy" in proc.stderr
+    # numpy is imported first: an isolated python3 lacks both
+    assert f"{venv_python}: no module named 'numpy'" in proc.stderr
+    assert "; python3: no module named 'numpy'" in proc.stderr
+    assert not (tmp_path / "out.onnx").exists()
+
+
 def load_check_script(repo_root: Path):
     import importlib.util
 
