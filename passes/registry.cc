@@ -24,6 +24,7 @@ const std::vector<PassInfo>& AllPasses() {
       passes::FuseTransposesPassInfo(),
       passes::FuseReshapesPassInfo(),
       passes::SimplifyPassInfo(),
+      passes::SimplifyReductionsPassInfo(),
       passes::FuseGeluPassInfo(),
       passes::RewriteGeluPassInfo(),
       passes::RewriteErfPassInfo(),

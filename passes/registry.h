@@ -26,6 +26,7 @@ PassInfo FoldIntoWeightsPassInfo();
 PassInfo FuseTransposesPassInfo();
 PassInfo FuseReshapesPassInfo();
 PassInfo SimplifyPassInfo();
+PassInfo SimplifyReductionsPassInfo();
 PassInfo FuseGeluPassInfo();
 PassInfo RewriteGeluPassInfo();
 PassInfo RewriteErfPassInfo();

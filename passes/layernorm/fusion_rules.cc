@@ -353,9 +353,18 @@ bool CheckKeptAxes(const char* role, const Value* kept, const Value* reduced, bo
   if (!x_shape) return Refuse(why, absl::StrCat("x's rank is unknown: cannot tell what '", n->name(), "' restores"));
   const int64_t rank = static_cast<int64_t>(x_shape->size());
   if (n->Is("Expand")) {
+    // Against x, Expand only repeats what broadcasting would: its output must fit in x's
+    // shape (each dim 1 or x's), as jax2tf's BroadcastTo to [.., 1] or to x's shape does.
     std::optional<Shape> shape = ShapeOf(kept);
-    if (!shape || !SameShape(*shape, *x_shape)) {
-      return Refuse(why, absl::StrCat("Expand '", n->name(), "' of the ", role, " does not give x's shape"));
+    bool fits = shape && shape->size() <= x_shape->size();
+    for (size_t i = 0; fits && i < shape->size(); ++i) {
+      const Dim& d = (*shape)[i];
+      fits = (d.is_static() && d.value == 1) || d.SameAs((*x_shape)[x_shape->size() - shape->size() + i]);
+    }
+    if (!fits) {
+      return Refuse(why, absl::StrCat("Expand '", n->name(), "' of the ", role, " gives ",
+                                      shape ? ShapeToString(*shape) : std::string("an unknown shape"),
+                                      ", which does not broadcast into x's shape ", ShapeToString(*x_shape)));
     }
     return CheckKeptAxes(role, n->input(0), reduced, keepdims, axes, x, why);
   }
