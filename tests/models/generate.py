@@ -50,7 +50,7 @@ HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = HERE / ".generated"
 EXPORTERS = HERE / "exporters"
 REPO = HERE.parents[1]
-STACKS = ("tf", "jax", "paddle")
+STACKS = ("tf", "jax", "paddle", "jax2tf")
 VERSIONED_PACKAGES = ("torch", "onnx", "onnxscript", "transformers", "numpy")
 
 
@@ -122,6 +122,9 @@ CATALOG: tuple[Entry, ...] = (
     Entry("flax_layernorm_op17", "corpus_jax:flax_layernorm_op17", "Flax LayerNorm x2 (variance max(0, E[x^2]-E[x]^2)) between Linear layers, jax2onnx opset 17", stack="jax"),
     Entry("flax_gelu_op17", "corpus_jax:flax_gelu_op17", "jax.nn.gelu tanh (x*x*x) and exact (Erf of x*(1/sqrt 2)) between Linear layers, jax2onnx opset 17", stack="jax"),
     Entry("flax_mixer_op17", "corpus_jax:flax_mixer_op17", "small MLP-Mixer (patch Conv, 2 blocks, 5 LayerNorms, tanh GELUs, mean-pool head), jax2onnx opset 17", stack="jax"),
+    # Flax linen through jax2tf + tf2onnx (exporters/corpus_jax2tf.py)
+    Entry("flax_jax2tf_layernorm_op13", "corpus_jax2tf:flax_jax2tf_layernorm_op13", "Flax LayerNorm x2 between Dense layers, jax2tf + tf2onnx opset 13: means as ReduceSum * (1/N), Reshape/Expand back", stack="jax2tf"),
+    Entry("flax_jax2tf_layernorm_op17", "corpus_jax2tf:flax_jax2tf_layernorm_op17", "Flax LayerNorm x2 between Dense layers, jax2tf + tf2onnx opset 17: means as ReduceSum * (1/N), Reshape/Expand back", stack="jax2tf"),
     # PaddlePaddle through paddle2onnx (exporters/corpus_paddle.py)
     Entry("paddle_layernorm_op11", "corpus_paddle:paddle_layernorm_op11", "paddle LayerNorm + GELU MLP block, paddle2onnx opset 11: decomposed LayerNorm", stack="paddle"),
     Entry("paddle_layernorm_op17", "corpus_paddle:paddle_layernorm_op17", "paddle LayerNorm + GELU MLP block, paddle2onnx opset 17: LayerNormalization", stack="paddle"),
