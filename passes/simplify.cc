@@ -25,6 +25,9 @@
 //   skip=           steps to leave out, ';'-separated: simplify(skip=fuse-conv-bn;cse)
 //   size-limit=     fold-constants' max-size (bytes a folded output may take), as
 //                   onnx-simplifier's --no-large-tensor
+//   inline=simplifies  model-local functions: a call is inlined only where that cannot
+//                   add nodes (inline-functions when=simplifies; fix-layernorm still
+//                   inlines and fuses a LayerNorm body at opset >= 17); always: every call
 //
 // Before:  s = Shape(X); n = Gather(s, 0); a = Identity(X); Y = Reshape(a, ...) ...
 // After:   what the steps leave, with nothing left for any of them to do.
@@ -42,7 +45,7 @@
 namespace onnxsurgeon::passes {
 namespace {
 
-constexpr const char* kSteps[] = {"inline-functions",
+constexpr const char* kSteps[] = {"inline-functions(when=simplifies)",
                                   "fold-constants",
                                   "resolve-shapes",
                                   "simplify-reductions",
@@ -59,8 +62,9 @@ constexpr const char* kSteps[] = {"inline-functions",
 
 std::string StepName(std::string_view step) { return std::string(step.substr(0, step.find('('))); }
 
-// Given skip= and size-limit=. Execute checks the skipped names. Result the step texts.
-StatusOr<std::vector<std::string>> StepTexts(const std::vector<std::string>& skip, const std::string& size_limit) {
+// Given skip=, size-limit= and inline=. Execute checks the skipped names. Result the step texts.
+StatusOr<std::vector<std::string>> StepTexts(const std::vector<std::string>& skip, const std::string& size_limit,
+                                             const std::string& inline_when) {
   std::vector<std::string> names, texts;
   for (const char* text : kSteps) names.push_back(StepName(text));
   for (const std::string& s : skip) {
@@ -72,8 +76,9 @@ StatusOr<std::vector<std::string>> StepTexts(const std::vector<std::string>& ski
   for (const char* text : kSteps) {
     std::string name = StepName(text);
     if (std::find(skip.begin(), skip.end(), name) != skip.end()) continue;
-    texts.push_back(name == "fold-constants" && !size_limit.empty() ? absl::StrCat(name, "(max-size=", size_limit, ")")
-                                                                    : std::string(text));
+    if (name == "fold-constants" && !size_limit.empty()) texts.push_back(absl::StrCat(name, "(max-size=", size_limit, ")"));
+    else if (name == "inline-functions") texts.push_back(absl::StrCat(name, "(when=", inline_when, ")"));
+    else texts.push_back(text);
   }
   return texts;
 }
@@ -131,7 +136,8 @@ PassInfo SimplifyPassInfo() {
           "extract-constants, dedupe-initializers, cse, dce, to a fixed point",
           {{"max-rounds", "at most this many rounds", "10"},
            {"skip", "steps to leave out, ';'-separated (e.g. fuse-conv-bn;cse)", ""},
-           {"size-limit", "fold-constants' max-size: bytes a folded output may take", ""}},
+           {"size-limit", "fold-constants' max-size: bytes a folded output may take", ""},
+           {"inline", "simplifies (inline a local function's call only where that cannot add nodes) | always", "simplifies"}},
           [](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {
             OS_ASSIGN_OR_RETURN(int64_t rounds, o.GetInt("max-rounds", 10));
             if (rounds < 1) return absl::InvalidArgumentError("max-rounds must be at least 1");
@@ -139,7 +145,10 @@ PassInfo SimplifyPassInfo() {
             int64_t bytes;
             if (!size_limit.empty() && (!absl::SimpleAtoi(size_limit, &bytes) || bytes < 0))
               return absl::InvalidArgumentError(absl::StrCat("size-limit must be a byte count, not '", size_limit, "'"));
-            OS_ASSIGN_OR_RETURN(auto steps, StepTexts(o.GetList("skip"), size_limit));
+            std::string inline_when = o.GetString("inline", "simplifies");
+            if (inline_when != "simplifies" && inline_when != "always")
+              return absl::InvalidArgumentError(absl::StrCat("inline must be simplifies or always, not '", inline_when, "'"));
+            OS_ASSIGN_OR_RETURN(auto steps, StepTexts(o.GetList("skip"), size_limit, inline_when));
             return std::make_unique<SimplifyPass>(rounds, std::move(steps));
           }};
 }
