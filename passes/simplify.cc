@@ -1,5 +1,5 @@
 // simplify: the standard cleanup pipeline as one pass. Each round runs
-//   inline-functions, fold-constants, resolve-shapes, simplify-reductions, fuse-conv-bn, fold-into-weights,
+//   inline-functions(when=simplifies), fold-constants, resolve-shapes, simplify-reductions, fuse-conv-bn, fold-into-weights,
 //   fix-layernorm(to=native,custom-ops=false), strip-identity-cast, fuse-reshapes,
 //   fuse-transposes, extract-constants, dedupe-initializers, cse, dce
 // and rounds repeat until a whole round changes nothing (a fixed point), at most
@@ -131,7 +131,7 @@ class SimplifyPass : public Pass {
 
 PassInfo SimplifyPassInfo() {
   return {"simplify",
-          "inline-functions, fold-constants, resolve-shapes, simplify-reductions, fuse-conv-bn, fold-into-weights, "
+          "inline-functions(when=simplifies), fold-constants, resolve-shapes, simplify-reductions, fuse-conv-bn, fold-into-weights, "
           "fix-layernorm(to=native,custom-ops=false), strip-identity-cast, fuse-reshapes, fuse-transposes, "
           "extract-constants, dedupe-initializers, cse, dce, to a fixed point",
           {{"max-rounds", "at most this many rounds", "10"},

@@ -2,10 +2,10 @@
 ReduceSum(keepdims=0) * (1/N) or / N, the reduced axis put back with Reshape, the variance
 max(0, E[x^2] - E[x]^2), Reciprocal(Sqrt(var + eps)) times the scale, then the bias.
 
-jax 0.10's jax2tf only exports through XlaCallModule, which tf2onnx 1.17 cannot convert
-(docs/passes.md, fix-layernorm), so the model is built here op for op with onnx.helper.
-It is first checked against numpy's LayerNorm in onnxruntime (it is a LayerNorm), then
-fused and checked again."""
+The real export is in the corpus (flax_jax2tf_layernorm_op13/17, jax2tf venv); here the
+form is built op for op with onnx.helper, in variants the exporter does not choose
+(ReduceSum / N, axes as attribute at opset 12, opset 18). It is first checked against
+numpy's LayerNorm in onnxruntime (it is a LayerNorm), then fused and checked again."""
 from __future__ import annotations
 
 import numpy as np
