@@ -49,27 +49,31 @@ bool AllOnes(const Node& n, const Shape& shape, const std::vector<int64_t>& axes
 
 // ---- Reduce* over size-1 axes: x, or Squeeze(x) ---------------------------------------
 
-bool CheckReduceOverOnes(const Match& m, std::string* why) {
+// The plan: the axes to squeeze (canonical); empty: the result is x itself.
+using Axes = std::vector<int64_t>;
+
+Verdict<Axes> CheckReduceOverOnes(const Match& m) {
   const Node& n = *m.root();
-  if (ReducesNothing(n)) return true;
+  if (ReducesNothing(n)) return Axes{};
   std::optional<Shape> shape = ShapeOf(n.input(0));
-  if (!shape) return Refuse(why, absl::StrCat(n.op_type(), " '", n.name(), "': the input rank is unknown"));
-  auto axes = patterns::ReducedAxes(n, static_cast<int64_t>(shape->size()), why);
-  return axes && AllOnes(n, *shape, *axes, why);
+  if (!shape) return Refuse(absl::StrCat(n.op_type(), " '", n.name(), "': the input rank is unknown"));
+  std::string why;
+  auto axes = patterns::ReducedAxes(n, static_cast<int64_t>(shape->size()), &why);
+  if (!axes || !AllOnes(n, *shape, *axes, &why)) return Refuse(why);
+  if (KeepDims(n)) return Axes{};
+  return *axes;
 }
 
-StatusOr<std::vector<Value*>> ReplaceReduceOverOnes(const Match& m, Rewriter& rw) {
+StatusOr<std::vector<Value*>> ReplaceReduceOverOnes(const Match& m, Axes squeezed, Rewriter& rw) {
   const Node& n = *m.root();
   Value* x = n.input(0);
-  if (ReducesNothing(n) || KeepDims(n)) return std::vector<Value*>{x};
-  auto shape = ShapeOf(x);
-  auto axes = patterns::ReducedAxes(n, static_cast<int64_t>(shape->size()), nullptr);
+  if (squeezed.empty()) return std::vector<Value*>{x};
   if (rw.graph()->OpsetVersion("") >= 13) {
     // The reduction's own axes input when it has one (it may hold negative axes: Squeeze takes them too).
-    Value* axes_input = n.num_inputs() > 1 && n.input(1) ? n.input(1) : rw.Int64s(*axes);
+    Value* axes_input = n.num_inputs() > 1 && n.input(1) ? n.input(1) : rw.Int64s(squeezed);
     return std::vector<Value*>{rw.Op("Squeeze", {x, axes_input})};
   }
-  return std::vector<Value*>{rw.Op("Squeeze", {x}, {Rewriter::AttrInts("axes", *axes)})};
+  return std::vector<Value*>{rw.Op("Squeeze", {x}, {Rewriter::AttrInts("axes", squeezed)})};
 }
 
 // ---- ConstantOfShape(static shape, value) --------------------------------------------
@@ -120,25 +124,27 @@ std::optional<int64_t> AxisAttr(const Node& n, int64_t rank, int64_t default_axi
   return axis;
 }
 
-bool CheckArgOverOne(const Match& m, std::string* why) {
+// The plan of the constant folds: the dims of the result.
+using Dims = std::vector<int64_t>;
+
+Verdict<Dims> CheckArgOverOne(const Match& m) {
   const Node& n = *m.root();
   std::optional<Shape> shape = ShapeOf(n.input(0));
-  if (!shape) return Refuse(why, absl::StrCat(n.op_type(), " '", n.name(), "': the input rank is unknown"));
-  auto axis = AxisAttr(n, static_cast<int64_t>(shape->size()), 0, why);
-  if (!axis || !AllOnes(n, *shape, {*axis}, why)) return false;
-  if (!StaticDims(shape)) {
-    return Refuse(why, absl::StrCat(n.op_type(), " '", n.name(), "' has an output shape that is not static ",
-                                    ShapeToString(*shape), ": zeros of it would take more nodes"));
+  if (!shape) return Refuse(absl::StrCat(n.op_type(), " '", n.name(), "': the input rank is unknown"));
+  std::string why;
+  auto axis = AxisAttr(n, static_cast<int64_t>(shape->size()), 0, &why);
+  if (!axis || !AllOnes(n, *shape, {*axis}, &why)) return Refuse(why);
+  std::optional<Dims> dims = StaticDims(shape);
+  if (!dims) {
+    return Refuse(absl::StrCat(n.op_type(), " '", n.name(), "' has an output shape that is not static ",
+                               ShapeToString(*shape), ": zeros of it would take more nodes"));
   }
-  return true;
+  return ArgOutputDims(n, *dims, *axis);
 }
 
-StatusOr<std::vector<Value*>> ReplaceArgOverOne(const Match& m, Rewriter& rw) {
-  const Node& n = *m.root();
-  std::vector<int64_t> dims = *StaticShapeOf(n.input(0));
-  int64_t axis = *AxisAttr(n, static_cast<int64_t>(dims.size()), 0, nullptr);
+StatusOr<std::vector<Value*>> ReplaceArgOverOne(const Match& m, Dims dims, Rewriter& rw) {
   OS_ASSIGN_OR_RETURN(onnx::AttributeProto zero, FillValue(onnx::TensorProto::INT64, false));
-  return std::vector<Value*>{Filled(rw, ArgOutputDims(n, dims, axis), std::move(zero))};
+  return std::vector<Value*>{Filled(rw, dims, std::move(zero))};
 }
 
 // ---- Softmax / LogSoftmax over a size-1 axis: ones / zeros (assume_finite) ------------
@@ -148,42 +154,44 @@ bool IsFillable(int32_t t) {
          t == onnx::TensorProto::BFLOAT16;
 }
 
-PatternRule::Check CheckSoftmaxOverOne(bool assume_finite) {
-  return [assume_finite](const Match& m, std::string* why) {
+auto CheckSoftmaxOverOne(bool assume_finite) {
+  return [assume_finite](const Match& m) -> Verdict<Dims> {
     const Node& n = *m.root();
     std::optional<Shape> shape = ShapeOf(n.input(0));
-    if (!shape) return Refuse(why, absl::StrCat(n.op_type(), " '", n.name(), "': the input rank is unknown"));
+    if (!shape) return Refuse(absl::StrCat(n.op_type(), " '", n.name(), "': the input rank is unknown"));
+    std::string why;
     const int64_t rank = static_cast<int64_t>(shape->size());
     // From opset 13 one axis (default -1); below, the input is flattened to 2-D at `axis`
     // (default 1) and normalized over every axis from it on.
     bool single_axis = n.graph()->OpsetVersion("") >= 13;
-    auto axis = AxisAttr(n, rank, single_axis ? -1 : 1, why);
-    if (!axis) return false;
+    auto axis = AxisAttr(n, rank, single_axis ? -1 : 1, &why);
+    if (!axis) return Refuse(why);
     std::vector<int64_t> axes = {*axis};
     if (!single_axis)
       for (int64_t a = *axis + 1; a < rank; ++a) axes.push_back(a);
-    if (!AllOnes(n, *shape, axes, why)) return false;
+    if (!AllOnes(n, *shape, axes, &why)) return Refuse(why);
     if (!IsFillable(ElementType(n.input(0)))) {
-      return Refuse(why, absl::StrCat(n.op_type(), " '", n.name(), "': the element type is unknown or not a float type"));
+      return Refuse(absl::StrCat(n.op_type(), " '", n.name(), "': the element type is unknown or not a float type"));
     }
-    if (!StaticDims(shape)) {
-      return Refuse(why, absl::StrCat(n.op_type(), " '", n.name(), "' has a shape that is not static ",
+    std::optional<Dims> dims = StaticDims(shape);
+    if (!dims) {
+      return Refuse(absl::StrCat(n.op_type(), " '", n.name(), "' has a shape that is not static ",
                                       ShapeToString(*shape), ": a constant of it would take more nodes"));
     }
     if (!assume_finite) {
-      return Refuse(why, absl::StrCat(n.op_type(), " '", n.name(), "' is over one element: ",
+      return Refuse(absl::StrCat(n.op_type(), " '", n.name(), "' is over one element: ",
                                       n.Is("Softmax") ? "1" : "0",
                                       " for finite inputs but NaN for NaN or infinite ones; folded only with "
                                       "assume-finite=true"));
     }
-    return true;
+    return *dims;
   };
 }
 
-StatusOr<std::vector<Value*>> ReplaceSoftmaxOverOne(const Match& m, Rewriter& rw) {
+StatusOr<std::vector<Value*>> ReplaceSoftmaxOverOne(const Match& m, Dims dims, Rewriter& rw) {
   const Node& n = *m.root();
   OS_ASSIGN_OR_RETURN(onnx::AttributeProto value, FillValue(ElementType(n.input(0)), n.Is("Softmax")));
-  return std::vector<Value*>{Filled(rw, *StaticShapeOf(n.input(0)), std::move(value))};
+  return std::vector<Value*>{Filled(rw, dims, std::move(value))};
 }
 
 }  // namespace
@@ -192,20 +200,20 @@ void AddSizeOneAxisRules(std::vector<std::unique_ptr<RewriteRule>>& rules, bool 
   for (const char* op : {"ReduceMean", "ReduceMax", "ReduceMin", "ReduceSum", "ReduceProd"}) {
     Pattern p("reduce-over-ones");
     OpRef root = p.Op(op, {p.Any("x")}).AnyNumberOfInputs();
-    rules.push_back(std::make_unique<PatternRule>("reduce-over-ones", std::move(p), root.id(), ReplaceReduceOverOnes,
-                                                  CheckReduceOverOnes));
+    rules.push_back(std::make_unique<PatternRule<Axes>>("reduce-over-ones", std::move(p), root.id(), CheckReduceOverOnes,
+                                                        ReplaceReduceOverOnes));
   }
   for (const char* op : {"ArgMax", "ArgMin"}) {
     Pattern p("arg-over-one");
     OpRef root = p.Op(op, {p.Any("x")});
     rules.push_back(
-        std::make_unique<PatternRule>("arg-over-one", std::move(p), root.id(), ReplaceArgOverOne, CheckArgOverOne));
+        std::make_unique<PatternRule<Dims>>("arg-over-one", std::move(p), root.id(), CheckArgOverOne, ReplaceArgOverOne));
   }
   for (const char* op : {"Softmax", "LogSoftmax"}) {
     Pattern p("softmax-over-one");
     OpRef root = p.Op(op, {p.Any("x")});
-    rules.push_back(std::make_unique<PatternRule>("softmax-over-one", std::move(p), root.id(), ReplaceSoftmaxOverOne,
-                                                  CheckSoftmaxOverOne(assume_finite)));
+    rules.push_back(std::make_unique<PatternRule<Dims>>("softmax-over-one", std::move(p), root.id(),
+                                                        CheckSoftmaxOverOne(assume_finite), ReplaceSoftmaxOverOne));
   }
 }
 
