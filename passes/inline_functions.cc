@@ -194,20 +194,9 @@ class InlineFunctionsPass : public Pass {
 
 }  // namespace
 
-PassInfo InlineFunctionsPassInfo() {
-  return {"inline-functions",
-          "Replace calls of model-local functions by their bodies",
-          {{"keep-functions", "keep the FunctionProtos after inlining", "false"},
-           {"when", "always (every call) | simplifies (only calls whose body is at most one node, or whose inputs are "
-                    "all constants)", "always"}},
-          [](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {
-            OS_ASSIGN_OR_RETURN(bool keep, o.GetBool("keep-functions", false));
-            std::string when = o.GetString("when", "always");
-            if (when != "always" && when != "simplifies") {
-              return absl::InvalidArgumentError(absl::StrCat("inline-functions: when=", when, " (want always or simplifies)"));
-            }
-            return std::make_unique<InlineFunctionsPass>(keep, when == "always" ? When::kAlways : When::kSimplifies);
-          }};
+StatusOr<std::unique_ptr<Pass>> CreateInlineFunctionsPass(const PassOptions& o) {
+  return std::make_unique<InlineFunctionsPass>(o.Bool("keep-functions"),
+                                               o.String("when") == "always" ? When::kAlways : When::kSimplifies);
 }
 
 }  // namespace onnxsurgeon::passes

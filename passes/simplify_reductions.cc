@@ -52,16 +52,8 @@ class SimplifyReductionsPass : public PatternPass {
 
 }  // namespace
 
-PassInfo SimplifyReductionsPassInfo() {
-  return {"simplify-reductions",
-          "ReduceSum*(1/N) -> ReduceMean; reductions, ArgMax/ArgMin (and, opt-in, Softmax) over static size-1 axes "
-          "folded",
-          {{"assume-finite", "also fold Softmax/LogSoftmax over one element (1 / 0; NaN or inf inputs would not give NaN)",
-            "false"}},
-          [](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {
-            OS_ASSIGN_OR_RETURN(bool assume_finite, o.GetBool("assume-finite", false));
-            return std::make_unique<SimplifyReductionsPass>(assume_finite);
-          }};
+StatusOr<std::unique_ptr<Pass>> CreateSimplifyReductionsPass(const PassOptions& o) {
+  return std::make_unique<SimplifyReductionsPass>(o.Bool("assume-finite"));
 }
 
 }  // namespace onnxsurgeon::passes
