@@ -66,11 +66,14 @@ bool BodyMayHoldLayerNorm(const Function& f, const std::vector<std::string>& nam
   return false;
 }
 
-// Every fusion rule is rooted at or passes through a ReduceMean or GlobalAveragePool (decomposed and Keras
-// forms, LayerNorm2d) or matches a custom op by name; without either the rules cannot fire.
+// Every fusion rule is rooted at or passes through a mean (ReduceMean, GlobalAveragePool,
+// ReduceSum * 1/N: decomposed and Keras forms, LayerNorm2d) or matches a custom op by
+// name; without either the rules cannot fire.
 bool MayHoldLayerNorm(const Model& model, const std::vector<std::string>& names) {
   for (Node* n : model.graph().AllNodesRecursive()) {
-    if (n->Is("ReduceMean") || n->Is("GlobalAveragePool") || NamedLikeLayerNorm(*n, names)) return true;
+    if (n->Is("ReduceMean") || n->Is("GlobalAveragePool") || n->Is("ReduceSum") || NamedLikeLayerNorm(*n, names)) {
+      return true;
+    }
   }
   return false;
 }

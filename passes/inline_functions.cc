@@ -8,10 +8,23 @@
 // stay as they are. Functions nothing calls any more are removed (keep-functions=true
 // keeps them), and so are the opset imports of domains nothing uses any more.
 //
+// Options:
+//   keep-functions=false  keep the FunctionProtos even when nothing calls them any more
+//   when=always           always: every call. simplifies: only a call whose body can
+//                         come out no larger than the call itself: a body of at most one
+//                         node besides Constants (which simplify makes initializers), or
+//                         a call whose inputs are all constants (fold-constants folds the
+//                         body). simplify runs it so: a LayerNorm function below opset 17
+//                         (which nothing fuses) stays one call instead of 10 nodes.
+//                         Passes that need a body inline it themselves (fix-layernorm
+//                         inlines calls of functions holding a LayerNorm and fuses them).
+//
 // Before:  Y = local.Twice(X)          Twice(x) => (y) { y = Add(x, x) }
 // After:   Y = Add(X, X)
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
 #include "core/ir/clone.h"
+#include "core/ir/constant.h"
 #include "onnx/defs/schema.h"
 #include "passes/inline_functions.h"
 #include "passes/opset/ir_version.h"
@@ -105,33 +118,68 @@ Status InlineCall(Model& model, Node* call, const Function& f, PassResult& resul
 
 namespace {
 
-Status InlineIn(Model& model, Graph& g, PassResult& result, int depth) {
+enum class When { kAlways, kSimplifies };
+
+// when=simplifies: the call's body cannot make the graph larger once simplified.
+bool InliningSimplifies(const Node& call, const Function& f) {
+  int64_t nodes = 0;
+  for (const Node* n : f.body().nodes()) nodes += n->Is("Constant") ? 0 : 1;
+  if (nodes <= 1) return true;
+  for (const Value* v : call.inputs())
+    if (v && !GetConstant(v)) return false;
+  return true;  // every input constant: the body folds
+}
+
+Status InlineIn(Model& model, Graph& g, When when, PassResult& result, int depth) {
   if (depth > kMaxDepth) return absl::FailedPreconditionError("function calls nest too deep (recursive functions?)");
   bool again = false;
   for (Node* n = g.first_node(); n;) {
     Node* next = n->next();
-    if (const Function* f = model.FindFunction(n->domain(), n->op_type(), n->proto().overload())) {
+    const Function* f = model.FindFunction(n->domain(), n->op_type(), n->proto().overload());
+    if (f && when == When::kSimplifies && !InliningSimplifies(*n, *f)) {
+      result.Count("calls-kept");
+    } else if (f) {
       OS_RETURN_IF_ERROR(InlineCall(model, n, *f, result));
       again = true;  // the inlined body may call functions too
     } else {
-      for (Graph* sub : n->subgraphs()) OS_RETURN_IF_ERROR(InlineIn(model, *sub, result, depth));
+      for (Graph* sub : n->subgraphs()) OS_RETURN_IF_ERROR(InlineIn(model, *sub, when, result, depth));
     }
     n = next;
   }
-  return again ? InlineIn(model, g, result, depth + 1) : absl::OkStatus();
+  return again ? InlineIn(model, g, when, result, depth + 1) : absl::OkStatus();
+}
+
+// Removes the functions no graph, and no kept function, calls any more. Result how many.
+int64_t RemoveUncalledFunctions(Model& model) {
+  absl::flat_hash_set<const Function*> called;
+  std::vector<const Graph*> pending = {&model.graph()};  // AllNodesRecursive covers its subgraphs
+  while (!pending.empty()) {
+    const Graph* g = pending.back();
+    pending.pop_back();
+    for (Node* n : g->AllNodesRecursive()) {
+      const Function* f = model.FindFunction(n->domain(), n->op_type(), n->proto().overload());
+      if (f && called.insert(f).second) pending.push_back(&f->body());
+    }
+  }
+  auto& functions = model.mutable_functions();
+  size_t before = functions.size();
+  functions.erase(std::remove_if(functions.begin(), functions.end(),
+                                 [&](const std::unique_ptr<Function>& f) { return !called.contains(f.get()); }),
+                  functions.end());
+  return static_cast<int64_t>(before - functions.size());
 }
 
 class InlineFunctionsPass : public Pass {
  public:
-  explicit InlineFunctionsPass(bool keep) : keep_(keep) {}
+  InlineFunctionsPass(bool keep, When when) : keep_(keep), when_(when) {}
   StatusOr<PassResult> Run(Model& model, const PassContext&) override {
     PassResult result;
     if (model.functions().empty()) return result;
-    OS_RETURN_IF_ERROR(InlineIn(model, model.graph(), result, 0));
-    if (!keep_) {
-      size_t before = model.functions().size();
-      model.mutable_functions().clear();  // nothing in the main graph calls them any more
-      result.Count("functions-removed", static_cast<int64_t>(before));
+    OS_RETURN_IF_ERROR(InlineIn(model, model.graph(), when_, result, 0));
+    // Only inlining changes the model; a run that kept every call reports no change.
+    result.changed = result.counts.contains("calls-inlined");
+    if (!keep_ && result.changed) {
+      result.Count("functions-removed", RemoveUncalledFunctions(model));
       // The functions' domain (`local`, ...) is imported for nothing now; some runtimes
       // (OpenVINO) refuse a file importing a domain they do not know.
       result.Count("opset-imports-removed", static_cast<int64_t>(opset::RemoveUnusedOpsetImports(model).size()));
@@ -141,12 +189,14 @@ class InlineFunctionsPass : public Pass {
 
  private:
   bool keep_;
+  When when_;
 };
 
 }  // namespace
 
 StatusOr<std::unique_ptr<Pass>> CreateInlineFunctionsPass(const PassOptions& o) {
-  return std::make_unique<InlineFunctionsPass>(o.Bool("keep-functions"));
+  return std::make_unique<InlineFunctionsPass>(o.Bool("keep-functions"),
+                                               o.String("when") == "always" ? When::kAlways : When::kSimplifies);
 }
 
 }  // namespace onnxsurgeon::passes

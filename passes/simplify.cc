@@ -32,7 +32,7 @@ namespace onnxsurgeon::passes {
 
 const FixedPointPipeline& SimplifyPipeline() {
   static const FixedPointPipeline pipeline{
-      .steps = {"inline-functions", "fold-constants", "resolve-shapes", "fuse-conv-bn", "fold-into-weights",
+      .steps = {"inline-functions(when=simplifies)", "fold-constants", "resolve-shapes", "simplify-reductions", "fuse-conv-bn", "fold-into-weights",
                 "fix-layernorm(to=native,custom-ops=false)", "strip-identity-cast", "fuse-reshapes", "fuse-transposes",
                 "extract-constants", "dedupe-initializers", "cse", "dce"},
       .max_rounds = 10,
@@ -51,6 +51,9 @@ StatusOr<std::unique_ptr<Pass>> CreateSimplifyPass(const PassOptions& o) {
   run.max_rounds = o.Int("max-rounds");
   run.skip = o.List("skip");
   if (o.Has("size-limit")) run.step_options["fold-constants"]["max-size"] = std::to_string(o.Int("size-limit"));
+  // inline=simplifies (default): a call is inlined only where that cannot add nodes;
+  // fix-layernorm still inlines and fuses a LayerNorm body at opset >= 17. always: every call.
+  run.step_options["inline-functions"]["when"] = o.String("inline");
   return MakeFixedPointPass(SimplifyPipeline(), run);
 }
 

@@ -10,8 +10,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/ir/constant.h"
+#include "core/ir/shape.h"
 #include "passes/lowering/element_type.h"
 #include "passes/lowering/layer_norm.h"
+#include "passes/patterns/mean.h"
 
 namespace onnxsurgeon::layernorm {
 namespace {
@@ -36,12 +38,14 @@ std::optional<std::vector<int64_t>> Dims(const Value* v) {
   return dims;
 }
 
-// What a mean reduces: a ReduceMean's axes (attribute below opset 18, constant input
-// from 18) or every axis; a GlobalAveragePool's axes 2..rank-1 (tf2onnx writes
-// reduce_mean over the last axis of a rank-3 tensor so).
+// What a mean reduces: a ReduceMean's (or the ReduceSum's of ReduceSum * 1/N) axes
+// (attribute, or constant input from opset 18 / 13) or every axis; a GlobalAveragePool's
+// axes 2..rank-1 (tf2onnx writes reduce_mean over the last axis of a rank-3 tensor so).
+// keepdims=0 is allowed here; CheckKeptAxes decides whether the axes are put back.
 struct Reduction {
   bool all = false;
   std::vector<int64_t> axes;
+  bool keepdims = true;
 };
 
 std::optional<Reduction> ReadReduction(const Node& n, int64_t rank, std::string* why) {
@@ -55,16 +59,13 @@ std::optional<Reduction> ReadReduction(const Node& n, int64_t rank, std::string*
     for (int64_t a = 2; a < rank; ++a) r.axes.push_back(a);
     return r;
   }
-  const Attribute* keepdims = n.FindAttribute("keepdims");
-  if (keepdims && keepdims->i(1) == 0) {
-    Refuse(why, absl::StrCat("ReduceMean '", n.name(), "' drops the reduced axes (keepdims=0)"));
-    return std::nullopt;
-  }
   Reduction r;
+  const Attribute* keepdims = n.FindAttribute("keepdims");
+  r.keepdims = !keepdims || keepdims->i(1) != 0;
   if (n.num_inputs() > 1 && n.input(1)) {
     std::optional<std::vector<int64_t>> ints = ConstantInt64s(n.input(1));
     if (!ints) {
-      Refuse(why, absl::StrCat("ReduceMean '", n.name(), "' reduces over axes that are not a constant"));
+      Refuse(why, absl::StrCat(n.op_type(), " '", n.name(), "' reduces over axes that are not a constant"));
       return std::nullopt;
     }
     r.axes = *ints;
@@ -74,7 +75,7 @@ std::optional<Reduction> ReadReduction(const Node& n, int64_t rank, std::string*
   if (r.axes.empty()) {
     const Attribute* noop = n.FindAttribute("noop_with_empty_axes");
     if (noop && noop->i(0) != 0) {
-      Refuse(why, absl::StrCat("ReduceMean '", n.name(), "' reduces nothing (noop_with_empty_axes)"));
+      Refuse(why, absl::StrCat(n.op_type(), " '", n.name(), "' reduces nothing (noop_with_empty_axes)"));
       return std::nullopt;
     }
     r.all = true;
@@ -344,6 +345,91 @@ StatusOr<Value*> EmitLayerNorm(Rewriter& rw, const Plan& plan) {
 
 // ---- decomposed forms ----------------------------------------------------------------
 
+// Given a value with the reduced axes of `reduced` put back (`kept`: the pattern's
+// keepdims / Reshape / Unsqueeze, maybe under an Expand), whether `reduced` kept its dims,
+// and the canonical reduced axes of x. True when `kept` broadcasts against x exactly as a
+// keepdims=1 reduction would: Unsqueeze of exactly the reduced axes, or a Reshape to x's
+// shape with the reduced axes 1 (an Expand on top must give x's shape).
+bool CheckKeptAxes(const char* role, const Value* kept, const Value* reduced, bool keepdims,
+                   const std::vector<int64_t>& axes, const Value* x, std::string* why) {
+  if (kept == reduced) {
+    if (keepdims) return true;
+    return Refuse(why, absl::StrCat("the ", role, " '", reduced->name(),
+                                    "' drops the reduced axes (keepdims=0) and nothing puts them back"));
+  }
+  const Node* n = kept->producer();
+  std::optional<Shape> x_shape = ShapeOf(x);
+  if (!x_shape) return Refuse(why, absl::StrCat("x's rank is unknown: cannot tell what '", n->name(), "' restores"));
+  const int64_t rank = static_cast<int64_t>(x_shape->size());
+  if (n->Is("Expand")) {
+    // Against x, Expand only repeats what broadcasting would: its output must fit in x's
+    // shape (each dim 1 or x's), as jax2tf's BroadcastTo to [.., 1] or to x's shape does.
+    std::optional<Shape> shape = ShapeOf(kept);
+    bool fits = shape && shape->size() <= x_shape->size();
+    for (size_t i = 0; fits && i < shape->size(); ++i) {
+      const Dim& d = (*shape)[i];
+      fits = (d.is_static() && d.value == 1) || d.SameAs((*x_shape)[x_shape->size() - shape->size() + i]);
+    }
+    if (!fits) {
+      return Refuse(why, absl::StrCat("Expand '", n->name(), "' of the ", role, " gives ",
+                                      shape ? ShapeToString(*shape) : std::string("an unknown shape"),
+                                      ", which does not broadcast into x's shape ", ShapeToString(*x_shape)));
+    }
+    return CheckKeptAxes(role, n->input(0), reduced, keepdims, axes, x, why);
+  }
+  if (n->Is("Unsqueeze")) {
+    std::optional<std::vector<int64_t>> put_back;
+    if (n->num_inputs() > 1 && n->input(1)) put_back = ConstantInt64s(n->input(1));
+    else if (const Attribute* a = n->FindAttribute("axes")) put_back = a->ints();
+    if (put_back) {
+      for (int64_t& a : *put_back) a = a < 0 ? a + rank : a;
+      std::sort(put_back->begin(), put_back->end());
+    }
+    if (keepdims || put_back != axes) {
+      return Refuse(why, absl::StrCat("Unsqueeze '", n->name(), "' of the ", role, " does not put back exactly the reduced axes"));
+    }
+    return true;
+  }
+  // Reshape: to x's shape with the reduced axes 1 (the inferred output shape, else the
+  // constant target shape).
+  std::optional<Shape> shape = ShapeOf(kept);
+  if (!shape || !StaticDims(shape)) {
+    if (auto target = ConstantInt64s(n->input(1));
+        target && std::all_of(target->begin(), target->end(), [](int64_t d) { return d > 0; })) {
+      shape = Shape();
+      for (int64_t d : *target) shape->push_back(Dim::Static(d));
+    }
+  }
+  bool restores = shape && static_cast<int64_t>(shape->size()) == rank;
+  for (int64_t i = 0; restores && i < rank; ++i) {
+    const Dim& d = (*shape)[static_cast<size_t>(i)];
+    bool reduced_axis = std::binary_search(axes.begin(), axes.end(), i);
+    restores = reduced_axis ? d.is_static() && d.value == 1 : d.SameAs((*x_shape)[static_cast<size_t>(i)]);
+  }
+  if (!restores) {
+    return Refuse(why, absl::StrCat("Reshape '", n->name(), "' of the ", role, " gives ",
+                                    shape ? ShapeToString(*shape) : std::string("an unknown shape"), ", not x's shape ",
+                                    ShapeToString(*x_shape), " with the reduced axes 1"));
+  }
+  return true;
+}
+
+// The two means really are means (a ReduceSum's factor is 1/N of x's static reduced
+// dims), and each reaches x with the reduced axes back in place.
+bool CheckMeans(const Match& m, const Reduction& mean, const Reduction& var, const Value* x, std::string* why) {
+  if (!patterns::IsAverage(m.value("mean"), x, why) || !patterns::IsAverage(m.value("var_mean"), x, why)) return false;
+  auto axes = CanonicalAxes(mean, Rank(x));
+  if (!axes) return Refuse(why, "the reduced axes are unknown");
+  // E[x^2] - E[x]^2 subtracts the two reductions: they must keep the same dims.
+  const Node* var_op = m.value("var")->producer();
+  bool moments = var_op->Is("Sub") || var_op->Is("Max");
+  if (moments && mean.keepdims != var.keepdims) {
+    return Refuse(why, "E[x^2] and E[x]^2 differ in keepdims: their difference would broadcast");
+  }
+  return CheckKeptAxes("mean", m.value("mean_kept"), m.value("mean"), mean.keepdims, *axes, x, why) &&
+         CheckKeptAxes("variance", m.value("var_kept"), m.value("var"), var.keepdims, *axes, x, why);
+}
+
 // Given a match holding x, the two ReduceMeans ("mean", "var"), "eps" and optionally
 // "scale"/"bias". Result the plan, or nullopt with the reason.
 std::optional<Plan> Analyze(const Match& m, std::string* why) {
@@ -362,11 +448,18 @@ std::optional<Plan> Analyze(const Match& m, std::string* why) {
     return std::nullopt;
   }
   const int64_t rank = Rank(plan.x);
-  auto mean = ReadReduction(*m.value("mean")->producer(), rank, why);
+  const Node* mean_op = patterns::ReductionOf(m.value("mean"));
+  const Node* var_op = patterns::ReductionOf(m.value("var_mean"));
+  if (!mean_op || !var_op) {
+    Refuse(why, "a matched mean is not a reduction");
+    return std::nullopt;
+  }
+  auto mean = ReadReduction(*mean_op, rank, why);
   if (!mean) return std::nullopt;
-  auto var = ReadReduction(*m.value("var_mean")->producer(), rank, why);
+  auto var = ReadReduction(*var_op, rank, why);
   if (!var) return std::nullopt;
   if (!PlanAxes(*mean, *var, rank, plan, why)) return std::nullopt;
+  if (!CheckMeans(m, *mean, *var, plan.x, why)) return std::nullopt;
   std::optional<double> eps = m.constant("eps").ScalarAsDouble();
   if (!eps || !std::isfinite(*eps)) {
     Refuse(why, "epsilon is not a finite scalar");
@@ -450,16 +543,22 @@ const char* DivisionName(Division d) {
   return "";
 }
 
-// mean = ReduceMean(x); d = Sub(x, mean); var = ReduceMean(Pow(d, 2) | Mul(d, d)), or
-// var = [Max(0,] ReduceMean(x^2) - mean^2 [)]; a ReduceMean may be a GlobalAveragePool.
+// mean = E[x]; d = Sub(x, mean'); var = E[Pow(d, 2) | Mul(d, d)], or
+// var = [Max(0,] E[x^2] - mean^2 [)]; E is any patterns::MeanOf form (ReduceMean,
+// GlobalAveragePool, ReduceSum * 1/N). mean' and var' are the mean and variance as they
+// meet x: themselves (keepdims=1), or with the reduced axes put back (KeptAxes).
 struct Variance {
-  ValueRef x, d, mean, var;
+  ValueRef x, d, mean, mean_kept, var_kept;
 };
 
-// mean(v) over some axes: ReduceMean, or GlobalAveragePool (axes 2..); the op's node is
-// the producer of the captured value (ReadReduction reads its axes).
-ValueRef MeanOf(Pattern& p, ValueRef v, std::string capture) {
-  return p.Or({p.Op("ReduceMean", {v}).AnyNumberOfInputs(), p.Op("GlobalAveragePool", {v})}, std::move(capture));
+using patterns::MeanOf;
+
+// `reduced` with the reduced axes back as 1s: itself (keepdims=1), Reshape or Unsqueeze
+// (jax2tf's expand_dims after a keepdims=0 reduction), maybe then Expanded to x's shape.
+// CheckKeptAxes decides which is right.
+ValueRef KeptAxes(Pattern& p, ValueRef reduced, std::string capture) {
+  ValueRef restored = p.Or({reduced, p.Op("Reshape", {reduced, p.Any()}), p.Op("Unsqueeze", {reduced}).AnyNumberOfInputs()});
+  return p.Or({restored, p.Op("Expand", {restored, p.Any()})}, std::move(capture));
 }
 
 // v^2 as Pow(v, 2) or Mul(v, v).
@@ -476,14 +575,15 @@ bool IsZero(const ConstantData& c, std::string* why) {
 Variance BuildVariance(Pattern& p) {
   ValueRef x = p.Any("x");
   ValueRef mean = MeanOf(p, x, "mean");
-  ValueRef d = p.Op("Sub", {x, mean});
+  ValueRef mean_kept = KeptAxes(p, mean, "mean_kept");
+  ValueRef d = p.Op("Sub", {x, mean_kept});
   // E[(x - mean)^2], or E[x^2] - E[x]^2 (Flax's fast variance) with or without its
   // max(0, .) clamp: the same variance in exact arithmetic (see fix-layernorm in docs/passes.md).
   ValueRef central = MeanOf(p, Square(p, d), "var_mean");
   ValueRef moments = p.Op("Sub", {MeanOf(p, Square(p, x), "var_mean"), Square(p, mean)});
   ValueRef clamped = p.Op("Max", {moments, p.Const("zero", IsZero)}).Commutative();
   ValueRef var = p.Or({central, clamped, moments}, "var");
-  return {x, d, mean, var};
+  return {x, d, mean, mean_kept, KeptAxes(p, var, "var_kept")};
 }
 
 ValueRef ScalarConst(Pattern& p, std::string capture) {
@@ -497,9 +597,9 @@ ValueRef ScalarConst(Pattern& p, std::string capture) {
 // (x - mean) / sqrt(var + eps), written as `division`.
 OpRef BuildStandardized(Pattern& p, Division division) {
   Variance v = BuildVariance(p);
-  OpRef var_eps = p.Op("Add", {v.var, ScalarConst(p, "eps")}).Commutative();
+  OpRef var_eps = p.Op("Add", {v.var_kept, ScalarConst(p, "eps")}).Commutative();
   // The numerator is d itself or a second Sub(x, mean) (exporters duplicate it).
-  ValueRef numerator = p.Or({v.d, p.Op("Sub", {v.x, v.mean})});
+  ValueRef numerator = p.Or({v.d, p.Op("Sub", {v.x, v.mean_kept})});
   switch (division) {
     case Division::kDiv:
       return p.Op("Div", {numerator, p.Op("Sqrt", {var_eps})});
@@ -513,21 +613,40 @@ OpRef BuildStandardized(Pattern& p, Division division) {
   return {nullptr, -1};
 }
 
+// 1 / sqrt(var + eps): Reciprocal(Sqrt(.)), Div(1, Sqrt(.)) or Pow(., -0.5).
+ValueRef InverseStd(Pattern& p, const Variance& v) {
+  OpRef var_eps = p.Op("Add", {v.var_kept, ScalarConst(p, "eps")}).Commutative();
+  ValueRef std_dev = p.Op("Sqrt", {var_eps});
+  return p.Or({p.Op("Reciprocal", {std_dev}), p.Op("Div", {p.ScalarNear("one", 1.0), std_dev}),
+               p.Op("Pow", {var_eps, p.ScalarNear("minus_half", -0.5)})});
+}
+
 // Keras / tf2onnx: y = x * inv + (beta - mean * inv), inv = rsqrt(var + eps) [* gamma].
 std::unique_ptr<RewriteRule> MakeKerasRule(const DecomposeWhen& decompose) {
   Pattern p("layernorm-keras");
   Variance v = BuildVariance(p);
-  OpRef var_eps = p.Op("Add", {v.var, ScalarConst(p, "eps")}).Commutative();
-  ValueRef std_dev = p.Op("Sqrt", {var_eps});
-  ValueRef rsqrt = p.Or({p.Op("Reciprocal", {std_dev}), p.Op("Div", {p.ScalarNear("one", 1.0), std_dev}),
-                         p.Op("Pow", {var_eps, p.ScalarNear("minus_half", -0.5)})});
+  ValueRef rsqrt = InverseStd(p, v);
   ValueRef inv = p.Or({p.Op("Mul", {rsqrt, p.Any("scale")}).Commutative(), rsqrt});
   // beta - mean * inv (tf.nn.batch_normalization), or -mean * inv + beta (Keras 3)
-  ValueRef shifted = p.Or({p.Op("Sub", {p.Any("bias"), p.Op("Mul", {v.mean, inv}).Commutative()}),
-                           p.Op("Add", {p.Op("Mul", {p.Op("Neg", {v.mean}), inv}).Commutative(), p.Any("bias")})
+  ValueRef shifted = p.Or({p.Op("Sub", {p.Any("bias"), p.Op("Mul", {v.mean_kept, inv}).Commutative()}),
+                           p.Op("Add", {p.Op("Mul", {p.Op("Neg", {v.mean_kept}), inv}).Commutative(), p.Any("bias")})
                                .Commutative()});
   OpRef root = p.Op("Add", {p.Op("Mul", {v.x, inv}).Commutative(), shifted}).Commutative();
   return MakeRule("layernorm-keras", std::move(p), root.id(), 3, decompose);
+}
+
+// Flax (jax2tf + tf2onnx): the scale multiplies the inverse standard deviation first,
+//   y = (x - mean') * (rsqrt(var' + eps) * scale) [+ bias]
+std::unique_ptr<RewriteRule> MakeScaledInverseRule(bool with_bias, const DecomposeWhen& decompose) {
+  std::string name = with_bias ? "layernorm-scaled-inverse-affine" : "layernorm-scaled-inverse";
+  Pattern p(name);
+  Variance v = BuildVariance(p);
+  ValueRef inv = p.Op("Mul", {InverseStd(p, v), p.Any("scale")}).Commutative();
+  ValueRef numerator = p.Or({v.d, p.Op("Sub", {v.x, v.mean_kept})});
+  OpRef n = p.Op("Mul", {numerator, inv}).Commutative();
+  if (!with_bias) return MakeRule(name, std::move(p), n.id(), 2, decompose);
+  OpRef root = p.Op("Add", {n, p.Any("bias")}).Commutative();
+  return MakeRule(name, std::move(p), root.id(), 3, decompose);
 }
 
 // ---- custom ops named like a LayerNorm -----------------------------------------------
@@ -636,6 +755,8 @@ std::vector<std::unique_ptr<RewriteRule>> MakeFusionRules(std::vector<std::strin
   std::vector<std::unique_ptr<RewriteRule>> rules;
   rules.push_back(std::make_unique<CustomNamedLayerNormRule>(std::move(custom_names), decompose));
   rules.push_back(MakeKerasRule(decompose));
+  rules.push_back(MakeScaledInverseRule(/*with_bias=*/true, decompose));
+  rules.push_back(MakeScaledInverseRule(/*with_bias=*/false, decompose));
   for (Division division : kDivisions) {
     std::string form = DivisionName(division);
     {  // y = Add(Mul(n, scale), bias)

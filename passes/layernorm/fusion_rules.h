@@ -3,7 +3,10 @@
 //
 // Decomposed forms (x may be a Cast output; every Add/Mul matches either operand order):
 //   mean = ReduceMean(x)                     axes as attribute or as constant input
-//   d    = Sub(x, mean)
+//        | ReduceSum(x) * (1/N) | ReduceSum(x) / N   (passes/patterns/mean.h; N static)
+//   mean'= mean (keepdims=1) | Reshape/Unsqueeze(mean) putting the reduced axes back
+//          [then Expand to x's shape]        (and var' likewise, for var + eps)
+//   d    = Sub(x, mean')
 //   var  = ReduceMean(Pow(d, 2) | Mul(d, d))
 //   std  = Sqrt(Add(var, eps))               eps: a scalar constant
 //   n    = Div(d', std) | Mul(d', Reciprocal(std)) | Mul(d', Div(1, std))
@@ -12,6 +15,8 @@
 // and the Keras/tf2onnx form
 //   inv  = Reciprocal(Sqrt(Add(var, eps))) [* gamma]
 //   y    = Add(Mul(x, inv), Sub(beta, Mul(mean, inv)))
+// and the Flax jax2tf+tf2onnx form, scale folded into the inverse
+//   y    = Add(Mul(d', Mul(Reciprocal(Sqrt(Add(var', eps))), scale)), bias)
 // Custom ops named like a LayerNorm in a non-standard domain (Custom_LayerNorm, ...) are
 // taken by name, epsilon and axis from their attributes.
 //
@@ -20,7 +25,8 @@
 // [C] scale, Transpose back; that needs a known rank and constant affine operands.
 //
 // Refused, each with a reason under --debug-patterns: different axes on the two
-// reductions, non-trailing axes of an input of unknown rank, keepdims=0, an epsilon that is not a
+// reductions, non-trailing axes of an input of unknown rank, keepdims=0 not put back (or put back
+// onto other axes), a sum whose factor is not 1/N, an epsilon that is not a
 // scalar constant, double precision (LayerNormalization computes in float), scale or
 // bias that would broadcast beyond the normalized axes, and (by the matcher) any
 // intermediate used outside the match. RMSNorm (no mean subtraction), (x-mean)/(std+eps)

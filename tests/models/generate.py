@@ -17,13 +17,13 @@ A model that fails leaves NAME.error (the traceback) and no stamp; the exit stat
 The catalog below is importable without torch (tests parametrize over it at collection
 time); builders live in corpus_*.py and are imported only when a model is (re)built.
 
-Models of the other exporters (tf2onnx, jax2onnx, paddle2onnx; `stack` below) are built
+Models of the other exporters (tf2onnx, jax2onnx, jax2tf + tf2onnx, paddle2onnx; `stack` below) are built
 by exporters/run.py inside that stack's own virtualenv (scripts/exporter-venv.sh), and
 cached outside the clone, in ${ONNXSURGEON_CACHE:-${XDG_CACHE_HOME:-~/.cache}/onnxsurgeon}/
 corpus, keyed by the stamp (the stack's sources and pinned requirements): a fresh clone
 (CI) copies them from there instead of paying TensorFlow/JAX/Paddle again. Cold, on the
 2-core machine: the venvs installed in 100 s (tf, 1.6 GB), 107 s (paddle, 1.1 GB) and
-146 s (jax, 1.1 GB) from PyPI; the exports took tf 27 s, jax 495 s, paddle 91 s while
+146 s (jax, 1.1 GB), 353 s (jax2tf: jax 0.4.30 with the tf stack, 2.1 GB) from PyPI; the exports took tf 27 s, jax 495 s, paddle 91 s while
 other builds shared the cores (jax's tracing dominates): about 15 minutes once. `make test` builds them when the cache lacks them, so a fresh machine pays
 this once and CI stays within its budget; a model that cannot be built fails the tests
 that use it with its NAME.error, it is never skipped.
@@ -50,7 +50,7 @@ HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = HERE / ".generated"
 EXPORTERS = HERE / "exporters"
 REPO = HERE.parents[1]
-STACKS = ("tf", "jax", "paddle")
+STACKS = ("tf", "jax", "paddle", "jax2tf")
 VERSIONED_PACKAGES = ("torch", "onnx", "onnxscript", "transformers", "numpy")
 
 
@@ -122,6 +122,9 @@ CATALOG: tuple[Entry, ...] = (
     Entry("flax_layernorm_op17", "corpus_jax:flax_layernorm_op17", "Flax LayerNorm x2 (variance max(0, E[x^2]-E[x]^2)) between Linear layers, jax2onnx opset 17", stack="jax"),
     Entry("flax_gelu_op17", "corpus_jax:flax_gelu_op17", "jax.nn.gelu tanh (x*x*x) and exact (Erf of x*(1/sqrt 2)) between Linear layers, jax2onnx opset 17", stack="jax"),
     Entry("flax_mixer_op17", "corpus_jax:flax_mixer_op17", "small MLP-Mixer (patch Conv, 2 blocks, 5 LayerNorms, tanh GELUs, mean-pool head), jax2onnx opset 17", stack="jax"),
+    # Flax linen through jax2tf + tf2onnx (exporters/corpus_jax2tf.py)
+    Entry("flax_jax2tf_layernorm_op13", "corpus_jax2tf:flax_jax2tf_layernorm_op13", "Flax LayerNorm x2 between Dense layers, jax2tf + tf2onnx opset 13: means as ReduceSum * (1/N), Reshape/Expand back", stack="jax2tf"),
+    Entry("flax_jax2tf_layernorm_op17", "corpus_jax2tf:flax_jax2tf_layernorm_op17", "Flax LayerNorm x2 between Dense layers, jax2tf + tf2onnx opset 17: means as ReduceSum * (1/N), Reshape/Expand back", stack="jax2tf"),
     # PaddlePaddle through paddle2onnx (exporters/corpus_paddle.py)
     Entry("paddle_layernorm_op11", "corpus_paddle:paddle_layernorm_op11", "paddle LayerNorm + GELU MLP block, paddle2onnx opset 11: decomposed LayerNorm", stack="paddle"),
     Entry("paddle_layernorm_op17", "corpus_paddle:paddle_layernorm_op17", "paddle LayerNorm + GELU MLP block, paddle2onnx opset 17: LayerNormalization", stack="paddle"),

@@ -1,4 +1,4 @@
-"""The models of the other exporters (tf2onnx, jax2onnx, paddle2onnx; tests/models/exporters)
+"""The models of the other exporters (tf2onnx, jax2onnx, jax2tf + tf2onnx, paddle2onnx; tests/models/exporters)
 through what their users run: the standard corpus checks (test_corpus*.py,
 test_fix_layernorm.py, test_opset_conversion.py) already cover them; here the GELU forms
 these exporters write and the mission pipelines down to opsets 13 and 11, against the
@@ -21,7 +21,7 @@ def _opset(model: onnx.ModelProto) -> int:
 
 
 def test_every_stack_is_in_the_corpus():
-    assert {_catalog.BY_NAME[n].stack for n in EXPORTER_MODELS} == {"tf", "jax", "paddle"}
+    assert {_catalog.BY_NAME[n].stack for n in EXPORTER_MODELS} == {"tf", "jax", "paddle", "jax2tf"}
 
 
 @pytest.mark.parametrize("name", GELU_MODELS)
