@@ -1,6 +1,6 @@
 // fuse-gelu: replaces the GELU subgraphs exporters write by the Gelu op (opset >= 20).
 //
-// Matches (passes/patterns/gelu.h), with any operand order and any association of the
+// Matches (passes/gelu/subgraph_rules.h), with any operand order and any association of the
 // products:
 //   exact:  x * 0.5 * (1 + Erf(x / sqrt(2)))          -> Gelu(x)
 //           (also Erf(x * 0.70710678), x / 2 instead of x * 0.5, and 0.5 * (1 + erf)
@@ -25,13 +25,13 @@
 // After:   y = Gelu(x)
 #include "absl/strings/str_cat.h"
 #include "core/pass/pattern_pass.h"
-#include "passes/patterns/gelu.h"
+#include "passes/gelu/subgraph_rules.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
 namespace {
 
-using patterns::GeluKind;
+using gelu::GeluKind;
 
 bool GeluAllowed(const pattern::Match& m, std::string* why) {
   int64_t opset = m.root()->graph()->OpsetVersion("");
@@ -54,7 +54,7 @@ bool GeluAllowed(const pattern::Match& m, std::string* why) {
 class FuseGeluPass : public PatternPass {
  public:
   FuseGeluPass() {
-    patterns::AddGeluSubgraphRules(
+    gelu::AddGeluSubgraphRules(
         *this, "gelu", {GeluKind::kExact, GeluKind::kTanh},
         [this](GeluKind kind, Value* x, const pattern::Match& m, Rewriter& rw) -> StatusOr<Value*> {
           sweeper_.Remember(m);
@@ -74,11 +74,11 @@ class FuseGeluPass : public PatternPass {
     }
     OS_ASSIGN_OR_RETURN(PassResult raw, PatternPass::Run(model, context));
     OS_RETURN_IF_ERROR(sweeper_.Sweep());
-    return patterns::MergeFormCounts(raw);
+    return gelu::MergeFormCounts(raw);
   }
 
  private:
-  patterns::DeadConstantSweeper sweeper_;
+  gelu::DeadConstantSweeper sweeper_;
 };
 
 }  // namespace

@@ -31,13 +31,13 @@
 #include "core/pass/pattern_pass.h"
 #include "passes/lowering/element_type.h"
 #include "passes/lowering/gelu.h"
-#include "passes/patterns/gelu.h"
+#include "passes/gelu/subgraph_rules.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
 namespace {
 
-using patterns::GeluKind;
+using gelu::GeluKind;
 
 enum class Target { kErf, kTanh, kSigmoid };
 
@@ -78,7 +78,7 @@ class RewriteGeluPass : public PatternPass {
     if (to != Target::kErf) kinds.push_back(GeluKind::kExact);
     if (to == Target::kSigmoid) kinds.push_back(GeluKind::kTanh);
     if (kinds.empty()) return;  // to=erf: every subgraph is already an allowed form
-    patterns::AddGeluSubgraphRules(
+    gelu::AddGeluSubgraphRules(
         *this, "gelu-subgraph", kinds,
         [this](GeluKind kind, Value* x, const pattern::Match& m, Rewriter& rw) -> StatusOr<Value*> {
           sweeper_.Remember(m);
@@ -92,7 +92,7 @@ class RewriteGeluPass : public PatternPass {
     lowering::InferTypesIfNeeded(model, "Gelu");
     OS_ASSIGN_OR_RETURN(PassResult raw, PatternPass::Run(model, context));
     OS_RETURN_IF_ERROR(sweeper_.Sweep());
-    return patterns::MergeFormCounts(raw);
+    return gelu::MergeFormCounts(raw);
   }
 
  private:
@@ -102,7 +102,7 @@ class RewriteGeluPass : public PatternPass {
   }
 
   Target to_;
-  patterns::DeadConstantSweeper sweeper_;
+  gelu::DeadConstantSweeper sweeper_;
 };
 
 }  // namespace

@@ -21,7 +21,7 @@
 #include "core/pass/pattern_pass.h"
 #include "core/rewrite/rule.h"
 
-namespace onnxsurgeon::patterns {
+namespace onnxsurgeon::gelu {
 
 enum class GeluKind { kExact, kTanh };
 
@@ -51,4 +51,4 @@ class DeadConstantSweeper {
 // "gelu-erf#3" -> "gelu-erf": one count per kind rather than per root form.
 PassResult MergeFormCounts(const PassResult& raw);
 
-}  // namespace onnxsurgeon::patterns
+}  // namespace onnxsurgeon::gelu

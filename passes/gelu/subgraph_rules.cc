@@ -1,4 +1,4 @@
-#include "passes/patterns/gelu.h"
+#include "passes/gelu/subgraph_rules.h"
 
 #include <cmath>
 #include <set>
@@ -8,7 +8,7 @@
 #include "core/ir/graph.h"
 #include "core/pattern/pattern.h"
 
-namespace onnxsurgeon::patterns {
+namespace onnxsurgeon::gelu {
 namespace {
 
 using pattern::OpRef;
@@ -177,4 +177,4 @@ PassResult MergeFormCounts(const PassResult& raw) {
   return result;
 }
 
-}  // namespace onnxsurgeon::patterns
+}  // namespace onnxsurgeon::gelu
