@@ -56,8 +56,7 @@ class FuseGeluPass : public PatternPass {
   FuseGeluPass() {
     gelu::AddGeluSubgraphRules(
         *this, "gelu", {GeluKind::kExact, GeluKind::kTanh},
-        [this](GeluKind kind, Value* x, const pattern::Match& m, Rewriter& rw) -> StatusOr<Value*> {
-          sweeper_.Remember(m);
+        [](GeluKind kind, Value* x, const pattern::Match& m, Rewriter& rw) -> StatusOr<Value*> {
           std::vector<onnx::AttributeProto> attrs;
           if (kind == GeluKind::kTanh) attrs.push_back(Rewriter::AttrString("approximate", "tanh"));
           return rw.Op("Gelu", {x}, std::move(attrs));
@@ -73,12 +72,10 @@ class FuseGeluPass : public PatternPass {
       return PassResult{};
     }
     OS_ASSIGN_OR_RETURN(PassResult raw, PatternPass::Run(model, context));
-    OS_RETURN_IF_ERROR(sweeper_.Sweep());
     return gelu::MergeFormCounts(raw);
   }
 
  private:
-  gelu::DeadConstantSweeper sweeper_;
 };
 
 }  // namespace

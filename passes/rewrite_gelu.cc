@@ -81,7 +81,6 @@ class RewriteGeluPass : public PatternPass {
     gelu::AddGeluSubgraphRules(
         *this, "gelu-subgraph", kinds,
         [this](GeluKind kind, Value* x, const pattern::Match& m, Rewriter& rw) -> StatusOr<Value*> {
-          sweeper_.Remember(m);
           // The matched 1 (of 1 + erf / 1 + tanh) is in the subgraph's computation type.
           return EmitForm(rw, x, m.constant("1").data_type, kind, to_);
         });
@@ -91,7 +90,6 @@ class RewriteGeluPass : public PatternPass {
     context.Forbid("Gelu", "rewrite-gelu");  // fuse-gelu later in the pipeline leaves it lowered
     lowering::InferTypesIfNeeded(model, "Gelu");
     OS_ASSIGN_OR_RETURN(PassResult raw, PatternPass::Run(model, context));
-    OS_RETURN_IF_ERROR(sweeper_.Sweep());
     return gelu::MergeFormCounts(raw);
   }
 
@@ -102,7 +100,6 @@ class RewriteGeluPass : public PatternPass {
   }
 
   Target to_;
-  gelu::DeadConstantSweeper sweeper_;
 };
 
 }  // namespace

@@ -150,27 +150,6 @@ void AddGeluSubgraphRules(PatternPass& pass, const std::string& prefix, const st
   }
 }
 
-void DeadConstantSweeper::Remember(const pattern::Match& m) {
-  Value* x = m.has("x") ? m.value("x") : nullptr;
-  for (Node* n : m.nodes())
-    for (Value* v : n->inputs())
-      if (v && v != x && GetConstant(v) && seen_.insert(v).second) constants_.push_back(v);
-}
-
-Status DeadConstantSweeper::Sweep() {
-  for (Value* v : constants_) {
-    if (v->HasUsers() || v->IsGraphInput()) continue;
-    if (v->IsInitializer()) {
-      OS_RETURN_IF_ERROR(v->graph()->RemoveInitializer(v));
-    } else if (Node* n = v->producer(); n && n->Is("Constant") && n->num_outputs() == 1) {
-      OS_RETURN_IF_ERROR(n->graph()->EraseNode(n));
-    }
-  }
-  constants_.clear();
-  seen_.clear();
-  return absl::OkStatus();
-}
-
 PassResult MergeFormCounts(const PassResult& raw) {
   PassResult result;
   for (const auto& [rule, n] : raw.counts) result.Count(rule.substr(0, rule.find('#')), n);

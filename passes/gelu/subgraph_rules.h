@@ -17,7 +17,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
 #include "core/pass/pattern_pass.h"
 #include "core/rewrite/rule.h"
 
@@ -34,19 +33,6 @@ using GeluReplace = std::function<StatusOr<Value*>(GeluKind kind, Value* x, cons
 // "<prefix>-tanh#N". Result the pass matches them.
 void AddGeluSubgraphRules(PatternPass& pass, const std::string& prefix, const std::vector<GeluKind>& kinds,
                           GeluReplace replace, PatternRule::Check check = {});
-
-// The constants of a replaced subgraph (0.5, 1, sqrt 2, ...) usually have no other
-// reader: Remember() them from each match, Sweep() after the rewrite removes those left
-// unused. Constants already unused before the pass are dce's business.
-class DeadConstantSweeper {
- public:
-  void Remember(const pattern::Match& match);
-  Status Sweep();  // Result: remembered initializers / Constant nodes without users are gone
-
- private:
-  std::vector<Value*> constants_;  // in match order, so removal is deterministic
-  absl::flat_hash_set<Value*> seen_;
-};
 
 // "gelu-erf#3" -> "gelu-erf": one count per kind rather than per root form.
 PassResult MergeFormCounts(const PassResult& raw);
