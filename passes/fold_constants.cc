@@ -40,6 +40,7 @@
 #include "core/eval/kernel.h"
 #include "core/interop/onnx_interop.h"
 #include "core/ir/clone.h"
+#include "core/ir/shape.h"
 #include "core/shape/propagate.h"
 #include "core/shape/slicing.h"
 #include "passes/registry.h"
@@ -57,16 +58,10 @@ bool IsNonDeterministic(const Node& n) {
 
 // Dims of a value's declared type; nullopt for unknown ones (or no rank at all).
 std::optional<std::vector<std::optional<int64_t>>> DeclaredDims(const Value* v) {
-  const onnx::TypeProto* t = v ? v->type() : nullptr;
-  if (!t || !t->has_tensor_type() || !t->tensor_type().has_shape()) return std::nullopt;
+  auto shape = ShapeOfType(v ? v->type() : nullptr);
+  if (!shape) return std::nullopt;
   std::vector<std::optional<int64_t>> dims;
-  for (const auto& d : t->tensor_type().shape().dim()) {
-    if (d.has_dim_value() && d.dim_value() >= 0) {
-      dims.push_back(d.dim_value());
-    } else {
-      dims.push_back(std::nullopt);
-    }
-  }
+  for (const Dim& d : *shape) dims.push_back(d.is_static() ? std::optional<int64_t>(d.value) : std::nullopt);
   return dims;
 }
 

@@ -1,6 +1,6 @@
 // fuse-gelu: replaces the GELU subgraphs exporters write by the Gelu op (opset >= 20).
 //
-// Matches (passes/patterns/gelu.h), with any operand order and any association of the
+// Matches (passes/gelu/subgraph_rules.h), with any operand order and any association of the
 // products:
 //   exact:  x * 0.5 * (1 + Erf(x / sqrt(2)))          -> Gelu(x)
 //           (also Erf(x * 0.70710678), x / 2 instead of x * 0.5, and 0.5 * (1 + erf)
@@ -25,13 +25,13 @@
 // After:   y = Gelu(x)
 #include "absl/strings/str_cat.h"
 #include "core/pass/pattern_pass.h"
-#include "passes/patterns/gelu.h"
+#include "passes/gelu/subgraph_rules.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
 namespace {
 
-using patterns::GeluKind;
+using gelu::GeluKind;
 
 Verdict<> GeluAllowed(const pattern::Match& m) {
   int64_t opset = m.root()->graph()->OpsetVersion("");
@@ -50,10 +50,9 @@ Verdict<> GeluAllowed(const pattern::Match& m) {
 class FuseGeluPass : public PatternPass {
  public:
   FuseGeluPass() {
-    patterns::AddGeluSubgraphRules(
+    gelu::AddGeluSubgraphRules(
         *this, "gelu", {GeluKind::kExact, GeluKind::kTanh},
-        [this](GeluKind kind, Value* x, const pattern::Match& m, Rewriter& rw) -> StatusOr<Value*> {
-          sweeper_.Remember(m);
+        [](GeluKind kind, Value* x, const pattern::Match& m, Rewriter& rw) -> StatusOr<Value*> {
           std::vector<onnx::AttributeProto> attrs;
           if (kind == GeluKind::kTanh) attrs.push_back(Rewriter::AttrString("approximate", "tanh"));
           return rw.Op("Gelu", {x}, std::move(attrs));
@@ -69,12 +68,10 @@ class FuseGeluPass : public PatternPass {
       return PassResult{};
     }
     OS_ASSIGN_OR_RETURN(PassResult raw, PatternPass::Run(model, context));
-    OS_RETURN_IF_ERROR(sweeper_.Sweep());
-    return patterns::MergeFormCounts(raw);
+    return gelu::MergeFormCounts(raw);
   }
 
  private:
-  patterns::DeadConstantSweeper sweeper_;
 };
 
 }  // namespace

@@ -34,6 +34,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/ir/constant.h"
+#include "core/ir/shape.h"
 #include "core/pass/pattern_pass.h"
 #include "passes/lowering/element_type.h"
 #include "passes/lowering/scatternd.h"
@@ -56,13 +57,7 @@ StatusOr<Reduction> ParseReduction(const Attribute* a) {
 // Static dims of a value (nullopt where unknown or for an unknown rank).
 std::optional<std::vector<int64_t>> StaticShape(const Value* v) {
   if (auto c = GetConstant(v)) return c->dims;
-  if (!v->has_type() || !v->type()->has_tensor_type() || !v->type()->tensor_type().has_shape()) return std::nullopt;
-  std::vector<int64_t> dims;
-  for (const auto& d : v->type()->tensor_type().shape().dim()) {
-    if (!d.has_dim_value()) return std::nullopt;
-    dims.push_back(d.dim_value());
-  }
-  return dims;
+  return StaticDims(ShapeOfType(v->type()));
 }
 
 // True when `indices` is a constant whose index tuples are distinct elements of `data`.

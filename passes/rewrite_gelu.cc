@@ -31,13 +31,13 @@
 #include "core/pass/pattern_pass.h"
 #include "passes/lowering/element_type.h"
 #include "passes/lowering/gelu.h"
-#include "passes/patterns/gelu.h"
+#include "passes/gelu/subgraph_rules.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
 namespace {
 
-using patterns::GeluKind;
+using gelu::GeluKind;
 
 enum class Target { kErf, kTanh, kSigmoid };
 
@@ -76,10 +76,9 @@ class RewriteGeluPass : public PatternPass {
     if (to != Target::kErf) kinds.push_back(GeluKind::kExact);
     if (to == Target::kSigmoid) kinds.push_back(GeluKind::kTanh);
     if (kinds.empty()) return;  // to=erf: every subgraph is already an allowed form
-    patterns::AddGeluSubgraphRules(
+    gelu::AddGeluSubgraphRules(
         *this, "gelu-subgraph", kinds,
         [this](GeluKind kind, Value* x, const pattern::Match& m, Rewriter& rw) -> StatusOr<Value*> {
-          sweeper_.Remember(m);
           // The matched 1 (of 1 + erf / 1 + tanh) is in the subgraph's computation type.
           return EmitForm(rw, x, m.constant("1").data_type, kind, to_);
         });
@@ -89,8 +88,7 @@ class RewriteGeluPass : public PatternPass {
     context.Forbid("Gelu", "rewrite-gelu");  // fuse-gelu later in the pipeline leaves it lowered
     lowering::InferTypesIfNeeded(model, "Gelu");
     OS_ASSIGN_OR_RETURN(PassResult raw, PatternPass::Run(model, context));
-    OS_RETURN_IF_ERROR(sweeper_.Sweep());
-    return patterns::MergeFormCounts(raw);
+    return gelu::MergeFormCounts(raw);
   }
 
  private:
@@ -100,7 +98,6 @@ class RewriteGeluPass : public PatternPass {
   }
 
   Target to_;
-  patterns::DeadConstantSweeper sweeper_;
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "absl/strings/ascii.h"
 #include "core/ir/constant.h"
 
 namespace onnxsurgeon::eval {
@@ -19,9 +20,7 @@ size_t ElementSize(int32_t dtype) {
 
 std::string DataTypeName(int32_t dtype) {
   if (onnx::TensorProto_DataType_IsValid(dtype)) {
-    std::string name = onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(dtype));
-    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return name;
+    return absl::AsciiStrToLower(onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(dtype)));
   }
   return absl::StrCat("data type ", dtype);
 }

@@ -198,16 +198,9 @@ bool IsFloatOrDouble(int32_t data_type) {
 }
 
 std::string EncodeFloatOrDouble(const std::vector<double>& values, int32_t data_type) {
-  std::string bytes;
-  if (data_type == onnx::TensorProto::DOUBLE) {
-    bytes.resize(values.size() * sizeof(double));
-    std::memcpy(bytes.data(), values.data(), bytes.size());
-  } else {
-    std::vector<float> f(values.begin(), values.end());
-    bytes.resize(f.size() * sizeof(float));
-    std::memcpy(bytes.data(), f.data(), bytes.size());
-  }
-  return bytes;
+  int32_t type = data_type == onnx::TensorProto::DOUBLE ? data_type : onnx::TensorProto::FLOAT;
+  StatusOr<Tensor> t = Tensor::FromDoubles(type, {static_cast<int64_t>(values.size())}, values);
+  return t.ok() ? std::string(t->raw_bytes()) : std::string();  // (cannot fail: a float type, matching count)
 }
 
 }  // namespace onnxsurgeon

@@ -39,14 +39,25 @@ std::optional<Shape> ShapeOf(const Value* value) {
       return shape;
     }
   }
-  const onnx::TypeProto* type = value->type();
+  return ShapeOfType(value->type());
+}
+
+std::optional<Shape> ShapeOfType(const onnx::TypeProto* type) {
   if (!type || !type->has_tensor_type() || !type->tensor_type().has_shape()) return std::nullopt;
+  Shape shape;
   for (const auto& d : type->tensor_type().shape().dim()) {
     if (d.has_dim_value() && d.dim_value() >= 0) shape.push_back(Dim::Static(d.dim_value()));
     else if (d.has_dim_param() && !d.dim_param().empty()) shape.push_back(Dim::Symbolic(d.dim_param()));
     else shape.push_back(Dim{});
   }
   return shape;
+}
+
+std::vector<int64_t> DimsOrMinusOne(const Shape& shape) {
+  std::vector<int64_t> dims;
+  dims.reserve(shape.size());
+  for (const Dim& d : shape) dims.push_back(d.is_static() ? d.value : -1);
+  return dims;
 }
 
 std::optional<std::vector<int64_t>> StaticShapeOf(const Value* value) { return StaticDims(ShapeOf(value)); }

@@ -41,6 +41,11 @@ int32_t ElementType(const Value* value);
 
 // The shape of `value`, or nullopt when not even its rank is known.
 std::optional<Shape> ShapeOf(const Value* value);
+// The shape a type declares (what ShapeOf reads from a value's type), or nullopt when it
+// is not a tensor type with a shape. The one reader of TensorShapeProto dims.
+std::optional<Shape> ShapeOfType(const onnx::TypeProto* type);
+// The sizes of `shape`, -1 where a dim is not static.
+std::vector<int64_t> DimsOrMinusOne(const Shape& shape);
 // The static dims of `value`, or nullopt when its rank or any dim is not static.
 std::optional<std::vector<int64_t>> StaticShapeOf(const Value* value);
 // The dims of `shape` when all are static, else nullopt.

@@ -1,6 +1,156 @@
 #include "core/ir/tensor.h"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
 namespace onnxsurgeon {
+namespace {
+
+using DT = onnx::TensorProto;
+
+// `d` rounded to the nearest value of an IEEE binary format with `exp_bits` exponent and
+// `man_bits` fraction bits, ties to even (subnormals kept, overflow to inf, NaN a quiet
+// NaN), as that format's bits.
+uint64_t RoundToBinary(double d, int exp_bits, int man_bits) {
+  const uint64_t sign = std::signbit(d) ? uint64_t{1} << (exp_bits + man_bits) : 0;
+  const uint64_t inf = ((uint64_t{1} << exp_bits) - 1) << man_bits;
+  if (std::isnan(d)) return sign | inf | (uint64_t{1} << (man_bits - 1));
+  double a = std::fabs(d);
+  if (std::isinf(a)) return sign | inf;
+  if (a == 0) return sign;
+  const int bias = (1 << (exp_bits - 1)) - 1;
+  int e = 0;
+  std::frexp(a, &e);                               // a = m * 2^e, m in [0.5, 1)
+  const int exponent = std::max(e - 1, 1 - bias);  // of the leading bit; subnormals share the least
+  // The fraction as an integer in units of the last place: scaling by a power of two is
+  // exact, and nearbyint rounds to nearest even.
+  auto m = static_cast<uint64_t>(std::nearbyint(std::ldexp(a, man_bits - exponent)));
+  // A normal number's leading bit (m >= 2^man_bits) adds one to the exponent field; a
+  // carry out of the fraction moves it up too.
+  uint64_t bits = (static_cast<uint64_t>(exponent + bias - 1) << man_bits) + m;
+  return sign | std::min(bits, inf);
+}
+
+template <typename T>
+void Put(std::string& out, T x) {
+  out.append(reinterpret_cast<const char*>(&x), sizeof(T));
+}
+
+// The integer range of an integer or bool type; nullopt for others.
+std::optional<std::pair<double, double>> IntRange(int32_t dt) {
+  switch (dt) {
+    case DT::INT8: return std::pair{-128.0, 127.0};
+    case DT::UINT8: return std::pair{0.0, 255.0};
+    case DT::INT16: return std::pair{-32768.0, 32767.0};
+    case DT::UINT16: return std::pair{0.0, 65535.0};
+    case DT::INT32: return std::pair{-2147483648.0, 2147483647.0};
+    case DT::UINT32: return std::pair{0.0, 4294967295.0};
+    case DT::INT64: return std::pair{-0x1p63, 0x1p63};  // upper bound exclusive (below)
+    case DT::UINT64: return std::pair{0.0, 0x1p64};
+    default: return std::nullopt;
+  }
+}
+
+// Appends a floating value to a floating type; false for other types.
+bool PutFloating(std::string& out, int32_t dt, double v) {
+  switch (dt) {
+    case DT::FLOAT:
+      // The hardware conversion rounds to nearest even; it is defined only in range.
+      if (std::isnan(v) || std::fabs(v) <= std::numeric_limits<float>::max()) Put(out, static_cast<float>(v));
+      else Put(out, static_cast<uint32_t>(RoundToBinary(v, 8, 23)));
+      return true;
+    case DT::DOUBLE: Put(out, v); return true;
+    case DT::FLOAT16: Put(out, static_cast<uint16_t>(RoundToBinary(v, 5, 10))); return true;
+    case DT::BFLOAT16: Put(out, static_cast<uint16_t>(RoundToBinary(v, 8, 7))); return true;
+    default: return false;
+  }
+}
+
+// Appends an integer (known to fit) to an integer or bool type.
+void PutInteger(std::string& out, int32_t dt, int64_t v, uint64_t u) {
+  switch (dt) {
+    case DT::INT8: Put(out, static_cast<int8_t>(v)); break;
+    case DT::UINT8: Put(out, static_cast<uint8_t>(v)); break;
+    case DT::INT16: Put(out, static_cast<int16_t>(v)); break;
+    case DT::UINT16: Put(out, static_cast<uint16_t>(v)); break;
+    case DT::INT32: Put(out, static_cast<int32_t>(v)); break;
+    case DT::UINT32: Put(out, static_cast<uint32_t>(v)); break;
+    case DT::INT64: Put(out, v); break;
+    case DT::UINT64: Put(out, u); break;
+    case DT::BOOL: Put(out, static_cast<uint8_t>(v != 0 || u != 0)); break;
+  }
+}
+
+std::string TypeName(int32_t dt) {
+  return DT::DataType_IsValid(dt) ? DT::DataType_Name(static_cast<DT::DataType>(dt)) : absl::StrCat(dt);
+}
+
+template <typename V, typename PutOne>
+StatusOr<Tensor> Encode(int32_t data_type, std::vector<int64_t> dims, const std::vector<V>& values, PutOne put_one) {
+  int64_t count = 1;
+  for (int64_t d : dims) {
+    if (d < 0) return absl::InvalidArgumentError(absl::StrCat("tensor dim ", d, " is negative"));
+    count *= d;
+  }
+  if (count != static_cast<int64_t>(values.size())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(values.size(), " values for a tensor of ", count, " elements"));
+  }
+  std::string bytes;
+  bytes.reserve(values.size() * 8);
+  for (const V& v : values) OS_RETURN_IF_ERROR(put_one(bytes, v));
+  Tensor t;
+  t.mutable_meta().set_data_type(data_type);
+  for (int64_t d : dims) t.mutable_meta().add_dims(d);
+  t.SetRawBytes(std::move(bytes));
+  return t;
+}
+
+}  // namespace
+
+StatusOr<Tensor> Tensor::FromDoubles(int32_t data_type, std::vector<int64_t> dims, const std::vector<double>& values) {
+  return Encode(data_type, std::move(dims), values, [data_type](std::string& out, double v) -> Status {
+    if (PutFloating(out, data_type, v)) return absl::OkStatus();
+    if (data_type == DT::BOOL) {
+      PutInteger(out, data_type, v != 0, 0);
+      return absl::OkStatus();
+    }
+    auto range = IntRange(data_type);
+    if (!range) return absl::InvalidArgumentError(absl::StrCat("no numeric encoding for ", TypeName(data_type)));
+    bool top_exclusive = data_type == DT::INT64 || data_type == DT::UINT64;
+    if (!std::isfinite(v) || v != std::trunc(v) || v < range->first ||
+        (top_exclusive ? v >= range->second : v > range->second)) {
+      return absl::InvalidArgumentError(absl::StrCat(v, " is not a ", TypeName(data_type), " value"));
+    }
+    if (data_type == DT::UINT64) PutInteger(out, data_type, 0, static_cast<uint64_t>(v));
+    else PutInteger(out, data_type, static_cast<int64_t>(v), 0);
+    return absl::OkStatus();
+  });
+}
+
+StatusOr<Tensor> Tensor::FromInt64s(int32_t data_type, std::vector<int64_t> dims, const std::vector<int64_t>& values) {
+  return Encode(data_type, std::move(dims), values, [data_type](std::string& out, int64_t v) -> Status {
+    if (PutFloating(out, data_type, static_cast<double>(v))) return absl::OkStatus();
+    if (data_type == DT::BOOL) {
+      PutInteger(out, data_type, v, 0);
+      return absl::OkStatus();
+    }
+    auto range = IntRange(data_type);
+    if (!range) return absl::InvalidArgumentError(absl::StrCat("no numeric encoding for ", TypeName(data_type)));
+    bool fits = data_type == DT::INT64 || (data_type == DT::UINT64
+                                               ? v >= 0
+                                               : v >= static_cast<int64_t>(range->first) &&
+                                                     v <= static_cast<int64_t>(range->second));
+    if (!fits) return absl::InvalidArgumentError(absl::StrCat(v, " is not a ", TypeName(data_type), " value"));
+    PutInteger(out, data_type, v, static_cast<uint64_t>(v));
+    return absl::OkStatus();
+  });
+}
 
 Tensor Tensor::FromProto(onnx::TensorProto proto) {
   Tensor t;

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/ir/status.h"
 #include "onnx/onnx_pb.h"
@@ -33,6 +34,17 @@ class Tensor {
   // Execute moves the bytes into an owned buffer (copies nothing when the proto is moved in).
   // Result a tensor equal to the proto.
   static Tensor FromProto(onnx::TensorProto proto);
+
+  // Given a numeric element type, dims and one value per element. Result a tensor of
+  // those elements in raw layout: float, double, float16 and bfloat16 rounded once to
+  // nearest even (straight from double: no double rounding through float; overflow to
+  // inf, NaN a quiet NaN); integer types exactly; bool true for nonzero. Error for a
+  // value an integer type cannot hold (a fraction, out of range), a count not matching
+  // dims, or a type without numeric elements (string, complex, undefined).
+  static StatusOr<Tensor> FromDoubles(int32_t data_type, std::vector<int64_t> dims, const std::vector<double>& values);
+  // The same from integers: exact for integer types (error when out of range) and bool;
+  // floating types get the nearest value.
+  static StatusOr<Tensor> FromInt64s(int32_t data_type, std::vector<int64_t> dims, const std::vector<int64_t>& values);
 
   const onnx::TensorProto& meta() const { return meta_; }
   onnx::TensorProto& mutable_meta() { return meta_; }

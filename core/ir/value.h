@@ -48,6 +48,8 @@ class Value {
   bool IsGraphInput() const { return is_graph_input_; }
   bool IsInitializer() const { return initializer_ != nullptr; }
   bool IsSparseInitializer() const { return sparse_initializer_ != nullptr; }
+  // True once erased from its graph: a stale pointer, to be neither read nor used.
+  bool IsErased() const { return dead_; }
   // True when something reads the value: a node or a graph output.
   bool HasUsers() const { return !uses_.empty() || !graph_outputs_.empty(); }
 

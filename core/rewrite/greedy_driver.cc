@@ -12,6 +12,7 @@ namespace {
 class Worklist : public RewriteListener {
  public:
   static constexpr size_t kRevisitUsersLimit = 8;
+  explicit Worklist(RewriteListener* also) : also_(also) {}
 
   void Push(Node* n) {
     if (n && queued_.insert(n).second) queue_.push_back(n);
@@ -24,8 +25,12 @@ class Worklist : public RewriteListener {
     }
     return nullptr;
   }
-  void NodeCreated(Node* n) override { Push(n); }
+  void NodeCreated(Node* n) override {
+    if (also_) also_->NodeCreated(n);
+    Push(n);
+  }
   void NodeErased(Node* n) override {
+    if (also_) also_->NodeErased(n);
     queued_.erase(n);
     died_.erase(n);
   }
@@ -36,8 +41,12 @@ class Worklist : public RewriteListener {
       if (out && out->HasUsers()) return true;
     return false;
   }
-  void NodeModified(Node* n) override { Push(n); }
+  void NodeModified(Node* n) override {
+    if (also_) also_->NodeModified(n);
+    Push(n);
+  }
   void UseRemoved(Value* v) override {
+    if (also_) also_->UseRemoved(v);
     if (v->IsInitializer() && !v->HasUsers() && orphan_set_.insert(v).second) orphans_.push_back(v);
     if (Node* p = v->producer(); p && !HasUsedOutput(*p)) died_.insert(p);
     Push(v->producer());
@@ -52,6 +61,7 @@ class Worklist : public RewriteListener {
   std::vector<Value*> TakeOrphanedInitializers() { return std::move(orphans_); }
 
  private:
+  RewriteListener* also_;
   std::deque<Node*> queue_;
   absl::flat_hash_set<Node*> queued_;
   std::vector<Value*> orphans_;
@@ -94,7 +104,7 @@ StatusOr<std::map<std::string, int64_t>> ApplyRulesGreedily(Model& model, const 
     for (auto& f : model.functions()) Collect(f->body(), options.include_subgraphs, initial);
 
   if (!options.top_down) std::reverse(initial.begin(), initial.end());
-  Worklist worklist;
+  Worklist worklist(options.listener);
   for (Node* n : initial) worklist.Push(n);
   int64_t limit = options.max_rewrites >= 0 ? options.max_rewrites : 10 * static_cast<int64_t>(initial.size()) + 1000;
 

@@ -30,6 +30,9 @@ struct GreedyOptions {
   std::function<void(const std::string& rule, const Node& node, const std::string& why)> explain;
   // When set, every popped node is counted here (progress reporting).
   std::atomic<int64_t>* visited = nullptr;
+  // When set, also told of every change the rules make (as MLIR's GreedyRewriteConfig
+  // listener): a pass that keeps facts about the graph learns what to revisit.
+  RewriteListener* listener = nullptr;
 };
 
 // Result rewrites per rule name. Every rule's check reads `facts` (shared by the run).

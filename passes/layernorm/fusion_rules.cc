@@ -1,19 +1,19 @@
 #include "passes/layernorm/fusion_rules.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <map>
 #include <optional>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/ir/constant.h"
 #include "core/ir/shape.h"
 #include "passes/lowering/element_type.h"
 #include "passes/lowering/layer_norm.h"
-#include "passes/patterns/mean.h"
+#include "passes/reductions/mean.h"
 
 namespace onnxsurgeon::layernorm {
 namespace {
@@ -29,13 +29,9 @@ using lowering::Rank;
 // Static dims of a value (initializer dims or inferred shape); nullopt when the rank is
 // unknown; a dim is -1 when it is symbolic or unknown.
 std::optional<std::vector<int64_t>> Dims(const Value* v) {
-  if (const Tensor* t = v->initializer()) return std::vector<int64_t>(t->meta().dims().begin(), t->meta().dims().end());
-  if (auto c = GetConstant(v)) return c->dims;
-  const onnx::TypeProto* type = v->type();
-  if (!type || !type->has_tensor_type() || !type->tensor_type().has_shape()) return std::nullopt;
-  std::vector<int64_t> dims;
-  for (const auto& d : type->tensor_type().shape().dim()) dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
-  return dims;
+  auto shape = ShapeOf(v);
+  if (!shape) return std::nullopt;
+  return DimsOrMinusOne(*shape);
 }
 
 // What a mean reduces: a ReduceMean's (or the ReduceSum's of ReduceSum * 1/N) axes
@@ -263,14 +259,8 @@ StatusOr<Value*> Reshaped(Rewriter& rw, Value* v, const std::vector<int64_t>& di
 StatusOr<Value*> Ones(Rewriter& rw, const Plan& plan, Value* x) {
   Tensor one;
   one.mutable_meta().set_data_type(plan.elem_type);
-  std::string bytes;
-  if (plan.elem_type == onnx::TensorProto::FLOAT) {
-    float v = 1.0f;
-    bytes.assign(reinterpret_cast<const char*>(&v), 4);
-  } else {
-    uint16_t v = plan.elem_type == onnx::TensorProto::FLOAT16 ? 0x3C00 : 0x3F80;  // 1.0 in float16 / bfloat16
-    bytes.assign(reinterpret_cast<const char*>(&v), 2);
-  }
+  OS_ASSIGN_OR_RETURN(Tensor unit, Tensor::FromDoubles(plan.elem_type, {}, {1.0}));  // 1.0 in x's element type
+  std::string bytes(unit.raw_bytes());
   auto x_dims = NormalizedInputDims(plan);
   if (x_dims) {
     int64_t rank = static_cast<int64_t>(x_dims->size());
@@ -417,7 +407,7 @@ bool CheckKeptAxes(const char* role, const Value* kept, const Value* reduced, bo
 // The two means really are means (a ReduceSum's factor is 1/N of x's static reduced
 // dims), and each reaches x with the reduced axes back in place.
 bool CheckMeans(const Match& m, const Reduction& mean, const Reduction& var, const Value* x, std::string* why) {
-  if (!patterns::IsAverage(m.value("mean"), x, why) || !patterns::IsAverage(m.value("var_mean"), x, why)) return false;
+  if (!reductions::IsAverage(m.value("mean"), x, why) || !reductions::IsAverage(m.value("var_mean"), x, why)) return false;
   auto axes = CanonicalAxes(mean, Rank(x));
   if (!axes) return Refuse(why, "the reduced axes are unknown");
   // E[x^2] - E[x]^2 subtracts the two reductions: they must keep the same dims.
@@ -448,8 +438,8 @@ std::optional<Plan> Analyze(const Match& m, std::string* why) {
     return std::nullopt;
   }
   const int64_t rank = Rank(plan.x);
-  const Node* mean_op = patterns::ReductionOf(m.value("mean"));
-  const Node* var_op = patterns::ReductionOf(m.value("var_mean"));
+  const Node* mean_op = reductions::ReductionOf(m.value("mean"));
+  const Node* var_op = reductions::ReductionOf(m.value("var_mean"));
   if (!mean_op || !var_op) {
     Refuse(why, "a matched mean is not a reduction");
     return std::nullopt;
@@ -544,14 +534,14 @@ const char* DivisionName(Division d) {
 }
 
 // mean = E[x]; d = Sub(x, mean'); var = E[Pow(d, 2) | Mul(d, d)], or
-// var = [Max(0,] E[x^2] - mean^2 [)]; E is any patterns::MeanOf form (ReduceMean,
+// var = [Max(0,] E[x^2] - mean^2 [)]; E is any reductions::MeanOf form (ReduceMean,
 // GlobalAveragePool, ReduceSum * 1/N). mean' and var' are the mean and variance as they
 // meet x: themselves (keepdims=1), or with the reduced axes put back (KeptAxes).
 struct Variance {
   ValueRef x, d, mean, mean_kept, var_kept;
 };
 
-using patterns::MeanOf;
+using reductions::MeanOf;
 
 // `reduced` with the reduced axes back as 1s: itself (keepdims=1), Reshape or Unsqueeze
 // (jax2tf's expand_dims after a keepdims=0 reduction), maybe then Expanded to x's shape.
@@ -651,24 +641,20 @@ std::unique_ptr<RewriteRule> MakeScaledInverseRule(bool with_bias, const Decompo
 
 // ---- custom ops named like a LayerNorm -----------------------------------------------
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 class CustomNamedLayerNormRule : public NodeRule<Plan> {
  public:
   CustomNamedLayerNormRule(std::vector<std::string> names, DecomposeWhen decompose)
-      : NodeRule("layernorm-custom-op", /*root_op=*/"", "", /*benefit=*/4), decompose_(std::move(decompose)) {
-    for (auto& n : names) names_.push_back(Lower(n));
-  }
+      : NodeRule("layernorm-custom-op", /*root_op=*/"", "", /*benefit=*/4),
+        names_(std::move(names)),
+        decompose_(std::move(decompose)) {}
 
  protected:
   Verdict<Plan> Check(Node* node, RewriteFacts&) const override {
     std::string_view domain = CanonicalDomain(node->domain());
     if (domain.empty() || domain == "ai.onnx.ml") return Refuse("");
-    if (std::find(names_.begin(), names_.end(), Lower(node->op_type())) == names_.end()) return Refuse("");
+    if (std::none_of(names_.begin(), names_.end(),
+                     [&](const std::string& name) { return absl::EqualsIgnoreCase(node->op_type(), name); }))
+      return Refuse("");
     Model* model = node->graph()->model();
     if (model && model->FindFunction(node->domain(), node->op_type(), node->proto().overload())) {
       return Refuse("calls a model-local function: judged by its body, not its name");

@@ -3,7 +3,7 @@
 //
 // Decomposed forms (x may be a Cast output; every Add/Mul matches either operand order):
 //   mean = ReduceMean(x)                     axes as attribute or as constant input
-//        | ReduceSum(x) * (1/N) | ReduceSum(x) / N   (passes/patterns/mean.h; N static)
+//        | ReduceSum(x) * (1/N) | ReduceSum(x) / N   (passes/reductions/mean.h; N static)
 //   mean'= mean (keepdims=1) | Reshape/Unsqueeze(mean) putting the reduced axes back
 //          [then Expand to x's shape]        (and var' likewise, for var + eps)
 //   d    = Sub(x, mean')

@@ -116,12 +116,7 @@ StatusOr<bool> DecomposeTrilu(DecomposeContext& ctx) {
   Value* x = n->input(0);
   Value* k = n->input(1) ? n->input(1) : rw.Int64s({0});
   Value* shape = rw.Op("Shape", {x});
-  auto scalar = [&](int64_t v) {
-    Tensor t;
-    t.mutable_meta().set_data_type(onnx::TensorProto::INT64);
-    t.SetRawBytes(std::string(reinterpret_cast<const char*>(&v), sizeof v));
-    return rw.Constant(std::move(t), "scalar");
-  };
+  auto scalar = [&](int64_t v) { return rw.Constant(*Tensor::FromInt64s(onnx::TensorProto::INT64, {}, {v}), "scalar"); };
   OS_ASSIGN_OR_RETURN(Value * zero, scalar(0));
   OS_ASSIGN_OR_RETURN(Value * one, scalar(1));
   OS_ASSIGN_OR_RETURN(Value * last_but_one, scalar(-2));

@@ -1,7 +1,7 @@
 // Rules for reductions that need no reduction, used by the simplify-reductions pass.
 //
 //   sum-to-mean       ReduceSum(x) * (1/N) | (1/N) * ReduceSum(x) | ReduceSum(x) / N
-//                       -> ReduceMean(x), same axes and keepdims (passes/patterns/mean.h:
+//                       -> ReduceMean(x), same axes and keepdims (passes/reductions/mean.h:
 //                       N static, the factor 1/N within one ulp of its float type)
 //   reduce-over-ones  Reduce{Mean,Max,Min,Sum,Prod}(x) over axes that all have static
 //                       size 1 -> x (keepdims=1) | Squeeze(x, axes) (keepdims=0); with

@@ -6,7 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "core/ir/constant.h"
 #include "core/ir/shape.h"
-#include "passes/patterns/mean.h"
+#include "passes/reductions/mean.h"
 #include "passes/reductions/rules_internal.h"
 
 namespace onnxsurgeon::reductions {
@@ -58,7 +58,7 @@ Verdict<Axes> CheckReduceOverOnes(const Match& m) {
   std::optional<Shape> shape = ShapeOf(n.input(0));
   if (!shape) return Refuse(absl::StrCat(n.op_type(), " '", n.name(), "': the input rank is unknown"));
   std::string why;
-  auto axes = patterns::ReducedAxes(n, static_cast<int64_t>(shape->size()), &why);
+  auto axes = reductions::ReducedAxes(n, static_cast<int64_t>(shape->size()), &why);
   if (!axes || !AllOnes(n, *shape, *axes, &why)) return Refuse(why);
   if (KeepDims(n)) return Axes{};
   return *axes;

@@ -1,7 +1,7 @@
 // sum-to-mean: ReduceSum(x) times 1/N, or over N, is ReduceMean(x) (see rules.h).
 #include "absl/strings/str_cat.h"
 #include "core/ir/shape.h"
-#include "passes/patterns/mean.h"
+#include "passes/reductions/mean.h"
 #include "passes/reductions/rules_internal.h"
 
 namespace onnxsurgeon::reductions {
@@ -18,7 +18,7 @@ using Axes = std::vector<int64_t>;
 // ReduceMean over the ReduceSum's axes with its keepdims, axes in the opset's form
 // (attribute below 18, input from 18).
 StatusOr<std::vector<Value*>> EmitMean(const Match& m, Axes axes, Rewriter& rw) {
-  const Node* sum = patterns::ReductionOf(m.root()->output(0));
+  const Node* sum = reductions::ReductionOf(m.root()->output(0));
   Value* x = sum->input(0);
   std::vector<onnx::AttributeProto> attrs;
   std::vector<Value*> inputs = {x};
@@ -33,12 +33,12 @@ StatusOr<std::vector<Value*>> EmitMean(const Match& m, Axes axes, Rewriter& rw) 
 }
 
 Verdict<Axes> CheckMean(const Match& m) {
-  const Node* sum = patterns::ReductionOf(m.root()->output(0));
+  const Node* sum = reductions::ReductionOf(m.root()->output(0));
   if (!sum) return Refuse("no ReduceSum operand");
   std::optional<Axes> axes = WrittenAxes(*sum);
   if (!axes) return Refuse(absl::StrCat("ReduceSum '", sum->name(), "' axes are not a constant"));
   std::string why;
-  if (!patterns::IsAverage(m.root()->output(0), nullptr, &why)) return Refuse(why);
+  if (!reductions::IsAverage(m.root()->output(0), nullptr, &why)) return Refuse(why);
   return *axes;
 }
 

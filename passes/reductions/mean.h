@@ -20,7 +20,7 @@
 #include "core/ir/node.h"
 #include "core/pattern/pattern.h"
 
-namespace onnxsurgeon::patterns {
+namespace onnxsurgeon::reductions {
 
 // Pattern: the mean of `v`, one of the forms above, captured as `capture` (the value the
 // mean produces). The ReduceSum forms match any second operand; IsAverage checks it.
@@ -49,4 +49,4 @@ bool IsMeanFactor(const Value* factor, int64_t n, bool divides, std::string* why
 // GlobalAveragePool; for the ReduceSum forms when the factor is right for the static N.
 bool IsAverage(const Value* mean, const Value* summed, std::string* why);
 
-}  // namespace onnxsurgeon::patterns
+}  // namespace onnxsurgeon::reductions

@@ -17,11 +17,10 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
 #include "core/pass/pattern_pass.h"
 #include "core/rewrite/rule.h"
 
-namespace onnxsurgeon::patterns {
+namespace onnxsurgeon::gelu {
 
 enum class GeluKind { kExact, kTanh };
 
@@ -37,20 +36,7 @@ using GeluCheck = std::function<Verdict<>(const pattern::Match&)>;
 void AddGeluSubgraphRules(PatternPass& pass, const std::string& prefix, const std::vector<GeluKind>& kinds,
                           GeluReplace replace, GeluCheck check = {});
 
-// The constants of a replaced subgraph (0.5, 1, sqrt 2, ...) usually have no other
-// reader: Remember() them from each match, Sweep() after the rewrite removes those left
-// unused. Constants already unused before the pass are dce's business.
-class DeadConstantSweeper {
- public:
-  void Remember(const pattern::Match& match);
-  Status Sweep();  // Result: remembered initializers / Constant nodes without users are gone
-
- private:
-  std::vector<Value*> constants_;  // in match order, so removal is deterministic
-  absl::flat_hash_set<Value*> seen_;
-};
-
 // "gelu-erf#3" -> "gelu-erf": one count per kind rather than per root form.
 PassResult MergeFormCounts(const PassResult& raw);
 
-}  // namespace onnxsurgeon::patterns
+}  // namespace onnxsurgeon::gelu

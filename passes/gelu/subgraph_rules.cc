@@ -1,4 +1,4 @@
-#include "passes/patterns/gelu.h"
+#include "passes/gelu/subgraph_rules.h"
 
 #include <cmath>
 #include <set>
@@ -8,7 +8,7 @@
 #include "core/ir/graph.h"
 #include "core/pattern/pattern.h"
 
-namespace onnxsurgeon::patterns {
+namespace onnxsurgeon::gelu {
 namespace {
 
 using pattern::OpRef;
@@ -150,31 +150,10 @@ void AddGeluSubgraphRules(PatternPass& pass, const std::string& prefix, const st
   }
 }
 
-void DeadConstantSweeper::Remember(const pattern::Match& m) {
-  Value* x = m.has("x") ? m.value("x") : nullptr;
-  for (Node* n : m.nodes())
-    for (Value* v : n->inputs())
-      if (v && v != x && GetConstant(v) && seen_.insert(v).second) constants_.push_back(v);
-}
-
-Status DeadConstantSweeper::Sweep() {
-  for (Value* v : constants_) {
-    if (v->HasUsers() || v->IsGraphInput()) continue;
-    if (v->IsInitializer()) {
-      OS_RETURN_IF_ERROR(v->graph()->RemoveInitializer(v));
-    } else if (Node* n = v->producer(); n && n->Is("Constant") && n->num_outputs() == 1) {
-      OS_RETURN_IF_ERROR(n->graph()->EraseNode(n));
-    }
-  }
-  constants_.clear();
-  seen_.clear();
-  return absl::OkStatus();
-}
-
 PassResult MergeFormCounts(const PassResult& raw) {
   PassResult result;
   for (const auto& [rule, n] : raw.counts) result.Count(rule.substr(0, rule.find('#')), n);
   return result;
 }
 
-}  // namespace onnxsurgeon::patterns
+}  // namespace onnxsurgeon::gelu

@@ -1,4 +1,4 @@
-#include "passes/patterns/mean.h"
+#include "passes/reductions/mean.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 #include "core/ir/shape.h"
 #include "core/rewrite/rule.h"
 
-namespace onnxsurgeon::patterns {
+namespace onnxsurgeon::reductions {
 
 using pattern::Pattern;
 using pattern::ValueRef;
@@ -133,4 +133,4 @@ bool IsAverage(const Value* mean, const Value* summed, std::string* why) {
   return IsMeanFactor(factor, *n, scale->Is("Div"), why);
 }
 
-}  // namespace onnxsurgeon::patterns
+}  // namespace onnxsurgeon::reductions
