@@ -153,6 +153,49 @@ void Rewriter::SetInput(Node* node, size_t i, Value* value) {
   }
 }
 
+void Rewriter::AddInput(Node* node, Value* value) {
+  node->AddInput(value);
+  if (listener_) listener_->NodeModified(node);
+}
+
+void Rewriter::RemoveInput(Node* node, size_t i) {
+  Value* old = node->input(i);
+  node->RemoveInput(i);
+  if (listener_) {
+    listener_->NodeModified(node);
+    if (old) listener_->UseRemoved(old);
+  }
+}
+
+void Rewriter::SetAttribute(Node* node, onnx::AttributeProto attribute) {
+  node->SetAttribute(std::move(attribute));
+  if (listener_) listener_->NodeModified(node);
+}
+
+bool Rewriter::RemoveAttribute(Node* node, std::string_view name) {
+  bool removed = node->RemoveAttribute(name);
+  if (removed && listener_) listener_->NodeModified(node);
+  return removed;
+}
+
+StatusOr<Node*> Rewriter::InsertAfter(Value* y, std::string_view op_type, std::vector<Value*> inputs,
+                                      std::vector<onnx::AttributeProto> attributes, std::string_view domain) {
+  Node* producer = y->producer();
+  if (!producer) {
+    return absl::InvalidArgumentError(absl::StrCat("rule '", rule_, "': '", y->name(), "' is not a node output"));
+  }
+  Node* saved_before = insert_before_;
+  Graph* saved_graph = graph_;
+  SetInsertionPointAfter(producer);
+  // Made without y first, so that moving y's uses does not move its own.
+  Node* n = Create(op_type, {}, std::move(attributes), 1, domain);
+  insert_before_ = saved_before;
+  graph_ = saved_graph;
+  OS_RETURN_IF_ERROR(ReplaceAllUsesWith(y, n->output(0)));
+  for (Value* v : inputs) AddInput(n, v);
+  return n;
+}
+
 onnx::AttributeProto Rewriter::AttrInt(std::string name, int64_t v) {
   onnx::AttributeProto a;
   a.set_name(std::move(name));

@@ -37,6 +37,10 @@ class Rewriter {
 
   // New nodes go before `node`, in its graph.
   void SetInsertionPoint(Node* node) { insert_before_ = node; graph_ = node->graph(); }
+  // New nodes go right after `node` (in creation order), in its graph.
+  void SetInsertionPointAfter(Node* node) { insert_before_ = node->next(); graph_ = node->graph(); }
+  // New nodes go at the end of `graph`.
+  void SetInsertionPointAtEnd(Graph* graph) { insert_before_ = nullptr; graph_ = graph; }
   Graph* graph() const { return graph_; }
   void SetRule(std::string rule) { rule_ = std::move(rule); }
   const std::string& rule() const { return rule_; }
@@ -73,7 +77,25 @@ class Rewriter {
   // Given candidate nodes. Execute erases those that are (or become) unused, repeatedly.
   // Result how many were erased.
   int EraseDead(std::vector<Node*> candidates);
+
+  // In-place edits of one node, each reported to the listener (MLIR's modifyOpInPlace).
+  // Given a slot (past the end: the inputs grow, omitted ones null) and a value (null:
+  // omit). Execute rewires it. Result node->input(i) == value.
   void SetInput(Node* node, size_t i, Value* value);
+  // Given a value (or null). Execute appends it as the last input.
+  void AddInput(Node* node, Value* value);
+  // Given i < num_inputs. Execute drops slot i; later slots shift left.
+  void RemoveInput(Node* node, size_t i);
+  // Given an attribute. Execute replaces the node's attribute of that name or adds it.
+  void SetAttribute(Node* node, onnx::AttributeProto attribute);
+  // Given an attribute name. Execute removes it if present. Result true if it was there.
+  bool RemoveAttribute(Node* node, std::string_view name);
+
+  // Given a node output `y` and inputs that read it (y among them). Execute creates
+  // op_type(inputs) right after y's producer and moves every use of y (graph outputs too:
+  // their names stay) to the new node's output. Result the new node, the only reader of y.
+  StatusOr<Node*> InsertAfter(Value* y, std::string_view op_type, std::vector<Value*> inputs,
+                              std::vector<onnx::AttributeProto> attributes = {}, std::string_view domain = "");
 
   // Attribute builders.
   static onnx::AttributeProto AttrInt(std::string name, int64_t v);
