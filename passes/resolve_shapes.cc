@@ -466,7 +466,7 @@ class Resolver {
 
   Status Replace(Rewriter& rw, Value* from, Value* to, const std::string& rule) {
     for (const Use& u : from->uses()) touched_.push_back(u.node);  // they read `to` now
-    OS_RETURN_IF_ERROR(rw.ReplaceAllUsesWith(from, to));
+    OS_RETURN_IF_ERROR(rw.ReplaceAllUsesWith(from, to, GraphOutputs::kKeepNames));
     EraseDeadFrom(from);
     result_.Count(rule);
     return absl::OkStatus();

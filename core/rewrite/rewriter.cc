@@ -75,9 +75,13 @@ Value* Rewriter::Int64s(const std::vector<int64_t>& v) {
   return ConstantNode(t);
 }
 
-Status Rewriter::ReplaceAllUsesWith(Value* from, Value* to) {
+Status Rewriter::ReplaceAllUsesWith(Value* from, Value* to, GraphOutputs outputs) {
+  if (from->IsGraphOutput() && outputs == GraphOutputs::kRefuse) {
+    return absl::FailedPreconditionError(absl::StrCat("rule '", rule_, "': '", from->name(),
+                                                      "' is a graph output; replacing it would change the model's interface"));
+  }
   std::vector<Use> moved = from->uses();
-  if (from->IsGraphOutput()) {
+  if (from->IsGraphOutput() && outputs == GraphOutputs::kKeepNames) {
     // The model's output names are its interface. `to` can take the name over only if it
     // is a plain node output of the same graph; otherwise an Identity carries the name.
     bool can_take_name = to->graph() == from->graph() && to->producer() && !to->IsGraphOutput();
@@ -103,7 +107,7 @@ Status Rewriter::ReplaceNode(Node* node, const std::vector<Value*>& replacements
     if (!out) continue;
     Value* with = i < replacements.size() ? replacements[i] : nullptr;
     if (with) {
-      OS_RETURN_IF_ERROR(ReplaceAllUsesWith(out, with));
+      OS_RETURN_IF_ERROR(ReplaceAllUsesWith(out, with, GraphOutputs::kKeepNames));
     } else if (out->HasUsers()) {
       return absl::FailedPreconditionError(absl::StrCat("rule '", rule_, "' left output '", out->name(), "' of node '",
                                                         node->name(), "' without a replacement"));
@@ -191,7 +195,7 @@ StatusOr<Node*> Rewriter::InsertAfter(Value* y, std::string_view op_type, std::v
   Node* n = Create(op_type, {}, std::move(attributes), 1, domain);
   insert_before_ = saved_before;
   graph_ = saved_graph;
-  OS_RETURN_IF_ERROR(ReplaceAllUsesWith(y, n->output(0)));
+  OS_RETURN_IF_ERROR(ReplaceAllUsesWith(y, n->output(0), GraphOutputs::kKeepNames));
   for (Value* v : inputs) AddInput(n, v);
   return n;
 }

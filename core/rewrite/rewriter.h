@@ -28,6 +28,17 @@ class RewriteListener {
   virtual void UseRemoved(Value* value) {}
 };
 
+// What ReplaceAllUsesWith does when the replaced value is a graph output. Every caller
+// says which: an output is the model's interface (onnx_ir refuses it unless asked).
+enum class GraphOutputs {
+  kRefuse,     // an error naming the value
+  kKeepNames,  // the outputs return the replacement under their own names: it takes the
+               // name over, or (a graph input, an initializer, another output, an outer
+               // value) an Identity carries it
+  kTakeValue,  // the outputs return the replacement itself; it takes the name over only
+               // when it is a plain node output (the caller has arranged names otherwise)
+};
+
 // The NodeProto metadata key under which new nodes record the rule that made them.
 inline constexpr const char* kProvenanceKey = "onnxsurgeon.rule";
 
@@ -64,13 +75,13 @@ class Rewriter {
   // A rank-1 int64 tensor: always well-formed, so it cannot fail.
   Value* Int64s(const std::vector<int64_t>& v);
 
-  // Given a value and its replacement. Execute rewires every use, graph outputs included:
-  // output names never change (the replacement takes the name over, or, when it cannot --
-  // a graph input, an initializer, another output -- an Identity carries it).
-  // Result `from` is unused.
-  Status ReplaceAllUsesWith(Value* from, Value* to);
+  // Given a value, its replacement and what to do with graph outputs returning it.
+  // Execute rewires every node use (subgraphs' included) and the graph outputs as asked.
+  // Result `from` is unused; an error (nothing changed) when it is an output and kRefuse.
+  Status ReplaceAllUsesWith(Value* from, Value* to, GraphOutputs outputs);
   // Given a node and one replacement per output (null: output must be unused).
-  // Execute replaces the outputs and erases the node. Result the node is gone.
+  // Execute replaces the outputs (graph outputs keep their names) and erases the node.
+  // Result the node is gone.
   Status ReplaceNode(Node* node, const std::vector<Value*>& replacements);
   // Given an unused node. Execute erases it. Result error if it is still used.
   Status EraseNode(Node* node);
