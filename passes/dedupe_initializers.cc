@@ -21,6 +21,7 @@
 #include <tuple>
 
 #include "absl/hash/hash.h"
+#include "core/rewrite/rewriter.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
@@ -77,7 +78,7 @@ Status DedupeGraph(Graph& g, PassResult& result) {
     }
   }
   for (auto [duplicate, survivor] : merges) {
-    OS_RETURN_IF_ERROR(duplicate->ReplaceAllUsesWith(survivor));
+    OS_RETURN_IF_ERROR(Rewriter().ReplaceAllUsesWith(duplicate, survivor, GraphOutputs::kRefuse));
     OS_RETURN_IF_ERROR(g.RemoveInitializer(duplicate));
     result.Count("initializers-merged");
   }

@@ -18,6 +18,7 @@
 // After:                    <int64[2] k = {1, -1}> Y = Reshape(X, k)
 #include <optional>
 
+#include "core/rewrite/rewriter.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
@@ -78,7 +79,7 @@ Status ConstantToInitializer(Graph& g, Node* n, onnx::TensorProto tensor) {
   Value* out = n->output(0);
   std::string name = out->name();
   OS_ASSIGN_OR_RETURN(Value * init, g.AddInitializer(g.UniqueName(name), Tensor::FromProto(std::move(tensor))));
-  OS_RETURN_IF_ERROR(out->ReplaceAllUsesWith(init));
+  OS_RETURN_IF_ERROR(Rewriter().ReplaceAllUsesWith(out, init, GraphOutputs::kRefuse));
   OS_RETURN_IF_ERROR(g.EraseNode(n));
   return init->SetName(name);
 }
@@ -96,7 +97,7 @@ Status InitializerToConstant(Graph& g, Value* init, Node* before) {
   n->SetAttribute(std::move(value));
   Value* out = n->output(0);
   // A graph output moves to `out` with its name; other readers are rewired.
-  OS_RETURN_IF_ERROR(init->ReplaceAllUsesWith(out, /*allow_graph_outputs=*/true));
+  OS_RETURN_IF_ERROR(Rewriter().ReplaceAllUsesWith(init, out, GraphOutputs::kTakeValue));
   OS_RETURN_IF_ERROR(g.RemoveInitializer(init));
   if (out->name() != name) OS_RETURN_IF_ERROR(out->SetName(name));
   return absl::OkStatus();

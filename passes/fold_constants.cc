@@ -39,6 +39,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "core/eval/kernel.h"
 #include "core/interop/onnx_interop.h"
+#include "core/rewrite/rewriter.h"
 #include "core/ir/clone.h"
 #include "core/ir/shape.h"
 #include "core/shape/propagate.h"
@@ -282,14 +283,13 @@ class Folder {
       if (!out) continue;
       Value* inner = map[branch->outputs()[j]];
       if (!inner) return absl::InvalidArgumentError(absl::StrCat("If '", n->name(), "' branch output ", j, " is undefined"));
-      bool plain = inner->producer() && inner->producer()->graph() == &g && inner->producer() != n &&
-                   !inner->IsGraphOutput();
-      if (out->IsGraphOutput() && !plain) {
-        Value* src[] = {inner};
-        inner = g.CreateNode("Identity", src, 1, "", n, prefix + "Identity")->output(0);
-      }
       if (out->info() && !inner->has_type()) *inner->mutable_info() = *out->info();
-      OS_RETURN_IF_ERROR(out->ReplaceAllUsesWith(inner, /*allow_graph_outputs=*/true));
+      // A branch output that cannot take the If output's name (a graph input, an outer
+      // value) reaches a graph output through an Identity.
+      Rewriter rw;
+      rw.SetRule("fold-constants/if-inlined");
+      rw.SetInsertionPoint(n);
+      OS_RETURN_IF_ERROR(rw.ReplaceAllUsesWith(out, inner, GraphOutputs::kKeepNames));
     }
     Value* condition = n->input(0);
     OS_RETURN_IF_ERROR(g.EraseNode(n));
@@ -359,7 +359,8 @@ class Folder {
       }
       info->set_name(name);
     }
-    OS_RETURN_IF_ERROR(v->ReplaceAllUsesWith(c, /*allow_graph_outputs=*/true));
+    // The initializer has the output's name already: graph outputs return it as it is.
+    OS_RETURN_IF_ERROR(Rewriter().ReplaceAllUsesWith(v, c, GraphOutputs::kTakeValue));
     result_.Count("initializers-created");
     return absl::OkStatus();
   }

@@ -217,7 +217,7 @@ class ScaleIntoWeights : public NodeRule<Scaling> {
     Value* data = plan.data;
     OS_ASSIGN_OR_RETURN(Value * renewed, Apply(plan.site, plan.factors, plan.data_type, rw));
     if (renewed) data = renewed;  // the site node itself was replaced (Gemm): its new output
-    OS_RETURN_IF_ERROR(rw.ReplaceAllUsesWith(root->output(0), data));
+    OS_RETURN_IF_ERROR(rw.ReplaceAllUsesWith(root->output(0), data, GraphOutputs::kKeepNames));
     return rw.EraseNode(root);
   }
 

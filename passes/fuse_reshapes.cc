@@ -75,7 +75,7 @@ class ReshapeNoopRule : public NodeRule<> {
   }
 
   Status Replace(Node* r, NoPlan, Rewriter& rw) const override {
-    OS_RETURN_IF_ERROR(rw.ReplaceAllUsesWith(r->output(0), r->input(0)));
+    OS_RETURN_IF_ERROR(rw.ReplaceAllUsesWith(r->output(0), r->input(0), GraphOutputs::kKeepNames));
     return rw.EraseNode(r);
   }
 };

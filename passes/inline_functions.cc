@@ -23,6 +23,7 @@
 // After:   Y = Add(X, X)
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "core/rewrite/rewriter.h"
 #include "core/ir/clone.h"
 #include "core/ir/constant.h"
 #include "onnx/defs/schema.h"
@@ -102,14 +103,12 @@ Status InlineCall(Model& model, Node* call, const Function& f, PassResult& resul
     if (!inner) {
       return absl::InvalidArgumentError(absl::StrCat("function '", f.name(), "' output ", j, " is an omitted input"));
     }
-    bool is_clone = inner->producer() && inner->producer()->graph() == &g && inner->producer() != call;
-    if (out->IsGraphOutput() && !is_clone) {
-      // The body returns one of its inputs: keep the output's own name with an Identity.
-      Value* src = inner;
-      Value* inputs[] = {src};
-      inner = g.CreateNode("Identity", inputs, 1, "", call, prefix + "Identity")->output(0);
-    }
-    OS_RETURN_IF_ERROR(out->ReplaceAllUsesWith(inner, /*allow_graph_outputs=*/true));
+    // A body that returns one of its inputs reaches a graph output through an Identity
+    // that keeps the output's own name.
+    Rewriter rw;
+    rw.SetRule("inline-functions");
+    rw.SetInsertionPoint(call);
+    OS_RETURN_IF_ERROR(rw.ReplaceAllUsesWith(out, inner, GraphOutputs::kKeepNames));
   }
   OS_RETURN_IF_ERROR(g.EraseNode(call));
   result.Count("calls-inlined");

@@ -189,7 +189,12 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("is_initializer", &Value::IsInitializer)
       .def("_type_tuple", [](const Value& v) -> py::object { return v.type() ? TypeTuple(*v.type()) : py::none(); })
       .def("replace_all_uses_with",
-           [](Value& v, Value& other, bool allow_graph_outputs) { Check(v.ReplaceAllUsesWith(&other, allow_graph_outputs)); },
+           [](Value& v, Value& other, bool allow_graph_outputs) {
+             // Through the Rewriter like every mutation; graph outputs only when asked.
+             Rewriter rw;
+             rw.SetRule("python");
+             Check(rw.ReplaceAllUsesWith(&v, &other, allow_graph_outputs ? GraphOutputs::kTakeValue : GraphOutputs::kRefuse));
+           },
            py::arg("other"), py::arg("allow_graph_outputs") = false)
       .def("__repr__", [](const Value& v) { return "<Value '" + v.name() + "' " + TypeToString(v.type()) + ">"; });
 
@@ -200,7 +205,10 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("inputs", [](const Node& n) { return n.inputs(); }, py::return_value_policy::reference)
       .def_property_readonly("outputs", [](const Node& n) { return n.outputs(); }, py::return_value_policy::reference)
       .def_property_readonly("graph", &Node::graph, py::return_value_policy::reference)
-      .def("set_input", [](Node& n, size_t i, Value* v) { n.SetInput(i, v); }, py::arg("index"), py::arg("value").none(true))
+      // Outside a rule: a Rewriter without a driver. Inside one, use the rule's
+      // rewriter.set_input, which keeps the driver's worklist right.
+      .def("set_input", [](Node& n, size_t i, Value* v) { Rewriter().SetInput(&n, i, v); }, py::arg("index"),
+           py::arg("value").none(true))
       .def_property_readonly("attribute_names", [](const Node& n) {
             std::vector<std::string> names;
             for (const auto& a : n.attributes()) names.push_back(a.name());
@@ -363,6 +371,17 @@ PYBIND11_MODULE(_core, m) {
       .def("scalar_float", [](Rewriter& rw, float value, int32_t data_type) { return Unwrap(rw.ScalarFloat(value, data_type)); },
            py::arg("value"), py::arg("data_type") = 1, py::return_value_policy::reference)
       .def("int64s", &Rewriter::Int64s, py::return_value_policy::reference)
+      .def("set_input", &Rewriter::SetInput, py::arg("node"), py::arg("index"), py::arg("value").none(true))
+      .def("replace_all_uses_with",
+           [](Rewriter& rw, Value* from, Value* to, const std::string& graph_outputs) {
+             GraphOutputs mode = GraphOutputs::kRefuse;
+             if (graph_outputs == "keep-names") mode = GraphOutputs::kKeepNames;
+             else if (graph_outputs == "take-value") mode = GraphOutputs::kTakeValue;
+             else if (graph_outputs != "refuse")
+               throw py::value_error("graph_outputs is one of 'refuse', 'keep-names', 'take-value'");
+             Check(rw.ReplaceAllUsesWith(from, to, mode));
+           },
+           py::arg("value"), py::arg("replacement"), py::arg("graph_outputs") = "refuse")
       .def_property_readonly("rule", &Rewriter::rule);
 
   py::class_<PatternRule<>>(m, "_Rule")

@@ -75,9 +75,13 @@ Value* Rewriter::Int64s(const std::vector<int64_t>& v) {
   return ConstantNode(t);
 }
 
-Status Rewriter::ReplaceAllUsesWith(Value* from, Value* to) {
+Status Rewriter::ReplaceAllUsesWith(Value* from, Value* to, GraphOutputs outputs) {
+  if (from->IsGraphOutput() && outputs == GraphOutputs::kRefuse) {
+    return absl::FailedPreconditionError(absl::StrCat("rule '", rule_, "': '", from->name(),
+                                                      "' is a graph output; replacing it would change the model's interface"));
+  }
   std::vector<Use> moved = from->uses();
-  if (from->IsGraphOutput()) {
+  if (from->IsGraphOutput() && outputs == GraphOutputs::kKeepNames) {
     // The model's output names are its interface. `to` can take the name over only if it
     // is a plain node output of the same graph; otherwise an Identity carries the name.
     bool can_take_name = to->graph() == from->graph() && to->producer() && !to->IsGraphOutput();
@@ -103,7 +107,7 @@ Status Rewriter::ReplaceNode(Node* node, const std::vector<Value*>& replacements
     if (!out) continue;
     Value* with = i < replacements.size() ? replacements[i] : nullptr;
     if (with) {
-      OS_RETURN_IF_ERROR(ReplaceAllUsesWith(out, with));
+      OS_RETURN_IF_ERROR(ReplaceAllUsesWith(out, with, GraphOutputs::kKeepNames));
     } else if (out->HasUsers()) {
       return absl::FailedPreconditionError(absl::StrCat("rule '", rule_, "' left output '", out->name(), "' of node '",
                                                         node->name(), "' without a replacement"));
@@ -151,6 +155,49 @@ void Rewriter::SetInput(Node* node, size_t i, Value* value) {
     listener_->NodeModified(node);
     if (old) listener_->UseRemoved(old);
   }
+}
+
+void Rewriter::AddInput(Node* node, Value* value) {
+  node->AddInput(value);
+  if (listener_) listener_->NodeModified(node);
+}
+
+void Rewriter::RemoveInput(Node* node, size_t i) {
+  Value* old = node->input(i);
+  node->RemoveInput(i);
+  if (listener_) {
+    listener_->NodeModified(node);
+    if (old) listener_->UseRemoved(old);
+  }
+}
+
+void Rewriter::SetAttribute(Node* node, onnx::AttributeProto attribute) {
+  node->SetAttribute(std::move(attribute));
+  if (listener_) listener_->NodeModified(node);
+}
+
+bool Rewriter::RemoveAttribute(Node* node, std::string_view name) {
+  bool removed = node->RemoveAttribute(name);
+  if (removed && listener_) listener_->NodeModified(node);
+  return removed;
+}
+
+StatusOr<Node*> Rewriter::InsertAfter(Value* y, std::string_view op_type, std::vector<Value*> inputs,
+                                      std::vector<onnx::AttributeProto> attributes, std::string_view domain) {
+  Node* producer = y->producer();
+  if (!producer) {
+    return absl::InvalidArgumentError(absl::StrCat("rule '", rule_, "': '", y->name(), "' is not a node output"));
+  }
+  Node* saved_before = insert_before_;
+  Graph* saved_graph = graph_;
+  SetInsertionPointAfter(producer);
+  // Made without y first, so that moving y's uses does not move its own.
+  Node* n = Create(op_type, {}, std::move(attributes), 1, domain);
+  insert_before_ = saved_before;
+  graph_ = saved_graph;
+  OS_RETURN_IF_ERROR(ReplaceAllUsesWith(y, n->output(0), GraphOutputs::kKeepNames));
+  for (Value* v : inputs) AddInput(n, v);
+  return n;
 }
 
 onnx::AttributeProto Rewriter::AttrInt(std::string name, int64_t v) {

@@ -28,6 +28,17 @@ class RewriteListener {
   virtual void UseRemoved(Value* value) {}
 };
 
+// What ReplaceAllUsesWith does when the replaced value is a graph output. Every caller
+// says which: an output is the model's interface (onnx_ir refuses it unless asked).
+enum class GraphOutputs {
+  kRefuse,     // an error naming the value
+  kKeepNames,  // the outputs return the replacement under their own names: it takes the
+               // name over, or (a graph input, an initializer, another output, an outer
+               // value) an Identity carries it
+  kTakeValue,  // the outputs return the replacement itself; it takes the name over only
+               // when it is a plain node output (the caller has arranged names otherwise)
+};
+
 // The NodeProto metadata key under which new nodes record the rule that made them.
 inline constexpr const char* kProvenanceKey = "onnxsurgeon.rule";
 
@@ -37,6 +48,10 @@ class Rewriter {
 
   // New nodes go before `node`, in its graph.
   void SetInsertionPoint(Node* node) { insert_before_ = node; graph_ = node->graph(); }
+  // New nodes go right after `node` (in creation order), in its graph.
+  void SetInsertionPointAfter(Node* node) { insert_before_ = node->next(); graph_ = node->graph(); }
+  // New nodes go at the end of `graph`.
+  void SetInsertionPointAtEnd(Graph* graph) { insert_before_ = nullptr; graph_ = graph; }
   Graph* graph() const { return graph_; }
   void SetRule(std::string rule) { rule_ = std::move(rule); }
   const std::string& rule() const { return rule_; }
@@ -60,20 +75,38 @@ class Rewriter {
   // A rank-1 int64 tensor: always well-formed, so it cannot fail.
   Value* Int64s(const std::vector<int64_t>& v);
 
-  // Given a value and its replacement. Execute rewires every use, graph outputs included:
-  // output names never change (the replacement takes the name over, or, when it cannot --
-  // a graph input, an initializer, another output -- an Identity carries it).
-  // Result `from` is unused.
-  Status ReplaceAllUsesWith(Value* from, Value* to);
+  // Given a value, its replacement and what to do with graph outputs returning it.
+  // Execute rewires every node use (subgraphs' included) and the graph outputs as asked.
+  // Result `from` is unused; an error (nothing changed) when it is an output and kRefuse.
+  Status ReplaceAllUsesWith(Value* from, Value* to, GraphOutputs outputs);
   // Given a node and one replacement per output (null: output must be unused).
-  // Execute replaces the outputs and erases the node. Result the node is gone.
+  // Execute replaces the outputs (graph outputs keep their names) and erases the node.
+  // Result the node is gone.
   Status ReplaceNode(Node* node, const std::vector<Value*>& replacements);
   // Given an unused node. Execute erases it. Result error if it is still used.
   Status EraseNode(Node* node);
   // Given candidate nodes. Execute erases those that are (or become) unused, repeatedly.
   // Result how many were erased.
   int EraseDead(std::vector<Node*> candidates);
+
+  // In-place edits of one node, each reported to the listener (MLIR's modifyOpInPlace).
+  // Given a slot (past the end: the inputs grow, omitted ones null) and a value (null:
+  // omit). Execute rewires it. Result node->input(i) == value.
   void SetInput(Node* node, size_t i, Value* value);
+  // Given a value (or null). Execute appends it as the last input.
+  void AddInput(Node* node, Value* value);
+  // Given i < num_inputs. Execute drops slot i; later slots shift left.
+  void RemoveInput(Node* node, size_t i);
+  // Given an attribute. Execute replaces the node's attribute of that name or adds it.
+  void SetAttribute(Node* node, onnx::AttributeProto attribute);
+  // Given an attribute name. Execute removes it if present. Result true if it was there.
+  bool RemoveAttribute(Node* node, std::string_view name);
+
+  // Given a node output `y` and inputs that read it (y among them). Execute creates
+  // op_type(inputs) right after y's producer and moves every use of y (graph outputs too:
+  // their names stay) to the new node's output. Result the new node, the only reader of y.
+  StatusOr<Node*> InsertAfter(Value* y, std::string_view op_type, std::vector<Value*> inputs,
+                              std::vector<onnx::AttributeProto> attributes = {}, std::string_view domain = "");
 
   // Attribute builders.
   static onnx::AttributeProto AttrInt(std::string name, int64_t v);

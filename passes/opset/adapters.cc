@@ -35,7 +35,7 @@ Status SoftmaxDown(StepContext& ctx) {
   int64_t axis = n->GetInt("axis", -1);
   if (rank < 0) {
     if (axis == -1) {
-      n->SetAttribute(AttrInt("axis", -1));
+      ctx.rewriter->SetAttribute(n, AttrInt("axis", -1));
       ctx.handled = true;
       return absl::OkStatus();
     }
@@ -45,7 +45,7 @@ Status SoftmaxDown(StepContext& ctx) {
   if (axis < 0 || axis >= rank) return ctx.Refuse("axis out of range");
   ctx.handled = true;
   if (axis == rank - 1) {
-    n->SetAttribute(AttrInt("axis", rank - 1));
+    ctx.rewriter->SetAttribute(n, AttrInt("axis", rank - 1));
     return absl::OkStatus();
   }
   // Move the axis last, normalize, move it back (a swap is its own inverse).
@@ -54,16 +54,12 @@ Status SoftmaxDown(StepContext& ctx) {
   std::swap(perm[axis], perm[rank - 1]);
   Value* x = n->input(0);
   Value* t = ctx.Emit("Transpose", {x}, {AttrInts("perm", perm)})->output(0);
-  n->SetInput(0, t);
-  n->SetAttribute(AttrInt("axis", rank - 1));
+  ctx.rewriter->SetInput(n, 0, t);
+  ctx.rewriter->SetAttribute(n, AttrInt("axis", rank - 1));
+  // The node's result goes through the back-transpose.
   Value* y = n->output(0);
-  Node* back = ctx.rewriter->graph()->CreateNode("Transpose", {}, 0, ctx.domain, n->next(), "opset/Transpose");
-  // The node's result goes through the back-transpose: rewire users first, then feed it.
-  Value* out = back->AddOutput();
-  back->SetAttribute(AttrInts("perm", perm));
-  ctx.types->Alias(y, out);
-  OS_RETURN_IF_ERROR(ctx.rewriter->ReplaceAllUsesWith(y, out));
-  back->AddInput(y);
+  OS_ASSIGN_OR_RETURN(Node * back, ctx.rewriter->InsertAfter(y, "Transpose", {y}, {AttrInts("perm", perm)}, ctx.domain));
+  ctx.types->Alias(y, back->output(0));
   ctx.emitted->push_back({back, ctx.to_opset()});
   return absl::OkStatus();
 }
@@ -77,22 +73,18 @@ Status SoftmaxUp(StepContext& ctx) {
   if (rank >= 0) {
     if (axis < 0) axis += rank;
     if (axis == rank - 1) {
-      n->SetAttribute(AttrInt("axis", -1));
+      ctx.rewriter->SetAttribute(n, AttrInt("axis", -1));
       return absl::OkStatus();
     }
   }
   Value* x = n->input(0);
   Value* flat = ctx.Emit("Flatten", {x}, {AttrInt("axis", axis)})->output(0);
   Value* shape = ctx.Emit("Shape", {x})->output(0);
-  n->SetInput(0, flat);
-  n->SetAttribute(AttrInt("axis", -1));
+  ctx.rewriter->SetInput(n, 0, flat);
+  ctx.rewriter->SetAttribute(n, AttrInt("axis", -1));
   Value* y = n->output(0);
-  Node* reshape = ctx.rewriter->graph()->CreateNode("Reshape", {}, 0, ctx.domain, n->next(), "opset/Reshape");
-  Value* out = reshape->AddOutput();
-  ctx.types->Alias(y, out);
-  OS_RETURN_IF_ERROR(ctx.rewriter->ReplaceAllUsesWith(y, out));
-  reshape->AddInput(y);
-  reshape->AddInput(shape);
+  OS_ASSIGN_OR_RETURN(Node * reshape, ctx.rewriter->InsertAfter(y, "Reshape", {y, shape}, {}, ctx.domain));
+  ctx.types->Alias(y, reshape->output(0));
   ctx.emitted->push_back({reshape, ctx.to_opset()});
   return absl::OkStatus();
 }
@@ -105,7 +97,7 @@ Status SplitNumOutputsDown(StepContext& ctx) {
   const Attribute* num = n->FindAttribute("num_outputs");
   if (!num) return absl::OkStatus();
   int64_t parts = num->i();
-  n->RemoveAttribute("num_outputs");
+  ctx.rewriter->RemoveAttribute(n, "num_outputs");
   if (n->input(1)) return absl::OkStatus();
   if (parts != static_cast<int64_t>(n->num_outputs())) return ctx.Refuse("num_outputs does not match the outputs");
   int64_t axis = n->GetInt("axis", 0);
@@ -116,13 +108,13 @@ Status SplitNumOutputsDown(StepContext& ctx) {
     int64_t a = axis < 0 ? axis + rank : axis;
     if (a >= 0 && a < rank) d = (*dims)[a];
   }
-  while (n->num_inputs() < 2) n->AddInput(nullptr);
+  while (n->num_inputs() < 2) ctx.rewriter->AddInput(n, nullptr);
   if (d >= 0) {
     int64_t chunk = (d + parts - 1) / parts;
     if (d % parts == 0) return absl::OkStatus();  // equal parts: Split-13's default
     std::vector<int64_t> sizes(parts - 1, chunk);
     sizes.push_back(d - chunk * (parts - 1));
-    n->SetInput(1, ctx.Int64s(sizes));
+    ctx.rewriter->SetInput(n, 1, ctx.Int64s(sizes));
     return absl::OkStatus();
   }
   // d at run time: chunk = (d + n - 1) / n; sizes = [chunk] * (n - 1) ++ [d - chunk * (n - 1)].
@@ -133,16 +125,16 @@ Status SplitNumOutputsDown(StepContext& ctx) {
   Value* used = ctx.Emit("Mul", {chunk, ctx.Int64s({parts - 1})})->output(0);
   pieces.push_back(ctx.Emit("Sub", {dim, used})->output(0));
   Value* sizes = ctx.Emit("Concat", pieces, {AttrInt("axis", 0)})->output(0);
-  n->SetInput(1, sizes);
+  ctx.rewriter->SetInput(n, 1, sizes);
   return absl::OkStatus();
 }
 
 // Resize-13 made roi and scales optional; Resize-11 needs them (empty when unused).
 Status ResizeRoiScalesDown(StepContext& ctx) {
   Node* n = ctx.node;
-  while (n->num_inputs() < 3) n->AddInput(nullptr);
-  if (!n->input(1)) n->SetInput(1, ctx.Tensor1D({}, onnx::TensorProto::FLOAT));
-  if (!n->input(2)) n->SetInput(2, ctx.Tensor1D({}, onnx::TensorProto::FLOAT));
+  while (n->num_inputs() < 3) ctx.rewriter->AddInput(n, nullptr);
+  if (!n->input(1)) ctx.rewriter->SetInput(n, 1, ctx.Tensor1D({}, onnx::TensorProto::FLOAT));
+  if (!n->input(2)) ctx.rewriter->SetInput(n, 2, ctx.Tensor1D({}, onnx::TensorProto::FLOAT));
   return absl::OkStatus();
 }
 
@@ -161,10 +153,10 @@ Status ResizeTo10(StepContext& ctx) {
   if (n->input(3)) return ctx.Refuse("Resize-10 takes scales, not sizes");
   for (const char* a : {"coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a", "exclude_outside",
                         "extrapolation_value"})
-    n->RemoveAttribute(a);
+    ctx.rewriter->RemoveAttribute(n, a);
   Value* scales = n->input(2);
-  while (n->num_inputs() > 2) n->RemoveInput(n->num_inputs() - 1);
-  n->SetInput(1, scales);
+  while (n->num_inputs() > 2) ctx.rewriter->RemoveInput(n, n->num_inputs() - 1);
+  ctx.rewriter->SetInput(n, 1, scales);
   if (!scales) return ctx.Refuse("Resize-10 needs scales");
   ctx.handled = true;
   return absl::OkStatus();
@@ -173,10 +165,10 @@ Status ResizeTo10(StepContext& ctx) {
 Status ResizeFrom10(StepContext& ctx) {
   Node* n = ctx.node;
   Value* scales = n->input(1);
-  n->SetInput(1, ctx.Tensor1D({}, onnx::TensorProto::FLOAT));
-  n->AddInput(scales);
-  n->SetAttribute(Rewriter::AttrString("coordinate_transformation_mode", "asymmetric"));
-  if (StringAttr(*n, "mode", "nearest") == "nearest") n->SetAttribute(Rewriter::AttrString("nearest_mode", "floor"));
+  ctx.rewriter->SetInput(n, 1, ctx.Tensor1D({}, onnx::TensorProto::FLOAT));
+  ctx.rewriter->AddInput(n, scales);
+  ctx.rewriter->SetAttribute(n, Rewriter::AttrString("coordinate_transformation_mode", "asymmetric"));
+  if (StringAttr(*n, "mode", "nearest") == "nearest") ctx.rewriter->SetAttribute(n, Rewriter::AttrString("nearest_mode", "floor"));
   ctx.handled = true;
   return absl::OkStatus();
 }
@@ -201,10 +193,10 @@ Adapter RenameValues(std::string attribute, std::map<std::string, std::string> r
     std::string value = a ? a->s() : source_default;
     auto it = renames.find(value);
     if (!a) {
-      ctx.node->SetAttribute(Rewriter::AttrString(attribute, it != renames.end() ? it->second : value));
+      ctx.rewriter->SetAttribute(ctx.node, Rewriter::AttrString(attribute, it != renames.end() ? it->second : value));
       return absl::OkStatus();
     }
-    if (it != renames.end()) ctx.node->SetAttribute(Rewriter::AttrString(attribute, it->second));
+    if (it != renames.end()) ctx.rewriter->SetAttribute(ctx.node, Rewriter::AttrString(attribute, it->second));
     return absl::OkStatus();
   };
 }
@@ -217,19 +209,14 @@ Status ShapeStartEndDown(StepContext& ctx) {
   if (!s && !e) return absl::OkStatus();
   int64_t start = s ? s->i() : 0;
   int64_t end = e ? e->i() : INT64_MAX;
-  n->RemoveAttribute("start");
-  n->RemoveAttribute("end");
+  ctx.rewriter->RemoveAttribute(n, "start");
+  ctx.rewriter->RemoveAttribute(n, "end");
   if (start == 0 && end == INT64_MAX) return absl::OkStatus();
   Value* y = n->output(0);
   Value* starts = ctx.Int64s({start});
   Value* ends = ctx.Int64s({end});
-  Node* slice = ctx.rewriter->graph()->CreateNode("Slice", {}, 0, ctx.domain, n->next(), "opset/Slice");
-  Value* out = slice->AddOutput();
-  ctx.types->Alias(y, out);
-  OS_RETURN_IF_ERROR(ctx.rewriter->ReplaceAllUsesWith(y, out));
-  slice->AddInput(y);
-  slice->AddInput(starts);
-  slice->AddInput(ends);
+  OS_ASSIGN_OR_RETURN(Node * slice, ctx.rewriter->InsertAfter(y, "Slice", {y, starts, ends}, {}, ctx.domain));
+  ctx.types->Alias(y, slice->output(0));
   ctx.emitted->push_back({slice, ctx.to_opset()});
   return absl::OkStatus();
 }
@@ -240,9 +227,9 @@ Status DropoutDown(StepContext& ctx) {
   if (Value* t = n->input(2)) {
     auto v = ConstantInts(t);
     if (!v || v->size() != 1 || (*v)[0] != 0) return ctx.Refuse("training_mode is not a constant false");
-    n->RemoveInput(2);
+    ctx.rewriter->RemoveInput(n, 2);
   }
-  n->RemoveAttribute("seed");  // only drawn in training mode
+  ctx.rewriter->RemoveAttribute(n, "seed");  // only drawn in training mode
   return absl::OkStatus();
 }
 
@@ -254,7 +241,7 @@ Status SliceStepsDown(StepContext& ctx) {
   auto v = ConstantInts(steps);
   if (!v || std::any_of(v->begin(), v->end(), [](int64_t x) { return x != 1; }))
     return ctx.Refuse("steps other than 1 do not exist in Slice-1");
-  n->RemoveInput(4);
+  ctx.rewriter->RemoveInput(n, 4);
   return absl::OkStatus();
 }
 
@@ -266,8 +253,8 @@ Status GemmCDown(StepContext& ctx) {
   if (dt == 0) return ctx.Refuse("C is omitted and A's type is unknown");
   Value* zero = ctx.Scalar(0, dt);
   if (!zero) return ctx.Refuse("cannot encode a zero C of A's type");
-  while (n->num_inputs() < 3) n->AddInput(nullptr);
-  n->SetInput(2, zero);
+  while (n->num_inputs() < 3) ctx.rewriter->AddInput(n, nullptr);
+  ctx.rewriter->SetInput(n, 2, zero);
   return absl::OkStatus();
 }
 
@@ -290,8 +277,8 @@ Status PadAxesDown(StepContext& ctx) {
     full[a] = (*pads)[i];
     full[a + rank] = (*pads)[i + k];
   }
-  n->SetInput(1, ctx.Int64s(full));
-  n->RemoveInput(3);
+  ctx.rewriter->SetInput(n, 1, ctx.Int64s(full));
+  ctx.rewriter->RemoveInput(n, 3);
   return absl::OkStatus();
 }
 
@@ -338,8 +325,8 @@ Status ConstantScalarsDown(StepContext& ctx) {
     return absl::OkStatus();
   }
   for (const char* name : {"value_float", "value_floats", "value_int", "value_ints", "value_string", "value_strings"})
-    n->RemoveAttribute(name);
-  n->SetAttribute(TensorAttr("value", t));
+    ctx.rewriter->RemoveAttribute(n, name);
+  ctx.rewriter->SetAttribute(n, TensorAttr("value", t));
   return absl::OkStatus();
 }
 
@@ -349,7 +336,7 @@ Status CastSaturateDown(StepContext& ctx) {
   if (!n->FindAttribute("saturate")) return absl::OkStatus();
   int64_t to = n->GetInt("to", 0);
   bool float8 = to >= onnx::TensorProto::FLOAT8E4M3FN && to <= onnx::TensorProto::FLOAT8E5M2FNUZ;
-  if (!float8) n->RemoveAttribute("saturate");
+  if (!float8) ctx.rewriter->RemoveAttribute(n, "saturate");
   return absl::OkStatus();
 }
 
@@ -361,7 +348,7 @@ Status ReshapeAllowZeroDown(StepContext& ctx) {
   if (!shape) return ctx.Refuse("allowzero=1 with a shape computed at run time (it may hold a 0)");
   if (std::any_of(shape->begin(), shape->end(), [](int64_t d) { return d == 0; }))
     return ctx.Refuse("allowzero=1 and the shape holds a 0 (an empty dimension, not a copied one)");
-  n->RemoveAttribute("allowzero");
+  ctx.rewriter->RemoveAttribute(n, "allowzero");
   return absl::OkStatus();
 }
 
@@ -380,7 +367,7 @@ Status ResizeAxesDown(StepContext& ctx) {
     if (!v || v->size() != axes.size()) return ctx.Refuse("scales must be a constant to expand to every axis");
     std::vector<double> full(rank, 1.0);
     for (size_t i = 0; i < axes.size(); ++i) full[axes[i]] = (*v)[i];
-    n->SetInput(2, ctx.Tensor1D(full, onnx::TensorProto::FLOAT));
+    ctx.rewriter->SetInput(n, 2, ctx.Tensor1D(full, onnx::TensorProto::FLOAT));
   }
   if (Value* sizes = n->input(3)) {
     auto v = ConstantInts(sizes);
@@ -389,9 +376,9 @@ Status ResizeAxesDown(StepContext& ctx) {
       return ctx.Refuse("sizes for some axes need the input's static shape");
     std::vector<int64_t> full = *dims;
     for (size_t i = 0; i < axes.size(); ++i) full[axes[i]] = (*v)[i];
-    n->SetInput(3, ctx.Int64s(full));
+    ctx.rewriter->SetInput(n, 3, ctx.Int64s(full));
   }
-  n->RemoveAttribute("axes");
+  ctx.rewriter->RemoveAttribute(n, "axes");
   return absl::OkStatus();
 }
 
@@ -466,12 +453,12 @@ Status RoiAlignModeDown(StepContext& ctx) {
   std::string mode = StringAttr(*ctx.node, "coordinate_transformation_mode", "half_pixel");
   if (mode != "output_half_pixel")
     return ctx.Refuse(absl::StrCat("coordinate_transformation_mode='", mode, "' does not exist in RoiAlign-10 (output_half_pixel only)"));
-  ctx.node->RemoveAttribute("coordinate_transformation_mode");
+  ctx.rewriter->RemoveAttribute(ctx.node, "coordinate_transformation_mode");
   return absl::OkStatus();
 }
 
 Status RoiAlignModeUp(StepContext& ctx) {
-  ctx.node->SetAttribute(Rewriter::AttrString("coordinate_transformation_mode", "output_half_pixel"));
+  ctx.rewriter->SetAttribute(ctx.node, Rewriter::AttrString("coordinate_transformation_mode", "output_half_pixel"));
   return absl::OkStatus();
 }
 
@@ -511,7 +498,7 @@ Status ReduceNoopWithEmptyAxesDown(StepContext& ctx) {
                       "reduction here and every axis at the target)");
   }
   if (!values->empty()) {
-    n->RemoveAttribute("noop_with_empty_axes");
+    ctx.rewriter->RemoveAttribute(n, "noop_with_empty_axes");
     return absl::OkStatus();
   }
   static const std::set<std::string> identity_when_empty = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd"};
@@ -532,7 +519,7 @@ Status PoolCeilModeDown(StepContext& ctx) {
   Node* n = ctx.node;
   if (n->GetInt("ceil_mode", 0) == 0) return absl::OkStatus();
   if (StringAttr(*n, "auto_pad", "NOTSET") != "NOTSET") {
-    n->RemoveAttribute("ceil_mode");  // auto_pad computes the output size itself; ceil_mode is ignored
+    ctx.rewriter->RemoveAttribute(n, "ceil_mode");  // auto_pad computes the output size itself; ceil_mode is ignored
     return absl::OkStatus();
   }
   auto dims = ctx.types->Dims(n->input(0));
@@ -557,7 +544,7 @@ Status PoolCeilModeDown(StepContext& ctx) {
       return ctx.Refuse(absl::StrCat("ceil_mode=1 adds a partial window on spatial axis ", i, " (", in, " + pads - kernel is not a multiple of the stride ", strides[i], ")"));
     }
   }
-  n->RemoveAttribute("ceil_mode");
+  ctx.rewriter->RemoveAttribute(n, "ceil_mode");
   return absl::OkStatus();
 }
 
@@ -567,7 +554,7 @@ Status MaxPoolStorageOrderDown(StepContext& ctx) {
   if (n->GetInt("storage_order", 0) == 0) return absl::OkStatus();
   if (n->num_outputs() > 1 && n->output(1) && n->output(1)->HasUsers())
     return ctx.Refuse("storage_order=1 and the Indices output is used");
-  n->RemoveAttribute("storage_order");
+  ctx.rewriter->RemoveAttribute(n, "storage_order");
   return absl::OkStatus();
 }
 
@@ -580,7 +567,7 @@ Status QuantizeSaturateDown(StepContext& ctx) {
   if (!n->FindAttribute("saturate")) return absl::OkStatus();
   int32_t out = n->num_inputs() > 2 && n->input(2) ? ctx.types->ElemType(n->input(2)) : onnx::TensorProto::UINT8;
   if (out == 0) return ctx.Refuse("saturate is set and the output type (the zero point's) is unknown");
-  if (!IsFloat8(out)) n->RemoveAttribute("saturate");
+  if (!IsFloat8(out)) ctx.rewriter->RemoveAttribute(n, "saturate");
   return absl::OkStatus();
 }
 
@@ -598,9 +585,9 @@ Status ResizeDown18(StepContext& ctx) {
       if (auto v = ConstantDoubles(scales)) shrinks = std::any_of(v->begin(), v->end(), [](double s) { return s < 1.0; });
     }
     if (shrinks) return ctx.Refuse("antialias=1 on a linear/cubic resize that may shrink an axis: Resize-13 does not antialias");
-    n->RemoveAttribute("antialias");
+    ctx.rewriter->RemoveAttribute(n, "antialias");
   }
-  n->RemoveAttribute("keep_aspect_ratio_policy");
+  ctx.rewriter->RemoveAttribute(n, "keep_aspect_ratio_policy");
   return ResizeAxesDown(ctx);
 }
 
@@ -609,19 +596,16 @@ Status ResizeDown18(StepContext& ctx) {
 // integer minimum has no negation).
 Status TopKDown(StepContext& ctx) {
   Node* n = ctx.node;
-  n->RemoveAttribute("sorted");
+  ctx.rewriter->RemoveAttribute(n, "sorted");
   if (n->GetInt("largest", 1) != 0) return absl::OkStatus();
   int32_t dt = ctx.types->ElemType(n->input(0));
   bool is_float = dt == onnx::TensorProto::FLOAT || dt == onnx::TensorProto::DOUBLE || dt == onnx::TensorProto::FLOAT16;
   if (!is_float) return ctx.Refuse("largest=0 is only rewritten (as TopK of -x) for floating-point inputs");
-  n->RemoveAttribute("largest");
-  n->SetInput(0, ctx.Emit("Neg", {n->input(0)})->output(0));
+  ctx.rewriter->RemoveAttribute(n, "largest");
+  ctx.rewriter->SetInput(n, 0, ctx.Emit("Neg", {n->input(0)})->output(0));
   Value* y = n->output(0);
-  Node* back = ctx.rewriter->graph()->CreateNode("Neg", {}, 0, ctx.domain, n->next(), "opset/Neg");
-  Value* out = back->AddOutput();
-  ctx.types->Alias(y, out);
-  OS_RETURN_IF_ERROR(ctx.rewriter->ReplaceAllUsesWith(y, out));
-  back->AddInput(y);
+  OS_ASSIGN_OR_RETURN(Node * back, ctx.rewriter->InsertAfter(y, "Neg", {y}, {}, ctx.domain));
+  ctx.types->Alias(y, back->output(0));
   ctx.emitted->push_back({back, ctx.to_opset()});
   return absl::OkStatus();
 }
@@ -631,11 +615,11 @@ Status TopKDown(StepContext& ctx) {
 Status ArgSelectLastIndexDown(StepContext& ctx) {
   Node* n = ctx.node;
   if (n->GetInt("select_last_index", 0) == 0) return absl::OkStatus();
-  n->RemoveAttribute("select_last_index");
+  ctx.rewriter->RemoveAttribute(n, "select_last_index");
   int64_t axis = n->GetInt("axis", 0);
   Value* x = n->input(0);
   Value* reversed = ctx.Emit("Slice", {x, ctx.Int64s({-1}), ctx.Int64s({INT64_MIN}), ctx.Int64s({axis}), ctx.Int64s({-1})})->output(0);
-  n->SetInput(0, reversed);
+  ctx.rewriter->SetInput(n, 0, reversed);
   auto dims = ctx.types->Dims(x);
   int64_t rank = dims ? static_cast<int64_t>(dims->size()) : -1;
   int64_t a = axis < 0 && rank >= 0 ? axis + rank : axis;
@@ -647,12 +631,8 @@ Status ArgSelectLastIndexDown(StepContext& ctx) {
     last = ctx.Emit("Sub", {d, ctx.Int64s({1}, /*scalar=*/true)})->output(0);
   }
   Value* y = n->output(0);
-  Node* back = ctx.rewriter->graph()->CreateNode("Sub", {}, 0, ctx.domain, n->next(), "opset/Sub");
-  Value* out = back->AddOutput();
-  ctx.types->Alias(y, out);
-  OS_RETURN_IF_ERROR(ctx.rewriter->ReplaceAllUsesWith(y, out));
-  back->AddInput(last);
-  back->AddInput(y);
+  OS_ASSIGN_OR_RETURN(Node * back, ctx.rewriter->InsertAfter(y, "Sub", {last, y}, {}, ctx.domain));
+  ctx.types->Alias(y, back->output(0));
   ctx.emitted->push_back({back, ctx.to_opset()});
   return absl::OkStatus();
 }

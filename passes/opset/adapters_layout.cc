@@ -24,13 +24,10 @@ Status RouteOutputThrough(StepContext& ctx, size_t i, const std::string& op, std
                           std::vector<onnx::AttributeProto> attributes) {
   Node* n = ctx.node;
   Value* y = n->output(i);
-  Node* after = ctx.rewriter->graph()->CreateNode(op, {}, 0, ctx.domain, n->next(), "opset/" + op);
-  Value* out = after->AddOutput();
-  for (auto& a : attributes) after->SetAttribute(std::move(a));
-  ctx.types->Alias(y, out);
-  OS_RETURN_IF_ERROR(ctx.rewriter->ReplaceAllUsesWith(y, out));
-  after->AddInput(y);
-  for (Value* v : extra_inputs) after->AddInput(v);
+  std::vector<Value*> inputs = {y};
+  inputs.insert(inputs.end(), extra_inputs.begin(), extra_inputs.end());
+  OS_ASSIGN_OR_RETURN(Node * after, ctx.rewriter->InsertAfter(y, op, std::move(inputs), std::move(attributes), ctx.domain));
+  ctx.types->Alias(y, after->output(0));
   ctx.emitted->push_back({after, ctx.to_opset()});
   return absl::OkStatus();
 }
@@ -46,13 +43,13 @@ Status RouteOutputThrough(StepContext& ctx, size_t i, const std::string& op, std
 Status RecurrentBatchFirstDown(StepContext& ctx) {
   Node* n = ctx.node;
   if (n->GetInt("layout", 0) == 0) return absl::OkStatus();
-  n->RemoveAttribute("layout");
+  ctx.rewriter->RemoveAttribute(n, "layout");
   const std::vector<int64_t> swap01 = {1, 0, 2};
   // Inputs: X (0), initial_h (5), initial_c (6, LSTM only).
   for (size_t i : {size_t{0}, size_t{5}, size_t{6}}) {
     if (i == 6 && n->op_type() != "LSTM") continue;
     if (i >= n->num_inputs() || !n->input(i)) continue;
-    n->SetInput(i, ctx.Emit("Transpose", {n->input(i)}, {AttrInts("perm", swap01)})->output(0));
+    ctx.rewriter->SetInput(n, i, ctx.Emit("Transpose", {n->input(i)}, {AttrInts("perm", swap01)})->output(0));
   }
   // Outputs: Y (0) [seq, num_dir, batch, hidden] -> [batch, seq, num_dir, hidden];
   // Y_h (1), Y_c (2) [num_dir, batch, hidden] -> [batch, num_dir, hidden].
@@ -83,7 +80,7 @@ Status GatherNDBatchDimsDown(StepContext& ctx) {
   int64_t rank = ctx.types->Rank(indices);
   if (rank < 0) return ctx.Refuse("batch_dims != 0 and the indices' rank is unknown (the batch index grid needs it)");
   if (rank < b + 1) return ctx.Refuse("the indices' rank is not above batch_dims");
-  n->RemoveAttribute("batch_dims");
+  ctx.rewriter->RemoveAttribute(n, "batch_dims");
   Value* first_axis = ctx.Int64s({0});
   Value* zero = first_axis;
   Value* to_end = ctx.Int64s({INT64_MAX});
@@ -112,8 +109,8 @@ Status GatherNDBatchDimsDown(StepContext& ctx) {
   Value* k = slice(idx_shape, minus_one, to_end);
   Value* data_tail = slice(data_shape, ctx.Emit("Add", {k, batch_end})->output(0), to_end);
   Value* out_shape = concat({slice(idx_shape, zero, minus_one), data_tail});
-  n->SetInput(0, flat_data);
-  n->SetInput(1, full_idx);
+  ctx.rewriter->SetInput(n, 0, flat_data);
+  ctx.rewriter->SetInput(n, 1, full_idx);
   return RouteOutputThrough(ctx, 0, "Reshape", {out_shape}, {});
 }
 
@@ -126,7 +123,7 @@ Status DepthToSpaceCrdDown(StepContext& ctx) {
   Node* n = ctx.node;
   const Attribute* mode = n->FindAttribute("mode");
   if (!mode || mode->s() == "DCR") {
-    n->RemoveAttribute("mode");
+    ctx.rewriter->RemoveAttribute(n, "mode");
     return absl::OkStatus();
   }
   if (mode->s() != "CRD") return ctx.Refuse("mode='" + mode->s() + "' is not a DepthToSpace mode");

@@ -42,7 +42,7 @@ Status FinishReplacement(DecomposeContext& ctx, const std::vector<Value*>& outpu
     if (i >= outputs.size() || !outputs[i])
       return absl::FailedPreconditionError(absl::StrCat("output ", i, " of ", n->op_type(), " has no decomposition"));
     ctx.types->Alias(out, outputs[i]);
-    OS_RETURN_IF_ERROR(ctx.rewriter->ReplaceAllUsesWith(out, outputs[i]));
+    OS_RETURN_IF_ERROR(ctx.rewriter->ReplaceAllUsesWith(out, outputs[i], GraphOutputs::kKeepNames));
   }
   return ctx.rewriter->EraseNode(n);
 }

@@ -338,10 +338,10 @@ class FlattenRegionRule : public NodeRule<Region> {
       Value* back = rw.Op("Reshape", {y, rw.Int64s(shape)});
       if (x.value->has_type()) *back->mutable_info()->mutable_type() = x.value->info()->type();
       else SetType(back, ElementType(x.value), shape);
-      OS_RETURN_IF_ERROR(rw.ReplaceAllUsesWith(x.value, back));
+      OS_RETURN_IF_ERROR(rw.ReplaceAllUsesWith(x.value, back, GraphOutputs::kKeepNames));
     }
     for (auto& [reshape, y] : bypassed) {
-      OS_RETURN_IF_ERROR(rw.ReplaceAllUsesWith(reshape->output(0), y));
+      OS_RETURN_IF_ERROR(rw.ReplaceAllUsesWith(reshape->output(0), y, GraphOutputs::kKeepNames));
       OS_RETURN_IF_ERROR(rw.EraseNode(reshape));
     }
     // The old region (every output now unused), then entry Reshapes nothing reads any more.

@@ -27,7 +27,7 @@ class ForwardRule : public SymbolicRule<Value*> {
   using SymbolicRule::SymbolicRule;
 
  protected:
-  Status Replace(Node* n, Value* input, Rewriter& rw) const final { return rw.ReplaceAllUsesWith(n->output(0), input); }
+  Status Replace(Node* n, Value* input, Rewriter& rw) const final { return rw.ReplaceAllUsesWith(n->output(0), input, GraphOutputs::kKeepNames); }
 };
 
 // Where(c, a, b), c decided all true (all false), the others broadcasting into a (b).

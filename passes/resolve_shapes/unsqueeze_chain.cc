@@ -86,7 +86,7 @@ class UnsqueezeChain : public SymbolicRule<MergedUnsqueeze> {
       *merged->mutable_info() = *n->output(0)->info();
       merged->mutable_info()->set_name(merged->name());
     }
-    return rw.ReplaceAllUsesWith(n->output(0), merged);
+    return rw.ReplaceAllUsesWith(n->output(0), merged, GraphOutputs::kKeepNames);
   }
 };
 

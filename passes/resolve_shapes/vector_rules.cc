@@ -36,7 +36,7 @@ class ConstantVectorRule : public SymbolicRule<ConstantPlan> {
   Status Replace(Node* n, ConstantPlan plan, Rewriter& rw) const override {
     OS_ASSIGN_OR_RETURN(Tensor t, Tensor::FromInt64s(plan.dtype, plan.dims, plan.values));
     OS_ASSIGN_OR_RETURN(Value * constant, rw.Constant(std::move(t), "value"));
-    return rw.ReplaceAllUsesWith(n->output(0), constant);
+    return rw.ReplaceAllUsesWith(n->output(0), constant, GraphOutputs::kKeepNames);
   }
 };
 
@@ -58,7 +58,7 @@ class SameVectorRule : public SymbolicRule<Value*> {
   }
 
   Status Replace(Node* n, Value* first, Rewriter& rw) const override {
-    return rw.ReplaceAllUsesWith(n->output(0), first);
+    return rw.ReplaceAllUsesWith(n->output(0), first, GraphOutputs::kKeepNames);
   }
 };
 

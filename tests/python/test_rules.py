@@ -52,6 +52,39 @@ def test_replacement_builds_nodes_with_provenance(oracle):
     oracle.assert_equivalent(original, proto)
 
 
+def test_node_set_input_goes_through_a_rewriter():
+    model = osg.parse_text("""<ir_version: 10, opset_import: ["" : 18]>
+g (float[N] X) => (float[N] Y, float[N] Z) { n = Neg(X)  Y = Relu(n)  Z = Sigmoid(n) }""")
+    # Outside a rule: Node.set_input rewires through a Rewriter of its own; both use
+    # lists follow.
+    sigmoid = [n for n in model.graph.nodes if n.op_type == "Sigmoid"][0]
+    sigmoid.set_input(0, model.graph.value("X"))
+    assert [n.op_type for n, _ in model.graph.value("X").uses()] == ["Neg", "Sigmoid"]
+    assert [n.op_type for n, _ in model.graph.value("n").uses()] == ["Relu"]
+    onnx.checker.check_model(model.to_proto(), full_check=True)
+
+
+def test_rewriter_replace_all_uses_with_states_what_graph_outputs_do():
+    p = Pattern("neg")
+    root = p.op("Neg", p.any("x"))
+    seen = []
+
+    def replace(m, rw):
+        with pytest.raises(osg.OnnxSurgeonError, match="graph output"):
+            rw.replace_all_uses_with(m.root.outputs[0], m["x"])
+        with pytest.raises(ValueError):
+            rw.replace_all_uses_with(m.root.outputs[0], m["x"], graph_outputs="whatever")
+        rw.set_input(m.root, 0, m["x"])  # inside a rule: through its rewriter (a no-op here)
+        seen.append(True)
+        return rw.op("Abs", [m["x"]])
+
+    model = osg.parse_text("""<ir_version: 10, opset_import: ["" : 18]>
+g (float[N] X) => (float[N] Y) { Y = Neg(X) }""")
+    assert apply_rules(model, [Rule(p, root=root, replace=replace)]) == {"neg": 1}
+    assert seen == [True]
+    assert model.graph.outputs[0].name == "Y" and model.graph.outputs[0].producer().op_type == "Abs"
+
+
 def test_check_refuses_with_reason_and_explain_reports_it():
     p = Pattern("neg-relu")
     inner = p.op("Relu", p.any("x"), capture="relu")
