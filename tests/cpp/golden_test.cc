@@ -42,8 +42,8 @@ struct GoldenCase {
   std::string pipeline;
   std::string input;
   std::string expected;
-  std::string contains;  // a model whose nodes the result must contain
-  std::vector<std::string> absent;  // op types the result must not have
+  std::string contains;              // a model whose nodes the result must contain
+  std::vector<std::string> absent;   // op types the result must not have
   std::vector<std::string> refused;  // substrings of --debug-patterns lines
 };
 
