@@ -16,12 +16,14 @@
 // A negative may pin why a rule refused: a `refused: substring` line after the pipeline
 // line; some --debug-patterns line of the run must contain the substring.
 //
-// Outputs are compared after canonical printing (tests/cpp/canonical.h).
+// Outputs are compared after canonical printing (tests/cpp/canonical.h), which drops
+// value_info; value_info entries the expected text declares are checked by name.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "absl/strings/str_join.h"
@@ -30,6 +32,7 @@
 #include "core/pass/pass_manager.h"
 #include "core/pass/pipeline.h"
 #include "onnx/defs/parser.h"
+#include "onnx/defs/printer.h"
 #include "tests/cpp/canonical.h"
 #include "tests/cpp/subgraph_check.h"
 
@@ -136,7 +139,14 @@ TEST_P(Golden, Case) {
   } else {
     auto expected = ParseModelText(c.expected);
     ASSERT_TRUE(expected.ok()) << "expected model: " << expected.status().message();
-    EXPECT_EQ(after, testing::CanonicalText(ExportModel(**expected)));
+    onnx::ModelProto want = ExportModel(**expected);
+    EXPECT_EQ(after, testing::CanonicalText(want));
+    // The comparison drops value_info; a value_info entry the expected text declares
+    // (infer-shapes' annotations) must be in the result, by name, with that type.
+    std::map<std::string, std::string> have_info;
+    for (const auto& vi : output.graph().value_info()) have_info[vi.name()] = onnx::ProtoToString(vi.type());
+    for (const auto& vi : want.graph().value_info())
+      EXPECT_EQ(have_info[vi.name()], onnx::ProtoToString(vi.type())) << "value_info of " << vi.name();
   }
   // The result is a valid model.
   Status valid = CheckModel(**model, /*full_check=*/false);
