@@ -55,7 +55,7 @@ std::unique_ptr<RewriteRule> Identity(const char* name, const char* op, double c
   auto root = p.Op(op, {x, p.ScalarNear("c", constant)});
   root.Commutative();
   int id = root.id();
-  return std::make_unique<PatternRule>(name, std::move(p), id, [](const Match& m, Rewriter&) -> StatusOr<std::vector<Value*>> {
+  return std::make_unique<PatternRule<>>(name, std::move(p), id, [](const Match& m, Rewriter&) -> StatusOr<std::vector<Value*>> {
     return std::vector<Value*>{m.value("x")};
   });
 }
@@ -64,7 +64,7 @@ std::unique_ptr<RewriteRule> DoubleNeg() {
   Pattern p("double-neg");
   auto x = p.Any("x");
   int root = p.Op("Neg", {p.Op("Neg", {x})}).id();
-  return std::make_unique<PatternRule>("double-neg", std::move(p), root, [](const Match& m, Rewriter&) -> StatusOr<std::vector<Value*>> {
+  return std::make_unique<PatternRule<>>("double-neg", std::move(p), root, [](const Match& m, Rewriter&) -> StatusOr<std::vector<Value*>> {
     return std::vector<Value*>{m.value("x")};
   });
 }
@@ -73,7 +73,7 @@ std::unique_ptr<RewriteRule> NeverMatches(const char* name) {
   // Relu(Sigmoid(x)): Relu is a root candidate everywhere, Sigmoid never appears.
   Pattern p(name);
   int root = p.Op("Relu", {p.Op("Sigmoid", {p.Any("x")})}).id();
-  return std::make_unique<PatternRule>(name, std::move(p), root, [](const Match& m, Rewriter&) -> StatusOr<std::vector<Value*>> {
+  return std::make_unique<PatternRule<>>(name, std::move(p), root, [](const Match& m, Rewriter&) -> StatusOr<std::vector<Value*>> {
     return std::vector<Value*>{m.value("x")};
   });
 }

@@ -32,26 +32,22 @@ class DropReshapeAllowzeroPass : public PatternPass {
   DropReshapeAllowzeroPass() {
     pattern::Pattern p("reshape-allowzero");
     pattern::OpRef r = p.Op("Reshape", {p.Any("x"), p.Any("shape")});
-    AddRule(std::make_unique<PatternRule>(
+    AddRule(std::make_unique<PatternRule<>>(
         "reshape-allowzero", std::move(p), r.id(),
-        [](const pattern::Match& m, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
-          return std::vector<Value*>{rw.Op("Reshape", {m.value("x"), m.value("shape")})};
-        },
-        [](const pattern::Match& m, std::string* why) {
-          if (!AllowsZero(*m.root())) {
-            if (why) *why = "allowzero is 0 already";
-            return false;
-          }
+        [](const pattern::Match& m) -> Verdict<> {
+          if (!AllowsZero(*m.root())) return Refuse("allowzero is 0 already");
           std::optional<std::vector<int64_t>> shape = ConstantInt64s(m.value("shape"));
           if (!shape) {
-            if (why) *why = absl::StrCat("shape '", m.value("shape")->name(), "' is computed at run time: a 0 in it would change meaning");
-            return false;
+            return Refuse(absl::StrCat("shape '", m.value("shape")->name(),
+                                       "' is computed at run time: a 0 in it would change meaning"));
           }
           if (std::find(shape->begin(), shape->end(), 0) != shape->end()) {
-            if (why) *why = absl::StrCat("shape '", m.value("shape")->name(), "' holds a 0, which allowzero=1 keeps as a literal 0");
-            return false;
+            return Refuse(absl::StrCat("shape '", m.value("shape")->name(), "' holds a 0, which allowzero=1 keeps as a literal 0"));
           }
-          return true;
+          return Matched();
+        },
+        [](const pattern::Match& m, NoPlan, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
+          return std::vector<Value*>{rw.Op("Reshape", {m.value("x"), m.value("shape")})};
         }));
   }
 };

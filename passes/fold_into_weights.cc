@@ -100,40 +100,54 @@ std::optional<std::vector<double>> ChannelValues(const ConstantData& c, size_t r
 }
 
 // ---- conv-add-bias ---------------------------------------------------------------------
-class ConvAddBias : public RewriteRule {
- public:
-  ConvAddBias() : RewriteRule("fold-into-weights/conv-add-bias", "Add") {}
+// The Conv to give the Add's constant as its bias, and that bias.
+struct ConvBias {
+  Node* conv;
+  std::vector<double> bias;
+  int32_t data_type;
+};
 
-  StatusOr<bool> MatchAndRewrite(Node* add, Rewriter& rw, std::string* why) override {
+class ConvAddBias : public NodeRule<ConvBias> {
+ public:
+  ConvAddBias() : NodeRule("fold-into-weights/conv-add-bias", "Add") {}
+
+ protected:
+  Verdict<ConvBias> Check(Node* add, RewriteFacts&) const override {
     auto split = SplitConstant(add, /*commutative=*/true);
-    if (!split) return Refuse(why, "neither operand is a constant beside a computed one");
+    if (!split) return Refuse("neither operand is a constant beside a computed one");
     Node* conv = split->data->producer();
     if (!conv || !conv->Is("Conv") || !CanonicalDomain(conv->domain()).empty() || conv->graph() != add->graph())
-      return Refuse(why, "the computed operand is not a Conv");
-    if (!SingleReader(split->data)) return Refuse(why, "the Conv output has another reader");
+      return Refuse("the computed operand is not a Conv");
+    if (!SingleReader(split->data)) return Refuse("the Conv output has another reader");
     auto w = conv->num_inputs() >= 2 ? GetConstant(conv->input(1)) : std::nullopt;
-    if (!w || !IsFloatOrDouble(w->data_type) || w->dims.size() < 3) return Refuse(why, "the Conv weight is not a float constant");
-    if (split->c.data_type != w->data_type) return Refuse(why, "the constant's type differs from the weight's");
+    if (!w || !IsFloatOrDouble(w->data_type) || w->dims.size() < 3) return Refuse("the Conv weight is not a float constant");
+    if (split->c.data_type != w->data_type) return Refuse("the constant's type differs from the weight's");
     const int64_t m = w->dims[0];
-    auto add_values = ChannelValues(split->c, w->dims.size(), 1, m, why);
-    if (!add_values) return false;
+    std::string why;
+    auto add_values = ChannelValues(split->c, w->dims.size(), 1, m, &why);
+    if (!add_values) return Refuse(std::move(why));
     std::vector<double> bias(static_cast<size_t>(m), 0.0);
     if (conv->num_inputs() > 2 && conv->input(2)) {
       auto b = GetConstant(conv->input(2));
       auto bv = b ? b->AsDoubles() : std::nullopt;
       if (!bv || b->data_type != w->data_type || static_cast<int64_t>(bv->size()) != m)
-        return Refuse(why, "the Conv bias is not a constant of the weight's type");
+        return Refuse("the Conv bias is not a constant of the weight's type");
       bias = *bv;
     }
     for (size_t i = 0; i < bias.size(); ++i) bias[i] += (*add_values)[i];
+    return ConvBias{conv, std::move(bias), w->data_type};
+  }
+
+  Status Replace(Node* add, ConvBias plan, Rewriter& rw) const override {
+    Node* conv = plan.conv;
     std::vector<onnx::AttributeProto> attributes;
     for (const Attribute& a : conv->attributes()) attributes.push_back(a.proto());
-    Value* b = rw.Constant(MakeTensor(bias, {m}, w->data_type), "bias");
+    const int64_t m = static_cast<int64_t>(plan.bias.size());
+    OS_ASSIGN_OR_RETURN(Value * b, rw.Constant(MakeTensor(plan.bias, {m}, plan.data_type), "bias"));
     Value* y = rw.Op("Conv", {conv->input(0), conv->input(1), b}, std::move(attributes));
     CarryType(add->output(0), y);
     OS_RETURN_IF_ERROR(rw.ReplaceNode(add, {y}));
-    OS_RETURN_IF_ERROR(rw.EraseNode(conv));
-    return true;
+    return rw.EraseNode(conv);
   }
 };
 
@@ -152,47 +166,59 @@ bool PassesScalar(const Node* n) {
   return false;
 }
 
-class ScaleIntoWeights : public RewriteRule {
- public:
-  explicit ScaleIntoWeights(std::string root) : RewriteRule("fold-into-weights/scale-into-weights", std::move(root)) {}
+// The weight site to scale, by one factor per output channel.
+struct Scaling {
+  Site site;
+  std::vector<double> factors;
+  int32_t data_type;
+  Value* data;  // the scaled value: what the root's output becomes
+};
 
-  StatusOr<bool> MatchAndRewrite(Node* root, Rewriter& rw, std::string* why) override {
+class ScaleIntoWeights : public NodeRule<Scaling> {
+ public:
+  explicit ScaleIntoWeights(std::string root) : NodeRule("fold-into-weights/scale-into-weights", std::move(root)) {}
+
+ protected:
+  Verdict<Scaling> Check(Node* root, RewriteFacts&) const override {
     const bool div = root->Is("Div");
     auto split = SplitConstant(root, /*commutative=*/!div);
-    if (!split) return Refuse(why, div ? "the divisor is not a constant beside a computed dividend"
-                                       : "neither operand is a constant beside a computed one");
-    if (!IsFloatOrDouble(split->c.data_type)) return Refuse(why, "the scale is not float or double");
+    if (!split) return Refuse(div ? "the divisor is not a constant beside a computed dividend"
+                                  : "neither operand is a constant beside a computed one");
+    if (!IsFloatOrDouble(split->c.data_type)) return Refuse("the scale is not float or double");
     auto s = split->c.AsDoubles();
-    if (!s || s->empty()) return Refuse(why, "the scale is empty");
+    if (!s || s->empty()) return Refuse("the scale is empty");
     for (double& v : *s) {
       if (div) {
-        if (v == 0 || !std::isfinite(v)) return Refuse(why, "division by zero or a non-finite divisor");
+        if (v == 0 || !std::isfinite(v)) return Refuse("division by zero or a non-finite divisor");
         v = 1.0 / v;
       } else if (!std::isfinite(v)) {
-        return Refuse(why, "the scale is not finite");
+        return Refuse("the scale is not finite");
       }
     }
     const bool scalar = s->size() == 1;
-    if (!SingleReader(split->data)) return Refuse(why, "the scaled value has another reader");
-    std::string miss;
-    auto site = FindSite(split->data, root->graph(), scalar, 0, &miss);
-    if (!site) return Refuse(why, miss);
+    if (!SingleReader(split->data)) return Refuse("the scaled value has another reader");
+    std::string why;
+    auto site = FindSite(split->data, root->graph(), scalar, 0, &why);
+    if (!site) return Refuse(std::move(why));
     // Mul/Div broadcast the result to the constant's rank: dropping them must not lower
     // it. A site's own output has rank >= 1; a path (Squeeze, Reshape) may end anywhere.
     auto y_shape = ShapeOf(split->data);
     size_t known_rank = y_shape ? y_shape->size() : (site->path.empty() ? 1 : 0);
-    if (!split->c.dims.empty() && split->c.dims.size() > known_rank)
-      return Refuse(why, "the scale may raise the result's rank");
+    if (!split->c.dims.empty() && split->c.dims.size() > known_rank) return Refuse("the scale may raise the result's rank");
     // Per-channel factors on the site's channel axis (checked against the weight).
     std::vector<double> factors;
-    OS_ASSIGN_OR_RETURN(bool ok, Factors(*site, split->c, *s, y_shape, factors, why));
-    if (!ok) return false;
-    Value* data = split->data;
-    OS_ASSIGN_OR_RETURN(Value* renewed, Apply(*site, factors, split->c.data_type, rw));
+    StatusOr<bool> ok = Factors(*site, split->c, *s, y_shape, factors, &why);
+    if (!ok.ok()) return ok.status();
+    if (!*ok) return Refuse(std::move(why));
+    return Scaling{*std::move(site), std::move(factors), split->c.data_type, split->data};
+  }
+
+  Status Replace(Node* root, Scaling plan, Rewriter& rw) const override {
+    Value* data = plan.data;
+    OS_ASSIGN_OR_RETURN(Value * renewed, Apply(plan.site, plan.factors, plan.data_type, rw));
     if (renewed) data = renewed;  // the site node itself was replaced (Gemm): its new output
     OS_RETURN_IF_ERROR(rw.ReplaceAllUsesWith(root->output(0), data));
-    OS_RETURN_IF_ERROR(rw.EraseNode(root));
-    return true;
+    return rw.EraseNode(root);
   }
 
  private:
@@ -306,7 +332,8 @@ class ScaleIntoWeights : public RewriteRule {
       for (size_t i = 0; i < wv->size(); ++i) (*wv)[i] *= f[i % channels];
     }
     rw.SetInsertionPoint(n);
-    rw.SetInput(n, 1, rw.Constant(MakeTensor(*wv, w->dims, type), "weight"));
+    OS_ASSIGN_OR_RETURN(Value * weight, rw.Constant(MakeTensor(*wv, w->dims, type), "weight"));
+    rw.SetInput(n, 1, weight);
     // The bias: the Conv's third input, or the Add's constant.
     Node* holder = n->Is("Conv") ? n : site.add;
     if (!holder) return nullptr;
@@ -335,7 +362,8 @@ class ScaleIntoWeights : public RewriteRule {
       if (dims.empty()) dims = {1};
       dims.back() = static_cast<int64_t>(channels);
     }
-    rw.SetInput(holder, static_cast<size_t>(k), rw.Constant(MakeTensor(*bv, dims, type), "bias"));
+    OS_ASSIGN_OR_RETURN(Value * bias, rw.Constant(MakeTensor(*bv, dims, type), "bias"));
+    rw.SetInput(holder, static_cast<size_t>(k), bias);
     return nullptr;
   }
 };

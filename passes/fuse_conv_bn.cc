@@ -94,20 +94,23 @@ std::unique_ptr<RewriteRule> ConvBnRule() {
   auto bn = p.Op("BatchNormalization", {conv, p.Const("scale"), p.Const("bias"), p.Const("mean"), p.Const("var")})
                 .Capture("bn");
   int root = bn.id();
-  auto check = [](const Match& m, std::string* why) { return Fold(m, why).has_value(); };
-  auto replace = [](const Match& m, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
-    std::optional<Folded> folded = Fold(m, nullptr);
-    if (!folded) return absl::InternalError("conv-bn match changed between check and rewrite");
+  // The plan is the folded weight and bias: computed once, in the check.
+  auto check = [](const Match& m) -> Verdict<Folded> {
+    std::string why;
+    std::optional<Folded> folded = Fold(m, &why);
+    return Verdict<Folded>::From(std::move(folded), std::move(why));
+  };
+  auto replace = [](const Match& m, Folded folded, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
     const Node& conv = *m.node("conv");
     std::vector<onnx::AttributeProto> attributes;
     for (const Attribute& a : conv.attributes()) attributes.push_back(a.proto());
-    Value* w = rw.Constant(std::move(folded->weight), "weight");
-    Value* b = rw.Constant(std::move(folded->bias), "bias");
+    OS_ASSIGN_OR_RETURN(Value * w, rw.Constant(std::move(folded.weight), "weight"));
+    OS_ASSIGN_OR_RETURN(Value * b, rw.Constant(std::move(folded.bias), "bias"));
     std::vector<Value*> outputs(m.node("bn")->num_outputs(), nullptr);
     outputs[0] = rw.Op("Conv", {m.value("x"), w, b}, std::move(attributes));
     return outputs;
   };
-  return std::make_unique<PatternRule>("fuse-conv-bn", std::move(p), root, replace, check);
+  return std::make_unique<PatternRule<Folded>>("fuse-conv-bn", std::move(p), root, check, replace);
 }
 
 class FuseConvBnPass : public PatternPass {

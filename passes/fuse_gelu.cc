@@ -33,22 +33,18 @@ namespace {
 
 using patterns::GeluKind;
 
-bool GeluAllowed(const pattern::Match& m, std::string* why) {
+Verdict<> GeluAllowed(const pattern::Match& m) {
   int64_t opset = m.root()->graph()->OpsetVersion("");
-  if (opset < 20) {
-    if (why) *why = absl::StrCat("Gelu needs opset >= 20 and the model imports ", opset, " (convert the opset first)");
-    return false;
-  }
+  if (opset < 20) return Refuse(absl::StrCat("Gelu needs opset >= 20 and the model imports ", opset, " (convert the opset first)"));
   const Value* x = m.value("x");
   if (x->has_type() && x->type()->has_tensor_type() && x->type()->tensor_type().elem_type() != 0) {
     int32_t t = x->type()->tensor_type().elem_type();
     if (t != onnx::TensorProto::FLOAT && t != onnx::TensorProto::FLOAT16 && t != onnx::TensorProto::DOUBLE &&
         t != onnx::TensorProto::BFLOAT16) {
-      if (why) *why = absl::StrCat("Gelu does not take element type ", onnx::TensorProto::DataType_Name(t));
-      return false;
+      return Refuse(absl::StrCat("Gelu does not take element type ", onnx::TensorProto::DataType_Name(t)));
     }
   }
-  return true;
+  return Matched();
 }
 
 class FuseGeluPass : public PatternPass {

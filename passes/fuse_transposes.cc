@@ -70,40 +70,53 @@ void CarryType(const Value* from, Value* to) {
   if (from->has_type() && !to->has_type()) *to->mutable_info()->mutable_type() = *from->type();
 }
 
-class TransposeChain : public RewriteRule {
- public:
-  TransposeChain() : RewriteRule("fuse-transposes/transpose-chain", "Transpose", "", 2) {}
+// Transpose(Transpose(x, p1), p2) -> Transpose(x, p1 o p2), or x when that is the identity.
+struct ComposedTranspose {
+  Node* inner;
+  std::vector<int64_t> perm;
+};
 
-  StatusOr<bool> MatchAndRewrite(Node* outer, Rewriter& rw, std::string* why) override {
+class TransposeChain : public NodeRule<ComposedTranspose> {
+ public:
+  TransposeChain() : NodeRule("fuse-transposes/transpose-chain", "Transpose", "", 2) {}
+
+ protected:
+  Verdict<ComposedTranspose> Check(Node* outer, RewriteFacts&) const override {
     Node* inner = outer->input(0) ? outer->input(0)->producer() : nullptr;
     if (!inner || !inner->Is("Transpose") || !IsStandard(inner) || inner->graph() != outer->graph())
-      return Refuse(why, "the input is not a Transpose");
-    if (!SingleReader(inner->output(0))) return Refuse(why, "the inner Transpose has another reader");
+      return Refuse("the input is not a Transpose");
+    if (!SingleReader(inner->output(0))) return Refuse("the inner Transpose has another reader");
     auto p1 = PermOf(*inner), p2 = PermOf(*outer);
     if (!p1 || !p2 || p1->size() != p2->size() || !IsPermutation(*p1) || !IsPermutation(*p2))
-      return Refuse(why, "a permutation is unknown or invalid");
+      return Refuse("a permutation is unknown or invalid");
     std::vector<int64_t> p(p2->size());
     for (size_t i = 0; i < p.size(); ++i) p[i] = (*p1)[static_cast<size_t>((*p2)[i])];
-    Value* x = inner->input(0);
-    Value* y = IsIdentity(p) && !outer->output(0)->IsGraphOutput() ? x : rw.Op("Transpose", {x}, {Rewriter::AttrInts("perm", p)});
+    return ComposedTranspose{inner, std::move(p)};
+  }
+
+  Status Replace(Node* outer, ComposedTranspose plan, Rewriter& rw) const override {
+    Value* x = plan.inner->input(0);
+    bool identity = IsIdentity(plan.perm) && !outer->output(0)->IsGraphOutput();
+    Value* y = identity ? x : rw.Op("Transpose", {x}, {Rewriter::AttrInts("perm", plan.perm)});
     if (y != x) CarryType(outer->output(0), y);
     OS_RETURN_IF_ERROR(rw.ReplaceNode(outer, {y}));
-    OS_RETURN_IF_ERROR(rw.EraseNode(inner));
-    return true;
+    return rw.EraseNode(plan.inner);
   }
 };
 
-class TransposeIdentity : public RewriteRule {
+class TransposeIdentity : public NodeRule<> {
  public:
-  TransposeIdentity() : RewriteRule("fuse-transposes/transpose-identity", "Transpose") {}
+  TransposeIdentity() : NodeRule("fuse-transposes/transpose-identity", "Transpose") {}
 
-  StatusOr<bool> MatchAndRewrite(Node* t, Rewriter& rw, std::string* why) override {
+ protected:
+  Verdict<> Check(Node* t, RewriteFacts&) const override {
     auto p = PermOf(*t);
-    if (!p || !IsIdentity(*p)) return Refuse(why, "the permutation is not the identity");
-    if (!t->input(0) || t->output(0)->IsGraphOutput()) return Refuse(why, "its output is a graph output");
-    OS_RETURN_IF_ERROR(rw.ReplaceNode(t, {t->input(0)}));
-    return true;
+    if (!p || !IsIdentity(*p)) return Refuse("the permutation is not the identity");
+    if (!t->input(0) || t->output(0)->IsGraphOutput()) return Refuse("its output is a graph output");
+    return Matched();
   }
+
+  Status Replace(Node* t, NoPlan, Rewriter& rw) const override { return rw.ReplaceNode(t, {t->input(0)}); }
 };
 
 // The `a` of operand Transpose(a, [1,0]) read only by `user`, else null.
@@ -120,57 +133,71 @@ bool GemmType(int32_t t, int64_t opset) {
   return opset >= 13 && t == Types::BFLOAT16;
 }
 
-class TransposeIntoGemm : public RewriteRule {
- public:
-  // `gemm_forbidden`: set by the pass from its pipeline's forbidden ops (a MatMul then
-  // stays a MatMul; a Gemm that is there already may still take a transpose).
-  TransposeIntoGemm(std::string root, const bool* gemm_forbidden)
-      : RewriteRule("fuse-transposes/transpose-into-gemm", std::move(root)), gemm_forbidden_(gemm_forbidden) {}
+// What the pipeline forbids, as a fact for the rules (a MatMul then stays a MatMul; a
+// Gemm that is there already may still take a transpose).
+struct GemmForbidden {
+  bool forbidden = false;
+};
 
-  StatusOr<bool> MatchAndRewrite(Node* n, Rewriter& rw, std::string* why) override {
-    if (n->Is("MatMul") && *gemm_forbidden_) return Refuse(why, "an earlier pass of the pipeline removed Gemm on purpose");
+// The Gemm replacing the root: its operands (transposes skipped) and attributes.
+struct GemmPlan {
+  std::vector<Value*> inputs;
+  std::vector<onnx::AttributeProto> attributes;
+  Node* transposes[2] = {nullptr, nullptr};  // the skipped Transposes
+};
+
+class TransposeIntoGemm : public NodeRule<GemmPlan> {
+ public:
+  explicit TransposeIntoGemm(std::string root) : NodeRule("fuse-transposes/transpose-into-gemm", std::move(root)) {}
+
+ protected:
+  Verdict<GemmPlan> Check(Node* n, RewriteFacts& facts) const override {
+    if (n->Is("MatMul") && facts.Get<GemmForbidden>().forbidden)
+      return Refuse("an earlier pass of the pipeline removed Gemm on purpose");
     const int64_t opset = n->graph()->OpsetVersion("");
-    if (n->num_inputs() < 2 || !n->input(0) || !n->input(1)) return Refuse(why, "fewer than two operands");
+    if (n->num_inputs() < 2 || !n->input(0) || !n->input(1)) return Refuse("fewer than two operands");
     Value* a = TransposedRank2(n->input(0), n);
     Value* b = TransposedRank2(n->input(1), n);
-    if (!a && !b) return Refuse(why, "no operand is a rank-2 Transpose read only here");
-    std::vector<onnx::AttributeProto> attributes;
+    if (!a && !b) return Refuse("no operand is a rank-2 Transpose read only here");
+    GemmPlan plan;
     int64_t trans_a = 0, trans_b = 0;
-    std::vector<Value*> inputs = n->inputs();
+    plan.inputs = n->inputs();
     if (n->Is("Gemm")) {
       trans_a = n->GetInt("transA", 0);
       trans_b = n->GetInt("transB", 0);
       for (const Attribute& attr : n->attributes())
-        if (attr.name() != "transA" && attr.name() != "transB") attributes.push_back(attr.proto());
+        if (attr.name() != "transA" && attr.name() != "transB") plan.attributes.push_back(attr.proto());
     } else {
       // MatMul -> Gemm only where the two agree: both operands rank 2, a type Gemm takes,
       // and an opset whose Gemm needs no C (11).
-      if (opset < 11) return Refuse(why, "Gemm needs C below opset 11");
+      if (opset < 11) return Refuse("Gemm needs C below opset 11");
       auto sa = ShapeOf(n->input(0)), sb = ShapeOf(n->input(1));
-      if (!sa || !sb || sa->size() != 2 || sb->size() != 2) return Refuse(why, "an operand is not known to be rank 2");
-      if (!GemmType(ElementType(n->input(0)), opset)) return Refuse(why, "the element type is not one Gemm takes");
+      if (!sa || !sb || sa->size() != 2 || sb->size() != 2) return Refuse("an operand is not known to be rank 2");
+      if (!GemmType(ElementType(n->input(0)), opset)) return Refuse("the element type is not one Gemm takes");
     }
     if (a) {
-      inputs[0] = a;
+      plan.transposes[0] = n->input(0)->producer();
+      plan.inputs[0] = a;
       trans_a = 1 - trans_a;
     }
     if (b) {
-      inputs[1] = b;
+      plan.transposes[1] = n->input(1)->producer();
+      plan.inputs[1] = b;
       trans_b = 1 - trans_b;
     }
-    if (trans_a) attributes.push_back(Rewriter::AttrInt("transA", 1));
-    if (trans_b) attributes.push_back(Rewriter::AttrInt("transB", 1));
-    Node* transposes[2] = {a ? n->input(0)->producer() : nullptr, b ? n->input(1)->producer() : nullptr};
-    Value* y = rw.Op("Gemm", inputs, std::move(attributes));
-    CarryType(n->output(0), y);
-    OS_RETURN_IF_ERROR(rw.ReplaceNode(n, {y}));
-    for (Node* t : transposes)
-      if (t) OS_RETURN_IF_ERROR(rw.EraseNode(t));
-    return true;
+    if (trans_a) plan.attributes.push_back(Rewriter::AttrInt("transA", 1));
+    if (trans_b) plan.attributes.push_back(Rewriter::AttrInt("transB", 1));
+    return plan;
   }
 
- private:
-  const bool* gemm_forbidden_;
+  Status Replace(Node* n, GemmPlan plan, Rewriter& rw) const override {
+    Value* y = rw.Op("Gemm", plan.inputs, std::move(plan.attributes));
+    CarryType(n->output(0), y);
+    OS_RETURN_IF_ERROR(rw.ReplaceNode(n, {y}));
+    for (Node* t : plan.transposes)
+      if (t) OS_RETURN_IF_ERROR(rw.EraseNode(t));
+    return absl::OkStatus();
+  }
 };
 
 // True when a MatMul reads a Transpose whose rank is not known yet (transpose-into-gemm
@@ -205,56 +232,69 @@ std::optional<std::vector<int64_t>> ReshapeTarget(const Node& r) {
 
 // Transpose(Reshape(y, s), p) whose permutation moves only size-1 axes -> Reshape(y, s
 // permuted): one node for two. A 0 in s (copy y's dim) must keep its position.
-class ReshapeTranspose : public RewriteRule {
- public:
-  ReshapeTranspose() : RewriteRule("fuse-transposes/size-one-transpose", "Transpose") {}
+struct PermutedReshape {
+  Node* reshape;
+  std::vector<int64_t> target;  // the Reshape's shape, permuted
+};
 
-  StatusOr<bool> MatchAndRewrite(Node* t, Rewriter& rw, std::string* why) override {
+class ReshapeTranspose : public NodeRule<PermutedReshape> {
+ public:
+  ReshapeTranspose() : NodeRule("fuse-transposes/size-one-transpose", "Transpose") {}
+
+ protected:
+  Verdict<PermutedReshape> Check(Node* t, RewriteFacts&) const override {
     Node* r = t->input(0) ? t->input(0)->producer() : nullptr;
     auto s = r ? ReshapeTarget(*r) : std::nullopt;
-    if (!s) return Refuse(why, "the input is not a Reshape to a constant shape");
-    if (!SingleReader(t->input(0)) || r->graph() != t->graph()) return Refuse(why, "the Reshape has another reader");
+    if (!s) return Refuse("the input is not a Reshape to a constant shape");
+    if (!SingleReader(t->input(0)) || r->graph() != t->graph()) return Refuse("the Reshape has another reader");
     auto p = PermOf(*t);
-    if (!p || p->size() != s->size() || !IsPermutation(*p)) return Refuse(why, "the permutation does not fit the shape");
+    if (!p || p->size() != s->size() || !IsPermutation(*p)) return Refuse("the permutation does not fit the shape");
     std::vector<bool> one(s->size());
     for (size_t i = 0; i < s->size(); ++i) one[i] = (*s)[i] == 1;
-    if (!MovesOnlySizeOne(*p, one)) return Refuse(why, "the permutation reorders axes that are not of size 1");
+    if (!MovesOnlySizeOne(*p, one)) return Refuse("the permutation reorders axes that are not of size 1");
     std::vector<int64_t> target(s->size());
     for (size_t i = 0; i < target.size(); ++i) {
       target[i] = (*s)[static_cast<size_t>((*p)[i])];
-      if (target[i] == 0 && (*p)[i] != static_cast<int64_t>(i)) return Refuse(why, "a copied dim (0) would move");
+      if (target[i] == 0 && (*p)[i] != static_cast<int64_t>(i)) return Refuse("a copied dim (0) would move");
     }
-    Value* y = rw.Op("Reshape", {r->input(0), rw.Int64s(target)});
+    return PermutedReshape{r, std::move(target)};
+  }
+
+  Status Replace(Node* t, PermutedReshape plan, Rewriter& rw) const override {
+    Value* y = rw.Op("Reshape", {plan.reshape->input(0), rw.Int64s(plan.target)});
     CarryType(t->output(0), y);
     OS_RETURN_IF_ERROR(rw.ReplaceNode(t, {y}));
-    OS_RETURN_IF_ERROR(rw.EraseNode(r));
-    return true;
+    return rw.EraseNode(plan.reshape);
   }
 };
 
 // Reshape(Transpose(x, p), s) whose permutation moves only size-1 axes of x -> Reshape(x, s).
-class TransposeReshape : public RewriteRule {
+class TransposeReshape : public NodeRule<Node*> {  // the plan: the Transpose to skip
  public:
-  TransposeReshape() : RewriteRule("fuse-transposes/size-one-transpose", "Reshape") {}
+  TransposeReshape() : NodeRule("fuse-transposes/size-one-transpose", "Reshape") {}
 
-  StatusOr<bool> MatchAndRewrite(Node* r, Rewriter& rw, std::string* why) override {
+ protected:
+  Verdict<Node*> Check(Node* r, RewriteFacts&) const override {
     auto s = ReshapeTarget(*r);
     Node* t = r->input(0) ? r->input(0)->producer() : nullptr;
     if (!s || !t || !t->Is("Transpose") || !IsStandard(t) || t->graph() != r->graph())
-      return Refuse(why, "not a Reshape to a constant shape of a Transpose");
-    if (!SingleReader(r->input(0))) return Refuse(why, "the Transpose has another reader");
+      return Refuse("not a Reshape to a constant shape of a Transpose");
+    if (!SingleReader(r->input(0))) return Refuse("the Transpose has another reader");
     auto shape = ShapeOf(t->input(0));
     auto p = PermOf(*t);
-    if (!shape || !p || p->size() != shape->size() || !IsPermutation(*p)) return Refuse(why, "the Transpose input's rank is unknown");
+    if (!shape || !p || p->size() != shape->size() || !IsPermutation(*p)) return Refuse("the Transpose input's rank is unknown");
     std::vector<bool> one(shape->size());
     for (size_t i = 0; i < shape->size(); ++i) one[i] = (*shape)[i].is_static() && (*shape)[i].value == 1;
-    if (!MovesOnlySizeOne(*p, one)) return Refuse(why, "the permutation reorders axes that are not of size 1");
+    if (!MovesOnlySizeOne(*p, one)) return Refuse("the permutation reorders axes that are not of size 1");
     for (size_t i = 0; i < s->size(); ++i)
       if ((*s)[i] == 0 && (i >= p->size() || (*p)[i] != static_cast<int64_t>(i)))
-        return Refuse(why, "a copied dim (0) would read another axis");
-    rw.SetInput(r, 0, t->input(0));
-    OS_RETURN_IF_ERROR(rw.EraseNode(t));
-    return true;
+        return Refuse("a copied dim (0) would read another axis");
+    return t;
+  }
+
+  Status Replace(Node* r, Node* transpose, Rewriter& rw) const override {
+    rw.SetInput(r, 0, transpose->input(0));
+    return rw.EraseNode(transpose);
   }
 };
 
@@ -264,21 +304,19 @@ class FuseTransposesPass : public PatternPass {
     InferShapesOptions infer;
     infer.record_value_info = false;  // ranks to decide with, not saved
     if (NeedsRanks(model)) PropagateShapes(model, infer);  // the local rules only: no onnx inference
-    gemm_forbidden_ = context.IsForbidden("Gemm");
-    return PatternPass::Run(model, context);
+    RewriteFacts facts(model);
+    facts.Emplace<GemmForbidden>(context.IsForbidden("Gemm"));
+    return RunRules(model, context, facts);
   }
 
   FuseTransposesPass() {
     AddRule(std::make_unique<TransposeChain>());
     AddRule(std::make_unique<TransposeIdentity>());
-    AddRule(std::make_unique<TransposeIntoGemm>("Gemm", &gemm_forbidden_));
-    AddRule(std::make_unique<TransposeIntoGemm>("MatMul", &gemm_forbidden_));
+    AddRule(std::make_unique<TransposeIntoGemm>("Gemm"));
+    AddRule(std::make_unique<TransposeIntoGemm>("MatMul"));
     AddRule(std::make_unique<ReshapeTranspose>());
     AddRule(std::make_unique<TransposeReshape>());
   }
-
- private:
-  bool gemm_forbidden_ = false;
 };
 
 }  // namespace

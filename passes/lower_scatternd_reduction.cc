@@ -94,18 +94,17 @@ class LowerScatterNDReductionPass : public PatternPass {
     pattern::OpRef scatter = p.Op("ScatterND", {p.Any("data"), p.Any("indices"), p.Any("updates")})
                                  .CaptureAttr("reduction", "reduction")
                                  .Capture("scatter");
-    AddRule(std::make_unique<PatternRule>(
+    AddRule(std::make_unique<PatternRule<>>(
         "scatternd-reduction", std::move(p), scatter.id(),
-        [this](const pattern::Match& m, Rewriter& rw) { return Lower(m, rw); },
-        [](const pattern::Match& m, std::string* why) {
-          if (m.attr("reduction")) return true;
-          if (why) *why = "no reduction attribute";
-          return false;
-        }));
+        [](const pattern::Match& m) -> Verdict<> {
+          if (m.attr("reduction")) return Matched();
+          return Refuse("no reduction attribute");
+        },
+        [this](const pattern::Match& m, NoPlan, Rewriter& rw) { return Lower(m, rw); }));
   }
 
  private:
-  StatusOr<std::vector<Value*>> Lower(const pattern::Match& m, Rewriter& rw) {
+  StatusOr<std::vector<Value*>> Lower(const pattern::Match& m, Rewriter& rw) const {
     Node* scatter = m.node("scatter");
     Value* data = m.value("data");
     Value* indices = m.value("indices");

@@ -491,7 +491,8 @@ class Resolver {
             else bytes.push_back(static_cast<char>(e.c != 0));
           }
           t.SetRawBytes(std::move(bytes));
-          return Replace(rw, out, rw.Constant(std::move(t), "value"), "constant-vector");
+          OS_ASSIGN_OR_RETURN(Value * constant, rw.Constant(std::move(t), "value"));
+          return Replace(rw, out, constant, "constant-vector");
         }
       } else if (Value* first = Register(out, v); first != out && !dead_.contains(first)) {
         // (A first value whose readers all went to other rewrites is gone; a later run

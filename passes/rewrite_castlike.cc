@@ -26,28 +26,21 @@ class RewriteCastLikePass : public PatternPass {
   RewriteCastLikePass() {
     pattern::Pattern p("castlike-to-cast");
     pattern::OpRef r = p.Op("CastLike", {p.Any("x"), p.Any("like")});
-    AddRule(std::make_unique<PatternRule>(
+    // The plan: the element type to cast to.
+    AddRule(std::make_unique<PatternRule<int32_t>>(
         "castlike-to-cast", std::move(p), r.id(),
-        [this](const pattern::Match& m, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
-          std::vector<onnx::AttributeProto> attributes = {Rewriter::AttrInt("to", types_.ElemType(m.value("like")))};
+        [](const pattern::Match& m, RewriteFacts& facts) -> Verdict<int32_t> {
+          int32_t to = facts.Get<InferredTypes>().ElemType(m.value("like"));
+          if (to != 0) return to;
+          return Refuse(absl::StrCat("the element type of '", m.value("like")->name(), "' (the type to cast to) is unknown"));
+        },
+        [](const pattern::Match& m, int32_t to, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
+          std::vector<onnx::AttributeProto> attributes = {Rewriter::AttrInt("to", to)};
           for (const Attribute& a : m.root()->attributes())
             if (a.name() == "saturate") attributes.push_back(a.proto());
           return std::vector<Value*>{rw.Op("Cast", {m.value("x")}, std::move(attributes))};
-        },
-        [this](const pattern::Match& m, std::string* why) {
-          if (types_.ElemType(m.value("like")) != 0) return true;
-          if (why) *why = absl::StrCat("the element type of '", m.value("like")->name(), "' (the type to cast to) is unknown");
-          return false;
         }));
   }
-
-  StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
-    types_ = InferredTypes(&model);  // fresh each run: the model may have changed
-    return PatternPass::Run(model, context);
-  }
-
- private:
-  InferredTypes types_;
 };
 
 }  // namespace

@@ -36,21 +36,24 @@ constexpr double kNumerator[] = {-1.60960333262415e-02, -2.95459980854025e-03, -
 constexpr double kDenominator[] = {-1.42647390514189e-02, -7.37332916720468e-03, -1.68282697438203e-03,
                                    -2.13374055278905e-04, -1.45660718464996e-05};
 
+// A constant of a float type (the caller checked it): cannot fail.
+Value* Scalar(Rewriter& rw, double v, int32_t type) { return *rw.ScalarFloat(static_cast<float>(v), type); }
+
 // Sum of coefficients[i] * t^i, by Horner's rule.
 template <size_t N>
 Value* Horner(Rewriter& rw, Value* t, const double (&coefficients)[N], int32_t type) {
-  Value* acc = rw.ScalarFloat(static_cast<float>(coefficients[N - 1]), type);
-  for (size_t i = N - 1; i-- > 0;)
-    acc = rw.Op("Add", {rw.Op("Mul", {acc, t}), rw.ScalarFloat(static_cast<float>(coefficients[i]), type)});
+  Value* acc = Scalar(rw, coefficients[N - 1], type);
+  for (size_t i = N - 1; i-- > 0;) acc = rw.Op("Add", {rw.Op("Mul", {acc, t}), Scalar(rw, coefficients[i], type)});
   return acc;
 }
 
+// Given x of float type `type`.
 Value* EmitErf(Rewriter& rw, Value* x, int32_t type) {
   // Half types compute in float: the small coefficients underflow in fp16.
   bool widen = type == onnx::TensorProto::FLOAT16 || type == onnx::TensorProto::BFLOAT16;
   int32_t compute = widen ? onnx::TensorProto::FLOAT : type;
   Value* wide = widen ? rw.Op("Cast", {x}, {Rewriter::AttrInt("to", compute)}) : x;
-  Value* c = rw.Op("Min", {rw.Op("Max", {wide, rw.ScalarFloat(-4.0f, compute)}), rw.ScalarFloat(4.0f, compute)});
+  Value* c = rw.Op("Min", {rw.Op("Max", {wide, Scalar(rw, -4.0, compute)}), Scalar(rw, 4.0, compute)});
   Value* c2 = rw.Op("Mul", {c, c});
   Value* p = Horner(rw, c2, kNumerator, compute);
   Value* q = Horner(rw, c2, kDenominator, compute);
@@ -64,17 +67,16 @@ class RewriteErfPass : public PatternPass {
   RewriteErfPass() {
     pattern::Pattern p("erf");
     pattern::OpRef erf = p.Op("Erf", {p.Any("x")});
-    AddRule(std::make_unique<PatternRule>(
+    // The plan: x's element type, a float type.
+    AddRule(std::make_unique<PatternRule<int32_t>>(
         "erf", std::move(p), erf.id(),
-        [](const pattern::Match& m, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
-          Value* x = m.value("x");
-          return std::vector<Value*>{EmitErf(rw, x, ElementType(x))};
-        },
-        [](const pattern::Match& m, std::string* why) {
+        [](const pattern::Match& m) -> Verdict<int32_t> {
           int32_t t = ElementType(m.value("x"));
-          if (lowering::IsFloatType(t)) return true;
-          if (why) *why = lowering::WhyNotFloat(*m.root(), m.value("x"));
-          return false;
+          if (lowering::IsFloatType(t)) return t;
+          return Refuse(lowering::WhyNotFloat(*m.root(), m.value("x")));
+        },
+        [](const pattern::Match& m, int32_t type, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
+          return std::vector<Value*>{EmitErf(rw, m.value("x"), type)};
         }));
   }
 

@@ -43,8 +43,11 @@ enum class Target { kErf, kTanh, kSigmoid };
 
 constexpr float kSigmoidScale = 1.702f;  // x * sigmoid(1.702 x): Hendrycks & Gimpel 2016
 
-Value* EmitForm(Rewriter& rw, Value* x, int32_t elem_type, GeluKind kind, Target to) {
-  if (to == Target::kSigmoid) return rw.Op("Mul", {x, rw.Op("Sigmoid", {rw.Op("Mul", {x, rw.ScalarFloat(kSigmoidScale, elem_type)})})});
+StatusOr<Value*> EmitForm(Rewriter& rw, Value* x, int32_t elem_type, GeluKind kind, Target to) {
+  if (to == Target::kSigmoid) {
+    OS_ASSIGN_OR_RETURN(Value * scale, rw.ScalarFloat(kSigmoidScale, elem_type));
+    return rw.Op("Mul", {x, rw.Op("Sigmoid", {rw.Op("Mul", {x, scale})})});
+  }
   bool tanh = to == Target::kTanh || kind == GeluKind::kTanh;
   return lowering::EmitGelu(rw, x, elem_type, tanh ? lowering::GeluForm::kTanh : lowering::GeluForm::kErf);
 }
@@ -54,24 +57,19 @@ class RewriteGeluPass : public PatternPass {
   RewriteGeluPass(Target to, bool subgraphs) : to_(to) {
     pattern::Pattern p("gelu-op");
     pattern::OpRef gelu = p.Op("Gelu", {p.Any("x")}).CaptureAttr("approximate", "approximate");
-    AddRule(std::make_unique<PatternRule>(
+    // The plan: x's element type, a float type.
+    AddRule(std::make_unique<PatternRule<int32_t>>(
         "gelu-op", std::move(p), gelu.id(),
-        [this](const pattern::Match& m, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
-          Value* x = m.value("x");
-          return std::vector<Value*>{EmitForm(rw, x, ElementType(x), KindOf(m), to_)};
-        },
-        [](const pattern::Match& m, std::string* why) {
+        [](const pattern::Match& m) -> Verdict<int32_t> {
           const Attribute* a = m.attr("approximate");
-          if (a && a->s() != "none" && a->s() != "tanh") {
-            if (why) *why = absl::StrCat("unknown approximate='", a->s(), "'");
-            return false;
-          }
+          if (a && a->s() != "none" && a->s() != "tanh") return Refuse(absl::StrCat("unknown approximate='", a->s(), "'"));
           int32_t t = ElementType(m.value("x"));
-          if (!lowering::IsFloatType(t)) {
-            if (why) *why = lowering::WhyNotFloat(*m.root(), m.value("x"));
-            return false;
-          }
-          return true;
+          if (!lowering::IsFloatType(t)) return Refuse(lowering::WhyNotFloat(*m.root(), m.value("x")));
+          return t;
+        },
+        [to](const pattern::Match& m, int32_t type, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
+          OS_ASSIGN_OR_RETURN(Value * y, EmitForm(rw, m.value("x"), type, KindOf(m), to));
+          return std::vector<Value*>{y};
         }));
     if (!subgraphs) return;
     std::vector<GeluKind> kinds;

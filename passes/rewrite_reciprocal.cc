@@ -26,16 +26,18 @@ class RewriteReciprocalPass : public PatternPass {
   RewriteReciprocalPass() {
     pattern::Pattern p("reciprocal");
     pattern::OpRef r = p.Op("Reciprocal", {p.Any("x")});
-    AddRule(std::make_unique<PatternRule>(
+    // The plan: x's element type, a float type.
+    AddRule(std::make_unique<PatternRule<int32_t>>(
         "reciprocal", std::move(p), r.id(),
-        [](const pattern::Match& m, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
-          Value* x = m.value("x");
-          return std::vector<Value*>{rw.Op("Div", {rw.ScalarFloat(1.0f, ElementType(x)), x})};
+        [](const pattern::Match& m) -> Verdict<int32_t> {
+          int32_t type = ElementType(m.value("x"));
+          if (lowering::IsFloatType(type)) return type;
+          return Refuse(lowering::WhyNotFloat(*m.root(), m.value("x")));
         },
-        [](const pattern::Match& m, std::string* why) {
-          if (lowering::IsFloatType(ElementType(m.value("x")))) return true;
-          if (why) *why = lowering::WhyNotFloat(*m.root(), m.value("x"));
-          return false;
+        [](const pattern::Match& m, int32_t type, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
+          Value* x = m.value("x");
+          OS_ASSIGN_OR_RETURN(Value * one, rw.ScalarFloat(1.0f, type));
+          return std::vector<Value*>{rw.Op("Div", {one, x})};
         }));
   }
 

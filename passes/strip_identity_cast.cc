@@ -152,90 +152,91 @@ class StripIdentityCastPass : public PatternPass {
     AddRule(CastChainRule());
   }
 
-  StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
-    types_ = InferredTypes(&model);  // fresh each run: the model may have changed
-    return PatternPass::Run(model, context);
-  }
-
- private:
   // Identity(x) -> x
-  std::unique_ptr<RewriteRule> IdentityRule() {
+  static std::unique_ptr<RewriteRule> IdentityRule() {
     Pattern p("identity");
     ValueRef x = p.Any("x");
     int root = p.Op("Identity", {x}).Capture("identity").id();
-    return std::make_unique<PatternRule>(
+    return std::make_unique<PatternRule<>>(
         "identity", std::move(p), root,
-        [](const Match& m, Rewriter&) -> StatusOr<std::vector<Value*>> { return std::vector<Value*>{m.value("x")}; },
-        [](const Match& m, std::string* why) { return CanReplace(m.node("identity")->output(0), m.value("x"), why); });
+        [](const Match& m) { return Replaceable(m.node("identity")->output(0), m.value("x")); },
+        [](const Match& m, NoPlan, Rewriter&) -> StatusOr<std::vector<Value*>> { return std::vector<Value*>{m.value("x")}; });
   }
 
   // Cast(x, to=T) -> x  when x : T
-  std::unique_ptr<RewriteRule> CastToSameTypeRule() {
+  static std::unique_ptr<RewriteRule> CastToSameTypeRule() {
     Pattern p("cast-to-same-type");
     ValueRef x = p.Any("x");
     int root = p.Op("Cast", {x}).Capture("cast").id();
-    return std::make_unique<PatternRule>(
+    return std::make_unique<PatternRule<>>(
         "cast-to-same-type", std::move(p), root,
-        [](const Match& m, Rewriter&) -> StatusOr<std::vector<Value*>> { return std::vector<Value*>{m.value("x")}; },
-        [this](const Match& m, std::string* why) {
+        [](const Match& m, RewriteFacts& facts) -> Verdict<> {
           Node* cast = m.node("cast");
-          int32_t from = types_.ElemType(m.value("x")), to = static_cast<int32_t>(cast->GetInt("to", 0));
-          if (from == 0) return Refuse(why, "the input's type is unknown");
-          if (from != to) return Refuse(why, absl::StrCat("casts ", TypeName(from), " to ", TypeName(to)));
-          return CanReplace(cast->output(0), m.value("x"), why);
-        });
+          int32_t from = facts.Get<InferredTypes>().ElemType(m.value("x")), to = static_cast<int32_t>(cast->GetInt("to", 0));
+          if (from == 0) return Refuse("the input's type is unknown");
+          if (from != to) return Refuse(absl::StrCat("casts ", TypeName(from), " to ", TypeName(to)));
+          return Replaceable(cast->output(0), m.value("x"));
+        },
+        [](const Match& m, NoPlan, Rewriter&) -> StatusOr<std::vector<Value*>> { return std::vector<Value*>{m.value("x")}; });
   }
 
   // CastLike(x, like) -> x  when x and like have the same type
-  std::unique_ptr<RewriteRule> CastLikeToSameTypeRule() {
+  static std::unique_ptr<RewriteRule> CastLikeToSameTypeRule() {
     Pattern p("castlike-to-same-type");
     ValueRef x = p.Any("x");
     int root = p.Op("CastLike", {x, p.Any("like")}).Capture("cast").id();
-    return std::make_unique<PatternRule>(
+    return std::make_unique<PatternRule<>>(
         "castlike-to-same-type", std::move(p), root,
-        [](const Match& m, Rewriter&) -> StatusOr<std::vector<Value*>> { return std::vector<Value*>{m.value("x")}; },
-        [this](const Match& m, std::string* why) {
-          int32_t from = types_.ElemType(m.value("x")), to = types_.ElemType(m.value("like"));
-          if (from == 0 || to == 0) return Refuse(why, "an input's type is unknown");
-          if (from != to) return Refuse(why, absl::StrCat("casts ", TypeName(from), " to ", TypeName(to)));
-          return CanReplace(m.node("cast")->output(0), m.value("x"), why);
-        });
+        [](const Match& m, RewriteFacts& facts) -> Verdict<> {
+          const InferredTypes& types = facts.Get<InferredTypes>();
+          int32_t from = types.ElemType(m.value("x")), to = types.ElemType(m.value("like"));
+          if (from == 0 || to == 0) return Refuse("an input's type is unknown");
+          if (from != to) return Refuse(absl::StrCat("casts ", TypeName(from), " to ", TypeName(to)));
+          return Replaceable(m.node("cast")->output(0), m.value("x"));
+        },
+        [](const Match& m, NoPlan, Rewriter&) -> StatusOr<std::vector<Value*>> { return std::vector<Value*>{m.value("x")}; });
   }
 
-  // Cast(Cast(x, to=A), to=B) -> Cast(x, to=B)  when x : T and CastIsLossless(T, A)
-  std::unique_ptr<RewriteRule> CastChainRule() {
+  // Cast(Cast(x, to=A), to=B) -> Cast(x, to=B)  when x : T and CastIsLossless(T, A); x
+  // itself when T is B. The plan: whether it is x itself.
+  std::unique_ptr<RewriteRule> CastChainRule() const {
     Pattern p("cast-chain");
     ValueRef x = p.Any("x");
     auto inner = p.Op("Cast", {x}).Capture("inner").AllowExternalUses();
     int root = p.Op("Cast", {inner}).Capture("outer").id();
-    return std::make_unique<PatternRule>(
+    const bool allow_precision_loss = allow_precision_loss_;
+    return std::make_unique<PatternRule<bool>>(
         "cast-chain", std::move(p), root,
-        [this](const Match& m, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
-          Node* outer = m.node("outer");
-          Value* x = m.value("x");
-          if (types_.ElemType(x) == outer->GetInt("to", 0) && CanReplace(outer->output(0), x, nullptr)) {
-            return std::vector<Value*>{x};
-          }
-          std::vector<onnx::AttributeProto> attributes;  // `to`, and saturate/round if given
-          for (const Attribute& a : outer->attributes()) attributes.push_back(a.proto());
-          return std::vector<Value*>{rw.Op("Cast", {x}, std::move(attributes))};
-        },
-        [this](const Match& m, std::string* why) {
-          int32_t from = types_.ElemType(m.value("x"));
+        [allow_precision_loss](const Match& m, RewriteFacts& facts) -> Verdict<bool> {
+          int32_t from = facts.Get<InferredTypes>().ElemType(m.value("x"));
           int32_t via = static_cast<int32_t>(m.node("inner")->GetInt("to", 0));
-          int32_t to = static_cast<int32_t>(m.node("outer")->GetInt("to", 0));
-          if (from == 0) return Refuse(why, "the input's type is unknown");
-          if (to == Types::STRING) return Refuse(why, "a number's text depends on the type it is printed from");
-          if (!CastIsLossless(from, via, allow_precision_loss_)) {
-            return Refuse(why, absl::StrCat(TypeName(from), " -> ", TypeName(via), " loses values",
-                                            allow_precision_loss_ ? "" : " (allow-precision-loss=true to collapse float narrowing)"));
+          Node* outer = m.node("outer");
+          int32_t to = static_cast<int32_t>(outer->GetInt("to", 0));
+          if (from == 0) return Refuse("the input's type is unknown");
+          if (to == Types::STRING) return Refuse("a number's text depends on the type it is printed from");
+          if (!CastIsLossless(from, via, allow_precision_loss)) {
+            return Refuse(absl::StrCat(TypeName(from), " -> ", TypeName(via), " loses values",
+                                       allow_precision_loss ? "" : " (allow-precision-loss=true to collapse float narrowing)"));
           }
-          return true;
+          return from == to && CanReplace(outer->output(0), m.value("x"), nullptr);
+        },
+        [](const Match& m, bool x_itself, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
+          Value* x = m.value("x");
+          if (x_itself) return std::vector<Value*>{x};
+          std::vector<onnx::AttributeProto> attributes;  // `to`, and saturate/round if given
+          for (const Attribute& a : m.node("outer")->attributes()) attributes.push_back(a.proto());
+          return std::vector<Value*>{rw.Op("Cast", {x}, std::move(attributes))};
         });
   }
 
+  // CanReplace as a verdict.
+  static Verdict<> Replaceable(const Value* out, const Value* x) {
+    std::string why;
+    if (CanReplace(out, x, &why)) return Matched();
+    return Refuse(std::move(why));
+  }
+
   bool allow_precision_loss_;
-  InferredTypes types_;
 };
 
 }  // namespace

@@ -116,9 +116,9 @@ struct OwnedBytes {
 };
 
 // A rule whose check and replacement are Python callables.
-std::unique_ptr<PatternRule> MakePythonRule(const std::string& name, pattern::Pattern pattern, int root, py::function replace,
-                                            py::object check, int benefit) {
-  PatternRule::Replace rep = [replace, name](const pattern::Match& m, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
+std::unique_ptr<PatternRule<>> MakePythonRule(const std::string& name, pattern::Pattern pattern, int root,
+                                              py::function replace, py::object check, int benefit) {
+  auto rep = [replace, name](const pattern::Match& m, NoPlan, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
     try {
       py::object result = replace(py::cast(&m, py::return_value_policy::reference), py::cast(&rw, py::return_value_policy::reference));
       if (py::isinstance<Value>(result)) return std::vector<Value*>{result.cast<Value*>()};
@@ -129,21 +129,14 @@ std::unique_ptr<PatternRule> MakePythonRule(const std::string& name, pattern::Pa
       return absl::InternalError(absl::StrCat("rule '", name, "': the replacement must return a Value or a list of Values"));
     }
   };
-  PatternRule::Check chk;
-  if (!check.is_none()) {
-    py::function fn = check;
-    chk = [fn](const pattern::Match& m, std::string* why) {
-      py::object r = fn(py::cast(&m, py::return_value_policy::reference));
-      if (py::isinstance<py::str>(r)) {  // a string is a refusal with its reason
-        if (why) *why = r.cast<std::string>();
-        return false;
-      }
-      bool ok = r.cast<bool>();
-      if (!ok && why) *why = "refused by the rule's check";
-      return ok;
-    };
-  }
-  return std::make_unique<PatternRule>(name, std::move(pattern), root, std::move(rep), std::move(chk), benefit);
+  auto chk = [check](const pattern::Match& m) -> Verdict<> {
+    if (check.is_none()) return Matched();
+    py::object r = check(py::cast(&m, py::return_value_policy::reference));
+    if (py::isinstance<py::str>(r)) return Refuse(r.cast<std::string>());  // a string is a refusal with its reason
+    if (!r.cast<bool>()) return Refuse("refused by the rule's check");
+    return Matched();
+  };
+  return std::make_unique<PatternRule<>>(name, std::move(pattern), root, std::move(chk), std::move(rep), benefit);
 }
 
 // A rule set registered from Python under a pass name (onnxsurgeon.rules.register), so
@@ -367,18 +360,19 @@ PYBIND11_MODULE(_core, m) {
             return rw.Create(op, std::move(inputs), python::ToAttributes(attrs), num_outputs, domain);
           }, py::arg("op_type"), py::arg("inputs"), py::arg("num_outputs") = 1, py::arg("attrs") = py::dict(),
           py::arg("domain") = "", py::return_value_policy::reference)
-      .def("scalar_float", &Rewriter::ScalarFloat, py::arg("value"), py::arg("data_type") = 1, py::return_value_policy::reference)
+      .def("scalar_float", [](Rewriter& rw, float value, int32_t data_type) { return Unwrap(rw.ScalarFloat(value, data_type)); },
+           py::arg("value"), py::arg("data_type") = 1, py::return_value_policy::reference)
       .def("int64s", &Rewriter::Int64s, py::return_value_policy::reference)
       .def_property_readonly("rule", &Rewriter::rule);
 
-  py::class_<PatternRule>(m, "_Rule")
+  py::class_<PatternRule<>>(m, "_Rule")
       .def(py::init([](const std::string& name, const pattern::Pattern& p, int root, py::function replace, py::object check,
                        int benefit) { return MakePythonRule(name, p, root, std::move(replace), std::move(check), benefit); }),
            py::arg("name"), py::arg("pattern"), py::arg("root"), py::arg("replace"), py::arg("check") = py::none(),
            py::arg("benefit") = 1)
-      .def_property_readonly("name", &PatternRule::name);
+      .def_property_readonly("name", &PatternRule<>::name);
 
-  m.def("_apply_rules", [](Model& model, const std::vector<PatternRule*>& rules, int64_t max_rewrites, py::object explain) {
+  m.def("_apply_rules", [](Model& model, const std::vector<PatternRule<>*>& rules, int64_t max_rewrites, py::object explain) {
         std::vector<const RewriteRule*> rs(rules.begin(), rules.end());
         GreedyOptions o;
         o.max_rewrites = max_rewrites;
@@ -435,7 +429,7 @@ PYBIND11_MODULE(_core, m) {
         }
         return out;
       });
-  m.def("_register_rules", [](const std::string& name, const std::string& summary, const std::vector<PatternRule*>& rules) {
+  m.def("_register_rules", [](const std::string& name, const std::string& summary, const std::vector<PatternRule<>*>& rules) {
         std::vector<const RewriteRule*> rs(rules.begin(), rules.end());
         PassInfo info{name, summary.empty() ? "Rewrite rules registered from Python" : summary,
                       {{"max-rewrites", "stop after this many rewrites (-1: 10 x nodes + 1000)", "-1"}},

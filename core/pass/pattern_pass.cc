@@ -14,10 +14,15 @@ GreedyOptions WithDebugPatterns(GreedyOptions options, const PassContext& contex
 }
 
 StatusOr<PassResult> PatternPass::Run(Model& model, const PassContext& context) {
+  RewriteFacts facts(model);
+  return RunRules(model, context, facts);
+}
+
+StatusOr<PassResult> PatternPass::RunRules(Model& model, const PassContext& context, RewriteFacts& facts) {
   std::vector<const RewriteRule*> rules;
   for (const auto& r : rules_) rules.push_back(r.get());
   GreedyOptions options = WithDebugPatterns(options_, context);
-  OS_ASSIGN_OR_RETURN(auto counts, ApplyRulesGreedily(model, rules, options));
+  OS_ASSIGN_OR_RETURN(auto counts, ApplyRulesGreedily(model, rules, facts, options));
   PassResult result;
   for (const auto& [rule, n] : counts) result.Count(rule, n);
   return result;

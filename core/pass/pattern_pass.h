@@ -19,9 +19,14 @@ GreedyOptions WithDebugPatterns(GreedyOptions base, const PassContext& context);
 class PatternPass : public Pass {
  public:
   void AddRule(std::unique_ptr<RewriteRule> rule) { rules_.push_back(std::move(rule)); }
+  // Runs the rules with facts of their own (built on first use).
   StatusOr<PassResult> Run(Model& model, const PassContext& context) override;
 
  protected:
+  // Runs the rules with `facts` the pass seeded first (RewriteFacts::Emplace: inferred
+  // types, what the pipeline forbids).
+  StatusOr<PassResult> RunRules(Model& model, const PassContext& context, RewriteFacts& facts);
+
   GreedyOptions options_;
 
  private:

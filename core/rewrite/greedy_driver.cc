@@ -71,11 +71,16 @@ void Collect(Graph& g, bool subgraphs, std::vector<Node*>& out) {
 
 StatusOr<std::map<std::string, int64_t>> ApplyRulesGreedily(Model& model, const std::vector<const RewriteRule*>& rules,
                                                             const GreedyOptions& options) {
+  RewriteFacts facts(model);
+  return ApplyRulesGreedily(model, rules, facts, options);
+}
+
+StatusOr<std::map<std::string, int64_t>> ApplyRulesGreedily(Model& model, const std::vector<const RewriteRule*>& rules,
+                                                            RewriteFacts& facts, const GreedyOptions& options) {
   // Rules by root op, each list in benefit order (stable: registration order on ties).
-  absl::flat_hash_map<std::string, std::vector<RewriteRule*>> by_root;
-  std::vector<RewriteRule*> any_root;
-  for (const RewriteRule* r : rules) {
-    auto* rule = const_cast<RewriteRule*>(r);
+  absl::flat_hash_map<std::string, std::vector<const RewriteRule*>> by_root;
+  std::vector<const RewriteRule*> any_root;
+  for (const RewriteRule* rule : rules) {
     if (rule->root_op().empty()) any_root.push_back(rule);
     else by_root[rule->root_domain() + "::" + rule->root_op()].push_back(rule);
   }
@@ -97,7 +102,7 @@ StatusOr<std::map<std::string, int64_t>> ApplyRulesGreedily(Model& model, const 
   int64_t rewrites = 0;
   Rewriter rewriter(&worklist);
   std::string why;
-  std::vector<RewriteRule*> candidates;
+  std::vector<const RewriteRule*> candidates;
   while (Node* n = worklist.Pop()) {
     if (options.visited) options.visited->fetch_add(1, std::memory_order_relaxed);
     if (worklist.Died(n)) {  // e.g. the Constant feeding an epsilon a rewrite consumed
@@ -111,12 +116,12 @@ StatusOr<std::map<std::string, int64_t>> ApplyRulesGreedily(Model& model, const 
       candidates.insert(candidates.end(), any_root.begin(), any_root.end());
       std::stable_sort(candidates.begin(), candidates.end(), by_benefit);
     }
-    for (RewriteRule* rule : candidates) {
+    for (const RewriteRule* rule : candidates) {
       rewriter.SetInsertionPoint(n);
       rewriter.SetRule(rule->name());
       why.clear();
       std::string node_name = n->name();
-      auto changed = rule->MatchAndRewrite(n, rewriter, options.explain ? &why : nullptr);
+      auto changed = rule->MatchAndRewrite(n, rewriter, facts, options.explain ? &why : nullptr);
       if (!changed.ok()) {
         return Status(changed.status().code(), absl::StrCat("rule '", rule->name(), "' at node '", node_name, "': ",
                                                             changed.status().message()));

@@ -32,7 +32,10 @@ struct GreedyOptions {
   std::atomic<int64_t>* visited = nullptr;
 };
 
-// Result rewrites per rule name.
+// Result rewrites per rule name. Every rule's check reads `facts` (shared by the run).
+StatusOr<std::map<std::string, int64_t>> ApplyRulesGreedily(Model& model, const std::vector<const RewriteRule*>& rules,
+                                                            RewriteFacts& facts, const GreedyOptions& options = {});
+// The same with facts of its own (built on first use from the model).
 StatusOr<std::map<std::string, int64_t>> ApplyRulesGreedily(Model& model, const std::vector<const RewriteRule*>& rules,
                                                             const GreedyOptions& options = {});
 

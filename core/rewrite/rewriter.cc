@@ -25,22 +25,24 @@ Value* Rewriter::Op(std::string_view op_type, std::vector<Value*> inputs, std::v
   return Create(op_type, std::move(inputs), std::move(attributes), 1, domain)->output(0);
 }
 
-Value* Rewriter::Constant(Tensor tensor, std::string_view name_hint) {
-  std::string name = graph_->UniqueName(absl::StrCat(rule_, "/", std::string(name_hint)));
-  if (graph_->kind() == GraphKind::kFunctionBody) {
-    // Function bodies have no initializers: a Constant node carries the tensor.
-    onnx::AttributeProto value;
-    value.set_name("value");
-    value.set_type(onnx::AttributeProto::TENSOR);
-    *value.mutable_t() = tensor.ToProto("");
-    Node* n = Create("Constant", {}, {std::move(value)});
-    return n->output(0);
+StatusOr<Value*> Rewriter::Constant(Tensor tensor, std::string_view name_hint) {
+  if (!graph_) return absl::FailedPreconditionError(absl::StrCat("rule '", rule_, "': a constant without an insertion point"));
+  if (tensor.meta().data_type() == onnx::TensorProto::UNDEFINED) {
+    return absl::InvalidArgumentError(absl::StrCat("rule '", rule_, "': constant '", std::string(name_hint), "' has no element type"));
   }
-  auto v = graph_->AddInitializer(name, std::move(tensor));
-  return v.ok() ? *v : nullptr;  // a fresh unique name cannot collide
+  if (graph_->kind() == GraphKind::kFunctionBody) return ConstantNode(tensor);
+  return graph_->AddInitializer(graph_->UniqueName(absl::StrCat(rule_, "/", std::string(name_hint))), std::move(tensor));
 }
 
-Value* Rewriter::ScalarFloat(float v, int32_t data_type) {
+Value* Rewriter::ConstantNode(const Tensor& tensor) {
+  onnx::AttributeProto value;
+  value.set_name("value");
+  value.set_type(onnx::AttributeProto::TENSOR);
+  *value.mutable_t() = tensor.ToProto("");
+  return Create("Constant", {}, {std::move(value)})->output(0);
+}
+
+StatusOr<Value*> Rewriter::ScalarFloat(float v, int32_t data_type) {
   Tensor t;
   t.mutable_meta().set_data_type(data_type);
   std::string bytes;
@@ -52,6 +54,9 @@ Value* Rewriter::ScalarFloat(float v, int32_t data_type) {
   } else if (data_type == onnx::TensorProto::FLOAT16 || data_type == onnx::TensorProto::BFLOAT16) {
     uint16_t h = data_type == onnx::TensorProto::FLOAT16 ? FloatToHalf(v) : FloatToBFloat16(v);
     bytes.assign(reinterpret_cast<const char*>(&h), 2);
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("rule '", rule_, "': a float scalar of element type ", data_type,
+                                                   " (not float, double, float16 or bfloat16)"));
   }
   t.SetRawBytes(std::move(bytes));
   return Constant(std::move(t), "scalar");
@@ -62,7 +67,12 @@ Value* Rewriter::Int64s(const std::vector<int64_t>& v) {
   t.mutable_meta().set_data_type(onnx::TensorProto::INT64);
   t.mutable_meta().add_dims(static_cast<int64_t>(v.size()));
   t.SetRawBytes(std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(int64_t)));
-  return Constant(std::move(t), "ints");
+  // Well-formed, under a fresh name: an initializer cannot be refused; should it be, a
+  // Constant node carries the same tensor.
+  if (graph_->kind() != GraphKind::kFunctionBody) {
+    if (auto added = graph_->AddInitializer(graph_->UniqueName(absl::StrCat(rule_, "/ints")), t); added.ok()) return *added;
+  }
+  return ConstantNode(t);
 }
 
 Status Rewriter::ReplaceAllUsesWith(Value* from, Value* to) {

@@ -50,11 +50,15 @@ class Rewriter {
   Value* Op(std::string_view op_type, std::vector<Value*> inputs, std::vector<onnx::AttributeProto> attributes = {},
             std::string_view domain = "");
 
-  // Given a tensor. Execute adds it as an initializer of the insertion graph.
-  // Result its value (named after the rule).
-  Value* Constant(Tensor tensor, std::string_view name_hint = "const");
-  Value* ScalarFloat(float v, int32_t data_type = onnx::TensorProto::FLOAT);  // rank 0
-  Value* Int64s(const std::vector<int64_t>& v);                               // rank 1
+  // Given a tensor. Execute adds it as an initializer of the insertion graph (a Constant
+  // node in a function body). Result its value (named after the rule); an error when the
+  // tensor has no element type or there is no insertion point.
+  StatusOr<Value*> Constant(Tensor tensor, std::string_view name_hint = "const");
+  // A rank-0 `v` of a floating-point type (float, double, float16, bfloat16); an error
+  // for any other type.
+  StatusOr<Value*> ScalarFloat(float v, int32_t data_type = onnx::TensorProto::FLOAT);
+  // A rank-1 int64 tensor: always well-formed, so it cannot fail.
+  Value* Int64s(const std::vector<int64_t>& v);
 
   // Given a value and its replacement. Execute rewires every use, graph outputs included:
   // output names never change (the replacement takes the name over, or, when it cannot --
@@ -78,6 +82,9 @@ class Rewriter {
   static onnx::AttributeProto AttrString(std::string name, std::string v);
 
  private:
+  // A Constant node carrying `tensor` (function bodies have no initializers).
+  Value* ConstantNode(const Tensor& tensor);
+
   RewriteListener* listener_;
   Node* insert_before_ = nullptr;
   Graph* graph_ = nullptr;

@@ -25,13 +25,15 @@ bool IsFilledWith(const Value* v, double x) {
   return values && std::all_of(values->begin(), values->end(), [x](double e) { return e == x; });
 }
 
-class DecomposeLayerNormRule : public RewriteRule {
+// The plan: the decomposition's operands, read from the node.
+class DecomposeLayerNormRule : public NodeRule<lowering::LayerNormSpec> {
  public:
   explicit DecomposeLayerNormRule(std::function<bool(const Node&)> applies)
-      : RewriteRule("decompose-layernorm", "LayerNormalization"), applies_(std::move(applies)) {}
+      : NodeRule("decompose-layernorm", "LayerNormalization"), applies_(std::move(applies)) {}
 
-  StatusOr<bool> MatchAndRewrite(Node* node, Rewriter& rw, std::string* why) override {
-    if (!applies_(*node)) return false;
+ protected:
+  Verdict<lowering::LayerNormSpec> Check(Node* node, RewriteFacts&) const override {
+    if (!applies_(*node)) return Refuse("");
     if (node->num_inputs() < 2 || !node->input(0) || !node->input(1)) {
       return absl::InvalidArgumentError(absl::StrCat("LayerNormalization '", node->name(), "' lacks X or Scale"));
     }
@@ -44,6 +46,10 @@ class DecomposeLayerNormRule : public RewriteRule {
     if (const Attribute* a = node->FindAttribute("stash_type")) spec.stash_type = static_cast<int32_t>(a->i(1));
     spec.elem_type = ElementType(spec.x);
     spec.rank = lowering::Rank(spec.x);
+    return spec;
+  }
+
+  Status Replace(Node* node, lowering::LayerNormSpec spec, Rewriter& rw) const override {
     bool want_inv = node->num_outputs() > 2 && node->output(2) && node->output(2)->HasUsers();
     int64_t opset = node->graph()->OpsetVersion("");
     auto parts = lowering::EmitLayerNormDecomposition(rw, spec, opset, want_inv);
@@ -53,8 +59,7 @@ class DecomposeLayerNormRule : public RewriteRule {
     }
     std::vector<Value*> replacements = {parts->y, parts->mean, parts->inv_std_dev};
     replacements.resize(node->num_outputs());
-    OS_RETURN_IF_ERROR(rw.ReplaceNode(node, replacements));
-    return true;
+    return rw.ReplaceNode(node, replacements);
   }
 
  private:

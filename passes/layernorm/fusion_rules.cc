@@ -127,6 +127,8 @@ struct Plan {
   // Normalized axes that are not the trailing ones (LayerNorm2d over axis 1 of NCHW):
   // x is transposed so they are, normalized, and transposed back. Empty: no transpose.
   std::vector<int64_t> perm;
+  // Written out as standard ops rather than as one LayerNormalization (DecomposeWhen).
+  bool decompose = false;
 };
 
 // x's dims as LayerNormalization sees them (after the transpose, if any).
@@ -248,7 +250,7 @@ bool CheckAffineOperand(const char* role, Value* operand, const Plan& plan, std:
 }
 
 // An initializer's bytes under new dims (a view: nothing is copied).
-Value* Reshaped(Rewriter& rw, Value* v, const std::vector<int64_t>& dims) {
+StatusOr<Value*> Reshaped(Rewriter& rw, Value* v, const std::vector<int64_t>& dims) {
   Tensor t = *v->initializer();
   t.mutable_meta().clear_dims();
   for (int64_t d : dims) t.mutable_meta().add_dims(d);
@@ -257,7 +259,7 @@ Value* Reshaped(Rewriter& rw, Value* v, const std::vector<int64_t>& dims) {
 
 // Ones of the normalized shape in x's type: a constant when those dims are static,
 // else ConstantOfShape(Shape(x, start=axis)).
-Value* Ones(Rewriter& rw, const Plan& plan, Value* x) {
+StatusOr<Value*> Ones(Rewriter& rw, const Plan& plan, Value* x) {
   Tensor one;
   one.mutable_meta().set_data_type(plan.elem_type);
   std::string bytes;
@@ -312,12 +314,19 @@ StatusOr<Value*> EmitDecomposed(Rewriter& rw, const Plan& plan, int64_t opset) {
   return parts.y;
 }
 
-Value* EmitLayerNormOp(Rewriter& rw, const Plan& plan) {
+StatusOr<Value*> EmitLayerNormOp(Rewriter& rw, const Plan& plan) {
   Value* x = plan.x;
   if (!plan.perm.empty()) x = rw.Op("Transpose", {x}, {Rewriter::AttrInts("perm", plan.perm)});
-  Value* scale = plan.scale ? (plan.scale_dims ? Reshaped(rw, plan.scale, *plan.scale_dims) : plan.scale)
-                            : Ones(rw, plan, x);
-  Value* bias = plan.bias && plan.bias_dims ? Reshaped(rw, plan.bias, *plan.bias_dims) : plan.bias;
+  Value* scale = plan.scale;
+  if (!scale) {
+    OS_ASSIGN_OR_RETURN(scale, Ones(rw, plan, x));
+  } else if (plan.scale_dims) {
+    OS_ASSIGN_OR_RETURN(scale, Reshaped(rw, plan.scale, *plan.scale_dims));
+  }
+  Value* bias = plan.bias;
+  if (bias && plan.bias_dims) {
+    OS_ASSIGN_OR_RETURN(bias, Reshaped(rw, plan.bias, *plan.bias_dims));
+  }
   std::vector<Value*> inputs = {x, scale};
   if (bias) inputs.push_back(bias);
   Value* y = rw.Op("LayerNormalization", inputs,
@@ -328,8 +337,8 @@ Value* EmitLayerNormOp(Rewriter& rw, const Plan& plan) {
   return rw.Op("Transpose", {y}, {Rewriter::AttrInts("perm", inverse)});
 }
 
-StatusOr<Value*> EmitLayerNorm(Rewriter& rw, const Plan& plan, const Node& root, const DecomposeWhen& decompose) {
-  if (decompose && decompose(root)) return EmitDecomposed(rw, plan, root.graph()->OpsetVersion(""));
+StatusOr<Value*> EmitLayerNorm(Rewriter& rw, const Plan& plan) {
+  if (plan.decompose) return EmitDecomposed(rw, plan, rw.graph()->OpsetVersion(""));
   return EmitLayerNormOp(rw, plan);
 }
 
@@ -408,24 +417,24 @@ bool IsCanonicalDecomposition(const Match& m, const Plan& plan, int64_t opset) {
 }
 
 std::unique_ptr<RewriteRule> MakeRule(std::string name, Pattern p, int root, int benefit, DecomposeWhen decompose) {
-  auto check = [decompose](const Match& m, std::string* why) {
-    std::optional<Plan> plan = Analyze(m, why);
-    if (!plan) return false;
-    if (decompose && decompose(*m.root())) {
+  auto check = [decompose](const Match& m) -> Verdict<Plan> {
+    std::string why;
+    std::optional<Plan> plan = Analyze(m, &why);
+    if (!plan) return Refuse(std::move(why));
+    plan->decompose = decompose && decompose(*m.root());
+    if (plan->decompose) {
       int64_t opset = m.root()->graph()->OpsetVersion("");
       if (IsCanonicalDecomposition(m, *plan, opset)) {
-        return Refuse(why, absl::StrCat("already the standard decomposition at opset ", opset, ": left as it is"));
+        return Refuse(absl::StrCat("already the standard decomposition at opset ", opset, ": left as it is"));
       }
     }
-    return true;
+    return *std::move(plan);
   };
-  auto replace = [decompose](const Match& m, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
-    std::optional<Plan> plan = Analyze(m, nullptr);
-    if (!plan) return absl::InternalError("LayerNorm match changed between check and rewrite");
-    OS_ASSIGN_OR_RETURN(Value * y, EmitLayerNorm(rw, *plan, *m.root(), decompose));
+  auto replace = [](const Match& m, Plan plan, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
+    OS_ASSIGN_OR_RETURN(Value * y, EmitLayerNorm(rw, plan));
     return std::vector<Value*>{y};
   };
-  return std::make_unique<PatternRule>(std::move(name), std::move(p), root, replace, check, benefit);
+  return std::make_unique<PatternRule<Plan>>(std::move(name), std::move(p), root, check, replace, benefit);
 }
 
 // How the standardization divides by the standard deviation.
@@ -529,46 +538,54 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
-class CustomNamedLayerNormRule : public RewriteRule {
+class CustomNamedLayerNormRule : public NodeRule<Plan> {
  public:
   CustomNamedLayerNormRule(std::vector<std::string> names, DecomposeWhen decompose)
-      : RewriteRule("layernorm-custom-op", /*root_op=*/"", "", /*benefit=*/4), decompose_(std::move(decompose)) {
+      : NodeRule("layernorm-custom-op", /*root_op=*/"", "", /*benefit=*/4), decompose_(std::move(decompose)) {
     for (auto& n : names) names_.push_back(Lower(n));
   }
 
-  StatusOr<bool> MatchAndRewrite(Node* node, Rewriter& rw, std::string* why) override {
+ protected:
+  Verdict<Plan> Check(Node* node, RewriteFacts&) const override {
     std::string_view domain = CanonicalDomain(node->domain());
-    if (domain.empty() || domain == "ai.onnx.ml") return false;
-    if (std::find(names_.begin(), names_.end(), Lower(node->op_type())) == names_.end()) return false;
+    if (domain.empty() || domain == "ai.onnx.ml") return Refuse("");
+    if (std::find(names_.begin(), names_.end(), Lower(node->op_type())) == names_.end()) return Refuse("");
     Model* model = node->graph()->model();
     if (model && model->FindFunction(node->domain(), node->op_type(), node->proto().overload())) {
-      return Refuse(why, "calls a model-local function: judged by its body, not its name");
+      return Refuse("calls a model-local function: judged by its body, not its name");
     }
     size_t n_inputs = node->num_inputs();
     while (n_inputs > 0 && !node->input(n_inputs - 1)) --n_inputs;
     if (n_inputs < 1 || n_inputs > 3 || !node->input(0) || (n_inputs == 3 && !node->input(1))) {
-      return Refuse(why, absl::StrCat("has ", n_inputs, " inputs; wants x[, scale[, bias]]"));
+      return Refuse(absl::StrCat("has ", n_inputs, " inputs; wants x[, scale[, bias]]"));
     }
     for (size_t i = 1; i < node->num_outputs(); ++i) {
       if (node->output(i) && node->output(i)->HasUsers()) {
-        return Refuse(why, absl::StrCat("its output ", i, " is used; only the normalized output is understood"));
+        return Refuse(absl::StrCat("its output ", i, " is used; only the normalized output is understood"));
       }
     }
     Plan plan;
     plan.x = node->input(0);
     plan.elem_type = ElementType(plan.x);
-    if (plan.elem_type == onnx::TensorProto::DOUBLE) return Refuse(why, "x is double; LayerNormalization computes in float");
-    if (plan.elem_type != 0 && !IsLayerNormType(plan.elem_type)) return Refuse(why, "x is not a floating-point tensor");
-    if (!ReadEpsilon(*node, &plan.epsilon, why) || !ReadAxis(*node, Rank(plan.x), &plan.axis, why)) return false;
+    if (plan.elem_type == onnx::TensorProto::DOUBLE) return Refuse("x is double; LayerNormalization computes in float");
+    if (plan.elem_type != 0 && !IsLayerNormType(plan.elem_type)) return Refuse("x is not a floating-point tensor");
+    std::string why;
+    if (!ReadEpsilon(*node, &plan.epsilon, &why) || !ReadAxis(*node, Rank(plan.x), &plan.axis, &why)) {
+      return Refuse(std::move(why));
+    }
     plan.scale = n_inputs >= 2 ? node->input(1) : nullptr;
     plan.bias = n_inputs >= 3 ? node->input(2) : nullptr;
     if (plan.elem_type == 0 && plan.scale) plan.elem_type = ElementType(plan.scale);  // scale has x's type
-    if (!plan.scale && plan.elem_type == 0) return Refuse(why, "no scale input and x's element type is unknown");
-    OS_ASSIGN_OR_RETURN(Value * y, EmitLayerNorm(rw, plan, *node, decompose_));
+    if (!plan.scale && plan.elem_type == 0) return Refuse("no scale input and x's element type is unknown");
+    plan.decompose = decompose_ && decompose_(*node);
+    return plan;
+  }
+
+  Status Replace(Node* node, Plan plan, Rewriter& rw) const override {
+    OS_ASSIGN_OR_RETURN(Value * y, EmitLayerNorm(rw, plan));
     std::vector<Value*> replacements(node->num_outputs(), nullptr);
     replacements[0] = y;
-    OS_RETURN_IF_ERROR(rw.ReplaceNode(node, replacements));
-    return true;
+    return rw.ReplaceNode(node, replacements);
   }
 
  private:

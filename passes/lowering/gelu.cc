@@ -2,10 +2,16 @@
 
 #include <cmath>
 
+#include "absl/strings/str_cat.h"
+#include "passes/lowering/element_type.h"
+
 namespace onnxsurgeon::lowering {
 
-Value* EmitGelu(Rewriter& rw, Value* x, int32_t elem_type, GeluForm form) {
-  auto c = [&](double v) { return rw.ScalarFloat(static_cast<float>(v), elem_type); };
+StatusOr<Value*> EmitGelu(Rewriter& rw, Value* x, int32_t elem_type, GeluForm form) {
+  if (!IsFloatType(elem_type)) {
+    return absl::InvalidArgumentError(absl::StrCat("Gelu of '", x->name(), "': element type ", elem_type, " is not a float type"));
+  }
+  auto c = [&](double v) { return *rw.ScalarFloat(static_cast<float>(v), elem_type); };  // a float type: cannot fail
   Value* inner = nullptr;
   if (form == GeluForm::kErf) {
     inner = rw.Op("Erf", {rw.Op("Div", {x, c(std::sqrt(2.0))})});

@@ -16,7 +16,7 @@ enum class GeluForm {
 
 // Given x (elem_type: its TensorProto data type, a float type).
 // Execute emits the form at the rewriter's insertion point, constants in x's type.
-// Result the Gelu value.
-Value* EmitGelu(Rewriter& rewriter, Value* x, int32_t elem_type, GeluForm form);
+// Result the Gelu value; an error when elem_type is not a float type.
+StatusOr<Value*> EmitGelu(Rewriter& rewriter, Value* x, int32_t elem_type, GeluForm form);
 
 }  // namespace onnxsurgeon::lowering

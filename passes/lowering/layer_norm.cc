@@ -74,8 +74,10 @@ StatusOr<LayerNormParts> EmitLayerNormDecomposition(Rewriter& rw, const LayerNor
   LayerNormParts parts;
   parts.mean = reduce_mean(x);
   Value* d = rw.Op("Sub", {x, parts.mean});
-  Value* var = reduce_mean(rw.Op("Pow", {d, rw.ScalarFloat(2.0f, stash)}));
-  Value* std_dev = rw.Op("Sqrt", {rw.Op("Add", {var, rw.ScalarFloat(spec.epsilon, stash)})});
+  OS_ASSIGN_OR_RETURN(Value * two, rw.ScalarFloat(2.0f, stash));
+  Value* var = reduce_mean(rw.Op("Pow", {d, two}));
+  OS_ASSIGN_OR_RETURN(Value * epsilon, rw.ScalarFloat(spec.epsilon, stash));
+  Value* std_dev = rw.Op("Sqrt", {rw.Op("Add", {var, epsilon})});
   Value* normalized = rw.Op("Div", {d, std_dev});
   if (want_inv_std_dev) parts.inv_std_dev = rw.Op("Reciprocal", {std_dev});
   if (cast_like) normalized = rw.Op("CastLike", {normalized, spec.x});

@@ -47,9 +47,10 @@ Value* CombineDuplicateUpdates(Rewriter& rw, Value* data, Value* indices, Value*
     float one_or_zero = reduction == Reduction::kMul ? 1.0f : 0.0f;
     int32_t t = elem_type;
     // CastLike only when the type is unknown (some converters lack it: onnx2tf).
-    identity = lowering::IsFloatType(t) ? rw.ScalarFloat(one_or_zero, t)
-               : t != 0                 ? rw.Op("Cast", {rw.ScalarFloat(one_or_zero)}, {Rewriter::AttrInt("to", t)})
-                                        : rw.Op("CastLike", {rw.ScalarFloat(one_or_zero), updates});
+    // Float scalars of a float type: ScalarFloat cannot fail.
+    identity = lowering::IsFloatType(t) ? *rw.ScalarFloat(one_or_zero, t)
+               : t != 0                 ? rw.Op("Cast", {*rw.ScalarFloat(one_or_zero)}, {Rewriter::AttrInt("to", t)})
+                                        : rw.Op("CastLike", {*rw.ScalarFloat(one_or_zero), updates});
   }
   Value* candidates = rw.Op("Where", {same, row_j, identity});
   const char* reduce = reduction == Reduction::kAdd   ? "ReduceSum"

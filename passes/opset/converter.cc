@@ -252,7 +252,8 @@ Value* MakeConstant(Rewriter& rewriter, Node* before, onnx::TensorProto tensor, 
     Node* c = rewriter.Create("Constant", {}, {TensorAttr("value", tensor)});
     return c->output(0);
   }
-  return rewriter.Constant(Tensor::FromProto(std::move(tensor)), hint);
+  StatusOr<Value*> c = rewriter.Constant(Tensor::FromProto(std::move(tensor)), hint);
+  return c.ok() ? *c : nullptr;  // null like its neighbours: the callers' tensors always have a type
 }
 
 namespace {

@@ -92,7 +92,7 @@ StatusOr<bool> DecomposeGelu(DecomposeContext& ctx) {
     return false;
   }
   Node* before = n->prev();
-  Value* y = lowering::EmitGelu(*ctx.rewriter, n->input(0), dt, form);
+  OS_ASSIGN_OR_RETURN(Value * y, lowering::EmitGelu(*ctx.rewriter, n->input(0), dt, form));
   CollectEmitted(before, n, ctx.opset, *ctx.emitted);
   OS_RETURN_IF_ERROR(FinishReplacement(ctx, {y}));
   return true;
@@ -122,10 +122,12 @@ StatusOr<bool> DecomposeTrilu(DecomposeContext& ctx) {
     t.SetRawBytes(std::string(reinterpret_cast<const char*>(&v), sizeof v));
     return rw.Constant(std::move(t), "scalar");
   };
-  Value* zero = scalar(0);
-  Value* one = scalar(1);
-  Value* rows = rw.Op("Gather", {shape, scalar(-2)});
-  Value* cols = rw.Op("Gather", {shape, scalar(-1)});
+  OS_ASSIGN_OR_RETURN(Value * zero, scalar(0));
+  OS_ASSIGN_OR_RETURN(Value * one, scalar(1));
+  OS_ASSIGN_OR_RETURN(Value * last_but_one, scalar(-2));
+  Value* rows = rw.Op("Gather", {shape, last_but_one});
+  OS_ASSIGN_OR_RETURN(Value * last, scalar(-1));
+  Value* cols = rw.Op("Gather", {shape, last});
   Value* i = rw.Op("Unsqueeze", {rw.Op("Range", {zero, rows, one}), rw.Int64s({1})});
   Value* j = rw.Op("Range", {zero, cols, one});
   Value* diff = rw.Op("Sub", {j, i});
@@ -138,7 +140,7 @@ StatusOr<bool> DecomposeTrilu(DecomposeContext& ctx) {
   Value* zero_x = nullptr;
   if (dt == onnx::TensorProto::FLOAT || dt == onnx::TensorProto::DOUBLE || dt == onnx::TensorProto::FLOAT16 ||
       dt == onnx::TensorProto::BFLOAT16) {
-    zero_x = rw.ScalarFloat(0.0f, dt);
+    OS_ASSIGN_OR_RETURN(zero_x, rw.ScalarFloat(0.0f, dt));
   } else {
     zero_x = rw.Op("Cast", {zero}, {Rewriter::AttrInt("to", dt)});
   }
@@ -170,13 +172,20 @@ StatusOr<bool> DecomposeBitwiseNot(DecomposeContext& ctx) {
     case onnx::TensorProto::INT8:
     case onnx::TensorProto::INT16:
     case onnx::TensorProto::INT32:
-    case onnx::TensorProto::INT64:
-      y = rw.Op("Sub", {rw.Op("Neg", {n->input(0)}), scalar(1)});
+    case onnx::TensorProto::INT64: {
+      Value* negated = rw.Op("Neg", {n->input(0)});
+      OS_ASSIGN_OR_RETURN(Value * one, scalar(1));
+      y = rw.Op("Sub", {negated, one});
       break;
-    case onnx::TensorProto::UINT8: y = rw.Op("Sub", {scalar(0xff), n->input(0)}); break;
-    case onnx::TensorProto::UINT16: y = rw.Op("Sub", {scalar(0xffff), n->input(0)}); break;
-    case onnx::TensorProto::UINT32: y = rw.Op("Sub", {scalar(0xffffffffull), n->input(0)}); break;
-    case onnx::TensorProto::UINT64: y = rw.Op("Sub", {scalar(~0ull), n->input(0)}); break;
+    }
+    case onnx::TensorProto::UINT8:
+    case onnx::TensorProto::UINT16:
+    case onnx::TensorProto::UINT32:
+    case onnx::TensorProto::UINT64: {
+      OS_ASSIGN_OR_RETURN(Value * max, scalar(~0ull));  // all ones, cut to the type's width
+      y = rw.Op("Sub", {max, n->input(0)});
+      break;
+    }
     default:
       *ctx.why_not = "the input's integer type is unknown";
       return false;

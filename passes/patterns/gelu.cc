@@ -131,7 +131,8 @@ using Builder = OpRef (*)(Pattern&, int, int*);
 }  // namespace
 
 void AddGeluSubgraphRules(PatternPass& pass, const std::string& prefix, const std::vector<GeluKind>& kinds,
-                          GeluReplace replace, PatternRule::Check check) {
+                          GeluReplace replace, GeluCheck check) {
+  if (!check) check = [](const pattern::Match&) -> Verdict<> { return Matched(); };
   for (GeluKind kind : kinds) {
     Builder build = kind == GeluKind::kExact ? ErfGelu : TanhGelu;
     std::string name = absl::StrCat(prefix, kind == GeluKind::kExact ? "-erf" : "-tanh");
@@ -139,13 +140,12 @@ void AddGeluSubgraphRules(PatternPass& pass, const std::string& prefix, const st
     for (int form = 0; form < count; ++form) {
       Pattern p(name);
       OpRef root = build(p, form, &count);
-      pass.AddRule(std::make_unique<PatternRule>(
-          absl::StrCat(name, "#", form), std::move(p), root.id(),
-          [kind, replace](const pattern::Match& m, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
+      pass.AddRule(std::make_unique<PatternRule<>>(
+          absl::StrCat(name, "#", form), std::move(p), root.id(), check,
+          [kind, replace](const pattern::Match& m, NoPlan, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
             OS_ASSIGN_OR_RETURN(Value * out, replace(kind, m.value("x"), m, rw));
             return std::vector<Value*>{out};
-          },
-          check));
+          }));
     }
   }
 }

@@ -29,11 +29,13 @@ enum class GeluKind { kExact, kTanh };
 // that replaces the subgraph.
 using GeluReplace = std::function<StatusOr<Value*>(GeluKind kind, Value* x, const pattern::Match&, Rewriter&)>;
 
-// Given a pass, the kinds to match, a replacement and a check that may refuse a match
-// (saying why). Execute adds one rule per root form, named "<prefix>-erf#N" /
+// A check that may refuse a match, saying why.
+using GeluCheck = std::function<Verdict<>(const pattern::Match&)>;
+
+// Given a pass, the kinds to match, a replacement and a check (null: every match). Execute adds one rule per root form, named "<prefix>-erf#N" /
 // "<prefix>-tanh#N". Result the pass matches them.
 void AddGeluSubgraphRules(PatternPass& pass, const std::string& prefix, const std::vector<GeluKind>& kinds,
-                          GeluReplace replace, PatternRule::Check check = {});
+                          GeluReplace replace, GeluCheck check = {});
 
 // The constants of a replaced subgraph (0.5, 1, sqrt 2, ...) usually have no other
 // reader: Remember() them from each match, Sweep() after the rewrite removes those left

@@ -25,7 +25,7 @@ std::unique_ptr<RewriteRule> MulByOne(bool commutative = true) {
   auto mul = p.Op("Mul", {x, p.ScalarNear("one", 1.0)});
   if (commutative) mul.Commutative();
   int root = mul.id();
-  return std::make_unique<PatternRule>("mul-by-one", std::move(p), root,
+  return std::make_unique<PatternRule<>>("mul-by-one", std::move(p), root,
                                        [](const Match& m, Rewriter&) -> StatusOr<std::vector<Value*>> {
                                          return std::vector<Value*>{m.value("x")};
                                        });
@@ -213,7 +213,7 @@ TEST(Driver, RewritesInsideSubgraphsAndStampsProvenance) {
   Pattern p("double-neg");
   ValueRef x = p.Any("x");
   int root = p.Op("Neg", {p.Op("Neg", {x})}).id();
-  PatternRule rule("double-neg", std::move(p), root, [](const Match& m, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
+  PatternRule<> rule("double-neg", std::move(p), root, [](const Match& m, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
     return std::vector<Value*>{rw.Op("Identity", {m.value("x")})};
   });
   auto m = Parse(R"(<ir_version: 10, opset_import: ["" : 18]>
@@ -261,10 +261,10 @@ TEST(Driver, BenefitOrdersRulesOnTheSameRoot) {
   auto make = [](std::string name, std::string op, int benefit) {
     Pattern p(name);
     int root = p.Op("Relu", {p.Any("x")}).id();
-    return std::make_unique<PatternRule>(
+    return std::make_unique<PatternRule<>>(
         name, std::move(p), root,
         [op](const Match& m, Rewriter& rw) -> StatusOr<std::vector<Value*>> { return std::vector<Value*>{rw.Op(op, {m.value("x")})}; },
-        PatternRule::Check{}, benefit);
+        benefit);
   };
   auto low = make("to-abs", "Abs", 1);
   auto high = make("to-neg", "Neg", 5);
@@ -280,7 +280,7 @@ TEST(Driver, NonConvergingRulesFailClearly) {
   // Add(a, b) -> Add(b, a) forever.
   Pattern p("swap");
   int root = p.Op("Add", {p.Any("a"), p.Any("b")}).id();
-  PatternRule swap("swap", std::move(p), root, [](const Match& m, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
+  PatternRule<> swap("swap", std::move(p), root, [](const Match& m, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
     return std::vector<Value*>{rw.Op("Add", {m.value("b"), m.value("a")})};
   });
   auto m = Parse(R"(<ir_version: 10, opset_import: ["" : 18]>

@@ -1,0 +1,145 @@
+#include "passes/reshapes/reshape_facts.h"
+
+#include <algorithm>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "core/interop/onnx_interop.h"
+#include "core/ir/constant.h"
+#include "core/shape/propagate.h"
+#include "core/shape/rules.h"
+
+namespace onnxsurgeon::passes::reshapes {
+
+bool IsOp(const Node* n, std::string_view op) { return n && n->Is(op); }
+
+Shape StaticShape(const std::vector<int64_t>& v) {
+  Shape s;
+  for (int64_t d : v) s.push_back(Dim::Static(d));
+  return s;
+}
+
+
+// The shape input of a Reshape (opset >= 5) as constants, or nullopt.
+std::optional<std::vector<int64_t>> ShapeInput(const Node& reshape) {
+  if (reshape.num_inputs() < 2 || !reshape.input(1)) return std::nullopt;
+  return ConstantInt64s(reshape.input(1));
+}
+
+bool AllowZero(const Node& reshape) { return reshape.GetInt("allowzero", 0) != 0; }
+
+// The output shape of Reshape(input shaped `in`, `s`): onnx's rule
+// (shape_rules::ReshapeShape), and where that leaves the -1 unknown, the one dim_param left
+// after cancelling equal dims of input and output. Nullopt when `s` is invalid for `in`.
+std::optional<Shape> ResolveReshape(const Shape& in, const std::vector<int64_t>& s, bool allowzero) {
+  auto out = shape_rules::ReshapeShape(in, s, allowzero);
+  auto minus_one = std::find(s.begin(), s.end(), -1);
+  if (!out || minus_one == s.end() || !(*out)[minus_one - s.begin()].is_unknown()) return out;
+  const int infer = static_cast<int>(minus_one - s.begin());
+  Shape& shape = *out;
+  // Cancel dims of the input against the other output dims; what is left is the -1.
+  std::vector<Dim> rest_in(in.begin(), in.end());
+  std::vector<Dim> rest_out;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (static_cast<int>(i) == infer) continue;
+    auto it = std::find_if(rest_in.begin(), rest_in.end(), [&](const Dim& d) { return d.SameAs(shape[i]); });
+    if (it != rest_in.end() && !shape[i].is_unknown()) rest_in.erase(it);
+    else rest_out.push_back(shape[i]);
+  }
+  int64_t num = 1, den = 1;
+  std::vector<Dim> symbolic;
+  for (const Dim& d : rest_in) {
+    if (d.is_static()) num *= d.value;
+    else symbolic.push_back(d);
+  }
+  for (const Dim& d : rest_out) {
+    if (!d.is_static()) return out;  // unknown -1
+    den *= d.value;
+  }
+  if (symbolic.empty()) {
+    if (den > 0 && num % den == 0) shape[infer] = Dim::Static(num / den);
+  } else if (symbolic.size() == 1 && num == 1 && den == 1) {
+    shape[infer] = symbolic[0];
+  }
+  return out;
+}
+
+// The shape of `v`: a Reshape's output is derived from its shape input and its input (a
+// stale annotation would mislead every rule here); otherwise ShapeOf.
+std::optional<Shape> ShapeOfValue(const Value* v) {
+  if (!v) return std::nullopt;
+  if (Node* p = v->producer(); IsOp(p, "Reshape")) {
+    auto s = ShapeInput(*p);
+    auto in = ShapeOf(p->input(0));
+    if (s && in) {
+      auto out = ResolveReshape(*in, *s, AllowZero(*p));
+      if (out && std::none_of(out->begin(), out->end(), [](const Dim& d) { return d.is_unknown(); })) return out;
+    }
+  }
+  return ShapeOf(v);
+}
+
+std::optional<std::vector<int64_t>> StaticOf(const Value* v) { return StaticDims(ShapeOfValue(v)); }
+
+// Records a type on `v` in memory (not in value_info: nothing is saved that was not there).
+void SetType(Value* v, int32_t elem_type, const std::vector<int64_t>& dims) {
+  onnx::TypeProto* t = v->mutable_info()->mutable_type();
+  t->Clear();
+  auto* tt = t->mutable_tensor_type();
+  if (elem_type) tt->set_elem_type(elem_type);
+  auto* shape = tt->mutable_shape();
+  for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
+}
+
+bool GemmType(int32_t t, int64_t opset) {
+  using TP = onnx::TensorProto;
+  if (t == TP::FLOAT || t == TP::DOUBLE || t == TP::FLOAT16) return opset >= 7;
+  if (t == TP::INT32 || t == TP::INT64 || t == TP::UINT32 || t == TP::UINT64) return opset >= 11;
+  if (t == TP::BFLOAT16) return opset >= 13;
+  return false;
+}
+
+// Why Add(MatMul(A, B), C) cannot become Gemm when A is shaped `a` (empty: it can).
+std::string GemmBlocker(const Node& matmul, const Node& add, const std::optional<Shape>& a) {
+  Value* b = matmul.input(1);
+  Value* c = add.input(0) == matmul.output(0) ? add.input(1) : add.input(0);
+  if (!matmul.output(0) || matmul.output(0)->uses().size() != 1 || matmul.output(0)->IsGraphOutput())
+    return "the MatMul's output is read by more than the Add";
+  if (add.num_inputs() != 2 || !c) return "the Add does not have two inputs";
+  if (matmul.num_inputs() != 2 || !matmul.input(0) || !b) return "the MatMul does not have two inputs";
+  if (!a || a->size() != 2) return absl::StrCat("A ('", matmul.input(0)->name(), "') is not known to be rank 2");
+  auto bs = ShapeOfValue(b);
+  if (!bs || bs->size() != 2) return absl::StrCat("B ('", b->name(), "') is not known to be rank 2");
+  int64_t opset = add.graph()->OpsetVersion("");
+  int32_t t = ElementType(matmul.input(0));
+  if (!t) t = ElementType(b);
+  if (!GemmType(t, opset)) {
+    return absl::StrCat("element type ", t ? onnx::TensorProto::DataType_Name(t) : std::string("unknown"),
+                        " is not one Gemm takes at opset ", opset);
+  }
+  auto cs = ShapeOfValue(c);
+  if (!cs || cs->size() > 2) return absl::StrCat("the bias '", c->name(), "' is not known to be rank <= 2");
+  const Dim target[2] = {(*a)[0], (*bs)[1]};
+  for (size_t i = 0; i < cs->size(); ++i) {
+    const Dim& d = (*cs)[cs->size() - 1 - i];
+    if (d.is_static() && d.value == 1) continue;
+    if (!d.SameAs(target[1 - i]))
+      return absl::StrCat("the bias ", ShapeToString(*cs), " does not broadcast to [", target[0].ToString(), ",",
+                          target[1].ToString(), "]");
+  }
+  return "";
+}
+
+bool IsUnary(const std::string& op) {
+  static const absl::flat_hash_set<std::string> kOps = {
+      "Relu", "Tanh",  "Sigmoid", "Erf",   "Gelu",     "Exp",   "Log",  "Neg",  "Abs",      "Sqrt",
+      "Reciprocal", "Softplus", "Softsign", "Cast", "LeakyRelu", "Elu", "Selu", "Celu", "HardSigmoid",
+      "HardSwish", "Mish", "Sin", "Cos", "Floor", "Ceil", "Round", "Sign", "Not", "Identity"};
+  return kOps.contains(op);
+}
+bool IsBinary(const std::string& op) {
+  static const absl::flat_hash_set<std::string> kOps = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"};
+  return kOps.contains(op);
+}
+
+}  // namespace onnxsurgeon::passes::reshapes

@@ -1,0 +1,42 @@
+// Facts about Reshapes and 2-D products shared by fuse-reshapes' rules (reshape-noop,
+// reshape-chain, matmul-add-gemm) and flatten-region.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/ir/node.h"
+#include "core/ir/shape.h"
+
+namespace onnxsurgeon::passes::reshapes {
+
+bool IsOp(const Node* n, std::string_view op);
+Shape StaticShape(const std::vector<int64_t>& v);
+
+// The shape input of a Reshape (opset >= 5) as constants, or nullopt.
+std::optional<std::vector<int64_t>> ShapeInput(const Node& reshape);
+bool AllowZero(const Node& reshape);
+
+// The output shape of Reshape(input shaped `in`, `s`): onnx's rule
+// (shape_rules::ReshapeShape), and where that leaves the -1 unknown, the one dim_param left
+// after cancelling equal dims of input and output. Nullopt when `s` is invalid for `in`.
+std::optional<Shape> ResolveReshape(const Shape& in, const std::vector<int64_t>& s, bool allowzero);
+
+// The shape of `v`: a Reshape's output is derived from its shape input and its input (a
+// stale annotation would mislead every rule here); otherwise ShapeOf.
+std::optional<Shape> ShapeOfValue(const Value* v);
+std::optional<std::vector<int64_t>> StaticOf(const Value* v);
+
+// Records a type on `v` in memory (not in value_info: nothing is saved that was not there).
+void SetType(Value* v, int32_t elem_type, const std::vector<int64_t>& dims);
+
+// Why Add(MatMul(A, B), C) cannot become Gemm when A is shaped `a` (empty: it can).
+std::string GemmBlocker(const Node& matmul, const Node& add, const std::optional<Shape>& a);
+
+// Ops flatten-region runs on a 2-D view: unary elementwise, binary elementwise.
+bool IsUnary(const std::string& op);
+bool IsBinary(const std::string& op);
+
+}  // namespace onnxsurgeon::passes::reshapes
