@@ -14,7 +14,8 @@
 // section lists op types, one a line, that no node of the result's main graph may have.
 //
 // A negative may pin why a rule refused: a `refused: substring` line after the pipeline
-// line; some --debug-patterns line of the run must contain the substring.
+// line, or a `--- refused: substring` line anywhere (MLIR's expected-remark); some
+// --debug-patterns line of the run must contain the substring.
 //
 // Outputs are compared after canonical printing (tests/cpp/canonical.h), which drops
 // value_info; value_info entries the expected text declares are checked by name.
@@ -58,10 +59,11 @@ GoldenCase ReadCase(const fs::path& path) {
   while (std::getline(f, line)) {
     if (line.rfind("pipeline:", 0) == 0 && !section) {
       c.pipeline = line.substr(9);
-    } else if (line.rfind("refused:", 0) == 0 && !section) {
-      std::string want = line.substr(8);
+    } else if ((line.rfind("refused:", 0) == 0 && !section) || line.rfind("--- refused:", 0) == 0) {
+      std::string want = line.substr(line.find(':') + 1);
       want.erase(0, want.find_first_not_of(' '));
       c.refused.push_back(want);
+      if (line[0] == '-') section = nullptr;
     } else if (line == "--- input") {
       section = &c.input;
     } else if (line == "--- expected") {
