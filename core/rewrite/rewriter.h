@@ -41,18 +41,24 @@ class Rewriter {
   void SetRule(std::string rule) { rule_ = std::move(rule); }
   const std::string& rule() const { return rule_; }
 
-  // Given an op, inputs (null for omitted ones), attributes and an output count.
-  // Execute creates the node at the insertion point, named after the rule, stamped with
-  // the rule in its metadata. Result the node.
+  // Creates a node at the insertion point, named after the rule and stamped with it in its
+  // metadata (kProvenanceKey). Null inputs are omitted optional ones.
+  //   Given:   %y = Reciprocal(%x)             (insertion point)
+  //   Execute: Create("Div", {%one, %x})
+  //   Result:  %d = Div(%one, %x)    <onnxsurgeon.rule: "reciprocal">
+  //            %y = Reciprocal(%x)
   Node* Create(std::string_view op_type, std::vector<Value*> inputs, std::vector<onnx::AttributeProto> attributes = {},
                int num_outputs = 1, std::string_view domain = "");
   // Create(...)->output(0): for the common single-output case.
   Value* Op(std::string_view op_type, std::vector<Value*> inputs, std::vector<onnx::AttributeProto> attributes = {},
             std::string_view domain = "");
 
-  // Given a tensor. Execute adds it as an initializer of the insertion graph (a Constant
-  // node in a function body). Result its value (named after the rule); an error when the
-  // tensor has no element type or there is no insertion point.
+  // Adds `tensor` as an initializer of the insertion graph (a Constant node in a function
+  // body), named after the rule; an error when the tensor has no element type or there is
+  // no insertion point.
+  //   Given:   g (...) { ... }
+  //   Execute: Constant(float {1}, "one")           (in rule "reciprocal")
+  //   Result:  g (...) <float reciprocal/one = {1}> { ... }
   StatusOr<Value*> Constant(Tensor tensor, std::string_view name_hint = "const");
   // A rank-0 `v` of a floating-point type (float, double, float16, bfloat16); an error
   // for any other type.
@@ -60,18 +66,27 @@ class Rewriter {
   // A rank-1 int64 tensor: always well-formed, so it cannot fail.
   Value* Int64s(const std::vector<int64_t>& v);
 
-  // Given a value and its replacement. Execute rewires every use, graph outputs included:
-  // output names never change (the replacement takes the name over, or, when it cannot --
-  // a graph input, an initializer, another output -- an Identity carries it).
-  // Result `from` is unused.
+  // Value::ReplaceAllUsesWith, graph outputs included, with the listener told. Output
+  // names never change: `to` takes the name over or, when it cannot (a graph input, an
+  // initializer, another output), an Identity carries it.
+  //   Given:   %h = Reshape(%x, %s)   %y = Neg(%h)
+  //   Execute: ReplaceAllUsesWith(%h, %x)
+  //   Result:  %h = Reshape(%x, %s)   %y = Neg(%x)      (%h unused)
   Status ReplaceAllUsesWith(Value* from, Value* to);
-  // Given a node and one replacement per output (null: output must be unused).
-  // Execute replaces the outputs and erases the node. Result the node is gone.
+  // Replaces each output by its replacement (null: the output must be unused) and erases
+  // the node.
+  //   Given:   %y = Reciprocal(%x)   %z = Neg(%y)
+  //   Execute: ReplaceNode(Reciprocal, {%d})        (%d = Div(%one, %x))
+  //   Result:  %d = Div(%one, %x)   %z = Neg(%d)
   Status ReplaceNode(Node* node, const std::vector<Value*>& replacements);
-  // Given an unused node. Execute erases it. Result error if it is still used.
+  //   Given:   %2 = f(%1)   (%2 unused)
+  //   Execute: EraseNode(f)
+  //   Result:  (f gone; error, nothing changed, if %2 is still used)
   Status EraseNode(Node* node);
-  // Given candidate nodes. Execute erases those that are (or become) unused, repeatedly.
-  // Result how many were erased.
+  // Erases the candidates that are, or become, unused, repeatedly; how many went.
+  //   Given:   %2 = f(%1)   %3 = g(%2)   (%3 unused)
+  //   Execute: EraseDead({g, f})
+  //   Result:  (both gone: 2)
   int EraseDead(std::vector<Node*> candidates);
   void SetInput(Node* node, size_t i, Value* value);
 
