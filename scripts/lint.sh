@@ -31,10 +31,10 @@ else
     status=1
     awk -F: '/: error:/ { files[$1]++ } END { n = 0; for (f in files) n++;
       print "lint: clang-format would change " n " files (make format fixes them):";
-      for (f in files) print "  " f ": " files[f] " places" }' "$log" | head -21
+      shown = 0; for (f in files) if (shown++ < 20) print "  " f ": " files[f] " places" }' "$log"
   fi
   rm -f "$log"
   "$ruff" check --quiet --output-format concise "${py[@]}" || status=1
-  "$ruff" format --check --quiet "${py[@]}" || { echo "lint: ruff format would change the files above (make format)"; status=1; }
+  "$ruff" format --check --quiet --output-format concise "${py[@]}" || { echo "lint: ruff format would change the files above (make format)"; status=1; }
 fi
 exit $status
