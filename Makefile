@@ -15,7 +15,7 @@ export CCACHE_BASEDIR := $(ROOT)
 export CCACHE_NOHASHDIR := 1
 export CCACHE_MAXSIZE ?= 5G
 
-.PHONY: all bootstrap test-tools configure build models test test-cpp test-python demo bench bench-wide wheel-check clean backends backends-setup backends-smoke asan-build fuzz-seeds fuzz test-asan
+.PHONY: all bootstrap test-tools configure build models test test-cpp test-python demo bench bench-wide wheel-check clean backends backends-setup backends-smoke asan-build fuzz-seeds fuzz test-asan lint format
 
 all: build
 
@@ -132,6 +132,14 @@ fuzz: fuzz-seeds
 	    grep -E "^(#[0-9]+ +DONE|stat::|==[0-9]+==ERROR|SUMMARY)" ; \
 	  [ $${PIPESTATUS[0]} -eq 0 ] || { echo "fuzz: $$t found a crash, see $(ASAN_BUILD)/fuzz/$$t.log"; exit 1; }; \
 	done
+
+# Style (scripts/lint.sh): `make lint` checks the tracked C++ with clang-format 16
+# (.clang-format) and the Python with ruff (pyproject.toml); `make format` rewrites them.
+lint: bootstrap
+	@bash scripts/lint.sh
+
+format: bootstrap
+	@bash scripts/lint.sh --fix
 
 clean:
 	rm -rf $(BUILD)

@@ -37,8 +37,8 @@ def golden_cases() -> list[tuple[str, str, str]]:
                 pipeline = line[len("pipeline:") :].strip()
             elif line == "--- input":
                 section = "input"
-            elif line == "--- expected":
-                section = "expected"
+            elif line.startswith("--- "):  # expected, contains, absent
+                section = line[4:]
             elif section == "input":
                 text.append(line)
         out.append((f"{path.parent.name}-{path.stem}", pipeline, "\n".join(text)))

@@ -86,30 +86,39 @@ class Graph {
   // Nodes of this graph and, recursively, of its subgraphs (pre-order).
   std::vector<Node*> AllNodesRecursive() const;
 
-  // Given an op, its inputs, a number of outputs and a position (before `insert_before`,
-  // or at the end when null).
-  // Execute creates the node; outputs get fresh unique names derived from `name_hint`
-  // (or the op type); inputs get this node as a use.
-  // Result the new node, linked into the graph.
+  // Creates a node before `insert_before` (null: at the end); outputs get fresh names from
+  // `name_hint` (or the op type) and the inputs get the node as a use.
+  //   Given:   %2 = f(%1)
+  //   Execute: CreateNode("Relu", {%1}, 1, "", /*insert_before=*/f)
+  //   Result:  %3 = Relu(%1)
+  //            %2 = f(%1)                       (%1 now has two uses)
   Node* CreateNode(std::string_view op_type, std::span<Value* const> inputs, int num_outputs,
                    std::string_view domain = "", Node* insert_before = nullptr,
                    std::string_view name_hint = {});
 
-  // Given a node of this graph whose outputs nobody uses (or force).
-  // Execute drops its uses of its inputs and marks its outputs dead; with force, uses of
-  // its outputs are left dangling for the caller to fix (used when deleting whole regions).
-  // Result the node is freed; an error (nothing changed) if an output is still used.
+  // Erases a node whose outputs nobody uses; its inputs lose it as a use and its outputs
+  // die. With force, uses of its outputs are left dangling for the caller to fix (used when
+  // deleting whole regions). Error, nothing changed, when an output is still used.
+  //   Given:   %2 = f(%1)                       (%2 unused)
+  //            %3 = g(%1)
+  //   Execute: EraseNode(f)
+  //   Result:  %3 = g(%1)
   Status EraseNode(Node* node, bool force = false);
 
-  // Given a node of this graph and a position. Execute moves it there. Result reordered.
+  //   Given:   %2 = f(%1)   %3 = g(%1)
+  //   Execute: MoveBefore(g, f)
+  //   Result:  %3 = g(%1)   %2 = f(%1)
   void MoveBefore(Node* node, Node* position);  // position null: to the end
 
   // True when every node comes after the producers of its inputs.
   bool IsTopologicallySorted() const;
-  // Given any order. Execute reorders nodes topologically, stable (keeps the original
-  // order where it is already valid). Result an error naming a node on a cycle, if any.
+  // Reorders nodes so each comes after the producers of its inputs, stable (keeps the
+  // original order where it is already valid); an error names a node on a cycle.
+  //   Given:   %3 = g(%2)   %2 = f(%1)
+  //   Execute: TopologicalSort()
+  //   Result:  %2 = f(%1)   %3 = g(%2)
   Status TopologicalSort();
-  // Given any order. Execute nothing. Result the same error TopologicalSort would give.
+  // The error TopologicalSort would give, changing nothing.
   Status CheckAcyclic() const;
 
   // ---- values ------------------------------------------------------------------------
@@ -123,31 +132,48 @@ class Graph {
   // A live value by name in this graph or an enclosing graph, or null.
   Value* LookupValue(std::string_view name) const;
 
-  // Given a name (empty: fresh) and optional type info.
-  // Execute appends a graph input. Result the value; error if the name is taken.
+  // Appends a graph input (name empty: a fresh one); error if the name is taken.
+  //   Given:   g (%x) => (%y)
+  //   Execute: AddInput("mask", bool[N])
+  //   Result:  g (%x, bool[N] %mask) => (%y)
   StatusOr<Value*> AddInput(std::string name, onnx::ValueInfoProto info = {});
-  // Given a name and a tensor. Execute adds an initializer (or attaches the tensor to the
-  // graph input of that name). Result the value; error if the name is produced by a node.
+  // Adds an initializer, or attaches the tensor to the graph input of that name; error if
+  // a node produces the name.
+  //   Given:   g (%x) => (%y) { ... }
+  //   Execute: AddInitializer("w", float[2] {1, 2})
+  //   Result:  g (%x) => (%y) <float[2] w = {1, 2}> { ... }
   StatusOr<Value*> AddInitializer(std::string name, Tensor tensor);
-  // Given an initializer value. Execute drops the tensor (and the value, unless it is
-  // also a graph input). Result an error if a node or output still reads it.
+  // Drops an initializer's tensor (and its value, unless it is also a graph input); error
+  // while a node or output reads it.
+  //   Given:   <float[2] w = {1, 2}>   (w unused)
+  //   Execute: RemoveInitializer(%w)
+  //   Result:  <>
   Status RemoveInitializer(Value* value);
-  // Given a graph input. Execute stops listing it as input (an initializer stays).
-  // Result an error if it would leave a used value undefined.
+  // Stops listing a graph input (an initializer of that name stays); error if that would
+  // leave a used value undefined.
+  //   Given:   g (%x, %mask) => (%y)        (%mask unused)
+  //   Execute: RemoveInput(%mask)
+  //   Result:  g (%x) => (%y)
   Status RemoveInput(Value* value);
 
-  // Given a live value. Execute appends it to the graph outputs. Result one more output.
+  //   Given:   g (%x) => (%y) { %h = f(%x)  %y = g(%h) }
+  //   Execute: AddOutput(%h)
+  //   Result:  g (%x) => (%y, %h)
   void AddOutput(Value* value);
-  // Given an output slot and a value. Execute returns `value` there instead.
+  //   Given:   g (%x) => (%y) { %h = f(%x)  %y = g(%h) }
+  //   Execute: SetOutput(0, %h)
+  //   Result:  g (%x) => (%h)                  (%y may now be dead)
   void SetOutput(size_t i, Value* value);
-  // Given an output slot. Execute drops it. Result one output fewer.
+  //   Given:   g (%x) => (%y, %h)
+  //   Execute: RemoveOutput(1)
+  //   Result:  g (%x) => (%y)
   void RemoveOutput(size_t i);
   // The output entry's own ValueInfoProto where it differs from the value's info()
   // (as loaded); null otherwise. Dropped when the slot is rewired.
   const onnx::ValueInfoProto* output_info_override(size_t i) const { return output_info_[i].get(); }
 
-  // Given a value without producer, input or initializer (e.g. stale after an erase).
-  // Execute marks it dead. Result error if still used.
+  // Marks dead a value that nothing defines any more (stale after an erase); error if it
+  // is still used.
   Status EraseValue(Value* value);
 
   // value_info: entries carry type info for intermediate values.

@@ -43,18 +43,25 @@ class Node {
   Value* input(size_t i) const { return i < inputs_.size() ? inputs_[i] : nullptr; }
   Value* output(size_t i) const { return i < outputs_.size() ? outputs_[i] : nullptr; }
 
-  // Given an input slot and a value (or null to omit an optional input).
-  // Execute rewires the slot, moving this node from the old value's uses to the new one's.
-  // Result input(i) == value.
+  // Rewires one input slot (null: omit an optional input); the node moves from the old
+  // value's uses to the new one's.
+  //   Given:   %3 = f(%1, %2)
+  //   Execute: f.SetInput(1, %4)
+  //   Result:  %3 = f(%1, %4)                  (%2 lost a use)
   void SetInput(size_t i, Value* value);
-  // Given a value (or null). Execute appends it as the last input. Result one more input.
+  //   Given:   %3 = f(%1)
+  //   Execute: f.AddInput(%2)
+  //   Result:  %3 = f(%1, %2)
   void AddInput(Value* value);
-  // Given i < num_inputs(). Execute drops slot i; later slots shift left. Result one less.
+  //   Given:   %3 = f(%1, %2)
+  //   Execute: f.RemoveInput(0)
+  //   Result:  %3 = f(%2)                      (later slots shift left)
   void RemoveInput(size_t i);
 
-  // Given a name (empty: a fresh unique one derived from the node).
-  // Execute appends an output value produced by this node.
-  // Result the new value.
+  // Appends an output (name empty: a fresh unique one derived from the node).
+  //   Given:   %2 = f(%1)
+  //   Execute: f.AddOutput()
+  //   Result:  %2, %3 = f(%1)
   Value* AddOutput(std::string name = {});
   // Appends an omitted optional output (written as "").
   void AddOmittedOutput() { outputs_.push_back(nullptr); }
@@ -64,12 +71,17 @@ class Node {
   Attribute* FindAttribute(std::string_view name);
   int64_t GetInt(std::string_view name, int64_t fallback) const;
   float GetFloat(std::string_view name, float fallback) const;
-  // Given an attribute proto (graph attributes: the subgraphs go in via Attribute).
-  // Execute replaces an attribute of that name or appends it.
-  // Result FindAttribute(name) describes it.
+  // Replaces the attribute of that name or appends it (graph attributes: the subgraphs go
+  // in via Attribute).
+  //   Given:   %2 = Softmax<axis=1>(%1)
+  //   Execute: SetAttribute(axis=-1)
+  //   Result:  %2 = Softmax<axis=-1>(%1)
   void SetAttribute(Attribute attribute);
   void SetAttribute(onnx::AttributeProto proto) { SetAttribute(Attribute(std::move(proto))); }
-  // Given a name. Execute removes that attribute if present. Result true if it was there.
+  // True if the attribute was there.
+  //   Given:   %2 = Reshape<allowzero=1>(%1, %s)
+  //   Execute: RemoveAttribute("allowzero")
+  //   Result:  %2 = Reshape(%1, %s)
   bool RemoveAttribute(std::string_view name);
 
   // Subgraphs of all graph attributes, in attribute order.

@@ -65,17 +65,24 @@ class Value {
   Tensor* mutable_initializer() { return initializer_.get(); }
   const onnx::SparseTensorProto* sparse_initializer() const { return sparse_initializer_.get(); }
 
-  // Given a new name.
-  // Execute renames the value; every node, output and value_info that refers to it follows.
-  // Result an error if the name is taken in this graph.
+  // Renames the value; every node, output and value_info that refers to it follows. Error
+  // if the name is taken in this graph.
+  //   Given:   %h = f(%x)   %y = g(%h)
+  //   Execute: %h.SetName("hidden")
+  //   Result:  %hidden = f(%x)   %y = g(%hidden)
   Status SetName(std::string name);
 
-  // Given another value of the same graph scope (or an outer scope).
-  // Execute points every node use of this value at `other`. Graph outputs returning this
-  // value are refused unless allow_graph_outputs; when allowed, `other` takes over the
-  // output slots and, where it is a plain node output, this value's name, so the model's
-  // interface is unchanged.
-  // Result this value has no node uses (and no graph outputs when allowed).
+  // Points every node use of this value at `other` (same graph scope, or an outer one).
+  //   Given:   %3 = f(%1, %2)
+  //            %4 = g(%3)
+  //            %5 = h(%3, %3)
+  //   Execute: %3.ReplaceAllUsesWith(%6)
+  //   Result:  %3 = f(%1, %2)
+  //            %4 = g(%6)
+  //            %5 = h(%6, %6)
+  // Graph outputs returning this value are refused unless allow_graph_outputs; when
+  // allowed, `other` takes over the output slots and, where it is a plain node output, this
+  // value's name, so the model's interface is unchanged.
   Status ReplaceAllUsesWith(Value* other, bool allow_graph_outputs = false);
 
  private:

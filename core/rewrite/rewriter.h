@@ -56,18 +56,24 @@ class Rewriter {
   void SetRule(std::string rule) { rule_ = std::move(rule); }
   const std::string& rule() const { return rule_; }
 
-  // Given an op, inputs (null for omitted ones), attributes and an output count.
-  // Execute creates the node at the insertion point, named after the rule, stamped with
-  // the rule in its metadata. Result the node.
+  // Creates a node at the insertion point, named after the rule and stamped with it in its
+  // metadata (kProvenanceKey). Null inputs are omitted optional ones.
+  //   Given:   %y = Reciprocal(%x)             (insertion point)
+  //   Execute: Create("Div", {%one, %x})
+  //   Result:  %d = Div(%one, %x)    <onnxsurgeon.rule: "reciprocal">
+  //            %y = Reciprocal(%x)
   Node* Create(std::string_view op_type, std::vector<Value*> inputs, std::vector<onnx::AttributeProto> attributes = {},
                int num_outputs = 1, std::string_view domain = "");
   // Create(...)->output(0): for the common single-output case.
   Value* Op(std::string_view op_type, std::vector<Value*> inputs, std::vector<onnx::AttributeProto> attributes = {},
             std::string_view domain = "");
 
-  // Given a tensor. Execute adds it as an initializer of the insertion graph (a Constant
-  // node in a function body). Result its value (named after the rule); an error when the
-  // tensor has no element type or there is no insertion point.
+  // Adds `tensor` as an initializer of the insertion graph (a Constant node in a function
+  // body), named after the rule; an error when the tensor has no element type or there is
+  // no insertion point.
+  //   Given:   g (...) { ... }
+  //   Execute: Constant(float {1}, "one")           (in rule "reciprocal")
+  //   Result:  g (...) <float reciprocal/one = {1}> { ... }
   StatusOr<Value*> Constant(Tensor tensor, std::string_view name_hint = "const");
   // A rank-0 `v` of a floating-point type (float, double, float16, bfloat16); an error
   // for any other type.
@@ -75,18 +81,27 @@ class Rewriter {
   // A rank-1 int64 tensor: always well-formed, so it cannot fail.
   Value* Int64s(const std::vector<int64_t>& v);
 
-  // Given a value, its replacement and what to do with graph outputs returning it.
-  // Execute rewires every node use (subgraphs' included) and the graph outputs as asked.
-  // Result `from` is unused; an error (nothing changed) when it is an output and kRefuse.
+  // Rewires every node use (subgraphs' included) of `from` to `to`, with the listener told;
+  // what happens to a graph output returning `from` is the caller's choice (GraphOutputs).
+  //   Given:   %h = Reshape(%x, %s)   %y = Neg(%h)
+  //   Execute: ReplaceAllUsesWith(%h, %x, kRefuse)
+  //   Result:  %h = Reshape(%x, %s)   %y = Neg(%x)      (%h unused)
+  // An error, with nothing changed, when `from` is a graph output and `outputs` is kRefuse.
   Status ReplaceAllUsesWith(Value* from, Value* to, GraphOutputs outputs);
-  // Given a node and one replacement per output (null: output must be unused).
-  // Execute replaces the outputs (graph outputs keep their names) and erases the node.
-  // Result the node is gone.
+  // Replaces each output by its replacement (null: the output must be unused; graph outputs
+  // keep their names) and erases the node.
+  //   Given:   %y = Reciprocal(%x)   %z = Neg(%y)
+  //   Execute: ReplaceNode(Reciprocal, {%d})        (%d = Div(%one, %x))
+  //   Result:  %d = Div(%one, %x)   %z = Neg(%d)
   Status ReplaceNode(Node* node, const std::vector<Value*>& replacements);
-  // Given an unused node. Execute erases it. Result error if it is still used.
+  //   Given:   %2 = f(%1)   (%2 unused)
+  //   Execute: EraseNode(f)
+  //   Result:  (f gone; error, nothing changed, if %2 is still used)
   Status EraseNode(Node* node);
-  // Given candidate nodes. Execute erases those that are (or become) unused, repeatedly.
-  // Result how many were erased.
+  // Erases the candidates that are, or become, unused, repeatedly; how many went.
+  //   Given:   %2 = f(%1)   %3 = g(%2)   (%3 unused)
+  //   Execute: EraseDead({g, f})
+  //   Result:  (both gone: 2)
   int EraseDead(std::vector<Node*> candidates);
 
   // In-place edits of one node, each reported to the listener (MLIR's modifyOpInPlace).

@@ -31,8 +31,12 @@ using GeluReplace = std::function<StatusOr<Value*>(GeluKind kind, Value* x, cons
 // A check that may refuse a match, saying why.
 using GeluCheck = std::function<Verdict<>(const pattern::Match&)>;
 
-// Given a pass, the kinds to match, a replacement and a check (null: every match). Execute adds one rule per root form, named "<prefix>-erf#N" /
-// "<prefix>-tanh#N". Result the pass matches them.
+// Adds to `pass` one rule per root form of each kind, named "<prefix>-erf#N" /
+// "<prefix>-tanh#N"; `check` (null: every match) may refuse a match, saying why.
+//   Given:   %d = Div(%x, 1.4142135)   %e = Erf(%d)   %a = Add(%e, 1.0)
+//            %m = Mul(%x, %a)          %y = Mul(%m, 0.5)
+//   Execute: the kExact rule, replace = (x -> Gelu(x))
+//   Result:  %y = Gelu(%x)
 void AddGeluSubgraphRules(PatternPass& pass, const std::string& prefix, const std::vector<GeluKind>& kinds,
                           GeluReplace replace, GeluCheck check = {});
 

@@ -10,7 +10,10 @@
 
 namespace onnxsurgeon::layernorm {
 
-// `applies(node)` says whether this LayerNormalization node is to be lowered.
+// The rule lowering each LayerNormalization node for which `applies(node)` holds:
+//   Given:   %y = LayerNormalization<axis=-1, epsilon=1e-5>(%x, %w, %b)
+//   Result:  %y = Add(Mul(Div(Sub(%x, %mean), Sqrt(Add(%var, 1e-5))), %w), %b)
+//            (%mean, %var: ReduceMeans over the normalized axes; passes/lowering/layer_norm.h)
 std::unique_ptr<RewriteRule> MakeDecomposeRule(std::function<bool(const Node&)> applies);
 
 }  // namespace onnxsurgeon::layernorm

@@ -34,17 +34,19 @@ struct LayerNormParts {
 // The normalized axes as negative indices [axis - rank, ..., -1] (or [axis, ..., -1]).
 StatusOr<std::vector<int64_t>> NormalizedAxes(int64_t axis, int64_t rank);
 
-// Given a LayerNormalization's operands and the target opset of the default domain.
-// Execute emits, at the rewriter's insertion point,
-//   x' = Cast(x, stash)                      (only when x is not in the stash type)
-//   mean = ReduceMean(x', axes)  d = Sub(x', mean)  var = ReduceMean(Pow(d, 2), axes)
-//   std = Sqrt(Add(var, eps))    n = Div(d, std)    n' = Cast(n, x's type) (if cast above)
-//   y = Add(Mul(n', scale), bias)
-// with ReduceMean's axes as an attribute below opset 18 and as an input from 18 on, the
-// form runtimes without LayerNormalization (and their own LayerNorm fusions) expect.
-// inv_std_dev is only built when `want_inv_std_dev`.
-// `scale`/`bias` null: no Mul/Add. Result the parts, or an error when the axes cannot be
-// known (axis >= 0, unknown rank).
+// Emits a LayerNormalization's decomposition at the rewriter's insertion point, in the form
+// runtimes without LayerNormalization (and their own LayerNorm fusions) expect:
+//   Given:   %y = LayerNormalization<axis=-1, epsilon=1e-5>(%x, %scale, %bias)   opset 17
+//   Result:  %x' = Cast<to=stash>(%x)                    (only when %x is not in the stash type)
+//            %mean = ReduceMean<axes=[-1]>(%x')
+//            %d = Sub(%x', %mean)
+//            %var = ReduceMean<axes=[-1]>(Pow(%d, 2.0))
+//            %std = Sqrt(Add(%var, 1e-5))
+//            %n = Div(%d, %std)                          (Cast back to %x's type if cast above)
+//            %y' = Add(Mul(%n, %scale), %bias)           (scale/bias null: no Mul/Add)
+// ReduceMean's axes are an attribute below opset 18 and an input from 18 on. inv_std_dev is
+// only built when `want_inv_std_dev`. Error when the axes cannot be known (axis >= 0,
+// unknown rank).
 StatusOr<LayerNormParts> EmitLayerNormDecomposition(Rewriter& rewriter, const LayerNormSpec& spec, int64_t opset,
                                                     bool want_inv_std_dev = false);
 

@@ -26,6 +26,11 @@ std::string StringAttr(const Node& n, const std::string& name, const std::string
   return a ? a->s() : fallback;
 }
 
+// Given:  %Y = Softmax-13<axis=1>(%X)                     %X: [a, b, c]
+// Result: %T = Transpose<perm=[0,2,1]>(%X)
+//         %S = Softmax-11<axis=2>(%T)
+//         %Y = Transpose<perm=[0,2,1]>(%S)            (axis already last: only the attribute changes)
+//
 // Softmax, LogSoftmax, Hardmax: before 13 the input is coerced to 2-D at `axis` (default
 // 1) and normalized over the flattened tail; from 13 on over the one axis (default -1).
 // The two agree when the axis is the last one.
@@ -64,6 +69,11 @@ Status SoftmaxDown(StepContext& ctx) {
   return absl::OkStatus();
 }
 
+// Given:  %Y = Softmax-11<axis=1>(%X)
+// Result: %F = Flatten<axis=1>(%X)
+//         %S = Softmax-13<axis=-1>(%F)
+//         %Y = Reshape(%S, Shape(%X))                  (axis already last: only the attribute changes)
+//
 // Upwards: the old 2-D coercion, written with Flatten and Reshape unless it is the last axis.
 Status SoftmaxUp(StepContext& ctx) {
   Node* n = ctx.node;
@@ -89,6 +99,9 @@ Status SoftmaxUp(StepContext& ctx) {
   return absl::OkStatus();
 }
 
+// Given:  %A, %B = Split-18<axis=1, num_outputs=2>(%X)   %X: [2, 5]
+// Result: %A, %B = Split-13<axis=1>(%X, [3, 2])
+//
 // Split-18's num_outputs: parts of ceil(d / n), the last one what is left. Split-13
 // without `split` needs d divisible by n, so the sizes are written out (computed at run
 // time when d is only known then).
@@ -129,6 +142,9 @@ Status SplitNumOutputsDown(StepContext& ctx) {
   return absl::OkStatus();
 }
 
+// Given:  %Y = Resize-13(%X, , , %sizes)
+// Result: %Y = Resize-11(%X, float[0] {}, float[0] {}, %sizes)
+//
 // Resize-13 made roi and scales optional; Resize-11 needs them (empty when unused).
 Status ResizeRoiScalesDown(StepContext& ctx) {
   Node* n = ctx.node;
@@ -138,6 +154,9 @@ Status ResizeRoiScalesDown(StepContext& ctx) {
   return absl::OkStatus();
 }
 
+// Given:  %Y = Resize-11<coordinate_transformation_mode="asymmetric", nearest_mode="floor">(%X, %roi, %scales)
+// Result: %Y = Resize-10(%X, %scales)
+//
 // Resize-11 -> Resize-10 (X, scales): Resize-10 is the asymmetric mapping of Upsample.
 Status ResizeTo10(StepContext& ctx) {
   Node* n = ctx.node;
@@ -201,6 +220,10 @@ Adapter RenameValues(std::string attribute, std::map<std::string, std::string> r
   };
 }
 
+// Given:  %Y = Shape-15<start=1>(%X)
+// Result: %S = Shape-13(%X)
+//         %Y = Slice(%S, [1], [INT64_MAX])
+//
 // Shape-15's start/end: a Slice of the full shape.
 Status ShapeStartEndDown(StepContext& ctx) {
   Node* n = ctx.node;
@@ -221,6 +244,9 @@ Status ShapeStartEndDown(StepContext& ctx) {
   return absl::OkStatus();
 }
 
+// Given:  %Y = Dropout-12(%X, %ratio, false)
+// Result: %Y = Dropout-10(%X)                         (ratio as the attribute)
+//
 // Dropout-12's training_mode input: only inference (false or absent) goes back.
 Status DropoutDown(StepContext& ctx) {
   Node* n = ctx.node;
@@ -233,6 +259,9 @@ Status DropoutDown(StepContext& ctx) {
   return absl::OkStatus();
 }
 
+// Given:  %Y = Slice-10(%X, %starts, %ends, %axes, [1, ..., 1])
+// Result: %Y = Slice-1<starts, ends, axes>(%X)
+//
 // Slice-10's steps: Slice-1 has none, so all must be 1.
 Status SliceStepsDown(StepContext& ctx) {
   Node* n = ctx.node;
@@ -245,6 +274,9 @@ Status SliceStepsDown(StepContext& ctx) {
   return absl::OkStatus();
 }
 
+// Given:  %Y = Gemm-11(%A, %B)
+// Result: %Y = Gemm-9(%A, %B, 0)                      (0 in A's type)
+//
 // Gemm-11 made C optional; Gemm-9 needs it: a zero broadcasts.
 Status GemmCDown(StepContext& ctx) {
   Node* n = ctx.node;
@@ -258,6 +290,9 @@ Status GemmCDown(StepContext& ctx) {
   return absl::OkStatus();
 }
 
+// Given:  %Y = Pad-18(%X, [1, 2], , [-1])              %X: [a, b, c]
+// Result: %Y = Pad-13(%X, [0, 0, 1, 0, 0, 2])
+//
 // Pad-18's axes input: pads given for some axes only. Pad-13 wants every axis.
 Status PadAxesDown(StepContext& ctx) {
   Node* n = ctx.node;
@@ -282,6 +317,9 @@ Status PadAxesDown(StepContext& ctx) {
   return absl::OkStatus();
 }
 
+// Given:  %Y = Max-8(%A, %B)                          %A, %B: one static shape
+// Result: %Y = Max-6(%A, %B)
+//
 // Max/Min/Sum/Mean before 8 did not broadcast: the inputs must have one static shape.
 Status NoBroadcastBefore8(StepContext& ctx) {
   Node* n = ctx.node;
@@ -296,6 +334,9 @@ Status NoBroadcastBefore8(StepContext& ctx) {
   return absl::OkStatus();
 }
 
+// Given:  %Y = Constant-12<value_ints=[1, 2]>()
+// Result: %Y = Constant-11<value=int64[2] {1, 2}>()
+//
 // Constant-12's value_float(s)/value_int(s)/value_string(s): a `value` tensor.
 Status ConstantScalarsDown(StepContext& ctx) {
   Node* n = ctx.node;
@@ -330,6 +371,9 @@ Status ConstantScalarsDown(StepContext& ctx) {
   return absl::OkStatus();
 }
 
+// Given:  %Y = Cast-19<to=FLOAT16, saturate=1>(%X)
+// Result: %Y = Cast-13<to=FLOAT16>(%X)                (float8 targets: refused by the schema step)
+//
 // Cast-19's saturate only matters for float8 targets; elsewhere it is dropped.
 Status CastSaturateDown(StepContext& ctx) {
   Node* n = ctx.node;
@@ -340,6 +384,9 @@ Status CastSaturateDown(StepContext& ctx) {
   return absl::OkStatus();
 }
 
+// Given:  %Y = Reshape-14<allowzero=1>(%X, [3, 2])
+// Result: %Y = Reshape-13(%X, [3, 2])                 (a constant shape without 0)
+//
 // Reshape-14's allowzero=1 differs from Reshape-13 only where the shape holds a 0.
 Status ReshapeAllowZeroDown(StepContext& ctx) {
   Node* n = ctx.node;
@@ -352,6 +399,9 @@ Status ReshapeAllowZeroDown(StepContext& ctx) {
   return absl::OkStatus();
 }
 
+// Given:  %Y = Resize-18<axes=[2, 3]>(%X, , [2.0, 3.0])  %X: [n, c, h, w]
+// Result: %Y = Resize-13(%X, , [1.0, 1.0, 2.0, 3.0])
+//
 // Resize-18's axes: scales or sizes for some axes only; Resize-13 wants every axis.
 Status ResizeAxesDown(StepContext& ctx) {
   Node* n = ctx.node;
@@ -382,6 +432,11 @@ Status ResizeAxesDown(StepContext& ctx) {
   return absl::OkStatus();
 }
 
+// Given:  %Y = ScatterND-16<reduction="add">(%X, %I, %U)   %I: [n, 1]
+// Result: %H = OneHot<axis=-1>(Reshape(%I, [-1]), Shape(%X)[:1], [0, 1])
+//         %S = MatMul(Transpose<perm=[1,0]>(%H), Flatten<axis=1>(Reshape(%U, [-1] ++ Shape(%X)[1:])))
+//         %Y = Add(%X, Reshape(%S, Shape(%X)))
+//
 // ScatterND-16's reduction="add" (torch's index_put(accumulate=True)) before 16, for
 // indices addressing the first axis: duplicates must sum, so the updates are summed per
 // row with a one-hot matrix:
@@ -420,6 +475,10 @@ Status ScatterNDAddDown(StepContext& ctx) {
   return absl::OkStatus();
 }
 
+// Given:  %Y = Mod-28<fmod=0>(%A, %B)                  float
+// Result: %R = Mod-13<fmod=1>(%A, %B)
+//         %Y = Where(And(Not(Equal(%R, 0)), Xor(Less(%R, 0), Less(%B, 0))), Add(%R, %B), %R)
+//
 // Mod-28 allows fmod=0 (floor modulo, the sign of the divisor) on floating-point
 // inputs; before 28 only fmod=1 (C fmod, the sign of the dividend) is defined for them:
 //   R = Mod<fmod=1>(A, B)    Y = Where(R != 0 and (R < 0) xor (B < 0), R + B, R)
@@ -447,6 +506,9 @@ Status ModFloatFloorDown(StepContext& ctx) {
   return absl::OkStatus();
 }
 
+// Given:  %Y = RoiAlign-16<coordinate_transformation_mode="output_half_pixel">(%X, %rois, %batch)
+// Result: %Y = RoiAlign-10(%X, %rois, %batch)
+//
 // RoiAlign-16 added coordinate_transformation_mode with default half_pixel; RoiAlign-10
 // always behaved as output_half_pixel.
 Status RoiAlignModeDown(StepContext& ctx) {
@@ -462,6 +524,9 @@ Status RoiAlignModeUp(StepContext& ctx) {
   return absl::OkStatus();
 }
 
+// Given:  %Y, %mask = Dropout-12(%X)                  %mask unused
+// Result: %Y, %mask = Dropout-10(%X)
+//
 // Dropout's mask in inference mode is all ones from 12 on; before 12 runtimes differ.
 Status DropoutMaskDown(StepContext& ctx) {
   Node* n = ctx.node;
@@ -472,6 +537,9 @@ Status DropoutMaskDown(StepContext& ctx) {
 // ---- attributes judged by value: an attribute the older version lacks is dropped when,
 // given the node's constant inputs and other attributes, it changes nothing.
 
+// Given:  %Y = Op(%X, ...)                            (computes %X unchanged)
+// Result: %Y = Identity(%X)
+//
 // Replaces the step's node by Identity(input 0): the op computes its input unchanged.
 Status ReplaceByIdentity(StepContext& ctx) {
   Node* n = ctx.node;
@@ -482,6 +550,11 @@ Status ReplaceByIdentity(StepContext& ctx) {
   return absl::OkStatus();
 }
 
+// Given:  %Y = ReduceSum-13<noop_with_empty_axes=1>(%X, [1])
+// Result: %Y = ReduceSum-11<axes=[1]>(%X)
+// Given:  %Y = ReduceSum-13<noop_with_empty_axes=1>(%X, int64[0] {})
+// Result: %Y = Identity(%X)
+//
 // Reduce*-13/18's noop_with_empty_axes=1 only acts when the axes are empty:
 //   axes a constant, non-empty list   -> the attribute changes nothing and goes
 //   axes absent or a constant []      -> no axis is reduced: Y = X. For Sum/Mean/Max/Min/
@@ -512,6 +585,9 @@ Status ReduceNoopWithEmptyAxesDown(StepContext& ctx) {
   return ReplaceByIdentity(ctx);
 }
 
+// Given:  %Y = MaxPool-10<kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1>(%X)   %X: [1, 2, 8, 8]
+// Result: %Y = MaxPool-8<kernel_shape=[2, 2], strides=[2, 2]>(%X)
+//
 // MaxPool/AveragePool-10's ceil_mode=1 only matters when a window would hang over the end:
 // with static spatial dims and explicit pads where (in + pads - dilated kernel) divides by
 // the stride on every axis, ceil and floor give the same output size.
@@ -548,6 +624,9 @@ Status PoolCeilModeDown(StepContext& ctx) {
   return absl::OkStatus();
 }
 
+// Given:  %Y = MaxPool-8<storage_order=1>(%X)         (Indices unused)
+// Result: %Y = MaxPool-1(%X)
+//
 // MaxPool-8's storage_order only orders the Indices output.
 Status MaxPoolStorageOrderDown(StepContext& ctx) {
   Node* n = ctx.node;
@@ -560,6 +639,9 @@ Status MaxPoolStorageOrderDown(StepContext& ctx) {
 
 bool IsFloat8(int64_t t) { return t >= onnx::TensorProto::FLOAT8E4M3FN && t <= onnx::TensorProto::FLOAT8E5M2FNUZ; }
 
+// Given:  %Y = QuantizeLinear-19<saturate=1>(%X, %s, %z)   %z: uint8
+// Result: %Y = QuantizeLinear-13(%X, %s, %z)
+//
 // QuantizeLinear-19's saturate only matters for float8 outputs (the zero point's type;
 // uint8 without one).
 Status QuantizeSaturateDown(StepContext& ctx) {
@@ -571,6 +653,9 @@ Status QuantizeSaturateDown(StepContext& ctx) {
   return absl::OkStatus();
 }
 
+// Given:  %Y = Resize-18<mode="linear", antialias=1>(%X, , [1.0, 1.0, 2.0, 2.0])
+// Result: %Y = Resize-13<mode="linear">(%X, , [1.0, 1.0, 2.0, 2.0])   (no axis shrinks)
+//
 // Resize-18's antialias only acts when linear/cubic resizing shrinks an axis, and
 // keep_aspect_ratio_policy only when sizes are given; axes as ResizeAxesDown.
 Status ResizeDown18(StepContext& ctx) {
@@ -591,6 +676,11 @@ Status ResizeDown18(StepContext& ctx) {
   return ResizeAxesDown(ctx);
 }
 
+// Given:  %V, %I = TopK-11<largest=0>(%X, %k)
+// Result: %N = Neg(%X)
+//         %W, %I = TopK-10(%N, %k)
+//         %V = Neg(%W)
+//
 // TopK-11's sorted=0 leaves the order unspecified (a sorted result is one of the allowed
 // ones); largest=0 is TopK of the negated input, negated back (floating point only: an
 // integer minimum has no negation).
@@ -610,6 +700,10 @@ Status TopKDown(StepContext& ctx) {
   return absl::OkStatus();
 }
 
+// Given:  %Y = ArgMax-12<axis=1, select_last_index=1>(%X)   %X: [n, d]
+// Result: %R = Slice(%X, [-1], [INT64_MIN], [1], [-1])
+//         %Y = Sub(d - 1, ArgMax-11<axis=1>(%R))
+//
 // ArgMax/ArgMin-12's select_last_index=1: the first index in the reversed axis, counted
 // from the end: i = (d - 1) - Arg(Slice(x, reversed along axis)).
 Status ArgSelectLastIndexDown(StepContext& ctx) {

@@ -34,6 +34,11 @@ Status RouteOutputThrough(StepContext& ctx, size_t i, const std::string& op, std
 
 }  // namespace
 
+// Given:  %Y, %Y_h = LSTM-14<layout=1>(%X, %W, %R, , , %H0, %C0)
+// Result: %Y_t, %Y_h_t = LSTM-7(Transpose<perm=[1,0,2]>(%X), %W, %R, , , Transpose<perm=[1,0,2]>(%H0), ...)
+//         %Y = Transpose<perm=[2,0,1,3]>(%Y_t)
+//         %Y_h = Transpose<perm=[1,0,2]>(%Y_h_t)
+//
 // RNN/GRU/LSTM-14's layout=1 puts the batch first:
 //   X [batch, seq, input]   initial_h/initial_c [batch, num_dir, hidden]
 //   Y [batch, seq, num_dir, hidden]   Y_h/Y_c [batch, num_dir, hidden]
@@ -62,6 +67,9 @@ Status RecurrentBatchFirstDown(StepContext& ctx) {
   return absl::OkStatus();
 }
 
+// Given:  %Y = GatherND-12<batch_dims=1>(%D, %I)
+// Result: %Y = Reshape(GatherND-11(%D_flat, Concat<axis=-1>(%batch_index, %I_flat)), %Y_shape)
+//
 // GatherND-12's batch_dims=b: the first b dims of data and indices are batch dims, and
 // each batch gathers from its own slice of data. GatherND-11 has no batch dims, so the
 // batch index is written into the indices:
@@ -114,6 +122,10 @@ Status GatherNDBatchDimsDown(StepContext& ctx) {
   return RouteOutputThrough(ctx, 0, "Reshape", {out_shape}, {});
 }
 
+// Given:  %Y = DepthToSpace-11<blocksize=2, mode="CRD">(%X)   %X: [1, 8, 2, 3]
+// Result: %S = Reshape(%X, [0, 2, 2, 2, 2, 3])
+//         %Y = Reshape(Transpose<perm=[0,1,4,2,5,3]>(%S), [0, 2, 4, 6])
+//
 // DepthToSpace-11's mode=CRD (column-row-depth: channel c*b*b + i*b + j goes to
 // (c, h*b + i, w*b + j)); DepthToSpace-1 knows only DCR. Written out:
 //   Y = Reshape(Transpose<perm=[0,1,4,2,5,3]>(Reshape(X, [N, C/(b*b), b, b, H, W])), [N, C/(b*b), H*b, W*b])

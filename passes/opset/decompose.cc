@@ -98,6 +98,10 @@ StatusOr<bool> DecomposeGelu(DecomposeContext& ctx) {
   return true;
 }
 
+// Given:  %Y = Trilu<upper=0>(%X, %k)                    %X: [m, n]
+// Result: %i = Unsqueeze(Range(0, m, 1), [1])            %j = Range(0, n, 1)
+//         %Y = Where(Not(Greater(Sub(%j, %i), %k)), %X, 0)   (upper=1: Not(Less(...)))
+//
 // Trilu (14): Y = Where(mask, X, 0) with mask[i, j] = (j - i >= k) (upper) or
 // (j - i <= k) (lower), the row and column indices from Range (opset 11).
 StatusOr<bool> DecomposeTrilu(DecomposeContext& ctx) {
@@ -145,6 +149,11 @@ StatusOr<bool> DecomposeTrilu(DecomposeContext& ctx) {
   return true;
 }
 
+// Given:  %Y = BitwiseNot(%X)                            %X: int32
+// Result: %Y = Sub(Neg(%X), 1)
+// Given:  %Y = BitwiseNot(%X)                            %X: uint8
+// Result: %Y = Sub(255, %X)
+//
 // BitwiseNot (18) in two's complement: ~x = -x - 1 for signed integers, max - x for
 // unsigned ones (Neg has no unsigned types).
 StatusOr<bool> DecomposeBitwiseNot(DecomposeContext& ctx) {
@@ -190,6 +199,10 @@ StatusOr<bool> DecomposeBitwiseNot(DecomposeContext& ctx) {
   return true;
 }
 
+// Given:  %Y = Max(%a, %b, %c)                           int64, opset 11
+// Result: %m = Where(Greater(%a, %b), %a, %b)
+//         %Y = Where(Greater(%m, %c), %m, %c)
+//
 // Max/Min on integers before 12 (Max-8/Min-8 take floating point only), pairwise:
 //   max(a, b) = Where(Greater(a, b), a, b)    min(a, b) = Where(Less(a, b), a, b)
 // exact for integers (no NaN), broadcasting as Max/Min do. tf2onnx writes Max on int64
@@ -218,6 +231,9 @@ StatusOr<bool> DecomposeIntegerMinMax(DecomposeContext& ctx) {
   return true;
 }
 
+// Given:  %Y = Upsample-9<mode="linear">(%X, %scales)
+// Result: %Y = Resize-10<mode="linear">(%X, %scales)       (and back)
+//
 // Upsample-9 and Resize-10 are one operator under two names (X, scales; nearest or
 // linear, asymmetric): Upsample is deprecated from 10, Resize does not exist before 10.
 StatusOr<bool> RenameUpsampleResize(DecomposeContext& ctx, const char* to_op, int64_t at_opset) {

@@ -30,7 +30,7 @@ CASES = [
 def _case(name: str) -> tuple[str, str]:
     text = (GOLDEN / f"{name}.txt").read_text()
     pipeline = next(line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("pipeline:"))
-    source = text.split("--- input", 1)[1].split("--- expected", 1)[0]
+    source = text.split("--- input\n", 1)[1].split("\n--- ", 1)[0]  # up to the next section
     return pipeline, source
 
 
