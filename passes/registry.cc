@@ -28,6 +28,7 @@ const std::vector<PassInfo>& AllPasses() {
       passes::RewriteGeluPassInfo(),
       passes::RewriteErfPassInfo(),
       passes::RewriteReciprocalPassInfo(),
+      passes::RewriteGlobalPoolPassInfo(),
       passes::DropReshapeAllowzeroPassInfo(),
       passes::RewriteCastLikePassInfo(),
       passes::RewriteIndexPutPassInfo(),

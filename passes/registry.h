@@ -30,6 +30,7 @@ PassInfo FuseGeluPassInfo();
 PassInfo RewriteGeluPassInfo();
 PassInfo RewriteErfPassInfo();
 PassInfo RewriteReciprocalPassInfo();
+PassInfo RewriteGlobalPoolPassInfo();
 PassInfo DropReshapeAllowzeroPassInfo();
 PassInfo RewriteCastLikePassInfo();
 PassInfo LowerScatterNDReductionPassInfo();
