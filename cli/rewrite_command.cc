@@ -82,11 +82,11 @@ int SetOnPasses(std::vector<PipelineItem>& pipeline, const std::vector<std::stri
   int n = 0;
   for (PipelineItem& item : pipeline) {
     if (std::find(passes.begin(), passes.end(), item.info->name) == passes.end()) continue;
-    std::map<std::string, std::string> values = item.options.values();
+    std::map<std::string, std::string> values = item.options.given();
     std::string k = item.info->name == "fold-constants" && key == "size-limit" ? "max-size" : key;
     std::string& v = values[k];
     v = append && !v.empty() ? v + ";" + value : value;
-    item.options = PassOptions(std::move(values));
+    item.options = PassOptions(item.info->options, std::move(values));
     ++n;
   }
   return n;
@@ -269,7 +269,7 @@ int Run(const std::vector<std::string>& raw_args, bool html) {
     input_shapes = *std::move(resolved);
     PipelineItem set_shapes;
     set_shapes.info = FindPass("set-input-shape");
-    set_shapes.options = PassOptions({{"shapes", SetInputShapeValue(input_shapes)}});
+    set_shapes.options = PassOptions(set_shapes.info->options, {{"shapes", SetInputShapeValue(input_shapes)}});
     pipeline->insert(pipeline->begin(), std::move(set_shapes));
   }
 

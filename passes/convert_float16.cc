@@ -39,7 +39,6 @@
 #include "core/ir/constant.h"
 #include "onnx/defs/schema.h"
 #include "passes/inferred_types.h"
-#include "passes/list_option.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
@@ -47,7 +46,6 @@ namespace {
 
 using T = onnx::TensorProto;
 constexpr float kHalfMax = 65504.0f;
-constexpr const char* kDefaultBlock = "Range;CumSum;TopK;NonMaxSuppression;RoiAlign";
 
 enum Precision : int32_t { kF32 = T::FLOAT, kF16 = T::FLOAT16 };
 
@@ -411,26 +409,13 @@ class ConvertFloat16Pass : public Pass {
 
 }  // namespace
 
-PassInfo ConvertFloat16PassInfo() {
-  return {"convert-float16",
-          "Run the model in float16 where safe: Casts only at precision boundaries, float32 I/O kept",
-          {{"keep-io-types", "keep float32 graph inputs and outputs (true|false)", "true"},
-           {"block", "ops kept in float32, separated by ';'", kDefaultBlock},
-           {"block-nodes", "node names kept in float32, separated by ';'", ""},
-           {"overflow", "constants beyond float16's range: clamp (to +-65504) or keep (readers stay float32)", "clamp"}},
-          [](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {
-            Options options;
-            OS_ASSIGN_OR_RETURN(options.keep_io_types, o.GetBool("keep-io-types", true));
-            for (const auto& op : o.GetList("block", SplitListOption(kDefaultBlock))) options.block_ops.insert(op);
-            for (const auto& n : o.GetList("block-nodes")) options.block_nodes.insert(n);
-            std::string overflow = o.GetString("overflow", "clamp");
-            if (overflow != "clamp" && overflow != "keep") {
-              return absl::InvalidArgumentError(
-                  absl::StrCat("convert-float16: overflow must be clamp or keep, not '", overflow, "'"));
-            }
-            options.clamp = overflow == "clamp";
-            return std::make_unique<ConvertFloat16Pass>(std::move(options));
-          }};
+StatusOr<std::unique_ptr<Pass>> CreateConvertFloat16Pass(const PassOptions& o) {
+  Options options;
+  options.keep_io_types = o.Bool("keep-io-types");
+  for (const auto& op : o.List("block")) options.block_ops.insert(op);
+  for (const auto& n : o.List("block-nodes")) options.block_nodes.insert(n);
+  options.clamp = o.String("overflow") == "clamp";
+  return std::make_unique<ConvertFloat16Pass>(std::move(options));
 }
 
 }  // namespace onnxsurgeon::passes

@@ -72,39 +72,28 @@ class ConvertOpsetPass : public Pass {
   opset::ConvertOptions options_;
 };
 
-PassInfo MakeInfo(std::string name, std::string summary, opset::Direction direction, std::string default_opset) {
-  return {name,
-          summary,
-          {{"opset", "the target opset of the default domain", default_opset},
-           {"allow-partial", "when some node cannot reach the target, stop at the nearest opset all reach and report them",
-            "false"},
-           {"ml-opset", "also convert ai.onnx.ml to this opset (-1: leave it)", "-1"}},
-          [direction, default_opset](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {
-            opset::ConvertOptions options;
-            options.direction = direction;
-            OS_ASSIGN_OR_RETURN(options.target, o.GetInt("opset", std::stoll(default_opset)));
-            OS_ASSIGN_OR_RETURN(options.allow_partial, o.GetBool("allow-partial", false));
-            OS_ASSIGN_OR_RETURN(options.ml_target, o.GetInt("ml-opset", -1));
-            int64_t latest = opset::LatestOpset("");
-            if (options.target < 7 || options.target > latest)
-              return absl::InvalidArgumentError(absl::StrCat("opset must be 7..", latest, ", not ", options.target));
-            return std::make_unique<ConvertOpsetPass>(options);
-          }};
+StatusOr<std::unique_ptr<Pass>> MakeConvertOpsetPass(const PassOptions& o, opset::Direction direction) {
+  opset::ConvertOptions options;
+  options.direction = direction;
+  options.target = o.Int("opset");
+  options.allow_partial = o.Bool("allow-partial");
+  options.ml_target = o.Int("ml-opset");
+  int64_t latest = opset::LatestOpset("");
+  if (options.target > latest)
+    return absl::InvalidArgumentError(absl::StrCat("opset must be 7..", latest, ", not ", options.target));
+  return std::make_unique<ConvertOpsetPass>(options);
 }
 
 }  // namespace
 
-PassInfo ConvertOpsetPassInfo() {
-  return MakeInfo("convert-opset", "Convert the model to another opset, up or down (adapters and decompositions)",
-                  opset::Direction::kAny, "17");
+StatusOr<std::unique_ptr<Pass>> CreateConvertOpsetPass(const PassOptions& o) {
+  return MakeConvertOpsetPass(o, opset::Direction::kAny);
 }
-PassInfo DowngradeOpsetPassInfo() {
-  return MakeInfo("downgrade-opset", "Convert the model down to an opset older runtimes accept (no-op at or below it)",
-                  opset::Direction::kDownOnly, "13");
+StatusOr<std::unique_ptr<Pass>> CreateDowngradeOpsetPass(const PassOptions& o) {
+  return MakeConvertOpsetPass(o, opset::Direction::kDownOnly);
 }
-PassInfo UpgradeOpsetPassInfo() {
-  return MakeInfo("upgrade-opset", "Convert the model up to a newer opset (no-op at or above it)", opset::Direction::kUpOnly,
-                  "21");
+StatusOr<std::unique_ptr<Pass>> CreateUpgradeOpsetPass(const PassOptions& o) {
+  return MakeConvertOpsetPass(o, opset::Direction::kUpOnly);
 }
 
 }  // namespace onnxsurgeon::passes

@@ -101,9 +101,8 @@ class CsePass : public Pass {
 
 }  // namespace
 
-PassInfo CsePassInfo() {
-  return {"cse", "Merge nodes that compute the same thing from the same values (common subexpressions)", {},
-          [](const PassOptions&) -> StatusOr<std::unique_ptr<Pass>> { return std::make_unique<CsePass>(); }};
+StatusOr<std::unique_ptr<Pass>> CreateCsePass(const PassOptions&) {
+  return std::make_unique<CsePass>();
 }
 
 }  // namespace onnxsurgeon::passes

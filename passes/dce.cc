@@ -66,9 +66,8 @@ class DcePass : public Pass {
 
 }  // namespace
 
-PassInfo DcePassInfo() {
-  return {"dce", "Remove unused nodes, initializers, value_info entries and local functions", {},
-          [](const PassOptions&) -> StatusOr<std::unique_ptr<Pass>> { return std::make_unique<DcePass>(); }};
+StatusOr<std::unique_ptr<Pass>> CreateDcePass(const PassOptions&) {
+  return std::make_unique<DcePass>();
 }
 
 }  // namespace onnxsurgeon::passes

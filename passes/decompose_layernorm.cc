@@ -33,9 +33,8 @@ class DecomposeLayerNormPass : public Pass {
 
 }  // namespace
 
-PassInfo DecomposeLayerNormPassInfo() {
-  return {"decompose-layernorm", "Lower LayerNormalization to ReduceMean/Sub/Pow/Sqrt/Div/Mul/Add", {},
-          [](const PassOptions&) -> StatusOr<std::unique_ptr<Pass>> { return std::make_unique<DecomposeLayerNormPass>(); }};
+StatusOr<std::unique_ptr<Pass>> CreateDecomposeLayerNormPass(const PassOptions&) {
+  return std::make_unique<DecomposeLayerNormPass>();
 }
 
 }  // namespace onnxsurgeon::passes

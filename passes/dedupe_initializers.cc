@@ -96,11 +96,8 @@ class DedupeInitializersPass : public Pass {
 
 }  // namespace
 
-PassInfo DedupeInitializersPassInfo() {
-  return {"dedupe-initializers", "Merge byte-identical initializers into one", {},
-          [](const PassOptions&) -> StatusOr<std::unique_ptr<Pass>> {
-            return std::make_unique<DedupeInitializersPass>();
-          }};
+StatusOr<std::unique_ptr<Pass>> CreateDedupeInitializersPass(const PassOptions&) {
+  return std::make_unique<DedupeInitializersPass>();
 }
 
 }  // namespace onnxsurgeon::passes

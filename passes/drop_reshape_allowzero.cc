@@ -54,11 +54,8 @@ class DropReshapeAllowzeroPass : public PatternPass {
 
 }  // namespace
 
-PassInfo DropReshapeAllowzeroPassInfo() {
-  return {"drop-reshape-allowzero",
-          "Write Reshape(allowzero=1) as allowzero=0 where its constant shape has no 0 (exact), for onnxruntime 1.10",
-          {},
-          [](const PassOptions&) -> StatusOr<std::unique_ptr<Pass>> { return std::make_unique<DropReshapeAllowzeroPass>(); }};
+StatusOr<std::unique_ptr<Pass>> CreateDropReshapeAllowzeroPass(const PassOptions&) {
+  return std::make_unique<DropReshapeAllowzeroPass>();
 }
 
 }  // namespace onnxsurgeon::passes

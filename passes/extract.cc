@@ -28,7 +28,6 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_join.h"
 #include "core/interop/onnx_interop.h"
-#include "passes/list_option.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
@@ -265,14 +264,8 @@ class ExtractPass : public Pass {
 
 }  // namespace
 
-PassInfo ExtractPassInfo() {
-  return {"extract",
-          "Cut the subgraph computing outputs= from inputs= (as onnx.utils.extract_model)",
-          {{"outputs", "values to compute, separated by ';' (default: the graph outputs)", ""},
-           {"inputs", "values to feed, separated by ';' (default: the graph inputs the outputs need)", ""}},
-          [](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {
-            return std::make_unique<ExtractPass>(o.GetList("inputs"), o.GetList("outputs"));
-          }};
+StatusOr<std::unique_ptr<Pass>> CreateExtractPass(const PassOptions& o) {
+  return std::make_unique<ExtractPass>(o.List("inputs"), o.List("outputs"));
 }
 
 }  // namespace onnxsurgeon::passes

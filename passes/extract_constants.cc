@@ -152,18 +152,8 @@ class ExtractConstantsPass : public Pass {
 
 }  // namespace
 
-PassInfo ExtractConstantsPassInfo() {
-  return {"extract-constants",
-          "Turn Constant nodes into initializers (to=initializer) or initializers into Constant nodes (to=constant)",
-          {{"to", "initializer or constant", "initializer"}},
-          [](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {
-            std::string to = o.GetString("to", "initializer");
-            if (to != "initializer" && to != "constant") {
-              return absl::InvalidArgumentError(
-                  absl::StrCat("option 'to' wants initializer or constant, got '", to, "'"));
-            }
-            return std::make_unique<ExtractConstantsPass>(to == "initializer");
-          }};
+StatusOr<std::unique_ptr<Pass>> CreateExtractConstantsPass(const PassOptions& o) {
+  return std::make_unique<ExtractConstantsPass>(o.String("to") == "initializer");
 }
 
 }  // namespace onnxsurgeon::passes

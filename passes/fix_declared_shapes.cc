@@ -30,11 +30,8 @@ class FixDeclaredShapesPass : public Pass {
 
 }  // namespace
 
-PassInfo FixDeclaredShapesPassInfo() {
-  return {"fix-declared-shapes",
-          "Replace declared output/value_info shapes that contradict the computation by the computed ones",
-          {},
-          [](const PassOptions&) -> StatusOr<std::unique_ptr<Pass>> { return std::make_unique<FixDeclaredShapesPass>(); }};
+StatusOr<std::unique_ptr<Pass>> CreateFixDeclaredShapesPass(const PassOptions&) {
+  return std::make_unique<FixDeclaredShapesPass>();
 }
 
 }  // namespace onnxsurgeon::passes

@@ -205,31 +205,16 @@ class FixLayerNormPass : public Pass {
 
 }  // namespace
 
-PassInfo FixLayerNormPassInfo() {
-  return {"fix-layernorm",
-          "Turn every LayerNorm (custom op, local function, decomposed subgraph) into the target's standard form",
-          {{"to",
-            "auto (LayerNormalization at opset >= 17, else decomposed) | op | decomposed | native "
-            "(LayerNormalization at opset >= 17, below it leave the model alone)",
-            "auto"},
-           {"names", "more custom op names to take as LayerNorms (';'-separated)", ""},
-           {"custom-ops", "true: take custom-domain ops named like a LayerNorm as LayerNorms; false: only "
-                          "decomposed forms and local functions judged by their body",
-            "true"}},
-          [](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {
-            std::string to = o.GetString("to", "auto");
-            Target target;
-            if (to == "auto") target = Target::kAuto;
-            else if (to == "op") target = Target::kOp;
-            else if (to == "decomposed") target = Target::kDecomposed;
-            else if (to == "native") target = Target::kNative;
-            else return absl::InvalidArgumentError(absl::StrCat("fix-layernorm: to=", to, " (want auto, op, decomposed or native)"));
-            OS_ASSIGN_OR_RETURN(bool custom_ops, o.GetBool("custom-ops", true));
-            std::vector<std::string> names;
-            if (custom_ops) names = layernorm::DefaultCustomNames();
-            for (std::string& n : o.GetList("names")) names.push_back(std::move(n));
-            return std::make_unique<FixLayerNormPass>(target, std::move(names));
-          }};
+StatusOr<std::unique_ptr<Pass>> CreateFixLayerNormPass(const PassOptions& o) {
+  const std::string& to = o.String("to");  // one of the choices passes.def declares
+  Target target = to == "op" ? Target::kOp
+                  : to == "decomposed" ? Target::kDecomposed
+                  : to == "native" ? Target::kNative
+                                   : Target::kAuto;
+  std::vector<std::string> names;
+  if (o.Bool("custom-ops")) names = layernorm::DefaultCustomNames();
+  for (std::string& n : o.List("names")) names.push_back(std::move(n));
+  return std::make_unique<FixLayerNormPass>(target, std::move(names));
 }
 
 }  // namespace onnxsurgeon::passes

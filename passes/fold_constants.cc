@@ -49,8 +49,6 @@ namespace {
 
 using eval::Array;
 
-constexpr int64_t kDefaultMaxSize = 1 << 20;
-
 bool IsNonDeterministic(const Node& n) {
   static const absl::flat_hash_set<std::string> kOps = {"RandomNormal", "RandomNormalLike", "RandomUniform",
                                                         "RandomUniformLike", "Bernoulli", "Multinomial"};
@@ -426,17 +424,8 @@ class FoldConstantsPass : public Pass {
 
 }  // namespace
 
-PassInfo FoldConstantsPassInfo() {
-  return {"fold-constants",
-          "Evaluate nodes whose inputs are constant (and Shape of static dims); fold If on a constant condition",
-          {{"max-size", "bytes a folded output may take; larger outputs stay computed", std::to_string(kDefaultMaxSize)},
-           {"infer-shapes", "run onnx shape inference so Shape of static dims folds", "true"}},
-          [](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {
-            OS_ASSIGN_OR_RETURN(int64_t max_size, o.GetInt("max-size", kDefaultMaxSize));
-            if (max_size < 0) return absl::InvalidArgumentError("fold-constants: max-size must be >= 0");
-            OS_ASSIGN_OR_RETURN(bool infer, o.GetBool("infer-shapes", true));
-            return std::make_unique<FoldConstantsPass>(max_size, infer);
-          }};
+StatusOr<std::unique_ptr<Pass>> CreateFoldConstantsPass(const PassOptions& o) {
+  return std::make_unique<FoldConstantsPass>(o.Int("max-size"), o.Bool("infer-shapes"));
 }
 
 }  // namespace onnxsurgeon::passes

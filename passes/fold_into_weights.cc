@@ -379,12 +379,8 @@ class FoldIntoWeightsPass : public PatternPass {
 
 }  // namespace
 
-PassInfo FoldIntoWeightsPassInfo() {
-  return {"fold-into-weights",
-          "Fold a constant Add after a Conv into its bias, and a constant Mul/Div after a MatMul/Gemm/Conv "
-          "(through Reshape/Transpose/MatMul for a scalar) into its weights",
-          {},
-          [](const PassOptions&) -> StatusOr<std::unique_ptr<Pass>> { return std::make_unique<FoldIntoWeightsPass>(); }};
+StatusOr<std::unique_ptr<Pass>> CreateFoldIntoWeightsPass(const PassOptions&) {
+  return std::make_unique<FoldIntoWeightsPass>();
 }
 
 }  // namespace onnxsurgeon::passes

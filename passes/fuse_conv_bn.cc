@@ -120,9 +120,8 @@ class FuseConvBnPass : public PatternPass {
 
 }  // namespace
 
-PassInfo FuseConvBnPassInfo() {
-  return {"fuse-conv-bn", "Fold an inference-mode BatchNormalization after a Conv into the Conv's weights and bias", {},
-          [](const PassOptions&) -> StatusOr<std::unique_ptr<Pass>> { return std::make_unique<FuseConvBnPass>(); }};
+StatusOr<std::unique_ptr<Pass>> CreateFuseConvBnPass(const PassOptions&) {
+  return std::make_unique<FuseConvBnPass>();
 }
 
 }  // namespace onnxsurgeon::passes

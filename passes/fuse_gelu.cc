@@ -79,11 +79,8 @@ class FuseGeluPass : public PatternPass {
 
 }  // namespace
 
-PassInfo FuseGeluPassInfo() {
-  return {"fuse-gelu",
-          "Fuse the Erf and tanh GELU subgraphs into Gelu (opset >= 20)",
-          {},
-          [](const PassOptions&) -> StatusOr<std::unique_ptr<Pass>> { return std::make_unique<FuseGeluPass>(); }};
+StatusOr<std::unique_ptr<Pass>> CreateFuseGeluPass(const PassOptions&) {
+  return std::make_unique<FuseGeluPass>();
 }
 
 }  // namespace onnxsurgeon::passes

@@ -230,11 +230,8 @@ class FuseReshapesPass : public PatternPass {
 
 }  // namespace
 
-PassInfo FuseReshapesPassInfo() {
-  return {"fuse-reshapes",
-          "Remove no-op Reshapes, merge Reshape chains, run elementwise/linear regions on 2-D values, MatMul+Add -> Gemm",
-          {},
-          [](const PassOptions&) -> StatusOr<std::unique_ptr<Pass>> { return std::make_unique<FuseReshapesPass>(); }};
+StatusOr<std::unique_ptr<Pass>> CreateFuseReshapesPass(const PassOptions&) {
+  return std::make_unique<FuseReshapesPass>();
 }
 
 }  // namespace onnxsurgeon::passes

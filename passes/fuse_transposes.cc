@@ -321,12 +321,8 @@ class FuseTransposesPass : public PatternPass {
 
 }  // namespace
 
-PassInfo FuseTransposesPassInfo() {
-  return {"fuse-transposes",
-          "Compose Transpose chains, drop identity Transposes, and fold a rank-2 Transpose into Gemm's transA/transB "
-          "(MatMul of rank-2 operands becomes Gemm)",
-          {},
-          [](const PassOptions&) -> StatusOr<std::unique_ptr<Pass>> { return std::make_unique<FuseTransposesPass>(); }};
+StatusOr<std::unique_ptr<Pass>> CreateFuseTransposesPass(const PassOptions&) {
+  return std::make_unique<FuseTransposesPass>();
 }
 
 }  // namespace onnxsurgeon::passes

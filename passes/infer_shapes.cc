@@ -76,14 +76,8 @@ class InferShapesPass : public Pass {
 
 }  // namespace
 
-PassInfo InferShapesPassInfo() {
-  return {"infer-shapes",
-          "Record a type and shape for every computed value (value_info); reset=true re-infers all from the inputs",
-          {{"reset", "drop value_info and computed types first, and infer everything afresh", "false"}},
-          [](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {
-            OS_ASSIGN_OR_RETURN(bool reset, o.GetBool("reset", false));
-            return std::make_unique<InferShapesPass>(reset);
-          }};
+StatusOr<std::unique_ptr<Pass>> CreateInferShapesPass(const PassOptions& o) {
+  return std::make_unique<InferShapesPass>(o.Bool("reset"));
 }
 
 }  // namespace onnxsurgeon::passes

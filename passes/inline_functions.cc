@@ -145,14 +145,8 @@ class InlineFunctionsPass : public Pass {
 
 }  // namespace
 
-PassInfo InlineFunctionsPassInfo() {
-  return {"inline-functions",
-          "Replace calls of model-local functions by their bodies",
-          {{"keep-functions", "keep the FunctionProtos after inlining", "false"}},
-          [](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {
-            OS_ASSIGN_OR_RETURN(bool keep, o.GetBool("keep-functions", false));
-            return std::make_unique<InlineFunctionsPass>(keep);
-          }};
+StatusOr<std::unique_ptr<Pass>> CreateInlineFunctionsPass(const PassOptions& o) {
+  return std::make_unique<InlineFunctionsPass>(o.Bool("keep-functions"));
 }
 
 }  // namespace onnxsurgeon::passes

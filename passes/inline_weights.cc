@@ -53,15 +53,8 @@ class InlineWeightsPass : public Pass {
 
 }  // namespace
 
-PassInfo InlineWeightsPassInfo() {
-  return {"inline-weights",
-          "Move tensors stored in external-data files into the model file",
-          {{"max-bytes", "largest total of weights a model file may hold", "2147483648"}},
-          [](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {
-            OS_ASSIGN_OR_RETURN(int64_t max, o.GetInt("max-bytes", int64_t{2147483648}));
-            if (max <= 0) return absl::InvalidArgumentError("max-bytes must be positive");
-            return std::make_unique<InlineWeightsPass>(max);
-          }};
+StatusOr<std::unique_ptr<Pass>> CreateInlineWeightsPass(const PassOptions& o) {
+  return std::make_unique<InlineWeightsPass>(o.Int("max-bytes"));
 }
 
 }  // namespace onnxsurgeon::passes

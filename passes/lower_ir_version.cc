@@ -35,15 +35,10 @@ class LowerIrVersionPass : public Pass {
 
 }  // namespace
 
-PassInfo LowerIrVersionPassInfo() {
-  return {"lower-ir-version",
-          "Set ir_version to the lowest the model's opsets and features allow (error when above max)",
-          {{"max", "the highest IR version the target reads (-1: no limit)", "-1"}},
-          [](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {
-            OS_ASSIGN_OR_RETURN(int64_t max, o.GetInt("max", -1));
-            if (max < -1 || max == 0) return absl::InvalidArgumentError("max must be a positive IR version, or -1");
-            return std::make_unique<LowerIrVersionPass>(max);
-          }};
+StatusOr<std::unique_ptr<Pass>> CreateLowerIrVersionPass(const PassOptions& o) {
+  int64_t max = o.Int("max");
+  if (max == 0) return absl::InvalidArgumentError("max must be a positive IR version, or -1");
+  return std::make_unique<LowerIrVersionPass>(max);
 }
 
 }  // namespace onnxsurgeon::passes

@@ -148,15 +148,8 @@ class LowerScatterNDReductionPass : public PatternPass {
 
 }  // namespace
 
-PassInfo LowerScatterNDReductionPassInfo() {
-  return {"lower-scatternd-reduction",
-          "Remove ScatterND's reduction attribute (for TensorRT and pre-16 runtimes), exactly, repeated indices included",
-          {{"max-pair-elements", "largest N*N*M pairwise tensor the duplicate-combining lowering may build", "67108864"}},
-          [](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {
-            OS_ASSIGN_OR_RETURN(int64_t limit, o.GetInt("max-pair-elements", 67108864));
-            if (limit <= 0) return absl::InvalidArgumentError("lower-scatternd-reduction: max-pair-elements must be > 0");
-            return std::make_unique<LowerScatterNDReductionPass>(limit);
-          }};
+StatusOr<std::unique_ptr<Pass>> CreateLowerScatterNDReductionPass(const PassOptions& o) {
+  return std::make_unique<LowerScatterNDReductionPass>(o.Int("max-pair-elements"));
 }
 
 }  // namespace onnxsurgeon::passes

@@ -12,10 +12,8 @@ class NopPass : public Pass {
 };
 }  // namespace
 
-PassInfo NopPassInfo() {
-  return {"nop", "Do nothing (a load -> save round trip)", {}, [](const PassOptions&) -> StatusOr<std::unique_ptr<Pass>> {
-            return std::make_unique<NopPass>();
-          }};
+StatusOr<std::unique_ptr<Pass>> CreateNopPass(const PassOptions&) {
+  return std::make_unique<NopPass>();
 }
 
 }  // namespace onnxsurgeon::passes

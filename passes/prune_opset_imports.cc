@@ -25,9 +25,8 @@ class PruneOpsetImportsPass : public Pass {
 
 }  // namespace
 
-PassInfo PruneOpsetImportsPassInfo() {
-  return {"prune-opset-imports", "Remove opset imports of domains nothing uses", {},
-          [](const PassOptions&) -> StatusOr<std::unique_ptr<Pass>> { return std::make_unique<PruneOpsetImportsPass>(); }};
+StatusOr<std::unique_ptr<Pass>> CreatePruneOpsetImportsPass(const PassOptions&) {
+  return std::make_unique<PruneOpsetImportsPass>();
 }
 
 }  // namespace onnxsurgeon::passes

@@ -1,50 +1,17 @@
-// Declarations of every pass's registration function; passes/registry.cc lists them in
-// one table. Adding a pass: write passes/<name>.cc defining <Name>PassInfo(), declare it
-// here, add it to the table.
+// The factories of the passes in passes/passes.def (the one list of passes), declared
+// from that table; each pass's own file defines its factory.
 #pragma once
+
+#include <memory>
 
 #include "core/pass/pass.h"
 
 namespace onnxsurgeon::passes {
 
-PassInfo NopPassInfo();
-PassInfo DcePassInfo();
-PassInfo ToposortPassInfo();
-PassInfo InlineFunctionsPassInfo();
-PassInfo FoldConstantsPassInfo();
-PassInfo ResolveShapesPassInfo();
-PassInfo FixLayerNormPassInfo();
-PassInfo DecomposeLayerNormPassInfo();
-PassInfo StripIdentityCastPassInfo();
-PassInfo RemoveInitializerInputsPassInfo();
-PassInfo DedupeInitializersPassInfo();
-PassInfo ExtractConstantsPassInfo();
-PassInfo SetInputShapePassInfo();
-PassInfo CsePassInfo();
-PassInfo FuseConvBnPassInfo();
-PassInfo FoldIntoWeightsPassInfo();
-PassInfo FuseTransposesPassInfo();
-PassInfo FuseReshapesPassInfo();
-PassInfo SimplifyPassInfo();
-PassInfo FuseGeluPassInfo();
-PassInfo RewriteGeluPassInfo();
-PassInfo RewriteErfPassInfo();
-PassInfo RewriteReciprocalPassInfo();
-PassInfo RewriteGlobalPoolPassInfo();
-PassInfo DropReshapeAllowzeroPassInfo();
-PassInfo RewriteCastLikePassInfo();
-PassInfo LowerScatterNDReductionPassInfo();
-PassInfo RewriteIndexPutPassInfo();
-PassInfo ConvertOpsetPassInfo();
-PassInfo DowngradeOpsetPassInfo();
-PassInfo UpgradeOpsetPassInfo();
-PassInfo ExtractPassInfo();
-PassInfo ConvertFloat16PassInfo();
-PassInfo LowerIrVersionPassInfo();
-PassInfo PruneOpsetImportsPassInfo();
-PassInfo InferShapesPassInfo();
-PassInfo InlineWeightsPassInfo();
-PassInfo TargetPassInfo();
-PassInfo FixDeclaredShapesPassInfo();
+#define PASS(NAME, FACTORY, SUMMARY, ...) StatusOr<std::unique_ptr<Pass>> FACTORY(const PassOptions& options);
+#define PIPELINE_PASS(NAME, FACTORY, PIPELINE, SUMMARY, ...) \
+  const FixedPointPipeline& PIPELINE();                      \
+  StatusOr<std::unique_ptr<Pass>> FACTORY(const PassOptions& options);
+#include "passes/passes.def"
 
 }  // namespace onnxsurgeon::passes

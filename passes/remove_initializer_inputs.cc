@@ -13,7 +13,6 @@
 // Before:  g (float[N] X, float[4] W) => (Y) <float[4] W = {...}> { Y = Add(X, W) }
 // After:   g (float[N] X) => (Y) <float[4] W = {...}> { Y = Add(X, W) }
 #include "absl/container/flat_hash_set.h"
-#include "passes/list_option.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
@@ -53,15 +52,10 @@ class RemoveInitializerInputsPass : public Pass {
 
 }  // namespace
 
-PassInfo RemoveInitializerInputsPassInfo() {
-  return {"remove-initializer-inputs",
-          "Stop listing initializers as graph inputs (they become constants)",
-          {{"keep", "initializers that stay overridable graph inputs, separated by ';'", ""}},
-          [](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {
-            std::vector<std::string> keep = SplitListOption(o.GetString("keep", ""));
-            return std::make_unique<RemoveInitializerInputsPass>(
-                absl::flat_hash_set<std::string>(keep.begin(), keep.end()));
-          }};
+StatusOr<std::unique_ptr<Pass>> CreateRemoveInitializerInputsPass(const PassOptions& o) {
+  std::vector<std::string> keep = o.List("keep");
+  return std::make_unique<RemoveInitializerInputsPass>(
+      absl::flat_hash_set<std::string>(keep.begin(), keep.end()));
 }
 
 }  // namespace onnxsurgeon::passes

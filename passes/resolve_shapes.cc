@@ -818,12 +818,8 @@ class ResolveShapesPass : public Pass {
 
 }  // namespace
 
-PassInfo ResolveShapesPassInfo() {
-  return {"resolve-shapes",
-          "Evaluate shape arithmetic on symbolic dims: constant Reshape shapes (0 = copy dim), decided comparisons, "
-          "merged equal shape vectors, no-op Expand/Slice/Tile/Where",
-          {},
-          [](const PassOptions&) -> StatusOr<std::unique_ptr<Pass>> { return std::make_unique<ResolveShapesPass>(); }};
+StatusOr<std::unique_ptr<Pass>> CreateResolveShapesPass(const PassOptions&) {
+  return std::make_unique<ResolveShapesPass>();
 }
 
 }  // namespace onnxsurgeon::passes

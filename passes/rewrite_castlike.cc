@@ -45,11 +45,8 @@ class RewriteCastLikePass : public PatternPass {
 
 }  // namespace
 
-PassInfo RewriteCastLikePassInfo() {
-  return {"rewrite-castlike",
-          "Replace CastLike(x, like) by Cast(x, to=type of like) where that type is known (exact), for converters without CastLike",
-          {},
-          [](const PassOptions&) -> StatusOr<std::unique_ptr<Pass>> { return std::make_unique<RewriteCastLikePass>(); }};
+StatusOr<std::unique_ptr<Pass>> CreateRewriteCastLikePass(const PassOptions&) {
+  return std::make_unique<RewriteCastLikePass>();
 }
 
 }  // namespace onnxsurgeon::passes

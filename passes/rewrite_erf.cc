@@ -89,11 +89,8 @@ class RewriteErfPass : public PatternPass {
 
 }  // namespace
 
-PassInfo RewriteErfPassInfo() {
-  return {"rewrite-erf",
-          "Replace Erf by a rational approximation (max abs error 4.2e-7 in fp32, 6.9e-8 in fp64) for targets without Erf",
-          {},
-          [](const PassOptions&) -> StatusOr<std::unique_ptr<Pass>> { return std::make_unique<RewriteErfPass>(); }};
+StatusOr<std::unique_ptr<Pass>> CreateRewriteErfPass(const PassOptions&) {
+  return std::make_unique<RewriteErfPass>();
 }
 
 }  // namespace onnxsurgeon::passes

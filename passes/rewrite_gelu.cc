@@ -105,21 +105,10 @@ class RewriteGeluPass : public PatternPass {
 
 }  // namespace
 
-PassInfo RewriteGeluPassInfo() {
-  return {"rewrite-gelu",
-          "Lower Gelu to Erf (exact), or to the tanh or sigmoid approximations, for targets without Gelu",
-          {{"to", "erf (exact), tanh or sigmoid (approximations: see the pass docs for their error)", "erf"},
-           {"subgraphs", "also rewrite Erf/tanh GELU subgraphs into the `to` form", "false"}},
-          [](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {
-            std::string to = o.GetString("to", "erf");
-            Target target;
-            if (to == "erf") target = Target::kErf;
-            else if (to == "tanh") target = Target::kTanh;
-            else if (to == "sigmoid") target = Target::kSigmoid;
-            else return absl::InvalidArgumentError(absl::StrCat("rewrite-gelu: to='", to, "': expected erf, tanh or sigmoid"));
-            OS_ASSIGN_OR_RETURN(bool subgraphs, o.GetBool("subgraphs", false));
-            return std::make_unique<RewriteGeluPass>(target, subgraphs);
-          }};
+StatusOr<std::unique_ptr<Pass>> CreateRewriteGeluPass(const PassOptions& o) {
+  const std::string& to = o.String("to");  // one of the choices passes.def declares
+  Target target = to == "tanh" ? Target::kTanh : to == "sigmoid" ? Target::kSigmoid : Target::kErf;
+  return std::make_unique<RewriteGeluPass>(target, o.Bool("subgraphs"));
 }
 
 }  // namespace onnxsurgeon::passes

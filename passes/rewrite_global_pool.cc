@@ -62,11 +62,8 @@ class RewriteGlobalPoolPass : public PatternPass {
 
 }  // namespace
 
-PassInfo RewriteGlobalPoolPassInfo() {
-  return {"rewrite-global-pool",
-          "Replace GlobalAveragePool/GlobalMaxPool by ReduceMean/ReduceMax over the spatial axes (exact)",
-          {},
-          [](const PassOptions&) -> StatusOr<std::unique_ptr<Pass>> { return std::make_unique<RewriteGlobalPoolPass>(); }};
+StatusOr<std::unique_ptr<Pass>> CreateRewriteGlobalPoolPass(const PassOptions&) {
+  return std::make_unique<RewriteGlobalPoolPass>();
 }
 
 }  // namespace onnxsurgeon::passes

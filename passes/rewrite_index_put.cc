@@ -256,11 +256,8 @@ class RewriteIndexPutPass : public Pass {
 
 }  // namespace
 
-PassInfo RewriteIndexPutPassInfo() {
-  return {"rewrite-index-put",
-          "Replace ATen-fallback / custom-domain index_put nodes by ScatterND (accumulate=True: reduction='add')",
-          {},
-          [](const PassOptions&) -> StatusOr<std::unique_ptr<Pass>> { return std::make_unique<RewriteIndexPutPass>(); }};
+StatusOr<std::unique_ptr<Pass>> CreateRewriteIndexPutPass(const PassOptions&) {
+  return std::make_unique<RewriteIndexPutPass>();
 }
 
 }  // namespace onnxsurgeon::passes

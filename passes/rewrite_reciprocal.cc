@@ -50,9 +50,8 @@ class RewriteReciprocalPass : public PatternPass {
 
 }  // namespace
 
-PassInfo RewriteReciprocalPassInfo() {
-  return {"rewrite-reciprocal", "Replace Reciprocal(x) by Div(1, x) (exact) for targets without Reciprocal", {},
-          [](const PassOptions&) -> StatusOr<std::unique_ptr<Pass>> { return std::make_unique<RewriteReciprocalPass>(); }};
+StatusOr<std::unique_ptr<Pass>> CreateRewriteReciprocalPass(const PassOptions&) {
+  return std::make_unique<RewriteReciprocalPass>();
 }
 
 }  // namespace onnxsurgeon::passes

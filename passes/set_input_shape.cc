@@ -33,7 +33,6 @@
 #include "core/io/exporter.h"
 #include "onnx/defs/schema.h"
 #include "onnx/shape_inference/implementation.h"
-#include "passes/list_option.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
@@ -41,38 +40,7 @@ namespace {
 
 constexpr int64_t kKeepDim = -1;  // '?' in DIMS
 
-struct InputShape {
-  std::string input;
-  std::vector<int64_t> dims;  // kKeepDim: unchanged
-};
-
-StatusOr<int64_t> ParseDim(absl::string_view text, absl::string_view item) {
-  int64_t d;
-  if (text == "?") return kKeepDim;
-  if (!absl::SimpleAtoi(text, &d) || d < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("'", std::string(text), "' in '", std::string(item),
-                                                   "' is not a dim (a number >= 0, or '?')"));
-  }
-  return d;
-}
-
-StatusOr<std::vector<InputShape>> ParseShapes(const std::string& value) {
-  std::vector<InputShape> shapes;
-  for (const std::string& item : SplitListOption(value)) {
-    size_t colon = item.rfind(':');
-    if (colon == std::string::npos || colon == 0 || colon + 1 == item.size()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("shapes item '", item, "' is not NAME:DIMS (e.g. input_ids:1x128)"));
-    }
-    InputShape s{item.substr(0, colon), {}};
-    for (absl::string_view d : absl::StrSplit(absl::string_view(item).substr(colon + 1), absl::ByAnyChar("x,"))) {
-      OS_ASSIGN_OR_RETURN(int64_t dim, ParseDim(absl::StripAsciiWhitespace(d), item));
-      s.dims.push_back(dim);
-    }
-    shapes.push_back(std::move(s));
-  }
-  return shapes;
-}
+using InputShape = NamedShape;  // the shapes= option's items (core/pass/options.h)
 
 StatusOr<std::vector<std::pair<std::string, int64_t>>> ParseSymbols(const std::string& value) {
   std::vector<std::pair<std::string, int64_t>> symbols;
@@ -166,11 +134,11 @@ class SetInputShapePass : public Pass {
     // Check everything before changing anything.
     std::vector<std::pair<Value*, onnx::TypeProto>> new_types;
     for (const InputShape& s : shapes_) {
-      auto it = std::find_if(g.inputs().begin(), g.inputs().end(), [&](Value* v) { return v->name() == s.input; });
+      auto it = std::find_if(g.inputs().begin(), g.inputs().end(), [&](Value* v) { return v->name() == s.name; });
       if (it == g.inputs().end()) {
         std::vector<std::string> names;
         for (Value* v : g.inputs()) names.push_back(v->name());
-        return absl::InvalidArgumentError(absl::StrCat("no graph input named '", s.input,
+        return absl::InvalidArgumentError(absl::StrCat("no graph input named '", s.name,
                                                        "' (graph inputs: ", absl::StrJoin(names, ", "), ")"));
       }
       OS_ASSIGN_OR_RETURN(onnx::TypeProto type, NewInputType(**it, s.dims));
@@ -237,16 +205,9 @@ class SetInputShapePass : public Pass {
 
 }  // namespace
 
-PassInfo SetInputShapePassInfo() {
-  return {"set-input-shape",
-          "Fix dynamic dims of graph inputs (shapes=x:1x128, dims=batch:1) and re-run shape inference",
-          {{"shapes", "NAME:DIMS items separated by ';', DIMS like 1x3x224x224 ('?' keeps a dim)", ""},
-           {"dims", "SYMBOL:N items separated by ';': a symbolic dim set everywhere", ""}},
-          [](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {
-            OS_ASSIGN_OR_RETURN(auto shapes, ParseShapes(o.GetString("shapes", "")));
-            OS_ASSIGN_OR_RETURN(auto symbols, ParseSymbols(o.GetString("dims", "")));
-            return std::make_unique<SetInputShapePass>(std::move(shapes), std::move(symbols));
-          }};
+StatusOr<std::unique_ptr<Pass>> CreateSetInputShapePass(const PassOptions& o) {
+  OS_ASSIGN_OR_RETURN(auto symbols, ParseSymbols(o.String("dims")));
+  return std::make_unique<SetInputShapePass>(o.Shapes("shapes"), std::move(symbols));
 }
 
 }  // namespace onnxsurgeon::passes

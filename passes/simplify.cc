@@ -1,12 +1,11 @@
-// simplify: the standard cleanup pipeline as one pass. Each round runs
-//   inline-functions, fold-constants, resolve-shapes, fuse-conv-bn, fold-into-weights,
-//   fix-layernorm(to=native,custom-ops=false), strip-identity-cast, fuse-reshapes,
-//   fuse-transposes, extract-constants, dedupe-initializers, cse, dce
-// and rounds repeat until a whole round changes nothing (a fixed point), at most
-// `max-rounds` times. Every step is the registered pass of that name, with the options
-// written in kSteps (parsed by the pipeline grammar); a build without one of them fails
-// with "unknown pass". fix-layernorm fuses decomposed LayerNorms into the native op only
-// where the opset has it (>= 17), as onnx-simplifier does, and never takes a custom op
+// simplify: the standard cleanup pipeline as one pass, declared below (SimplifyPipeline:
+// its steps, max rounds and what happens between rounds) and run by core/pass/fixed_point:
+// each round runs the steps, and rounds repeat until a whole round changes nothing (a
+// fixed point), at most `max-rounds` times. Every step is the registered pass of that
+// name, with the options its text writes (parsed by the pipeline grammar); a build
+// without one of them fails with "unknown pass". The declaration is the one list of
+// steps: skip= accepts its names, and `onnxsurgeon passes` and docs/passes.md print it.
+// fix-layernorm fuses decomposed LayerNorms into the native op only where the opset has it (>= 17), as onnx-simplifier does, and never takes a custom op
 // for a LayerNorm by its name: simplify keeps what the model computes, op for op.
 // resolve-shapes follows fold-constants: it reads the types fold-constants' shape inference
 // left in memory (so it rarely infers again) and resolves the shape arithmetic that
@@ -20,127 +19,39 @@
 // in the list because a Constant node is a node: without it, every exporter's Constant
 // count stays in the graph (218 of 1205 nodes left on the corpus; docs/benchmarks.md).
 //
-// Options:
-//   max-rounds=10   stop after this many rounds even if the last one changed something
-//   skip=           steps to leave out, ';'-separated: simplify(skip=fuse-conv-bn;cse)
-//   size-limit=     fold-constants' max-size (bytes a folded output may take), as
-//                   onnx-simplifier's --no-large-tensor
+// Options (passes/passes.def): max-rounds, skip=fuse-conv-bn;cse, size-limit (fold-constants'
+// max-size, as onnx-simplifier's --no-large-tensor).
 //
 // Before:  s = Shape(X); n = Gather(s, 0); a = Identity(X); Y = Reshape(a, ...) ...
 // After:   what the steps leave, with nothing left for any of them to do.
-#include <algorithm>
-
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "core/pass/pipeline.h"
+#include "core/pass/fixed_point.h"
 #include "core/shape/propagate.h"
-#include "core/util/suggest.h"
-#include "passes/list_option.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
-namespace {
 
-constexpr const char* kSteps[] = {"inline-functions",
-                                  "fold-constants",
-                                  "resolve-shapes",
-                                  "fuse-conv-bn",
-                                  "fold-into-weights",
-                                  "fix-layernorm(to=native,custom-ops=false)",
-                                  "strip-identity-cast",
-                                  "fuse-reshapes",
-                                  "fuse-transposes",
-                                  "extract-constants",
-                                  "dedupe-initializers",
-                                  "cse",
-                                  "dce"};
-
-std::string StepName(std::string_view step) { return std::string(step.substr(0, step.find('('))); }
-
-// Given skip= and size-limit=. Execute checks the skipped names. Result the step texts.
-StatusOr<std::vector<std::string>> StepTexts(const std::vector<std::string>& skip, const std::string& size_limit) {
-  std::vector<std::string> names, texts;
-  for (const char* text : kSteps) names.push_back(StepName(text));
-  for (const std::string& s : skip) {
-    if (std::find(names.begin(), names.end(), s) == names.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("skip: '", s, "' is not a simplify step", DidYouMean(s, names),
-                                                     "; the steps: ", absl::StrJoin(names, ", ")));
-    }
-  }
-  for (const char* text : kSteps) {
-    std::string name = StepName(text);
-    if (std::find(skip.begin(), skip.end(), name) != skip.end()) continue;
-    texts.push_back(name == "fold-constants" && !size_limit.empty() ? absl::StrCat(name, "(max-size=", size_limit, ")")
-                                                                    : std::string(text));
-  }
-  return texts;
-}
-
-class SimplifyPass : public Pass {
- public:
-  SimplifyPass(int64_t max_rounds, std::vector<std::string> steps) : max_rounds_(max_rounds), texts_(std::move(steps)) {}
-
-  StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
-    std::vector<std::pair<std::string, std::unique_ptr<Pass>>> steps;
-    for (const std::string& text : texts_) {
-      auto items = ParsePipeline(text);
-      if (!items.ok()) return absl::Status(items.status().code(), absl::StrCat("simplify step '", text, "': ", items.status().message()));
-      for (const PipelineItem& item : *items) {
-        OS_ASSIGN_OR_RETURN(std::unique_ptr<Pass> pass, item.info->create(item.options));
-        steps.emplace_back(item.info->name, std::move(pass));
-      }
-    }
-    PassResult result;
-    for (int64_t round = 0; round < max_rounds_; ++round) {
-      bool changed = false;
+const FixedPointPipeline& SimplifyPipeline() {
+  static const FixedPointPipeline pipeline{
+      .steps = {"inline-functions", "fold-constants", "resolve-shapes", "fuse-conv-bn", "fold-into-weights",
+                "fix-layernorm(to=native,custom-ops=false)", "strip-identity-cast", "fuse-reshapes", "fuse-transposes",
+                "extract-constants", "dedupe-initializers", "cse", "dce"},
+      .max_rounds = 10,
       // The steps keep the types they infer in memory. After a round that changed the
       // graph, a type inferred before a fold may hold an unknown dim that is decidable now;
       // a round that started from such types could report "no change" where a run on the
       // saved output (which re-infers) finds more. So every round starts from the types a
       // reload would see, plus the static ones (always still true).
-      if (round > 0) ForgetInferredTypes(model);
-      for (auto& [name, pass] : steps) {
-        auto step = pass->Run(model, context);
-        if (!step.ok()) {
-          return absl::Status(step.status().code(), absl::StrCat("step '", name, "': ", step.status().message()));
-        }
-        changed |= step->changed;
-        for (const auto& [what, n] : step->counts) result.counts[absl::StrCat(name, "/", what)] += n;
-      }
-      result.counts["rounds"] = round + 1;
-      result.changed |= changed;
-      if (!changed) break;
-      if (round + 1 == max_rounds_) result.counts["stopped-at-max-rounds"] = 1;  // not a fixed point yet
-    }
-    return result;
-  }
+      .before_round = [](Model& model) { ForgetInferredTypes(model); },
+  };
+  return pipeline;
+}
 
- private:
-  int64_t max_rounds_;
-  std::vector<std::string> texts_;
-};
-
-}  // namespace
-
-PassInfo SimplifyPassInfo() {
-  return {"simplify",
-          "inline-functions, fold-constants, resolve-shapes, fuse-conv-bn, fold-into-weights, "
-          "fix-layernorm(to=native,custom-ops=false), strip-identity-cast, fuse-reshapes, fuse-transposes, "
-          "extract-constants, dedupe-initializers, cse, dce, to a fixed point",
-          {{"max-rounds", "at most this many rounds", "10"},
-           {"skip", "steps to leave out, ';'-separated (e.g. fuse-conv-bn;cse)", ""},
-           {"size-limit", "fold-constants' max-size: bytes a folded output may take", ""}},
-          [](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {
-            OS_ASSIGN_OR_RETURN(int64_t rounds, o.GetInt("max-rounds", 10));
-            if (rounds < 1) return absl::InvalidArgumentError("max-rounds must be at least 1");
-            std::string size_limit = o.GetString("size-limit", "");
-            int64_t bytes;
-            if (!size_limit.empty() && (!absl::SimpleAtoi(size_limit, &bytes) || bytes < 0))
-              return absl::InvalidArgumentError(absl::StrCat("size-limit must be a byte count, not '", size_limit, "'"));
-            OS_ASSIGN_OR_RETURN(auto steps, StepTexts(o.GetList("skip"), size_limit));
-            return std::make_unique<SimplifyPass>(rounds, std::move(steps));
-          }};
+StatusOr<std::unique_ptr<Pass>> CreateSimplifyPass(const PassOptions& o) {
+  FixedPointRun run;
+  run.max_rounds = o.Int("max-rounds");
+  run.skip = o.List("skip");
+  if (o.Has("size-limit")) run.step_options["fold-constants"]["max-size"] = std::to_string(o.Int("size-limit"));
+  return MakeFixedPointPass(SimplifyPipeline(), run);
 }
 
 }  // namespace onnxsurgeon::passes

@@ -241,14 +241,8 @@ class StripIdentityCastPass : public PatternPass {
 
 }  // namespace
 
-PassInfo StripIdentityCastPassInfo() {
-  return {"strip-identity-cast",
-          "Remove Identity nodes, Casts to the input's own type, and lossless Cast round trips",
-          {{"allow-precision-loss", "also collapse Cast chains through a narrower floating type (values change)", "false"}},
-          [](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {
-            OS_ASSIGN_OR_RETURN(bool allow, o.GetBool("allow-precision-loss", false));
-            return std::make_unique<StripIdentityCastPass>(allow);
-          }};
+StatusOr<std::unique_ptr<Pass>> CreateStripIdentityCastPass(const PassOptions& o) {
+  return std::make_unique<StripIdentityCastPass>(o.Bool("allow-precision-loss"));
 }
 
 }  // namespace onnxsurgeon::passes

@@ -24,9 +24,8 @@ class ToposortPass : public Pass {
 
 }  // namespace
 
-PassInfo ToposortPassInfo() {
-  return {"toposort", "Order every graph's nodes topologically (stable)", {},
-          [](const PassOptions&) -> StatusOr<std::unique_ptr<Pass>> { return std::make_unique<ToposortPass>(); }};
+StatusOr<std::unique_ptr<Pass>> CreateToposortPass(const PassOptions&) {
+  return std::make_unique<ToposortPass>();
 }
 
 }  // namespace onnxsurgeon::passes

@@ -423,7 +423,11 @@ PYBIND11_MODULE(_core, m) {
           d["builtin"] = i < AllPasses().size();  // else registered from Python
           d["summary"] = p.summary;
           py::list opts;
-          for (const auto& o : p.options) opts.append(py::dict(py::arg("name") = o.name, py::arg("help") = o.help, py::arg("default") = o.default_value));
+          for (const auto& o : p.options) {
+            opts.append(py::dict(py::arg("name") = o.name, py::arg("type") = std::string(OptionTypeName(o.type)),
+                                 py::arg("help") = o.help, py::arg("default") = o.default_value,
+                                 py::arg("choices") = o.choices));
+          }
           d["options"] = opts;
           out.append(d);
         }
@@ -432,10 +436,9 @@ PYBIND11_MODULE(_core, m) {
   m.def("_register_rules", [](const std::string& name, const std::string& summary, const std::vector<PatternRule<>*>& rules) {
         std::vector<const RewriteRule*> rs(rules.begin(), rules.end());
         PassInfo info{name, summary.empty() ? "Rewrite rules registered from Python" : summary,
-                      {{"max-rewrites", "stop after this many rewrites (-1: 10 x nodes + 1000)", "-1"}},
+                      {option::Int("max-rewrites", -1, "stop after this many rewrites (-1: 10 x nodes + 1000)", -1)},
                       [rs](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {
-                        OS_ASSIGN_OR_RETURN(int64_t max_rewrites, o.GetInt("max-rewrites", -1));
-                        return std::make_unique<PythonRulesPass>(rs, max_rewrites);
+                        return std::make_unique<PythonRulesPass>(rs, o.Int("max-rewrites"));
                       }};
         Check(RegisterPass(std::move(info)));
       }, py::arg("name"), py::arg("summary"), py::arg("rules"));

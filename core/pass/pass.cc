@@ -3,56 +3,32 @@
 #include <cctype>
 #include <deque>
 
-#include "absl/strings/ascii.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
+#include "core/util/suggest.h"
 
 namespace onnxsurgeon {
 
-std::string PassOptions::GetString(const std::string& key, const std::string& fallback) const {
-  auto it = values_.find(key);
-  return it == values_.end() ? fallback : it->second;
-}
-
-std::vector<std::string> PassOptions::GetList(const std::string& key, std::vector<std::string> fallback) const {
-  auto it = values_.find(key);
-  if (it == values_.end()) return fallback;
-  std::vector<std::string> items;
-  for (absl::string_view item : absl::StrSplit(absl::string_view(it->second), ';')) {
-    item = absl::StripAsciiWhitespace(item);
-    if (!item.empty()) items.emplace_back(item);
+Status CheckPassOptions(const PassInfo& info, const PassOptions& options) {
+  for (const auto& [key, value] : options.given()) {
+    const PassOptionSpec* spec = nullptr;
+    for (const PassOptionSpec& o : info.options)
+      if (o.name == key) spec = &o;
+    if (!spec) {
+      std::vector<std::string> known;
+      for (const PassOptionSpec& o : info.options) known.push_back(o.name);
+      return absl::InvalidArgumentError(absl::StrCat("pass '", info.name, "' has no option '", key, "'",
+                                                     DidYouMean(key, known)));
+    }
+    if (Status s = CheckOptionValue(*spec, value); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("option '", key, "' ", s.message()));
+    }
   }
-  return items;
+  return absl::OkStatus();
 }
 
-StatusOr<int64_t> PassOptions::GetInt(const std::string& key, int64_t fallback) const {
-  auto it = values_.find(key);
-  if (it == values_.end()) return fallback;
-  int64_t v;
-  if (!absl::SimpleAtoi(it->second, &v)) {
-    return absl::InvalidArgumentError(absl::StrCat("option '", key, "' wants an integer, got '", it->second, "'"));
-  }
-  return v;
-}
-
-StatusOr<double> PassOptions::GetDouble(const std::string& key, double fallback) const {
-  auto it = values_.find(key);
-  if (it == values_.end()) return fallback;
-  double v;
-  if (!absl::SimpleAtod(it->second, &v)) {
-    return absl::InvalidArgumentError(absl::StrCat("option '", key, "' wants a number, got '", it->second, "'"));
-  }
-  return v;
-}
-
-StatusOr<bool> PassOptions::GetBool(const std::string& key, bool fallback) const {
-  auto it = values_.find(key);
-  if (it == values_.end()) return fallback;
-  std::string v = absl::AsciiStrToLower(it->second);
-  if (v == "true" || v == "1" || v == "yes" || v == "on") return true;
-  if (v == "false" || v == "0" || v == "no" || v == "off") return false;
-  return absl::InvalidArgumentError(absl::StrCat("option '", key, "' wants true or false, got '", it->second, "'"));
+StatusOr<std::unique_ptr<Pass>> CreatePass(const PassInfo& info, const PassOptions& options) {
+  OS_RETURN_IF_ERROR(CheckPassOptions(info, options));
+  return info.create(options);
 }
 
 namespace {

@@ -1,7 +1,7 @@
 // Pass: one named transformation of a Model, with documented options.
 //
-// Passes are registered in one explicit table (passes/registry.cc), not by static
-// initializers, so nothing depends on what the linker keeps.
+// Passes are declared in one table (passes/passes.def: name, factory, summary, typed
+// options), not by static initializers, so nothing depends on what the linker keeps.
 #pragma once
 
 #include <atomic>
@@ -14,6 +14,7 @@
 
 #include "core/ir/model.h"
 #include "core/ir/status.h"
+#include "core/pass/options.h"
 
 namespace onnxsurgeon {
 
@@ -75,39 +76,27 @@ class Pass {
   virtual StatusOr<PassResult> Run(Model& model, const PassContext& context) = 0;
 };
 
-struct PassOptionSpec {
-  std::string name;
-  std::string help;
-  std::string default_value;  // as written in a pipeline
-};
+struct FixedPointPipeline;
 
-// Options as parsed from a pipeline, checked against the pass's specs.
-class PassOptions {
- public:
-  PassOptions() = default;
-  explicit PassOptions(std::map<std::string, std::string> values) : values_(std::move(values)) {}
-  bool Has(const std::string& key) const { return values_.count(key) > 0; }
-  std::string GetString(const std::string& key, const std::string& fallback) const;
-  // A ';'-separated list (',' separates passes in the grammar); items trimmed, empty
-  // items dropped. `fallback` when the option is absent.
-  std::vector<std::string> GetList(const std::string& key, std::vector<std::string> fallback = {}) const;
-  StatusOr<int64_t> GetInt(const std::string& key, int64_t fallback) const;
-  StatusOr<double> GetDouble(const std::string& key, double fallback) const;
-  StatusOr<bool> GetBool(const std::string& key, bool fallback) const;
-  const std::map<std::string, std::string>& values() const { return values_; }
-
- private:
-  std::map<std::string, std::string> values_;
-};
-
+// A pass as the pass table (passes/passes.def) declares it.
 struct PassInfo {
   std::string name;     // kebab-case
   std::string summary;  // one line
   std::vector<PassOptionSpec> options;  // options[0] is the primary (`name=value`) option
+  // Makes the pass from options CheckPassOptions accepted (defaults filled in by the getters).
   std::function<StatusOr<std::unique_ptr<Pass>>(const PassOptions&)> create;
+  // For a pass that is a declared pipeline of other passes (simplify): its steps, which
+  // the listing and the docs print. Null otherwise.
+  const FixedPointPipeline* pipeline = nullptr;
 };
 
-// The table of all passes (passes/registry.cc).
+// Given a pass and options for it. Execute checks every key is declared and every value
+// fits its type. Result OK, or an error naming the option (with a "did you mean").
+Status CheckPassOptions(const PassInfo& info, const PassOptions& options);
+// CheckPassOptions, then info.create.
+StatusOr<std::unique_ptr<Pass>> CreatePass(const PassInfo& info, const PassOptions& options);
+
+// The table of all passes, in the order of passes/passes.def.
 const std::vector<PassInfo>& AllPasses();
 // A pass of the table, else one registered at run time; null when neither has it.
 const PassInfo* FindPass(std::string_view name);

@@ -50,7 +50,7 @@ StatusOr<std::vector<PassRunReport>> RunPipeline(Model& model, const std::vector
   PassContext context = options.context;
   if (!context.forbidden) context.forbidden = std::make_shared<ForbiddenOps>();
   for (const PipelineItem& item : pipeline) {
-    auto pass = item.info->create(item.options);
+    auto pass = CreatePass(*item.info, item.options);
     if (!pass.ok()) {
       return Status(pass.status().code(), absl::StrCat("pass '", item.info->name, "': ", pass.status().message()));
     }

@@ -1,5 +1,6 @@
 #include "core/pass/pipeline.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 
@@ -63,7 +64,9 @@ class PipelineParser {
       std::string value = Value();
       if (unclosed_quote_) return Error(*unclosed_quote_, 1, "unclosed quote");
       if (value.empty()) return Error(value_start, 1, absl::StrCat("expected a value for '", name, "='"));
-      values[item.info->options.front().name] = value;
+      const PassOptionSpec& primary = item.info->options.front();
+      OS_RETURN_IF_ERROR(CheckValue(name, primary, value, value_start));
+      values[primary.name] = value;
     } else if (!AtEnd() && Peek() == '(') {
       ++pos_;
       SkipSpaces();
@@ -89,6 +92,7 @@ class PipelineParser {
         std::string value = Value();
         if (unclosed_quote_) return Error(*unclosed_quote_, 1, "unclosed quote");
         if (value.empty()) return Error(value_start, 1, absl::StrCat("expected a value for option '", key, "'"));
+        OS_RETURN_IF_ERROR(CheckValue(name, *spec, value, value_start));
         values[key] = value;
         SkipSpaces();
         if (!AtEnd() && Peek() == ',') {
@@ -101,8 +105,18 @@ class PipelineParser {
       if (AtEnd()) return Error(pos_, 1, absl::StrCat("unclosed '(' after pass '", name, "'"));
       ++pos_;  // ')'
     }
-    item.options = PassOptions(std::move(values));
+    item.options = PassOptions(item.info->options, std::move(values));
     return item;
+  }
+
+  // A value its option's declared type refuses, underlined where it starts (a quoted
+  // value: at its opening quote).
+  Status CheckValue(const std::string& pass, const PassOptionSpec& spec, const std::string& value, size_t at) {
+    Status s = CheckOptionValue(spec, value);
+    if (s.ok()) return s;
+    while (at < text_.size() && absl::ascii_isspace(static_cast<unsigned char>(text_[at]))) ++at;
+    return Error(at, std::max<size_t>(1, pos_ > at ? pos_ - at : 1),
+                 absl::StrCat(pass, ": option '", spec.name, "' ", s.message()));
   }
 
   std::string Name() {

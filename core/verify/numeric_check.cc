@@ -59,7 +59,7 @@ void ApproximationTolerance(const std::vector<PipelineItem>& pipeline, NumericCh
   for (const PipelineItem& item : pipeline) {
     const std::string& name = item.info->name;
     if (name == "rewrite-gelu") {
-      std::string to = item.options.GetString("to", "erf");
+      const std::string& to = item.options.String("to");
       if (to == "tanh") widen(5e-4, "rewrite-gelu(to=tanh) approximates GELU within 5e-4");
       if (to == "sigmoid") widen(2.1e-2, "rewrite-gelu(to=sigmoid) approximates GELU within 2.1e-2");
     } else if (name == "rewrite-erf") {

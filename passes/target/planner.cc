@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/pass/pipeline.h"
-#include "passes/list_option.h"
+#include "core/pass/options.h"
 
 namespace onnxsurgeon::target {
 namespace {
@@ -30,7 +30,7 @@ Status RemainingError(const Profile& profile, const CheckReport& report, const s
 
 std::set<std::string> InputShapeNames(const std::string& input_shapes) {
   std::set<std::string> names;
-  for (const std::string& item : passes::SplitListOption(input_shapes)) {
+  for (const std::string& item : SplitListOption(input_shapes)) {
     size_t colon = item.rfind(':');
     if (colon != std::string::npos && colon > 0) names.insert(item.substr(0, colon));
   }

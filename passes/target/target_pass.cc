@@ -36,22 +36,14 @@ class TargetPass : public Pass {
 
 }  // namespace
 
-PassInfo TargetPassInfo() {
-  return {"target",
-          "Make the model what a target runtime accepts (plan from its profile: opset, IR, LayerNorm/GELU/Erf forms, "
-          "ScatterND reductions, If folding, static shapes, imports); `onnxsurgeon targets` lists profiles",
-          {{"name", "a built-in target profile or a path to a .toml profile", ""},
-           {"input-shapes", "NAME:DIMS items (';'-separated) for targets that need static shapes", ""},
-           {"allow-remaining", "keep the result although blockers remain", "false"}},
-          [](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {
-            std::string name = o.GetString("name", "");
-            if (name.empty()) return absl::InvalidArgumentError("target needs a name (target=rknn2)");
-            OS_ASSIGN_OR_RETURN(target::Profile profile, target::LoadProfile(name));
-            target::TargetOptions options;
-            options.input_shapes = o.GetString("input-shapes", "");
-            OS_ASSIGN_OR_RETURN(options.allow_remaining, o.GetBool("allow-remaining", false));
-            return std::make_unique<TargetPass>(std::move(profile), std::move(options));
-          }};
+StatusOr<std::unique_ptr<Pass>> CreateTargetPass(const PassOptions& o) {
+  const std::string& name = o.String("name");
+  if (name.empty()) return absl::InvalidArgumentError("target needs a name (target=rknn2)");
+  OS_ASSIGN_OR_RETURN(target::Profile profile, target::LoadProfile(name));
+  target::TargetOptions options;
+  options.input_shapes = o.String("input-shapes");
+  options.allow_remaining = o.Bool("allow-remaining");
+  return std::make_unique<TargetPass>(std::move(profile), std::move(options));
 }
 
 }  // namespace onnxsurgeon::passes

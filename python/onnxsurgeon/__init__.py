@@ -87,7 +87,8 @@ def inspect(model: Union[Model, str, os.PathLike, Any]) -> dict:
 
 def passes() -> list:
     """Every pass: name, summary, options, and builtin (False for rule sets registered
-    from Python with register_rules)."""
+    from Python with register_rules). Each option: name, type (bool, int, float, string,
+    enum, list, shapes), default, help, choices (enum and list; else empty)."""
     return _core.passes()
 
 

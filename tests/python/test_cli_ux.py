@@ -271,7 +271,7 @@ def test_skip_fuse_bn_and_simplify_skip(run_cli, tmp_path):
     assert ops(tmp_path / "skip.onnx") == ["Conv", "BatchNormalization"]
     run_cli("--pass", "simplify(skip=fuse-conv-bn;cse)", src, "-o", tmp_path / "skip2.onnx")
     assert ops(tmp_path / "skip2.onnx") == ["Conv", "BatchNormalization"]
-    proc = run_cli("--pass", "simplify(skip=fuse-conv-nb)", src, "-o", tmp_path / "x.onnx", expect_rc=1)
+    proc = run_cli("--pass", "simplify(skip=fuse-conv-nb)", src, "-o", tmp_path / "x.onnx", expect_rc=2)
     assert "did you mean 'fuse-conv-bn'" in proc.stderr
     proc = run_cli("--skip-fuse-bn", src, "-o", tmp_path / "x.onnx", expect_rc=2)
     assert "add --pass simplify" in proc.stderr

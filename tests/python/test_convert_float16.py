@@ -112,5 +112,5 @@ def test_bad_options_are_errors():
 g (float[2] X) => (float[2] Y) { Y = Relu(X) }""")
     with pytest.raises(osg.OnnxSurgeonError, match="keep-io-types"):
         osg.run(model, "convert-float16(keep-io-types=maybe)")
-    with pytest.raises(osg.OnnxSurgeonError, match="overflow must be clamp or keep"):
+    with pytest.raises(osg.OnnxSurgeonError, match="option 'overflow' wants clamp or keep"):
         osg.run(model, "convert-float16(overflow=wrap)")
