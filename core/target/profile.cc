@@ -126,11 +126,11 @@ Status CheckWhen(const std::string& when, TableReader& r) {
   if (when.empty() || when == "unknown-rank-output" || when == "unknown-rank-branch-output" ||
       when == "mixed-precision-layernorm" || when == "channels-first-layernorm")
     return absl::OkStatus();
-  for (const char* prefix : {"attribute:", "dtype:", "rank>", "dynamic-input:"}) {
+  for (const char* prefix : {"attribute:", "dtype:", "rank>", "rank<", "dynamic-input:"}) {
     if (when.rfind(prefix, 0) == 0 && when.size() > std::string(prefix).size()) return absl::OkStatus();
   }
   return r.Error("when", absl::StrCat("'", when,
-                                      "' (want attribute:NAME, attribute:NAME=V, dtype:TYPE, rank>N, "
+                                      "' (want attribute:NAME, attribute:NAME=V, dtype:TYPE, rank>N, rank<N, "
                                       "dynamic-input:I, unknown-rank-output, unknown-rank-branch-output or "
                                       "mixed-precision-layernorm or channels-first-layernorm)"));
 }

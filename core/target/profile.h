@@ -27,6 +27,7 @@ struct Source {
 //   when = "attribute:NAME=V"   NAME set to V (ints and strings)
 //   when = "dtype:TYPE"         an input or output of element type TYPE (onnx name, lower case)
 //   when = "rank>N"             an input or output of known rank above N
+//   when = "rank<N"             an input or output of known rank below N
 //   when = "dynamic-input:I"    input I is not a constant (initializer or Constant)
 //   when = "unknown-rank-output" an output (of the node, or of a branch) of unknown rank
 //   when = "unknown-rank-branch-output" an output of one of the node's branches of unknown rank

@@ -110,12 +110,15 @@ bool Holds(const Node& n, const std::string& when, const passes::InferredTypes& 
       return true;
     });
   }
-  if (absl::StartsWith(when, "rank>")) {
+  if (absl::StartsWith(when, "rank>") || absl::StartsWith(when, "rank<")) {
+    const bool above = when[4] == '>';
     int64_t limit = 0;
     if (!absl::SimpleAtoi(when.substr(5), &limit)) return false;
     return each_tensor([&](const Value& v) {
-      if (!v.type()->tensor_type().has_shape() || v.type()->tensor_type().shape().dim_size() <= limit) return false;
-      *detail = absl::StrCat("'", v.name(), "' has rank ", v.type()->tensor_type().shape().dim_size());
+      if (!v.type()->tensor_type().has_shape()) return false;
+      const int64_t rank = v.type()->tensor_type().shape().dim_size();
+      if (above ? rank <= limit : rank >= limit) return false;
+      *detail = absl::StrCat("'", v.name(), "' has rank ", rank);
       return true;
     });
   }
@@ -401,6 +404,7 @@ class Checker {
       else if (op == "Gelu") step = Step::kRewriteGelu;
       else if (op == "Erf") step = Step::kRewriteErf;
       else if (op == "Reciprocal") step = Step::kRewriteReciprocal;
+      else if (op == "GlobalAveragePool" || op == "GlobalMaxPool") step = Step::kRewriteGlobalPool;
       else if (op == "Reshape" && absl::StartsWith(m.when, "attribute:allowzero")) step = Step::kDropReshapeAllowzero;
       else if (op == "Constant") step = Step::kExtractConstants;
       else if (op == "CastLike") step = Step::kRewriteCastLike;
@@ -488,6 +492,7 @@ std::string StepText(Step step, const Profile& p, const Model& model, const std:
     case Step::kRewriteGelu: return "rewrite-gelu";
     case Step::kRewriteErf: return "rewrite-erf";
     case Step::kRewriteReciprocal: return "rewrite-reciprocal";
+    case Step::kRewriteGlobalPool: return "rewrite-global-pool";
     case Step::kDropReshapeAllowzero: return "drop-reshape-allowzero";
     case Step::kExtractConstants: return "extract-constants";
     // The lowerings write CastLike where a type was unknown, with a Cast to the stash type

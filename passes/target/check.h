@@ -28,6 +28,7 @@ enum class Step {
   kRewriteGelu,
   kRewriteErf,
   kRewriteReciprocal,
+  kRewriteGlobalPool,
   kDropReshapeAllowzero,
   kLowerScatterND,
   kSetInputShape,

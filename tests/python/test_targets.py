@@ -470,3 +470,35 @@ def test_openvino_accepts_if_with_known_rank_branches(corpus, run_cli):
     """OpenVINO 2026.4.1 ran control_flow_op17 as exported and matched (measured)."""
     proc = run_cli("check", "--target", "openvino", corpus.model("control_flow_op17").path)
     assert "unknown-rank" not in proc.stdout + proc.stderr
+
+
+def test_global_pool_below_rank_4_rewritten_for_nncase(run_cli, tmp_path, oracle):
+    """tf2onnx takes a LayerNorm's mean with GlobalAveragePool of a rank-3 tensor; nncase 1.9
+    refuses pooling below 4-D (measured), so --target writes it as ReduceMean; a 4-D pool
+    alone is not a blocker."""
+    g = helper.make_graph(
+        [helper.make_node("GlobalAveragePool", ["x"], ["m"]), helper.make_node("Sub", ["x", "m"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5, 32])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 5, 32])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 7
+    onnx.save(m, tmp_path / "m.onnx")
+    proc = run_cli("check", "--target", "nncase-k210", tmp_path / "m.onnx", expect_rc=1)
+    assert "GlobalAveragePool" in proc.stdout + proc.stderr and "rank 3" in proc.stdout + proc.stderr
+    proc = run_cli("--target", "nncase-k210", tmp_path / "m.onnx", "-o", tmp_path / "o.onnx")
+    assert "rewrite-global-pool" in proc.stderr
+    out = onnx.load(tmp_path / "o.onnx")
+    hist = oracle.op_histogram(out)
+    assert "GlobalAveragePool" not in hist and hist.get("ReduceMean") == 1
+    run_cli("check", "--target", "nncase-k210", tmp_path / "o.onnx")
+    oracle.assert_equivalent(tmp_path / "m.onnx", out,
+                             inputs={"x": np.random.default_rng(0).standard_normal((2, 5, 32)).astype(np.float32)})
+
+    image = helper.make_model(helper.make_graph(
+        [helper.make_node("GlobalAveragePool", ["x"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 1, 1])]),
+        opset_imports=[helper.make_opsetid("", 13)])
+    image.ir_version = 7
+    onnx.save(image, tmp_path / "image.onnx")
+    run_cli("check", "--target", "nncase-k210", tmp_path / "image.onnx")
