@@ -3,6 +3,7 @@ round trip with and without -q on a model with many nodes, where the summary cos
 
     .venv/bin/python bench/cli_summary_bench.py [--nodes 100000] [--runs 7]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,8 +25,9 @@ def chain(nodes: int) -> onnx.ModelProto:
     y = helper.make_tensor_value_info(f"x{nodes}", TensorProto.FLOAT, ["N", 16])
     bias = numpy_helper.from_array(np.ones(16, np.float32), "b")
     body = [helper.make_node("Add", [f"x{i}", "b"], [f"x{i + 1}"], name=f"add{i}") for i in range(nodes)]
-    return helper.make_model(helper.make_graph(body, "chain", [x], [y], [bias]),
-                             opset_imports=[helper.make_opsetid("", 17)])
+    return helper.make_model(
+        helper.make_graph(body, "chain", [x], [y], [bias]), opset_imports=[helper.make_opsetid("", 17)]
+    )
 
 
 def wall(command: list[str], runs: int) -> list[float]:
@@ -49,8 +51,10 @@ def main() -> None:
         print(f"{args.nodes} nodes, {src.stat().st_size / 2**20:.1f} MiB, median of {args.runs} runs")
         for label, extra in (("-q (no summary)", ["-q"]), ("default (summary)", [])):
             times = wall([args.cli, *extra, str(src), "-o", str(out)], args.runs)
-            print(f"| `onnxsurgeon {' '.join(extra + ['IN', '-o', 'OUT'])}` | {label} | "
-                  f"{statistics.median(times):.3f} | {min(times):.3f}-{max(times):.3f} |")
+            print(
+                f"| `onnxsurgeon {' '.join(extra + ['IN', '-o', 'OUT'])}` | {label} | "
+                f"{statistics.median(times):.3f} | {min(times):.3f}-{max(times):.3f} |"
+            )
 
 
 if __name__ == "__main__":

@@ -40,9 +40,18 @@ std::unique_ptr<Model> MakeChain(int64_t nodes) {
     Value* in1[] = {cur};
     switch (i % 5) {
       case 0: cur = g.CreateNode("Relu", in1, 1)->output(0); break;
-      case 1: { Value* in[] = {cur, one}; cur = g.CreateNode("Mul", in, 1)->output(0); break; }
-      case 2: case 3: cur = g.CreateNode("Neg", in1, 1)->output(0); break;
-      case 4: { Value* in[] = {cur, zero}; cur = g.CreateNode("Add", in, 1)->output(0); break; }
+      case 1: {
+        Value* in[] = {cur, one};
+        cur = g.CreateNode("Mul", in, 1)->output(0);
+        break;
+      }
+      case 2:
+      case 3: cur = g.CreateNode("Neg", in1, 1)->output(0); break;
+      case 4: {
+        Value* in[] = {cur, zero};
+        cur = g.CreateNode("Add", in, 1)->output(0);
+        break;
+      }
     }
   }
   g.AddOutput(cur);
@@ -55,27 +64,27 @@ std::unique_ptr<RewriteRule> Identity(const char* name, const char* op, double c
   auto root = p.Op(op, {x, p.ScalarNear("c", constant)});
   root.Commutative();
   int id = root.id();
-  return std::make_unique<PatternRule<>>(name, std::move(p), id, [](const Match& m, Rewriter&) -> StatusOr<std::vector<Value*>> {
-    return std::vector<Value*>{m.value("x")};
-  });
+  return std::make_unique<PatternRule<>>(
+      name, std::move(p), id,
+      [](const Match& m, Rewriter&) -> StatusOr<std::vector<Value*>> { return std::vector<Value*>{m.value("x")}; });
 }
 
 std::unique_ptr<RewriteRule> DoubleNeg() {
   Pattern p("double-neg");
   auto x = p.Any("x");
   int root = p.Op("Neg", {p.Op("Neg", {x})}).id();
-  return std::make_unique<PatternRule<>>("double-neg", std::move(p), root, [](const Match& m, Rewriter&) -> StatusOr<std::vector<Value*>> {
-    return std::vector<Value*>{m.value("x")};
-  });
+  return std::make_unique<PatternRule<>>(
+      "double-neg", std::move(p), root,
+      [](const Match& m, Rewriter&) -> StatusOr<std::vector<Value*>> { return std::vector<Value*>{m.value("x")}; });
 }
 
 std::unique_ptr<RewriteRule> NeverMatches(const char* name) {
   // Relu(Sigmoid(x)): Relu is a root candidate everywhere, Sigmoid never appears.
   Pattern p(name);
   int root = p.Op("Relu", {p.Op("Sigmoid", {p.Any("x")})}).id();
-  return std::make_unique<PatternRule<>>(name, std::move(p), root, [](const Match& m, Rewriter&) -> StatusOr<std::vector<Value*>> {
-    return std::vector<Value*>{m.value("x")};
-  });
+  return std::make_unique<PatternRule<>>(
+      name, std::move(p), root,
+      [](const Match& m, Rewriter&) -> StatusOr<std::vector<Value*>> { return std::vector<Value*>{m.value("x")}; });
 }
 
 }  // namespace

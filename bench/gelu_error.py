@@ -10,6 +10,7 @@ against the exact function computed in float64 (math.erf). The numbers quoted in
 passes/rewrite_gelu.cc, passes/rewrite_erf.cc and docs/passes/gelu.md come from here;
 tests/python/test_gelu.py re-measures and checks them against stated bounds.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,8 +45,12 @@ def tanh_gelu(x: np.ndarray) -> np.ndarray:
 
 def single_op_model(op: str, elem_type: int = TensorProto.FLOAT, **attrs) -> onnx.ModelProto:
     node = helper.make_node(op, ["x"], ["y"], **attrs)
-    graph = helper.make_graph([node], op.lower(), [helper.make_tensor_value_info("x", elem_type, ["N"])],
-                              [helper.make_tensor_value_info("y", elem_type, ["N"])])
+    graph = helper.make_graph(
+        [node],
+        op.lower(),
+        [helper.make_tensor_value_info("x", elem_type, ["N"])],
+        [helper.make_tensor_value_info("y", elem_type, ["N"])],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)], ir_version=10)
 
 
@@ -62,18 +67,57 @@ def ops(model: onnx.ModelProto) -> set[str]:
 
 # name -> (source op, attrs, pipeline, reference, element type, ops that must be gone)
 CASES = {
-    "gelu tanh form vs exact GELU": ("Gelu", {}, "rewrite-gelu(to=tanh)", exact_gelu, TensorProto.FLOAT, {"Gelu", "Erf"}),
-    "gelu sigmoid form vs exact GELU": ("Gelu", {}, "rewrite-gelu(to=sigmoid)", exact_gelu, TensorProto.FLOAT, {"Gelu", "Erf"}),
-    "gelu sigmoid form vs tanh GELU": ("Gelu", {"approximate": "tanh"}, "rewrite-gelu(to=sigmoid)", tanh_gelu,
-                                       TensorProto.FLOAT, {"Gelu", "Tanh"}),
-    "gelu erf form + rewrite-erf vs exact GELU": ("Gelu", {}, "rewrite-gelu,rewrite-erf", exact_gelu, TensorProto.FLOAT,
-                                                  {"Gelu", "Erf"}),
+    "gelu tanh form vs exact GELU": (
+        "Gelu",
+        {},
+        "rewrite-gelu(to=tanh)",
+        exact_gelu,
+        TensorProto.FLOAT,
+        {"Gelu", "Erf"},
+    ),
+    "gelu sigmoid form vs exact GELU": (
+        "Gelu",
+        {},
+        "rewrite-gelu(to=sigmoid)",
+        exact_gelu,
+        TensorProto.FLOAT,
+        {"Gelu", "Erf"},
+    ),
+    "gelu sigmoid form vs tanh GELU": (
+        "Gelu",
+        {"approximate": "tanh"},
+        "rewrite-gelu(to=sigmoid)",
+        tanh_gelu,
+        TensorProto.FLOAT,
+        {"Gelu", "Tanh"},
+    ),
+    "gelu erf form + rewrite-erf vs exact GELU": (
+        "Gelu",
+        {},
+        "rewrite-gelu,rewrite-erf",
+        exact_gelu,
+        TensorProto.FLOAT,
+        {"Gelu", "Erf"},
+    ),
     "erf rational float32": ("Erf", {}, "rewrite-erf", exact_erf, TensorProto.FLOAT, {"Erf"}),
     "erf rational float64": ("Erf", {}, "rewrite-erf", exact_erf, TensorProto.DOUBLE, {"Erf"}),
     # Exact lowerings, for contrast: their error is fp32 rounding only.
-    "gelu erf form vs exact GELU (exact lowering)": ("Gelu", {}, "rewrite-gelu", exact_gelu, TensorProto.FLOAT, {"Gelu"}),
-    "gelu tanh Gelu -> tanh form vs tanh GELU (exact lowering)": ("Gelu", {"approximate": "tanh"}, "rewrite-gelu", tanh_gelu,
-                                                                  TensorProto.FLOAT, {"Gelu"}),
+    "gelu erf form vs exact GELU (exact lowering)": (
+        "Gelu",
+        {},
+        "rewrite-gelu",
+        exact_gelu,
+        TensorProto.FLOAT,
+        {"Gelu"},
+    ),
+    "gelu tanh Gelu -> tanh form vs tanh GELU (exact lowering)": (
+        "Gelu",
+        {"approximate": "tanh"},
+        "rewrite-gelu",
+        tanh_gelu,
+        TensorProto.FLOAT,
+        {"Gelu"},
+    ),
 }
 
 

@@ -10,6 +10,7 @@ node-heavy one (60k small nodes, made here) and, if generated, corpus exports.
 
   .venv/bin/python bench/io_ab.py --baseline OLD_CLI [--candidate build/onnxsurgeon] [--runs N]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,7 +23,6 @@ import tempfile
 import time
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -40,12 +40,19 @@ def node_heavy_model(path: str, layers: int = 20000) -> None:
     for i in range(layers):
         inits.append(numpy_helper.from_array(rng.standard_normal((8, 8)).astype(np.float32), f"w{i}"))
         inits.append(numpy_helper.from_array(rng.standard_normal(8).astype(np.float32), f"b{i}"))
-        nodes += [helper.make_node("MatMul", [prev, f"w{i}"], [f"m{i}"], name=f"mm{i}"),
-                  helper.make_node("Add", [f"m{i}", f"b{i}"], [f"a{i}"], name=f"add{i}"),
-                  helper.make_node("Relu", [f"a{i}"], [f"r{i}"], name=f"relu{i}")]
+        nodes += [
+            helper.make_node("MatMul", [prev, f"w{i}"], [f"m{i}"], name=f"mm{i}"),
+            helper.make_node("Add", [f"m{i}", f"b{i}"], [f"a{i}"], name=f"add{i}"),
+            helper.make_node("Relu", [f"a{i}"], [f"r{i}"], name=f"relu{i}"),
+        ]
         prev = f"r{i}"
-    graph = helper.make_graph(nodes, "heavy", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 8])],
-                              [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [1, 8])], inits)
+    graph = helper.make_graph(
+        nodes,
+        "heavy",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1, 8])],
+        [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [1, 8])],
+        inits,
+    )
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
     m.ir_version = 10
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -69,8 +76,10 @@ def main() -> None:
     heavy = os.path.join(DATA, "node_heavy.onnx")
     node_heavy_model(heavy)
     models = [("node-heavy (60k nodes, 5 MB)", heavy, [])]
-    for name, path in (("large inline (504 MB)", os.path.join(DATA, "large_inline.onnx")),
-                       ("large external (504 MB)", os.path.join(DATA, "large_external", "large.onnx"))):
+    for name, path in (
+        ("large inline (504 MB)", os.path.join(DATA, "large_inline.onnx")),
+        ("large external (504 MB)", os.path.join(DATA, "large_external", "large.onnx")),
+    ):
         if os.path.exists(path):
             models.append((name, path, []))
     bert = os.path.join(ROOT, "tests", "models", ".generated", "bert_op14.onnx")
@@ -84,7 +93,7 @@ def main() -> None:
             for task in ("load", "save", "save --external-data all"):
                 times = {k: [] for k in clis}
                 for run in range(args.runs + 1):  # the first run warms caches and is dropped
-                    for key, cli in (clis.items() if run % 2 == 0 else reversed(list(clis.items()))):
+                    for key, cli in clis.items() if run % 2 == 0 else reversed(list(clis.items())):
                         if task == "load":
                             argv = [cli, "--dry-run", path]
                         else:

@@ -15,10 +15,10 @@ max abs difference of the fused model's output from the original's in onnxruntim
 
     .venv/bin/python bench/layernorm_bench.py [--repeat 3] [--write-docs]
 """
+
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import subprocess
@@ -59,14 +59,28 @@ def make_model() -> None:
                 replace(child)
 
     torch.manual_seed(0)
-    config = BertConfig(vocab_size=1000, hidden_size=HIDDEN, num_hidden_layers=LAYERS, num_attention_heads=HEADS,
-                        intermediate_size=4 * HIDDEN, max_position_embeddings=128)
+    config = BertConfig(
+        vocab_size=1000,
+        hidden_size=HIDDEN,
+        num_hidden_layers=LAYERS,
+        num_attention_heads=HEADS,
+        intermediate_size=4 * HIDDEN,
+        max_position_embeddings=128,
+    )
     model = BertModel(config).eval()
     replace(model)
     ids = torch.randint(0, 1000, (1, SEQ))
     os.makedirs(DATA, exist_ok=True)
-    torch.onnx.export(model, (ids,), MODEL, input_names=["input_ids"], output_names=["last_hidden_state", "pooler"],
-                      opset_version=17, dynamo=False, dynamic_axes={"input_ids": {0: "batch", 1: "seq"}})
+    torch.onnx.export(
+        model,
+        (ids,),
+        MODEL,
+        input_names=["input_ids"],
+        output_names=["last_hidden_state", "pooler"],
+        opset_version=17,
+        dynamo=False,
+        dynamic_axes={"input_ids": {0: "batch", 1: "seq"}},
+    )
 
 
 # Each tool: a snippet run in a fresh interpreter with IN and OUT defined.
@@ -98,8 +112,11 @@ def run_tool(name: str, out: str) -> tuple[float, int]:
         start = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
         return time.perf_counter() - start, int(proc.stderr.strip().splitlines()[-1])
-    code = f"IN, OUT = {MODEL!r}, {out!r}\nimport time\n_t = time.perf_counter()\n" + TOOLS[name] + \
-        "\nprint('SECONDS', time.perf_counter() - _t)\n"
+    code = (
+        f"IN, OUT = {MODEL!r}, {out!r}\nimport time\n_t = time.perf_counter()\n"
+        + TOOLS[name]
+        + "\nprint('SECONDS', time.perf_counter() - _t)\n"
+    )
     proc = subprocess.run(["/usr/bin/time", "-f", "%M", sys.executable, "-c", code], capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"{name} failed:\n{proc.stderr[-2000:]}")
@@ -109,6 +126,7 @@ def run_tool(name: str, out: str) -> tuple[float, int]:
 
 def max_error(original: str, fused: str) -> float:
     import onnxruntime as ort
+
     ids = np.random.default_rng(0).integers(0, 1000, size=(2, SEQ), dtype=np.int64)
     a = ort.InferenceSession(original, providers=["CPUExecutionProvider"]).run(None, {"input_ids": ids})
     b = ort.InferenceSession(fused, providers=["CPUExecutionProvider"]).run(None, {"input_ids": ids})
@@ -122,6 +140,7 @@ def main() -> int:
     args = ap.parse_args()
     make_model()
     import onnx
+
     size_mb = os.path.getsize(MODEL) / 1e6
     nodes = len(onnx.load(MODEL).graph.node)
     rows = []
@@ -133,12 +152,16 @@ def main() -> int:
         fused = onnx.load(out)
         ln = sum(1 for n in fused.graph.node if n.op_type == "LayerNormalization")
         rows.append((name, seconds, rss / 1024, ln, len(fused.graph.node), max_error(MODEL, out)))
-    table = ["| tool | wall time (s) | peak RSS (MB) | LayerNormalization after | nodes after | max abs error |",
-             "|---|---:|---:|---:|---:|---:|"]
+    table = [
+        "| tool | wall time (s) | peak RSS (MB) | LayerNormalization after | nodes after | max abs error |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
     for name, s, mb, ln, n, err in rows:
         table.append(f"| {name} | {s:.3f} | {mb:.0f} | {ln} | {n} | {err:.1e} |")
-    header = (f"Model: BertModel, {LAYERS} layers, hidden {HIDDEN}, hand-written LayerNorms (49), TorchScript "
-              f"export at opset 17: {nodes} nodes, {size_mb:.0f} MB. Best of {args.repeat}.")
+    header = (
+        f"Model: BertModel, {LAYERS} layers, hidden {HIDDEN}, hand-written LayerNorms (49), TorchScript "
+        f"export at opset 17: {nodes} nodes, {size_mb:.0f} MB. Best of {args.repeat}."
+    )
     text = header + "\n\n" + "\n".join(table)
     print(text)
     if args.write_docs:

@@ -17,6 +17,7 @@ widths, 4 layers, sequence 128, random weights, exported by torch at opset 17), 
 ORT_ENABLE_ALL, runs interleaved round by round so load on the machine hits each form alike, and the ops
 onnxruntime's own fusions leave (Attention, SkipLayerNormalization, ...), read from its optimized model.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,7 +28,6 @@ import re
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -51,9 +51,9 @@ def osg(pipeline: str, src: str, dst: str) -> None:
 
 def gemm_through_reshapes(src: str, dst: str) -> int:
     """Writes src with every rank>=3 MatMul + constant bias Add as Reshape -> Gemm -> Reshape. Result count."""
+    import numpy as np
     import onnx
     from onnx import helper, numpy_helper
-    import numpy as np
 
     model = onnx.shape_inference.infer_shapes(onnx.load(src))
     g = model.graph
@@ -85,8 +85,15 @@ def gemm_through_reshapes(src: str, dst: str) -> int:
         if add is not None:
             other = add.input[1] if add.input[0] == n.output[0] else add.input[0]
             bias = inits.get(other)
-        ok = (x_dims is not None and len(x_dims) >= 3 and w is not None and len(w.dims) == 2 and bias is not None
-              and list(bias.dims) == [w.dims[1]] and w.data_type == onnx.TensorProto.FLOAT)
+        ok = (
+            x_dims is not None
+            and len(x_dims) >= 3
+            and w is not None
+            and len(w.dims) == 2
+            and bias is not None
+            and list(bias.dims) == [w.dims[1]]
+            and w.data_type == onnx.TensorProto.FLOAT
+        )
         if not ok:
             new_nodes.append(n)
             continue
@@ -142,8 +149,12 @@ def corpus_rows(regex: str) -> list[dict]:
         for f, p in files.items():
             n, hist, _ = sb.count_nodes(p)
             row["forms"][f] = {"nodes": n, "hist": hist, "check": checks.get(p, {"status": "check-missing"})}
-        print(f"  {label:24s} " + "  ".join(f"{f}={row['forms'][f]['nodes']} ({row['forms'][f]['check']['status']})"
-                                             for f in FORMS), file=sys.stderr, flush=True)
+        print(
+            f"  {label:24s} "
+            + "  ".join(f"{f}={row['forms'][f]['nodes']} ({row['forms'][f]['check']['status']})" for f in FORMS),
+            file=sys.stderr,
+            flush=True,
+        )
         rows.append(row)
     return rows
 
@@ -154,8 +165,10 @@ def bert_encoder() -> tuple[str, dict]:
 
     path = os.path.join(OUTDIR, "bert_base_l4_op17.onnx")
     rng = np.random.default_rng(0)
-    feeds = {"input_ids": rng.integers(0, 30522, (1, 128), dtype=np.int64),
-             "attention_mask": np.ones((1, 128), np.int64)}
+    feeds = {
+        "input_ids": rng.integers(0, 30522, (1, 128), dtype=np.int64),
+        "attention_mask": np.ones((1, 128), np.int64),
+    }
     if os.path.exists(path):
         return path, feeds
     import torch
@@ -173,9 +186,16 @@ def bert_encoder() -> tuple[str, dict]:
             return self.model(input_ids=input_ids, attention_mask=attention_mask, return_dict=False)[0]
 
     args = tuple(torch.from_numpy(feeds[k]) for k in ("input_ids", "attention_mask"))
-    torch.onnx.export(Wrap(), args, path, input_names=["input_ids", "attention_mask"], output_names=["hidden"],
-                      dynamic_axes={"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}},
-                      opset_version=17, dynamo=False)
+    torch.onnx.export(
+        Wrap(),
+        args,
+        path,
+        input_names=["input_ids", "attention_mask"],
+        output_names=["hidden"],
+        dynamic_axes={"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}},
+        opset_version=17,
+        dynamo=False,
+    )
     return path, feeds
 
 
@@ -225,23 +245,38 @@ def latency(rounds: int, threads: int) -> dict:
     for f, p in [*files.items(), ("export", path), ("export, fuse-qkv", raw_qkv)]:
         opt = optimizer.optimize_model(p, model_type="bert", num_heads=12, hidden_size=768, opt_level=0)
         offline[f] = collections.Counter(n.op_type for n in opt.model.graph.node)
-    return {"model": path, "nodes": {f: sb.count_nodes(p)[0] for f, p in files.items()}, "offline": offline,
-            "ms": {f: (statistics.median(cpu[f]), min(cpu[f]), statistics.median(v)) for f, v in times.items()}, "ort_ops": fused,
-            "rounds": rounds, "threads": threads, "ort": ort.__version__}
+    return {
+        "model": path,
+        "nodes": {f: sb.count_nodes(p)[0] for f, p in files.items()},
+        "offline": offline,
+        "ms": {f: (statistics.median(cpu[f]), min(cpu[f]), statistics.median(v)) for f, v in times.items()},
+        "ort_ops": fused,
+        "rounds": rounds,
+        "threads": threads,
+        "ort": ort.__version__,
+    }
 
 
 def report(rows: list[dict], lat: dict | None, args, started: float) -> str:
-    git = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"], capture_output=True,
-                         text=True).stdout.strip()
-    out = [f"Produced on {datetime.date.today()} by `.venv/bin/python bench/linear_forms.py --write-docs` "
-           f"({time.time() - started:.0f} s; {os.cpu_count()} cores shared with other jobs; CLI at git {git}).", ""]
-    good = [r for r in rows if "error" not in r and all(r["forms"][f]["check"]["status"] in ("ok", "n/a")
-                                                        for f in FORMS)]
+    git = subprocess.run(
+        ["git", "-C", ROOT, "describe", "--always", "--dirty"], capture_output=True, text=True
+    ).stdout.strip()
+    out = [
+        f"Produced on {datetime.date.today()} by `.venv/bin/python bench/linear_forms.py --write-docs` "
+        f"({time.time() - started:.0f} s; {os.cpu_count()} cores shared with other jobs; CLI at git {git}).",
+        "",
+    ]
+    good = [
+        r for r in rows if "error" not in r and all(r["forms"][f]["check"]["status"] in ("ok", "n/a") for f in FORMS)
+    ]
     bad = [r for r in rows if r not in good]
     out.append(f"Models: {len(rows)}; all three forms equivalent to the original in onnxruntime: {len(good)}.")
     for r in bad:
-        why = r.get("error") or "; ".join(f"{f}: {r['forms'][f]['check']['status']} {r['forms'][f]['check'].get('detail', '')}"
-                                          for f in FORMS if r["forms"][f]["check"]["status"] not in ("ok", "n/a"))
+        why = r.get("error") or "; ".join(
+            f"{f}: {r['forms'][f]['check']['status']} {r['forms'][f]['check'].get('detail', '')}"
+            for f in FORMS
+            if r["forms"][f]["check"]["status"] not in ("ok", "n/a")
+        )
         out.append(f"- {r['model']}: {why[:200]}")
     out.append("")
     out.append("| form | total nodes | fewer than simplify on | more on |")
@@ -258,30 +293,59 @@ def report(rows: list[dict], lat: dict | None, args, started: float) -> str:
         s = r["forms"]
         if s["+fuse-qkv"]["nodes"] == s["simplify"]["nodes"] == s["+gemm"]["nodes"]:
             continue
-        out.append(f"| {r['model']} | {s['simplify']['nodes']} | {s['+fuse-qkv']['nodes']} | "
-                   f"{s['+gemm']['nodes']} ({r['gemms']}) |")
+        out.append(
+            f"| {r['model']} | {s['simplify']['nodes']} | {s['+fuse-qkv']['nodes']} | "
+            f"{s['+gemm']['nodes']} ({r['gemms']}) |"
+        )
     out.append("")
     out.append("Models not listed leave the same count in all three forms.")
     if lat:
         out.append("")
-        out.append(f"onnxruntime {lat['ort']} CPU latency of `{os.path.relpath(lat['model'], ROOT)}` (BERT-base widths, "
-                   f"4 layers, batch 1, sequence 128), ORT_ENABLE_ALL, {lat['threads']} intra-op thread(s), "
-                   f"{lat['rounds']} interleaved rounds:")
+        out.append(
+            f"onnxruntime {lat['ort']} CPU latency of `{os.path.relpath(lat['model'], ROOT)}` (BERT-base widths, "
+            f"4 layers, batch 1, sequence 128), ORT_ENABLE_ALL, {lat['threads']} intra-op thread(s), "
+            f"{lat['rounds']} interleaved rounds:"
+        )
         out.append("")
-        keys = sorted({k for f in FORMS for k in lat["ort_ops"][f]
-                       if k in ("Attention", "MultiHeadAttention", "SkipLayerNormalization", "BiasGelu", "FastGelu",
-                                "Gelu", "FusedMatMul", "Gemm", "MatMul", "Split", "Reshape")})
-        out.append("| form | nodes | CPU ms, median | CPU ms, min | wall ms, median | ops after onnxruntime's fusions: " + ", ".join(keys)
-                   + " | Attention after onnxruntime.transformers.optimizer |")
+        keys = sorted(
+            {
+                k
+                for f in FORMS
+                for k in lat["ort_ops"][f]
+                if k
+                in (
+                    "Attention",
+                    "MultiHeadAttention",
+                    "SkipLayerNormalization",
+                    "BiasGelu",
+                    "FastGelu",
+                    "Gelu",
+                    "FusedMatMul",
+                    "Gemm",
+                    "MatMul",
+                    "Split",
+                    "Reshape",
+                )
+            }
+        )
+        out.append(
+            "| form | nodes | CPU ms, median | CPU ms, min | wall ms, median | ops after onnxruntime's fusions: "
+            + ", ".join(keys)
+            + " | Attention after onnxruntime.transformers.optimizer |"
+        )
         out.append("|---|---:|---:|---:|---:|---|---:|")
         for f in FORMS:
             cmed, cmin, wmed = lat["ms"][f]
             ops = ", ".join(str(lat["ort_ops"][f].get(k, 0)) for k in keys)
-            out.append(f"| {f} | {lat['nodes'][f]} | {cmed:.1f} | {cmin:.1f} | {wmed:.1f} | {ops} | {lat['offline'][f].get('Attention', 0)} |")
+            out.append(
+                f"| {f} | {lat['nodes'][f]} | {cmed:.1f} | {cmin:.1f} | {wmed:.1f} | {ops} | {lat['offline'][f].get('Attention', 0)} |"
+            )
         out.append("")
-        out.append("Attention nodes onnxruntime.transformers.optimizer (model_type bert) makes of the export itself: "
-                   f"{lat['offline']['export'].get('Attention', 0)}; of the export after fuse-qkv alone: "
-                   f"{lat['offline']['export, fuse-qkv'].get('Attention', 0)}.")
+        out.append(
+            "Attention nodes onnxruntime.transformers.optimizer (model_type bert) makes of the export itself: "
+            f"{lat['offline']['export'].get('Attention', 0)}; of the export after fuse-qkv alone: "
+            f"{lat['offline']['export, fuse-qkv'].get('Attention', 0)}."
+        )
     return "\n".join(out)
 
 

@@ -10,6 +10,7 @@ built directly with onnx.helper / numpy_helper (no torch). Saved twice under ben
 Regeneration is skipped when both exist and bench/.data/large.stamp.json matches the
 parameters (and the sizes recorded there still match the files). --force regenerates.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,12 +50,13 @@ def build(layers: int, dim: int, seed: int) -> onnx.ModelProto:
         nodes.append(helper.make_node("Relu", [f"add{i}"], [out], name=f"Relu_{i}"))
         x = out
     graph = helper.make_graph(
-        nodes, "large_mlp",
+        nodes,
+        "large_mlp",
         [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["N", dim])],
         [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["N", dim])],
-        initializer=inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
-                              producer_name="onnxsurgeon-bench")
+        initializer=inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="onnxsurgeon-bench")
     model.ir_version = 8
     return model
 
@@ -75,8 +77,7 @@ def main() -> int:
     ap.add_argument("--force", action="store_true")
     args = ap.parse_args()
 
-    params = {"format": FORMAT, "layers": args.layers, "dim": args.dim, "seed": args.seed,
-              "onnx": onnx.__version__}
+    params = {"format": FORMAT, "layers": args.layers, "dim": args.dim, "seed": args.seed, "onnx": onnx.__version__}
     if not args.force and os.path.exists(STAMP):
         with open(STAMP) as f:
             stamp = json.load(f)
@@ -95,19 +96,26 @@ def main() -> int:
     shutil.rmtree(EXT_DIR, ignore_errors=True)
     os.makedirs(EXT_DIR)
     # save_model with save_as_external_data converts `model` in place; it is not reused.
-    onnx.save_model(model, EXT_MODEL, save_as_external_data=True, all_tensors_to_one_file=True,
-                    location=EXT_LOCATION, size_threshold=1024)
+    onnx.save_model(
+        model,
+        EXT_MODEL,
+        save_as_external_data=True,
+        all_tensors_to_one_file=True,
+        location=EXT_LOCATION,
+        size_threshold=1024,
+    )
     t3 = time.perf_counter()
     del model
 
     rel = lambda p: os.path.relpath(p, DATA)  # noqa: E731
-    sizes = {rel(p): os.path.getsize(p)
-             for p in (INLINE, EXT_MODEL, os.path.join(EXT_DIR, EXT_LOCATION))}
+    sizes = {rel(p): os.path.getsize(p) for p in (INLINE, EXT_MODEL, os.path.join(EXT_DIR, EXT_LOCATION))}
     with open(STAMP, "w") as f:
         json.dump({"params": params, "sizes": sizes}, f, indent=1)
     mb = sum(sizes.values()) / 2 / 1e6
-    print(f"make_large_model: {args.layers} layers of {args.dim}x{args.dim} fp32, ~{mb:.0f} MB each; "
-          f"build {t1 - t0:.1f}s, inline save {t2 - t1:.1f}s, external save {t3 - t2:.1f}s")
+    print(
+        f"make_large_model: {args.layers} layers of {args.dim}x{args.dim} fp32, ~{mb:.0f} MB each; "
+        f"build {t1 - t0:.1f}s, inline save {t2 - t1:.1f}s, external save {t3 - t2:.1f}s"
+    )
     for p, s in sizes.items():
         print(f"  {p}: {s:,} bytes")
     return 0

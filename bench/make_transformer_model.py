@@ -8,6 +8,7 @@ it: shape subgraphs to fold, Constants, duplicated subexpressions.
 
   .venv/bin/python bench/make_transformer_model.py [--force]  ->  bench/.data/gpt2_6l.onnx
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,9 +31,17 @@ def main() -> int:
     import transformers
 
     torch.manual_seed(0)
-    config = transformers.GPT2Config(n_layer=args.layers, n_embd=768, n_head=12, vocab_size=50257,
-                                     n_positions=1024, use_cache=False, attn_implementation="eager")
+    config = transformers.GPT2Config(
+        n_layer=args.layers,
+        n_embd=768,
+        n_head=12,
+        vocab_size=50257,
+        n_positions=1024,
+        use_cache=False,
+        attn_implementation="eager",
+    )
     model = transformers.GPT2LMHeadModel(config).eval()
+
     class Logits(torch.nn.Module):  # the tuple output of a causal LM, reduced to its logits
         def __init__(self, lm):
             super().__init__()
@@ -51,8 +60,15 @@ def main() -> int:
 
     masking.sdpa_mask = masking.sdpa_mask_older_torch
     with torch.no_grad():
-        torch.onnx.export(Logits(model), (ids, mask), tmp, input_names=["input_ids", "attention_mask"],
-                          output_names=["logits"], opset_version=17, dynamo=False)
+        torch.onnx.export(
+            Logits(model),
+            (ids, mask),
+            tmp,
+            input_names=["input_ids", "attention_mask"],
+            output_names=["logits"],
+            opset_version=17,
+            dynamo=False,
+        )
     import onnx
 
     m = onnx.load(tmp)  # one file: weights inline, as a user's ModelProto holds them

@@ -6,6 +6,7 @@ median of --repeat runs; wall time depends on the machine's load) and simplify's
 
 Usage: python bench/many_outputs.py [--cli build/onnxsurgeon] [--outputs 100000]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,16 +33,23 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "many_outputs.onnx")
         n = args.outputs
-        graph = helper.make_graph([helper.make_node("Identity", ["x"], [f"o{i}"]) for i in range(n)], "g",
-                                  [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
-                                  [helper.make_tensor_value_info(f"o{i}", TensorProto.FLOAT, [1]) for i in range(n)])
+        graph = helper.make_graph(
+            [helper.make_node("Identity", ["x"], [f"o{i}"]) for i in range(n)],
+            "g",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+            [helper.make_tensor_value_info(f"o{i}", TensorProto.FLOAT, [1]) for i in range(n)],
+        )
         onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), path)
         for pipeline in PIPELINES:
             times, rounds = [], "-"
             for _ in range(args.repeat):
                 before = resource.getrusage(resource.RUSAGE_CHILDREN)
-                proc = subprocess.run([args.cli, "--pass", pipeline, "--report", "text", path, "-o",
-                                       os.path.join(tmp, "out.onnx")], capture_output=True, text=True, check=True)
+                proc = subprocess.run(
+                    [args.cli, "--pass", pipeline, "--report", "text", path, "-o", os.path.join(tmp, "out.onnx")],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                )
                 after = resource.getrusage(resource.RUSAGE_CHILDREN)
                 times.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
                 m = re.search(r"rounds=(\d+)", proc.stderr)

@@ -9,6 +9,7 @@ the test's expected outputs from its inputs (tests/python/opset_backend.py). Bot
 converters run the same harness; onnx.version_converter converts directly from the
 original model each time (chaining would only lose more), onnxsurgeon chains.
 """
+
 from __future__ import annotations
 
 import argparse

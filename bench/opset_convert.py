@@ -6,6 +6,7 @@ memory (max RSS) is measured per tool. Also both on the real-model corpus at 17/
 
     .venv/bin/python bench/make_large_model.py && .venv/bin/python bench/opset_convert.py
 """
+
 from __future__ import annotations
 
 import glob
@@ -54,8 +55,19 @@ def main() -> int:
             for target in (14, 13):
                 for tool in ["onnxsurgeon", "onnx"]:
                     # A fresh interpreter per measurement so RUSAGE_CHILDREN peaks are per tool.
-                    out = subprocess.run([sys.executable, __file__, "--one", tool, MODEL,
-                                          os.path.join(tmp, tool + ".onnx"), str(target)], capture_output=True, text=True)
+                    out = subprocess.run(
+                        [
+                            sys.executable,
+                            __file__,
+                            "--one",
+                            tool,
+                            MODEL,
+                            os.path.join(tmp, tool + ".onnx"),
+                            str(target),
+                        ],
+                        capture_output=True,
+                        text=True,
+                    )
                     results[f"large->{target}/{tool}"] = json.loads(out.stdout)
         corpus = sorted(glob.glob(os.path.join(ROOT, "tests", "models", ".generated", "*.json")))
         for tool in ["onnxsurgeon", "onnx"]:

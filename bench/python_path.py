@@ -23,6 +23,7 @@ the largest export in tests/models/.generated (many nodes, small weights).
 
   .venv/bin/python bench/python_path.py [--runs N] [--pipeline P] [--write-docs]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -97,14 +98,19 @@ def measure(argv: list[str], runs: int) -> dict:
     results = [run_cpu(argv) for _ in range(runs)]
     keys = [k for k in results[0] if isinstance(results[0][k], (int, float))]
     return {k: statistics.median(r[k] for r in results) for k in keys} | {
-        "min_wall": min(r["wall"] for r in results), "max_wall": max(r["wall"] for r in results)}
+        "min_wall": min(r["wall"] for r in results),
+        "max_wall": max(r["wall"] for r in results),
+    }
 
 
 def bench_model(src: str, pipeline: str, runs: int) -> dict:
     out_dir = roundtrip.fresh_tmp()
-    cli = measure([roundtrip.CLI, "--quiet", "--pass", pipeline, src, "-o", os.path.join(out_dir, "o.onnx")]
-                  if _cli_has_quiet() else [roundtrip.CLI, "--pass", pipeline, src, "-o", os.path.join(out_dir, "o.onnx")],
-                  runs)
+    cli = measure(
+        [roundtrip.CLI, "--quiet", "--pass", pipeline, src, "-o", os.path.join(out_dir, "o.onnx")]
+        if _cli_has_quiet()
+        else [roundtrip.CLI, "--pass", pipeline, src, "-o", os.path.join(out_dir, "o.onnx")],
+        runs,
+    )
     rows = {"cli": cli}
     for mode in ("run", "split", "before"):
         rows[mode] = measure([roundtrip.PY, "-c", CHILD, src, pipeline, mode], runs)
@@ -138,21 +144,29 @@ def corpus_model() -> str | None:
 def table(name: str, src: str, pipeline: str, rows: dict) -> list[str]:
     cli = rows["cli"]["wall"]
     size = os.path.getsize(src) / 1e6
-    lines = [f"**{name}**: `{os.path.relpath(src, ROOT)}`, {size:.0f} MB, pipeline `{pipeline}`, "
-             f"{int(rows['run']['nodes'])} nodes after", "",
-             "| command | time median (s) | vs CLI | CPU (s) | CPU vs CLI | from_proto (s) | run (s) | to_proto (s) | peak RSS (MiB) |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-             f"| `onnxsurgeon --pass {pipeline} IN -o OUT` (whole process) | {cli:.3f} | 1.00x | "
-             f"{rows['cli']['cpu']:.3f} | 1.00x | – | – | – | {rows['cli']['rss_kib'] / 1024:.0f} |"]
+    lines = [
+        f"**{name}**: `{os.path.relpath(src, ROOT)}`, {size:.0f} MB, pipeline `{pipeline}`, "
+        f"{int(rows['run']['nodes'])} nodes after",
+        "",
+        "| command | time median (s) | vs CLI | CPU (s) | CPU vs CLI | from_proto (s) | run (s) | to_proto (s) | peak RSS (MiB) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        f"| `onnxsurgeon --pass {pipeline} IN -o OUT` (whole process) | {cli:.3f} | 1.00x | "
+        f"{rows['cli']['cpu']:.3f} | 1.00x | – | – | – | {rows['cli']['rss_kib'] / 1024:.0f} |",
+    ]
     cli_cpu = rows["cli"]["cpu"]
-    labels = {"run": f"`osg.run(proto, \"{pipeline}\")`", "split": "same, step by step",
-              "before": "before: `load_bytes(bytes(...))` + `FromString(to_bytes())`"}
+    labels = {
+        "run": f'`osg.run(proto, "{pipeline}")`',
+        "split": "same, step by step",
+        "before": "before: `load_bytes(bytes(...))` + `FromString(to_bytes())`",
+    }
     for key in ("run", "split", "before"):
         r = rows[key]
         part = lambda k: f"{r[k]:.3f}" if k in r else "–"  # noqa: E731
-        lines.append(f"| {labels[key]} | {r['total']:.3f} | {r['total'] / cli:.2f}x | {r['total_cpu']:.3f} | "
-                     f"{r['total_cpu'] / cli_cpu:.2f}x | {part('from_proto')} | "
-                     f"{part('run')} | {part('to_proto')} | {r['rss_kib'] / 1024:.0f} |")
+        lines.append(
+            f"| {labels[key]} | {r['total']:.3f} | {r['total'] / cli:.2f}x | {r['total_cpu']:.3f} | "
+            f"{r['total_cpu'] / cli_cpu:.2f}x | {part('from_proto')} | "
+            f"{part('run')} | {part('to_proto')} | {r['rss_kib'] / 1024:.0f} |"
+        )
     return lines + [""]
 
 
@@ -165,38 +179,49 @@ def main() -> int:
     args = ap.parse_args()
     t_start = time.perf_counter()
     load_before = os.getloadavg()[0]
-    models = [("large MLP", roundtrip.MODELS["inline"][0]),
-              ("GPT-2, 6 layers (real transformer)", os.path.join(HERE, ".data", "gpt2_6l.onnx"))]
+    models = [
+        ("large MLP", roundtrip.MODELS["inline"][0]),
+        ("GPT-2, 6 layers (real transformer)", os.path.join(HERE, ".data", "gpt2_6l.onnx")),
+    ]
     if (c := corpus_model()) is not None:
         models.append(("largest corpus export", c))
     out = []
     for name, src in models:
         if not os.path.exists(src):
-            print(f"python_path: {src} is missing (run bench/make_large_model.py and "
-                  "bench/make_transformer_model.py)", file=sys.stderr)
+            print(
+                f"python_path: {src} is missing (run bench/make_large_model.py and bench/make_transformer_model.py)",
+                file=sys.stderr,
+            )
             continue
         rows = bench_model(src, args.pipeline, args.runs)
         out += table(name, src, args.pipeline, rows)
         print("\n".join(table(name, src, args.pipeline, rows)))
-    facts = roundtrip.machine_facts() + [("load average (1 min) before / after the run",
-                                          f"{load_before:.2f} / {os.getloadavg()[0]:.2f}")]
-    head = [f"Produced by `{args.command}` on {datetime.date.today()} "
-            f"({time.perf_counter() - t_start:.0f} s for the whole run).", "",
-            f"Median of {args.runs} runs after one warm-up run, each a fresh process, warm page caches. "
-            "Python times are in-process and start from a ModelProto already loaded (not timed); "
-            "the CLI time is its whole process, file to file. *CPU* is user + sys time (in-process "
-            "`time.process_time()` for the Python rows, the child's rusage for the CLI): on a shared "
-            "machine it moves less than wall time.", ""]
+    facts = roundtrip.machine_facts() + [
+        ("load average (1 min) before / after the run", f"{load_before:.2f} / {os.getloadavg()[0]:.2f}")
+    ]
+    head = [
+        f"Produced by `{args.command}` on {datetime.date.today()} "
+        f"({time.perf_counter() - t_start:.0f} s for the whole run).",
+        "",
+        f"Median of {args.runs} runs after one warm-up run, each a fresh process, warm page caches. "
+        "Python times are in-process and start from a ModelProto already loaded (not timed); "
+        "the CLI time is its whole process, file to file. *CPU* is user + sys time (in-process "
+        "`time.process_time()` for the Python rows, the child's rusage for the CLI): on a shared "
+        "machine it moves less than wall time.",
+        "",
+    ]
     head += [f"- {k}: {v}" for k, v in facts] + [""]
     section = "\n".join([BEGIN] + head + out + [END])
     if args.write_docs:
         with open(DOCS) as f:
             text = f.read()
         if BEGIN in text:
-            text = text[:text.index(BEGIN)] + section + text[text.index(END) + len(END):]
+            text = text[: text.index(BEGIN)] + section + text[text.index(END) + len(END) :]
         else:
-            text += "\n## Python ModelProto path vs the CLI\n\n`bench/python_path.py`: `osg.run(onnx.ModelProto, ...)` " \
-                    "against the CLI on the same file (issue 15: at most 1.5x).\n\n" + section + "\n"
+            text += (
+                "\n## Python ModelProto path vs the CLI\n\n`bench/python_path.py`: `osg.run(onnx.ModelProto, ...)` "
+                "against the CLI on the same file (issue 15: at most 1.5x).\n\n" + section + "\n"
+            )
         with open(DOCS, "w") as f:
             f.write(text)
     return 0

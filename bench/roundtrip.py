@@ -18,6 +18,7 @@ verified once per model (protobuf equality with onnx, data-file bytes for extern
 
   .venv/bin/python bench/roundtrip.py [--runs N] [--write-docs]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,8 +46,7 @@ EXT_LOCATION = "large.onnx.data"
 MODELS = {
     # name: (model path, folder holding everything the model needs, or None when inline)
     "inline": (os.path.join(DATA, "large_inline.onnx"), None),
-    "external": (os.path.join(DATA, "large_external", "large.onnx"),
-                 os.path.join(DATA, "large_external")),
+    "external": (os.path.join(DATA, "large_external", "large.onnx"), os.path.join(DATA, "large_external")),
 }
 
 # Python children print one JSON line: seconds spent importing, loading and saving.
@@ -134,17 +134,21 @@ def commands(name: str, src: str, folder: str | None) -> list[tuple[str, str, ca
     out_model = lambda d: os.path.join(d, base)  # noqa: E731
     rows = []
     if ext:
-        rows.append(("cp", "`cp -r` of the folder (floor)",
-                     lambda d: ["cp", "-r", folder, os.path.join(d, "copy")]))
+        rows.append(("cp", "`cp -r` of the folder (floor)", lambda d: ["cp", "-r", folder, os.path.join(d, "copy")]))
     else:
         rows.append(("cp", "`cp` of the file (floor)", lambda d: ["cp", src, out_model(d)]))
     rows.append(("cli", "`onnxsurgeon IN -o OUT`", lambda d: [CLI, src, "-o", out_model(d)]))
-    rows.append(("osg", "Python `onnxsurgeon.load(IN).save(OUT)`",
-                 lambda d: [PY, "-c", PY_OSG, src, out_model(d)]))
-    rows.append(("onnx", "Python `onnx.load` + `onnx.save`" + (" (external)" if ext else ""),
-                 lambda d: [PY, "-c", PY_ONNX, src, out_model(d), "1" if ext else "0", EXT_LOCATION]))
-    rows.append(("inspect", "diagnostic: `onnxsurgeon inspect IN` (load only, no save)",
-                 lambda d: [CLI, "inspect", src]))
+    rows.append(("osg", "Python `onnxsurgeon.load(IN).save(OUT)`", lambda d: [PY, "-c", PY_OSG, src, out_model(d)]))
+    rows.append(
+        (
+            "onnx",
+            "Python `onnx.load` + `onnx.save`" + (" (external)" if ext else ""),
+            lambda d: [PY, "-c", PY_ONNX, src, out_model(d), "1" if ext else "0", EXT_LOCATION],
+        )
+    )
+    rows.append(
+        ("inspect", "diagnostic: `onnxsurgeon inspect IN` (load only, no save)", lambda d: [CLI, "inspect", src])
+    )
     return rows
 
 
@@ -182,19 +186,29 @@ def machine_facts() -> list[tuple[str, str]]:
                 break
     fs = subprocess.run(["df", "-T", DATA], capture_output=True, text=True).stdout.splitlines()[-1].split()
     ver = lambda code: subprocess.run([PY, "-c", code], capture_output=True, text=True).stdout.strip()  # noqa: E731
-    rev = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
-                           capture_output=True, text=True).stdout.strip()
+    rev = subprocess.run(
+        ["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True
+    ).stdout.strip()
     return [
         ("CPU", f"{cpu}, nproc={os.cpu_count()}"),
         ("memory", mem),
         ("kernel", platform.release()),
         ("filesystem of bench/.data", f"{fs[1]} ({fs[0]})" if len(fs) > 1 else "?"),
-        ("onnxsurgeon", subprocess.run([CLI, "--version"], capture_output=True, text=True).stdout.strip()
-         + f", git {rev or '?'}{' (dirty tree)' if dirty else ''}"),
-        ("Python / onnx / numpy / protobuf",
-         ver("import sys, onnx, numpy, google.protobuf as p; "
-             "print(sys.version.split()[0], onnx.__version__, numpy.__version__, p.__version__, sep=' / ')")),
+        (
+            "onnxsurgeon",
+            subprocess.run([CLI, "--version"], capture_output=True, text=True).stdout.strip()
+            + f", git {rev or '?'}{' (dirty tree)' if dirty else ''}",
+        ),
+        (
+            "Python / onnx / numpy / protobuf",
+            ver(
+                "import sys, onnx, numpy, google.protobuf as p; "
+                "print(sys.version.split()[0], onnx.__version__, numpy.__version__, p.__version__, sep=' / ')"
+            ),
+        ),
     ]
 
 
@@ -206,8 +220,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=5, help="measured runs per command (median reported)")
     ap.add_argument("--write-docs", action="store_true", help=f"update the roundtrip section of {DOCS}")
-    ap.add_argument("--command", default=None,
-                    help="the command line recorded in the output (default: this invocation)")
+    ap.add_argument(
+        "--command", default=None, help="the command line recorded in the output (default: this invocation)"
+    )
     args = ap.parse_args()
 
     for path, _ in MODELS.values():
@@ -236,22 +251,31 @@ def main() -> int:
                 if i > 0:
                     samples.append(r)
             med = lambda k: statistics.median(s[k] for s in samples) if k in samples[0] else None  # noqa: E731
-            row = {"key": key, "label": label, "wall": med("wall"),
-                   "wall_min": min(s["wall"] for s in samples), "wall_max": max(s["wall"] for s in samples),
-                   "rss_mib": statistics.median(s["rss_kib"] for s in samples) / 1024,
-                   "load": med("load"), "save": med("save"), "import": med("import")}
+            row = {
+                "key": key,
+                "label": label,
+                "wall": med("wall"),
+                "wall_min": min(s["wall"] for s in samples),
+                "wall_max": max(s["wall"] for s in samples),
+                "rss_mib": statistics.median(s["rss_kib"] for s in samples) / 1024,
+                "load": med("load"),
+                "save": med("save"),
+                "import": med("import"),
+            }
             rows.append(row)
-            print(f"  {name:8s} {key:8s} median {row['wall']:.3f}s  "
-                  f"(min {row['wall_min']:.3f}, max {row['wall_max']:.3f})  peak RSS {row['rss_mib']:.0f} MiB",
-                  file=sys.stderr, flush=True)
+            print(
+                f"  {name:8s} {key:8s} median {row['wall']:.3f}s  "
+                f"(min {row['wall_min']:.3f}, max {row['wall_max']:.3f})  peak RSS {row['rss_mib']:.0f} MiB",
+                file=sys.stderr,
+                flush=True,
+            )
         results[name] = rows
     elapsed = time.perf_counter() - started
     load_after = os.getloadavg()
 
     cmdline = args.command or ".venv/bin/python bench/" + " ".join([os.path.basename(sys.argv[0])] + sys.argv[1:])
     lines = [
-        f"Produced by `{cmdline}` on {datetime.date.today().isoformat()} "
-        f"({elapsed:.0f} s for the whole run).",
+        f"Produced by `{cmdline}` on {datetime.date.today().isoformat()} ({elapsed:.0f} s for the whole run).",
         "",
         f"Median of {args.runs} runs after one warm-up run each; **page caches are warm** (they cannot",
         "be dropped without root), so the input is read from memory and the output is written to the",
@@ -268,17 +292,24 @@ def main() -> int:
     lines.append("")
     for name, rows in results.items():
         src, folder = MODELS[name]
-        what = ("weights inline in one .onnx file" if folder is None else
-                f"weights in one external data file (`{EXT_LOCATION}`), size threshold 1024")
+        what = (
+            "weights inline in one .onnx file"
+            if folder is None
+            else f"weights in one external data file (`{EXT_LOCATION}`), size threshold 1024"
+        )
         lines.append(f"**{name}**: `{os.path.relpath(src, ROOT)}`, {sizes[name] / 1e6:.0f} MB, {what}")
         lines.append("")
-        lines.append("| command | wall median (s) | min–max (s) | vs cp | import (s) | load (s) | save (s) | peak RSS (MiB) |")
+        lines.append(
+            "| command | wall median (s) | min–max (s) | vs cp | import (s) | load (s) | save (s) | peak RSS (MiB) |"
+        )
         lines.append("|---|---:|---:|---:|---:|---:|---:|---:|")
         cp_wall = rows[0]["wall"]
         for r in rows:
             opt = lambda k: fmt_s(r[k]) if r[k] is not None else "–"  # noqa: E731
-            lines.append(f"| {r['label']} | {fmt_s(r['wall'])} | {fmt_s(r['wall_min'])}–{fmt_s(r['wall_max'])} | "
-                         f"{r['wall'] / cp_wall:.2f}x | {opt('import')} | {opt('load')} | {opt('save')} | {r['rss_mib']:.0f} |")
+            lines.append(
+                f"| {r['label']} | {fmt_s(r['wall'])} | {fmt_s(r['wall_min'])}–{fmt_s(r['wall_max'])} | "
+                f"{r['wall'] / cp_wall:.2f}x | {opt('import')} | {opt('load')} | {opt('save')} | {r['rss_mib']:.0f} |"
+            )
         lines.append("")
         for key in ("cli", "osg"):
             lines.append(f"- check, {key} output vs input: {checks[f'{name}/{key}']}")
@@ -302,14 +333,16 @@ def write_docs(text: str) -> None:
         with open(DOCS) as f:
             doc = f.read()
     else:
-        doc = ("# Benchmarks\n\n"
-               "Numbers measured on a real machine by the scripts in `bench/`; `make bench` reruns them\n"
-               "(it calls `bash bench/run.sh`). Each section below is rewritten by its script between\n"
-               "its markers; text outside the markers is kept.\n\n"
-               "## Load -> save round trip\n\n"
-               "`bench/make_large_model.py` builds a ~500 MB model (30 x MatMul+Add+Relu, 2048x2048\n"
-               "fp32 weights, fixed seed) twice: weights inline and weights in an external data file.\n"
-               "`bench/roundtrip.py` times a plain load -> save of each against copying the files.\n\n")
+        doc = (
+            "# Benchmarks\n\n"
+            "Numbers measured on a real machine by the scripts in `bench/`; `make bench` reruns them\n"
+            "(it calls `bash bench/run.sh`). Each section below is rewritten by its script between\n"
+            "its markers; text outside the markers is kept.\n\n"
+            "## Load -> save round trip\n\n"
+            "`bench/make_large_model.py` builds a ~500 MB model (30 x MatMul+Add+Relu, 2048x2048\n"
+            "fp32 weights, fixed seed) twice: weights inline and weights in an external data file.\n"
+            "`bench/roundtrip.py` times a plain load -> save of each against copying the files.\n\n"
+        )
     if BEGIN in doc and END in doc and doc.index(BEGIN) < doc.index(END):
         head, rest = doc.split(BEGIN, 1)
         _, tail = rest.split(END, 1)

@@ -39,6 +39,7 @@ The script creates that venv if it is missing and re-executes itself inside it.
 --write-docs rewrites the section between <!-- simplify-bench:begin --> and
 <!-- simplify-bench:end --> in docs/benchmarks.md (appending the section if missing).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -77,12 +78,16 @@ LARGE_BATCH = 4
 # like the others; its CLI is timed as a whole process on its own (CLI_PIPELINES).
 TOOLS = {
     "onnxsurgeon simplify": ("import onnxsurgeon as osg", "osg.run(IN, 'simplify', output=OUT)"),
-    "onnxsim": ("import onnx\nfrom onnxsim import simplify",
-                "m, ok = simplify(onnx.load(IN))\nassert ok, 'onnxsim reported a failed check'\nonnx.save(m, OUT)"),
+    "onnxsim": (
+        "import onnx\nfrom onnxsim import simplify",
+        "m, ok = simplify(onnx.load(IN))\nassert ok, 'onnxsim reported a failed check'\nonnx.save(m, OUT)",
+    ),
     "onnxslim": ("import onnxslim", "onnxslim.slim(IN, OUT)"),
     "onnxoptimizer": ("import onnx, onnxoptimizer", "onnx.save(onnxoptimizer.optimize(onnx.load(IN)), OUT)"),
-    "onnxscript optimizer": ("import onnx_ir as ir, onnxscript.optimizer",
-                             "m = ir.load(IN)\nonnxscript.optimizer.optimize(m)\nir.save(m, OUT)"),
+    "onnxscript optimizer": (
+        "import onnx_ir as ir, onnxscript.optimizer",
+        "m = ir.load(IN)\nonnxscript.optimizer.optimize(m)\nir.save(m, OUT)",
+    ),
     # Diagnostic only (not in the per-model table or the goal): the load -> save round trip,
     # the floor under the onnxsurgeon time.
     "diagnostic: onnxsurgeon nop": ("import onnxsurgeon as osg", "osg.run(IN, 'nop', output=OUT)"),
@@ -115,8 +120,9 @@ def _timed(cmd: list[str], timeout: float, env: dict | None = None):
     for _attempt in range(3):
         start = time.perf_counter()
         try:
-            proc = subprocess.run(["/usr/bin/time", "-f", "%M", *cmd], capture_output=True, text=True,
-                                  timeout=timeout, env=env)
+            proc = subprocess.run(
+                ["/usr/bin/time", "-f", "%M", *cmd], capture_output=True, text=True, timeout=timeout, env=env
+            )
         except subprocess.TimeoutExpired:
             return None, timeout, None, []
         wall = time.perf_counter() - start
@@ -130,12 +136,24 @@ def _timed(cmd: list[str], timeout: float, env: dict | None = None):
 
 def _failure(proc, wall, rss, lines, timeout) -> dict:
     if proc is None:
-        return {"status": "timeout", "first_s": None, "warm_s": None, "process_s": timeout, "rss_mb": None,
-                "error": f"timed out after {timeout:.0f} s"}
+        return {
+            "status": "timeout",
+            "first_s": None,
+            "warm_s": None,
+            "process_s": timeout,
+            "rss_mb": None,
+            "error": f"timed out after {timeout:.0f} s",
+        }
     err = [l for l in lines if l.strip()]
     msg = next((l for l in reversed(err) if re.search(r"Error|error|Exception|failed", l)), err[-1] if err else "")
-    return {"status": "error", "first_s": None, "warm_s": None, "process_s": wall, "rss_mb": rss,
-            "error": f"exit {proc.returncode}: {msg.strip()[:300]}"}
+    return {
+        "status": "error",
+        "first_s": None,
+        "warm_s": None,
+        "process_s": wall,
+        "rss_mb": rss,
+        "error": f"exit {proc.returncode}: {msg.strip()[:300]}",
+    }
 
 
 def run_tool(name: str, inp: str, out: str, timeout: float, warm: int) -> dict:
@@ -152,11 +170,13 @@ def run_tool(name: str, inp: str, out: str, timeout: float, warm: int) -> dict:
     if os.path.exists(out):
         os.remove(out)
     imports, body = TOOLS[name]
-    code = (f"IN, OUT = {inp!r}, {out!r}\nimport os, time\n{imports}\n_t = time.perf_counter()\n{body}\n"
-            "print('FIRST', time.perf_counter() - _t)\n_w = []\n"
-            f"for _ in range({warm}):\n    os.remove(OUT)\n    _t = time.perf_counter()\n{textwrap.indent(body, '    ')}\n"
-            "    _w.append(time.perf_counter() - _t)\n"
-            "print('WARM', min(_w) if _w else 'nan')\n")
+    code = (
+        f"IN, OUT = {inp!r}, {out!r}\nimport os, time\n{imports}\n_t = time.perf_counter()\n{body}\n"
+        "print('FIRST', time.perf_counter() - _t)\n_w = []\n"
+        f"for _ in range({warm}):\n    os.remove(OUT)\n    _t = time.perf_counter()\n{textwrap.indent(body, '    ')}\n"
+        "    _w.append(time.perf_counter() - _t)\n"
+        "print('WARM', min(_w) if _w else 'nan')\n"
+    )
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
     proc, wall, rss, lines = _timed([sys.executable, "-c", code], timeout, env)
     if proc is None or proc.returncode != 0 or not os.path.exists(out):
@@ -259,8 +279,9 @@ print("RESULT " + json.dumps(result))
 def check_outputs(original: str, outputs: list[str], inputs: str, rtol: float, atol: float, timeout: float) -> dict:
     args = json.dumps({"original": original, "outputs": outputs, "inputs": inputs, "rtol": rtol, "atol": atol})
     try:
-        proc = subprocess.run([sys.executable, "-c", CHECK_WORKER, args], capture_output=True, text=True,
-                              timeout=timeout)
+        proc = subprocess.run(
+            [sys.executable, "-c", CHECK_WORKER, args], capture_output=True, text=True, timeout=timeout
+        )
     except subprocess.TimeoutExpired:
         return {p: {"status": "check-timeout", "detail": ""} for p in outputs}
     m = re.search(r"^RESULT (.*)$", proc.stdout, re.M)
@@ -279,30 +300,49 @@ def check_outputs(original: str, outputs: list[str], inputs: str, rtol: float, a
 MEASURES = (("process_s", "whole process"), ("first_s", "first call in-process"), ("warm_s", "warm call in-process"))
 
 
-def bench_model(label: str, path: str, inputs: str, rtol: float, atol: float, repeat: int, warm: int,
-                timeout: float) -> dict:
+def bench_model(
+    label: str, path: str, inputs: str, rtol: float, atol: float, repeat: int, warm: int, timeout: float
+) -> dict:
     os.makedirs(OUTDIR, exist_ok=True)
     nodes_before, hist_before, funcs_before = count_nodes(path)
-    row = {"model": label, "path": path, "nodes_before": nodes_before, "functions_before": funcs_before,
-           "hist_before": dict(hist_before), "size_mb": os.path.getsize(path) / 1e6, "tools": {}}
+    row = {
+        "model": label,
+        "path": path,
+        "nodes_before": nodes_before,
+        "functions_before": funcs_before,
+        "hist_before": dict(hist_before),
+        "size_mb": os.path.getsize(path) / 1e6,
+        "tools": {},
+    }
     outs = {}
     for name in TOOLS:
         out = os.path.join(OUTDIR, f"{slug(label)}.{slug(name)}.onnx")
         runs = [run_tool(name, path, out, timeout, warm) for _ in range(repeat)]
         good = [r for r in runs if r["status"] == "ok"]
         if len(good) == len(runs):
-            res = {"status": "ok", **{m: min(r[m] for r in good) for m, _ in MEASURES},
-                   "rss_mb": max(r["rss_mb"] or 0 for r in good), "error": None}
+            res = {
+                "status": "ok",
+                **{m: min(r[m] for r in good) for m, _ in MEASURES},
+                "rss_mb": max(r["rss_mb"] or 0 for r in good),
+                "error": None,
+            }
             n, hist, funcs = count_nodes(out)
             res.update(nodes=n, hist=dict(hist), functions=funcs)
             outs[out] = name
         else:
             res = next(r for r in runs if r["status"] != "ok")
         row["tools"][name] = res
-        t = (f"{res['process_s']:.3f}/{res['first_s']:.3f}/{res['warm_s']:.3f}s" if res["status"] == "ok"
-             else res["status"])
-        print(f"  {label:32s} {name:22s} {t:>10s} nodes={res.get('nodes', '-')}"
-              + (f"  [{res['error']}]" if res.get("error") else ""), file=sys.stderr, flush=True)
+        t = (
+            f"{res['process_s']:.3f}/{res['first_s']:.3f}/{res['warm_s']:.3f}s"
+            if res["status"] == "ok"
+            else res["status"]
+        )
+        print(
+            f"  {label:32s} {name:22s} {t:>10s} nodes={res.get('nodes', '-')}"
+            + (f"  [{res['error']}]" if res.get("error") else ""),
+            file=sys.stderr,
+            flush=True,
+        )
     if outs:
         checks = check_outputs(path, list(outs), inputs, rtol, atol, timeout)
         for out, name in outs.items():
@@ -328,8 +368,10 @@ def versions() -> str:
     from importlib.metadata import version
 
     cli = subprocess.run([CLI, "--version"], capture_output=True, text=True).stdout.strip() or "?"
-    pk = ", ".join(f"{p} {version(p)}" for p in
-                   ("onnxsim", "onnxslim", "onnxoptimizer", "onnxscript", "onnx-ir", "onnx", "onnxruntime"))
+    pk = ", ".join(
+        f"{p} {version(p)}"
+        for p in ("onnxsim", "onnxslim", "onnxoptimizer", "onnxscript", "onnx-ir", "onnx", "onnxruntime")
+    )
     return f"{cli}; {pk}; Python {platform.python_version()}"
 
 
@@ -350,36 +392,44 @@ def report(corpus: list[dict], large: dict | None, args, started: float) -> str:
     names = [n for n in TOOLS if n not in DIAG]
     out = []
     load = os.getloadavg()[0]
-    out.append(f"Produced on {datetime.date.today()} by `python3 bench/simplify_bench.py --write-docs` "
-               f"({time.time() - started:.0f} s for the whole run; machine: {os.cpu_count()} cores, shared with "
-               f"other jobs, load average {args.load_before:.2f} before / {load:.2f} after).")
+    out.append(
+        f"Produced on {datetime.date.today()} by `python3 bench/simplify_bench.py --write-docs` "
+        f"({time.time() - started:.0f} s for the whole run; machine: {os.cpu_count()} cores, shared with "
+        f"other jobs, load average {args.load_before:.2f} before / {load:.2f} after)."
+    )
     out.append("")
     out.append(f"Versions: {versions()} (CLI built {args.cli_built:%Y-%m-%d %H:%M} UTC, tree at git {args.git}).")
     out.append("")
-    out.append("Time, three ways, the same for every tool: **whole process** is the wall time of a fresh process "
-               "doing the job, start-up and imports included (onnxsurgeon: its CLI binary; the Python tools: "
-               "`python -c` with their imports), what a user at a shell waits for; **first call in-process** is the "
-               "first load -> optimize -> save in a fresh process after the imports (onnxsurgeon through its Python "
-               "API, `osg.run(IN, 'simplify', output=OUT)`), one-time costs such as building onnx's operator-schema "
-               "registry included; **warm call in-process** is the best of the next calls in that process "
-               f"({args.warm} on corpus models, 1 on the large model), a notebook's steady state (the output file "
-               "is removed, untimed, before each call, so every call writes a new file as the first one does). Peak RSS is "
-               "`/usr/bin/time -f %M` of the whole process (onnxsurgeon: the CLI). *nodes after* counts the main graph, "
-               "all subgraphs and the bodies of local functions that are left (`+Nf`: N local functions left; a "
-               "tool that inlines a function called twice counts its body twice, one that keeps it counts it once "
-               "plus the calls). The `nop` row is a diagnostic: onnxsurgeon's load -> save round trip, the floor "
-               "under its simplify time. Every output (onnxsurgeon: the CLI's) was run in onnxruntime "
-               "(CPU) beside the original and compared with `np.allclose` at the manifest's rtol/atol; "
-               "MISMATCH / ORT-ERROR mark outputs that do not match or do not run, ERROR / TIMEOUT a tool that "
-               f"failed or ran past {args.timeout:.0f} s.")
+    out.append(
+        "Time, three ways, the same for every tool: **whole process** is the wall time of a fresh process "
+        "doing the job, start-up and imports included (onnxsurgeon: its CLI binary; the Python tools: "
+        "`python -c` with their imports), what a user at a shell waits for; **first call in-process** is the "
+        "first load -> optimize -> save in a fresh process after the imports (onnxsurgeon through its Python "
+        "API, `osg.run(IN, 'simplify', output=OUT)`), one-time costs such as building onnx's operator-schema "
+        "registry included; **warm call in-process** is the best of the next calls in that process "
+        f"({args.warm} on corpus models, 1 on the large model), a notebook's steady state (the output file "
+        "is removed, untimed, before each call, so every call writes a new file as the first one does). Peak RSS is "
+        "`/usr/bin/time -f %M` of the whole process (onnxsurgeon: the CLI). *nodes after* counts the main graph, "
+        "all subgraphs and the bodies of local functions that are left (`+Nf`: N local functions left; a "
+        "tool that inlines a function called twice counts its body twice, one that keeps it counts it once "
+        "plus the calls). The `nop` row is a diagnostic: onnxsurgeon's load -> save round trip, the floor "
+        "under its simplify time. Every output (onnxsurgeon: the CLI's) was run in onnxruntime "
+        "(CPU) beside the original and compared with `np.allclose` at the manifest's rtol/atol; "
+        "MISMATCH / ORT-ERROR mark outputs that do not match or do not run, ERROR / TIMEOUT a tool that "
+        f"failed or ran past {args.timeout:.0f} s."
+    )
     out.append("")
     if large:
-        out.append(f"**Large model**: `bench/.data/large_inline.onnx`, {large['size_mb']:.0f} MB, "
-                   f"{large['nodes_before']} nodes (30 x MatMul+Add+Relu, 2048 x 2048 fp32, weights inline); "
-                   f"best of {args.repeat} processes; input X random {LARGE_BATCH} x 2048, rtol = atol = 1e-4.")
+        out.append(
+            f"**Large model**: `bench/.data/large_inline.onnx`, {large['size_mb']:.0f} MB, "
+            f"{large['nodes_before']} nodes (30 x MatMul+Add+Relu, 2048 x 2048 fp32, weights inline); "
+            f"best of {args.repeat} processes; input X random {LARGE_BATCH} x 2048, rtol = atol = 1e-4."
+        )
         out.append("")
-        out.append("| tool | whole process (s) | first call in-process (s) | warm call in-process (s) | "
-                   "first call vs onnxsurgeon | peak RSS (MiB) | nodes after | ops after | onnxruntime check |")
+        out.append(
+            "| tool | whole process (s) | first call in-process (s) | warm call in-process (s) | "
+            "first call vs onnxsurgeon | peak RSS (MiB) | nodes after | ops after | onnxruntime check |"
+        )
         out.append("|---|---:|---:|---:|---:|---:|---:|---|---|")
         base = large["tools"][SURGEON].get("first_s")
         for name in TOOLS:
@@ -388,21 +438,30 @@ def report(corpus: list[dict], large: dict | None, args, started: float) -> str:
                 out.append(f"| {name} | {r['status']} | – | – | – | {r['rss_mb'] or 0:.0f} | – | – | {r['error']} |")
                 continue
             c = r.get("check", {})
-            chk = c.get("status", "?") + (f", max abs err {c['max_abs_err']:.1e}" if "max_abs_err" in c else "") + \
-                (f": {c['detail']}" if c.get("detail") else "")
+            chk = (
+                c.get("status", "?")
+                + (f", max abs err {c['max_abs_err']:.1e}" if "max_abs_err" in c else "")
+                + (f": {c['detail']}" if c.get("detail") else "")
+            )
             ops = ", ".join(f"{k} {v}" for k, v in sorted(r["hist"].items()))
             ratio = f"{r['first_s'] / base:.1f}x" if base else "–"
-            out.append(f"| {name} | {r['process_s']:.2f} | {r['first_s']:.2f} | {r['warm_s']:.2f} | {ratio} | "
-                       f"{r['rss_mb']:.0f} | {r['nodes']} | {ops} | {chk} |")
+            out.append(
+                f"| {name} | {r['process_s']:.2f} | {r['first_s']:.2f} | {r['warm_s']:.2f} | {ratio} | "
+                f"{r['rss_mb']:.0f} | {r['nodes']} | {ops} | {chk} |"
+            )
         out.append("")
 
     total_before = sum(r["nodes_before"] for r in corpus)
-    out.append(f"**Corpus**: {len(corpus)} models from `tests/models/.generated` "
-               f"({total_before} nodes in all, {sum(r['size_mb'] for r in corpus):.0f} MB), one process per tool and model.")
+    out.append(
+        f"**Corpus**: {len(corpus)} models from `tests/models/.generated` "
+        f"({total_before} nodes in all, {sum(r['size_mb'] for r in corpus):.0f} MB), one process per tool and model."
+    )
     out.append("")
-    out.append("| tool | whole process, total (s) | first call in-process, total (s) | first call, median (ms) | "
-               "warm call in-process, total (s) | warm call, median (ms) | max peak RSS (MiB) | total nodes after | "
-               "nodes after excl. Constant | models with fewest nodes | tool errors | outputs not running / not matching |")
+    out.append(
+        "| tool | whole process, total (s) | first call in-process, total (s) | first call, median (ms) | "
+        "warm call in-process, total (s) | warm call, median (ms) | max peak RSS (MiB) | total nodes after | "
+        "nodes after excl. Constant | models with fewest nodes | tool errors | outputs not running / not matching |"
+    )
     out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
     best_nodes = {}
     for r in corpus:
@@ -414,21 +473,40 @@ def report(corpus: list[dict], large: dict | None, args, started: float) -> str:
         first = [t["first_s"] for t in ok_runs]
         warm_ = [t["warm_s"] for t in ok_runs]
         errors = [r["model"] for r in corpus if r["tools"][name]["status"] != "ok"]
-        bad = [f"{r['model']} ({r['tools'][name]['check']['status']})" for r in corpus
-               if r["tools"][name]["status"] == "ok" and not usable(r["tools"][name])]
+        bad = [
+            f"{r['model']} ({r['tools'][name]['check']['status']})"
+            for r in corpus
+            if r["tools"][name]["status"] == "ok" and not usable(r["tools"][name])
+        ]
         # A failed tool run leaves the model as it was: count its original nodes.
-        total_after = sum(r["tools"][name]["nodes"] if r["tools"][name]["status"] == "ok" else r["nodes_before"]
-                          for r in corpus)
-        no_const = sum((r["tools"][name]["nodes"] - r["tools"][name]["hist"].get("Constant", 0))
-                       if r["tools"][name]["status"] == "ok"
-                       else r["nodes_before"] - r["hist_before"].get("Constant", 0) for r in corpus)
-        fewest = "–" if name in DIAG else str(sum(1 for r in corpus if usable(r["tools"][name])
-                                                  and r["tools"][name]["nodes"] == best_nodes[r["model"]])) + f" / {len(corpus)}"
+        total_after = sum(
+            r["tools"][name]["nodes"] if r["tools"][name]["status"] == "ok" else r["nodes_before"] for r in corpus
+        )
+        no_const = sum(
+            (r["tools"][name]["nodes"] - r["tools"][name]["hist"].get("Constant", 0))
+            if r["tools"][name]["status"] == "ok"
+            else r["nodes_before"] - r["hist_before"].get("Constant", 0)
+            for r in corpus
+        )
+        fewest = (
+            "–"
+            if name in DIAG
+            else str(
+                sum(
+                    1
+                    for r in corpus
+                    if usable(r["tools"][name]) and r["tools"][name]["nodes"] == best_nodes[r["model"]]
+                )
+            )
+            + f" / {len(corpus)}"
+        )
         rss = max((t["rss_mb"] or 0) for t in runs)
-        out.append(f"| {name} | {sum(t['process_s'] for t in runs):.2f} | {sum(first):.2f} | "
-                   f"{statistics.median(first) * 1e3 if first else 0:.1f} | {sum(warm_):.3f} | "
-                   f"{statistics.median(warm_) * 1e3 if warm_ else 0:.2f} | {rss:.0f} | {total_after} | {no_const} | {fewest} | "
-                   f"{', '.join(errors) or 'none'} | {', '.join(bad) or 'none'} |")
+        out.append(
+            f"| {name} | {sum(t['process_s'] for t in runs):.2f} | {sum(first):.2f} | "
+            f"{statistics.median(first) * 1e3 if first else 0:.1f} | {sum(warm_):.3f} | "
+            f"{statistics.median(warm_) * 1e3 if warm_ else 0:.2f} | {rss:.0f} | {total_after} | {no_const} | {fewest} | "
+            f"{', '.join(errors) or 'none'} | {', '.join(bad) or 'none'} |"
+        )
     out.append("")
     out.append("Total nodes after counts a model a tool failed on with its original node count.")
     out.append("")
@@ -440,7 +518,9 @@ def report(corpus: list[dict], large: dict | None, args, started: float) -> str:
     out.append("|---|---:|" + "---:|" * len(names))
     for r in corpus:
         fn = f"+{r['functions_before']}f" if r["functions_before"] else ""
-        out.append(f"| {r['model']} | {r['nodes_before']}{fn} | " + " | ".join(cell(r["tools"][n]) for n in names) + " |")
+        out.append(
+            f"| {r['model']} | {r['nodes_before']}{fn} | " + " | ".join(cell(r["tools"][n]) for n in names) + " |"
+        )
     out.append("")
     out.append("</details>")
     out.append("")
@@ -456,8 +536,11 @@ def report(corpus: list[dict], large: dict | None, args, started: float) -> str:
                 c = t["check"]
                 det = c.get("detail") or (f"max abs err {c['max_abs_err']:.2e}" if "max_abs_err" in c else "")
                 fails.append(f"- {r['model']}, {name}: {c['status']}: {det}")
-        na = {t["check"]["detail"] for t in r["tools"].values()
-              if t["status"] == "ok" and t.get("check", {}).get("status") == "n/a"}
+        na = {
+            t["check"]["detail"]
+            for t in r["tools"].values()
+            if t["status"] == "ok" and t.get("check", {}).get("status") == "n/a"
+        }
         for detail in sorted(na):
             fails.append(f"- {r['model']}: outputs not checked: {detail}")
         notes = {t["check"].get("note") for t in r["tools"].values() if t["status"] == "ok" and t.get("check")}
@@ -473,8 +556,11 @@ def report(corpus: list[dict], large: dict | None, args, started: float) -> str:
 
 
 def goal(corpus: list[dict], large: dict | None) -> list[str]:
-    lines = ["**Goal of issue 6** (simplify >= 10x faster than onnxsim and onnxslim, and no more nodes left "
-             "than they leave):", ""]
+    lines = [
+        "**Goal of issue 6** (simplify >= 10x faster than onnxsim and onnxslim, and no more nodes left "
+        "than they leave):",
+        "",
+    ]
     rows = corpus + ([large] if large else [])
     for key, what in MEASURES:
         for anchor in ANCHORS_10X:
@@ -487,25 +573,41 @@ def goal(corpus: list[dict], large: dict | None) -> list[str]:
             tot = sum(r["tools"][anchor][key] for r in small) / max(1e-9, sum(r["tools"][SURGEON][key] for r in small))
             lg = f"; large model {ratio[large['model']]:.1f}x" if large and large in both else ""
             shown = ", ".join(below[:12]) + (f" and {len(below) - 12} more" if len(below) > 12 else "")
-            lines.append(f"- speed vs {anchor}, {what}: corpus total {tot:.1f}x, per model min "
-                         f"{min(ratio.values()):.1f}x / median {statistics.median(ratio.values()):.1f}x{lg}. "
-                         f"Below 10x: {shown or 'none'}. **{'Holds' if not below else 'Does not hold everywhere'}.**")
+            lines.append(
+                f"- speed vs {anchor}, {what}: corpus total {tot:.1f}x, per model min "
+                f"{min(ratio.values()):.1f}x / median {statistics.median(ratio.values()):.1f}x{lg}. "
+                f"Below 10x: {shown or 'none'}. **{'Holds' if not below else 'Does not hold everywhere'}.**"
+            )
     for anchor in ANCHORS_10X:
         more = []
         for r in rows:
             s, a = r["tools"][SURGEON], r["tools"][anchor]
             if usable(s) and usable(a) and s["nodes"] > a["nodes"]:
                 more.append(r)
-        fewer = sum(1 for r in rows if usable(r["tools"][SURGEON]) and usable(r["tools"][anchor])
-                    and r["tools"][SURGEON]["nodes"] < r["tools"][anchor]["nodes"])
+        fewer = sum(
+            1
+            for r in rows
+            if usable(r["tools"][SURGEON])
+            and usable(r["tools"][anchor])
+            and r["tools"][SURGEON]["nodes"] < r["tools"][anchor]["nodes"]
+        )
+
         def nc(t):
             return t["nodes"] - t["hist"].get("Constant", 0)
-        more_nc = [r["model"] for r in rows if usable(r["tools"][SURGEON]) and usable(r["tools"][anchor])
-                   and nc(r["tools"][SURGEON]) > nc(r["tools"][anchor])]
-        lines.append(f"- nodes vs {anchor}: simplify leaves more nodes on {len(more)} of {len(rows)} models "
-                     f"({'corpus + large' if large else 'corpus'}), "
-                     f"fewer on {fewer}. **{'Holds' if not more else 'Does not hold'}.** Not counting Constant "
-                     f"nodes, more on {len(more_nc)}: {', '.join(more_nc) or 'none'}.")
+
+        more_nc = [
+            r["model"]
+            for r in rows
+            if usable(r["tools"][SURGEON])
+            and usable(r["tools"][anchor])
+            and nc(r["tools"][SURGEON]) > nc(r["tools"][anchor])
+        ]
+        lines.append(
+            f"- nodes vs {anchor}: simplify leaves more nodes on {len(more)} of {len(rows)} models "
+            f"({'corpus + large' if large else 'corpus'}), "
+            f"fewer on {fewer}. **{'Holds' if not more else 'Does not hold'}.** Not counting Constant "
+            f"nodes, more on {len(more_nc)}: {', '.join(more_nc) or 'none'}."
+        )
     # Which ops simplify leaves beyond the best of onnxsim / onnxslim.
     excess: collections.Counter = collections.Counter()
     instead: collections.Counter = collections.Counter()
@@ -529,8 +631,10 @@ def goal(corpus: list[dict], large: dict | None) -> list[str]:
                 instead[op] += d
     if excess:
         lines.append("")
-        lines.append("Ops simplify leaves beyond the fewer-node one of onnxsim / onnxslim (summed over the models "
-                     "where simplify leaves more nodes; an op the other tool has more of is not netted out):")
+        lines.append(
+            "Ops simplify leaves beyond the fewer-node one of onnxsim / onnxslim (summed over the models "
+            "where simplify leaves more nodes; an op the other tool has more of is not netted out):"
+        )
         lines.append("")
         lines.append("| op | extra nodes | models |")
         lines.append("|---|---:|---|")
@@ -538,8 +642,11 @@ def goal(corpus: list[dict], large: dict | None) -> list[str]:
             w = where[op]
             lines.append(f"| {op} | {n} | {', '.join(w[:8])}{' …' if len(w) > 8 else ''} |")
         lines.append("")
-        lines.append("On those models the fewer-node tool has these ops instead (more of them than simplify leaves): "
-                     + (", ".join(f"{op} {n}" for op, n in instead.most_common()) or "none") + ".")
+        lines.append(
+            "On those models the fewer-node tool has these ops instead (more of them than simplify leaves): "
+            + (", ".join(f"{op} {n}" for op, n in instead.most_common()) or "none")
+            + "."
+        )
     return lines
 
 
@@ -571,8 +678,9 @@ def main() -> int:
     os.makedirs(OUTDIR, exist_ok=True)
     shutil.copy2(BUILT_CLI, CLI)
     args.cli_built = datetime.datetime.fromtimestamp(os.path.getmtime(BUILT_CLI), datetime.timezone.utc)
-    args.git = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"], capture_output=True,
-                              text=True).stdout.strip()
+    args.git = subprocess.run(
+        ["git", "-C", ROOT, "describe", "--always", "--dirty"], capture_output=True, text=True
+    ).stdout.strip()
 
     corpus = []
     for path in sorted(glob.glob(os.path.join(CORPUS, "*.onnx"))):
@@ -580,8 +688,18 @@ def main() -> int:
         if args.models and not re.search(args.models, name):
             continue
         manifest = json.load(open(os.path.join(CORPUS, name + ".json")))
-        corpus.append(bench_model(name, path, os.path.join(CORPUS, manifest["inputs"]), manifest.get("rtol", 1e-4),
-                                  manifest.get("atol", 1e-4), 1, args.warm, args.timeout))
+        corpus.append(
+            bench_model(
+                name,
+                path,
+                os.path.join(CORPUS, manifest["inputs"]),
+                manifest.get("rtol", 1e-4),
+                manifest.get("atol", 1e-4),
+                1,
+                args.warm,
+                args.timeout,
+            )
+        )
     if not corpus:
         sys.exit(f"no corpus models in {CORPUS} (build them: make test)")
     large = None

@@ -16,6 +16,7 @@ Models: tests/models/.generated/*.onnx (the torch/transformers corpus; tests/mod
 --compare exits 1 when any count or digest differs and prints both times (sum of the per-model
 best of --repeat runs).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -70,8 +71,10 @@ def fingerprint(cli: str, models: list[Path], repeat: int) -> dict:
                     entry[key] = {"error": True}
                     continue
                 data = dst.read_bytes()
-                entry[key] = {"nodes": count_nodes(onnx.load_from_string(data)),
-                              "sha256": hashlib.sha256(data).hexdigest()}
+                entry[key] = {
+                    "nodes": count_nodes(onnx.load_from_string(data)),
+                    "sha256": hashlib.sha256(data).hexdigest(),
+                }
                 if key == "default":
                     entry[key]["seconds"] = min(times)
                     out["seconds"] += min(times)
@@ -91,8 +94,10 @@ def time_against(cli: str, other: str, models: list[Path], repeat: int) -> int:
                     times[binary].append(run(binary, "simplify", src, dst)[0])
             for binary in best:
                 best[binary] += min(times[binary])
-    print(f"{len(models)} models, simplify, sum of per-model best of {repeat} (alternating runs): "
-          f"{other}: {best[other]:.3f} s; {cli}: {best[cli]:.3f} s ({best[cli] / best[other] - 1:+.1%})")
+    print(
+        f"{len(models)} models, simplify, sum of per-model best of {repeat} (alternating runs): "
+        f"{other}: {best[other]:.3f} s; {cli}: {best[cli]:.3f} s ({best[cli] / best[other] - 1:+.1%})"
+    )
     return 0
 
 
@@ -128,9 +133,11 @@ def main() -> int:
                 differ.append(f"{name} [{key}]: {a} -> {b}")
     nodes_before = sum(e["default"].get("nodes", 0) for e in before["models"].values())
     nodes_after = sum(e["default"].get("nodes", 0) for e in result["models"].values())
-    print(f"{len(models)} models x {len(PIPELINES)} pipelines: {len(differ)} differ; "
-          f"nodes after simplify {nodes_before} -> {nodes_after}; "
-          f"simplify time (sum of per-model best of {args.repeat}) {before['seconds']:.2f} s -> {result['seconds']:.2f} s")
+    print(
+        f"{len(models)} models x {len(PIPELINES)} pipelines: {len(differ)} differ; "
+        f"nodes after simplify {nodes_before} -> {nodes_after}; "
+        f"simplify time (sum of per-model best of {args.repeat}) {before['seconds']:.2f} s -> {result['seconds']:.2f} s"
+    )
     for line in differ:
         print("  " + line)
     return 1 if differ else 0

@@ -15,6 +15,7 @@ output is run in onnxruntime beside the original on the model's inputs (np.allcl
 rtol/atol). Reported: total nodes per tool, per-model wins and ties, whole-process and warm in-process speed
 ratios, and the equivalence of every output. Runs in bench/.venv-anchors (created if missing).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -72,9 +73,13 @@ def bench(label, path, inputs, rtol, atol, warm, timeout) -> dict:
             res.update(nodes=n, hist=dict(hist))
             outs[out] = name
         row["tools"][name] = res
-        print(f"  {label:22s} {name:22s} {res['status']:6s} nodes={res.get('nodes', '-'):>5} "
-              f"process={res['process_s'] or 0:.3f}s warm={res.get('warm_s') or 0:.4f}s"
-              + (f" [{res['error']}]" if res.get("error") else ""), file=sys.stderr, flush=True)
+        print(
+            f"  {label:22s} {name:22s} {res['status']:6s} nodes={res.get('nodes', '-'):>5} "
+            f"process={res['process_s'] or 0:.3f}s warm={res.get('warm_s') or 0:.4f}s"
+            + (f" [{res['error']}]" if res.get("error") else ""),
+            file=sys.stderr,
+            flush=True,
+        )
     checks = sb.check_outputs(path, list(outs), inputs, rtol, atol, timeout) if outs else {}
     for out, name in outs.items():
         row["tools"][name]["check"] = checks.get(out, {"status": "check-missing"})
@@ -88,23 +93,35 @@ def ok(t: dict) -> bool:
 def report(rows: list[dict], args, started: float) -> str:
     S = TOOLS[0]
     anchors = TOOLS[1:]
-    out = [f"Produced on {datetime.date.today()} by `python3 bench/simplify_wide_bench.py --write-docs` "
-           f"({time.time() - started:.0f} s; {os.cpu_count()} cores shared with other jobs; CLI at git {args.git}).",
-           "",
-           f"Corpus: {len(rows)} models: {sum(not r['model'].startswith(EXPORTER_PREFIXES) for r in rows)} from "
-           "`bench/wide_corpus.py` (bench/.data/wide, not used by any test) and "
-           f"{sum(r['model'].startswith(EXPORTER_PREFIXES) for r in rows)} tf2onnx / jax2onnx / paddle2onnx exports "
-           "of the test corpus (tests/models/.generated). "
-           "Every tool runs in its own process per model; *whole process* is the CLI binary for onnxsurgeon and "
-           "`python -c` with the imports for the others; *warm* is the best of "
-           f"{args.warm} further in-process calls (onnxsurgeon through its Python API).",
-           ""]
+    out = [
+        f"Produced on {datetime.date.today()} by `python3 bench/simplify_wide_bench.py --write-docs` "
+        f"({time.time() - started:.0f} s; {os.cpu_count()} cores shared with other jobs; CLI at git {args.git}).",
+        "",
+        f"Corpus: {len(rows)} models: {sum(not r['model'].startswith(EXPORTER_PREFIXES) for r in rows)} from "
+        "`bench/wide_corpus.py` (bench/.data/wide, not used by any test) and "
+        f"{sum(r['model'].startswith(EXPORTER_PREFIXES) for r in rows)} tf2onnx / jax2onnx / paddle2onnx exports "
+        "of the test corpus (tests/models/.generated). "
+        "Every tool runs in its own process per model; *whole process* is the CLI binary for onnxsurgeon and "
+        "`python -c` with the imports for the others; *warm* is the best of "
+        f"{args.warm} further in-process calls (onnxsurgeon through its Python API).",
+        "",
+    ]
     usable = [r for r in rows if all(ok(r["tools"][t]) for t in TOOLS)]
-    bad = [(r["model"], t, r["tools"][t].get("check", {}).get("status", r["tools"][t]["status"]),
-            r["tools"][t].get("error") or r["tools"][t].get("check", {}).get("detail", ""))
-           for r in rows for t in TOOLS if not ok(r["tools"][t])]
-    out.append(f"Models where all three tools ran and every output matched the original in onnxruntime: "
-               f"{len(usable)} of {len(rows)}.")
+    bad = [
+        (
+            r["model"],
+            t,
+            r["tools"][t].get("check", {}).get("status", r["tools"][t]["status"]),
+            r["tools"][t].get("error") or r["tools"][t].get("check", {}).get("detail", ""),
+        )
+        for r in rows
+        for t in TOOLS
+        if not ok(r["tools"][t])
+    ]
+    out.append(
+        f"Models where all three tools ran and every output matched the original in onnxruntime: "
+        f"{len(usable)} of {len(rows)}."
+    )
     if bad:
         out.append("")
         out.append("Not usable (error, or output not equivalent):")
@@ -138,8 +155,10 @@ def report(rows: list[dict], args, started: float) -> str:
         for a in anchors:
             ratio = [r["tools"][a][key] / max(1e-9, r["tools"][S][key]) for r in usable]
             if ratio:
-                out.append(f"- speed vs {a}, {what}: min {min(ratio):.1f}x, median {statistics.median(ratio):.1f}x, "
-                           f"max {max(ratio):.1f}x.")
+                out.append(
+                    f"- speed vs {a}, {what}: min {min(ratio):.1f}x, median {statistics.median(ratio):.1f}x, "
+                    f"max {max(ratio):.1f}x."
+                )
     # Where simplify leaves more than the best anchor.
     excess = collections.Counter()
     where = collections.defaultdict(list)
@@ -196,8 +215,9 @@ def main() -> int:
     os.makedirs(OUTDIR, exist_ok=True)
     os.makedirs(os.path.dirname(sb.CLI), exist_ok=True)
     shutil.copy2(sb.BUILT_CLI, sb.CLI)
-    args.git = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"], capture_output=True,
-                              text=True).stdout.strip()
+    args.git = subprocess.run(
+        ["git", "-C", ROOT, "describe", "--always", "--dirty"], capture_output=True, text=True
+    ).stdout.strip()
     rows = [bench(*m, args.warm, args.timeout) for m in todo]
     if args.json:
         json.dump(rows, open(args.json, "w"), indent=1)

@@ -5,6 +5,7 @@ whole CLI processes on the corpus' largest models (best of N runs each).
 
 A no-op target (the model already fine) should cost what the round trip costs: the check
 is one walk over the nodes. A target with a plan costs what its passes cost."""
+
 from __future__ import annotations
 
 import argparse
@@ -33,17 +34,22 @@ def main() -> None:
     ap.add_argument("models", nargs="*", default=DEFAULT)
     a = ap.parse_args()
     out = Path(tempfile.mkdtemp()) / "out.onnx"
-    print("| model | nodes | round trip | --target ort (no-op) | check --target rknn2 | --target ort-1.14 | --target rknn2 |")
+    print(
+        "| model | nodes | round trip | --target ort (no-op) | check --target rknn2 | --target ort-1.14 | --target rknn2 |"
+    )
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for name in a.models:
         m = ROOT / "tests" / "models" / ".generated" / f"{name}.onnx"
         import onnx
+
         nodes = len(onnx.load(m, load_external_data=False).graph.node)
-        row = [best([str(CLI), str(m), "-o", str(out)], a.runs),
-               best([str(CLI), "--target", "ort", str(m), "-o", str(out)], a.runs),
-               best([str(CLI), "check", "--target", "rknn2", str(m)], a.runs),
-               best([str(CLI), "--target", "ort-1.14", str(m), "-o", str(out)], a.runs),
-               best([str(CLI), "--target", "rknn2", str(m), "-o", str(out)], a.runs)]
+        row = [
+            best([str(CLI), str(m), "-o", str(out)], a.runs),
+            best([str(CLI), "--target", "ort", str(m), "-o", str(out)], a.runs),
+            best([str(CLI), "check", "--target", "rknn2", str(m)], a.runs),
+            best([str(CLI), "--target", "ort-1.14", str(m), "-o", str(out)], a.runs),
+            best([str(CLI), "--target", "rknn2", str(m), "-o", str(out)], a.runs),
+        ]
         print(f"| {name} | {nodes} | " + " | ".join(f"{t * 1e3:.0f} ms" for t in row) + " |")
 
 

@@ -12,6 +12,7 @@ same machinery (tests/models/corpus_lib.produce), into the git-ignored bench/.da
 Nothing in tests/ reads these models: they are for bench/simplify_bench.py --corpus wide
 only, so no rule can be fitted to them by a test that must pass.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,22 +52,63 @@ def _text(model_cls, config_cls, **cfg):
 def _hf_text_models():
     import transformers as t
 
-    small = dict(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                 intermediate_size=64, max_position_embeddings=64)
+    small = dict(
+        vocab_size=VOCAB,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+    )
     return {
-        "distilbert": (_text(t.DistilBertModel, t.DistilBertConfig, vocab_size=VOCAB, dim=32, n_layers=2, n_heads=2,
-                             hidden_dim=64, max_position_embeddings=64), "encoder"),
+        "distilbert": (
+            _text(
+                t.DistilBertModel,
+                t.DistilBertConfig,
+                vocab_size=VOCAB,
+                dim=32,
+                n_layers=2,
+                n_heads=2,
+                hidden_dim=64,
+                max_position_embeddings=64,
+            ),
+            "encoder",
+        ),
         "roberta": (_text(t.RobertaModel, t.RobertaConfig, **small), "encoder"),
         "albert": (_text(t.AlbertModel, t.AlbertConfig, embedding_size=16, **small), "encoder"),
         "electra": (_text(t.ElectraModel, t.ElectraConfig, embedding_size=16, **small), "encoder"),
-        "bart": (_text(t.BartModel, t.BartConfig, vocab_size=VOCAB, d_model=32, encoder_layers=1, decoder_layers=1,
-                       encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64,
-                       max_position_embeddings=64), "seq2seq"),
+        "bart": (
+            _text(
+                t.BartModel,
+                t.BartConfig,
+                vocab_size=VOCAB,
+                d_model=32,
+                encoder_layers=1,
+                decoder_layers=1,
+                encoder_attention_heads=2,
+                decoder_attention_heads=2,
+                encoder_ffn_dim=64,
+                decoder_ffn_dim=64,
+                max_position_embeddings=64,
+            ),
+            "seq2seq",
+        ),
         "bloom": (_text(t.BloomModel, t.BloomConfig, vocab_size=VOCAB, hidden_size=32, n_layer=2, n_head=2), "decoder"),
         "llama": (_text(t.LlamaModel, t.LlamaConfig, num_key_value_heads=1, **small), "decoder"),
         "phi": (_text(t.PhiModel, t.PhiConfig, **small), "decoder"),
-        "clip_text": (_text(t.CLIPTextModel, t.CLIPTextConfig, vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2,
-                            num_attention_heads=2, intermediate_size=64, max_position_embeddings=64), "encoder"),
+        "clip_text": (
+            _text(
+                t.CLIPTextModel,
+                t.CLIPTextConfig,
+                vocab_size=VOCAB,
+                hidden_size=32,
+                num_hidden_layers=2,
+                num_attention_heads=2,
+                intermediate_size=64,
+                max_position_embeddings=64,
+            ),
+            "encoder",
+        ),
     }
 
 
@@ -80,24 +122,87 @@ def _hf_vision_models():
 
         return f
 
-    vit = dict(image_size=32, patch_size=8, num_channels=3, hidden_size=32, num_hidden_layers=2,
-               num_attention_heads=2, intermediate_size=64, attn_implementation="eager")
+    vit = dict(
+        image_size=32,
+        patch_size=8,
+        num_channels=3,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        attn_implementation="eager",
+    )
     return {
         "vit": (make(t.ViTModel, t.ViTConfig, **vit), 32),
         "deit": (make(t.DeiTModel, t.DeiTConfig, **vit), 32),
-        "swin": (make(t.SwinModel, t.SwinConfig, image_size=32, patch_size=4, embed_dim=16, depths=[1, 1],
-                      num_heads=[2, 2], window_size=4), 32),
-        "convnext": (make(t.ConvNextModel, t.ConvNextConfig, num_channels=3, num_stages=2, hidden_sizes=[8, 16], depths=[1, 1],
-                          patch_size=4, image_size=32), 32),
-        "segformer": (make(t.SegformerModel, t.SegformerConfig, num_encoder_blocks=2, depths=[1, 1], sr_ratios=[2, 1],
-                           hidden_sizes=[8, 16], num_attention_heads=[1, 2], patch_sizes=[7, 3], strides=[4, 2],
-                           mlp_ratios=[2, 2]), 32),
-        "mobilevit": (make(t.MobileViTModel, t.MobileViTConfig, image_size=32, patch_size=2, hidden_sizes=[16, 24, 32],
-                           neck_hidden_sizes=[8, 8, 16, 16, 24, 24, 48], num_attention_heads=2,
-                           expand_ratio=2.0), 32),
-        "clip_vision": (make(t.CLIPVisionModel, t.CLIPVisionConfig, image_size=32, patch_size=8, hidden_size=32,
-                             num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
-                             attn_implementation="eager"), 32),
+        "swin": (
+            make(
+                t.SwinModel,
+                t.SwinConfig,
+                image_size=32,
+                patch_size=4,
+                embed_dim=16,
+                depths=[1, 1],
+                num_heads=[2, 2],
+                window_size=4,
+            ),
+            32,
+        ),
+        "convnext": (
+            make(
+                t.ConvNextModel,
+                t.ConvNextConfig,
+                num_channels=3,
+                num_stages=2,
+                hidden_sizes=[8, 16],
+                depths=[1, 1],
+                patch_size=4,
+                image_size=32,
+            ),
+            32,
+        ),
+        "segformer": (
+            make(
+                t.SegformerModel,
+                t.SegformerConfig,
+                num_encoder_blocks=2,
+                depths=[1, 1],
+                sr_ratios=[2, 1],
+                hidden_sizes=[8, 16],
+                num_attention_heads=[1, 2],
+                patch_sizes=[7, 3],
+                strides=[4, 2],
+                mlp_ratios=[2, 2],
+            ),
+            32,
+        ),
+        "mobilevit": (
+            make(
+                t.MobileViTModel,
+                t.MobileViTConfig,
+                image_size=32,
+                patch_size=2,
+                hidden_sizes=[16, 24, 32],
+                neck_hidden_sizes=[8, 8, 16, 16, 24, 24, 48],
+                num_attention_heads=2,
+                expand_ratio=2.0,
+            ),
+            32,
+        ),
+        "clip_vision": (
+            make(
+                t.CLIPVisionModel,
+                t.CLIPVisionConfig,
+                image_size=32,
+                patch_size=8,
+                hidden_size=32,
+                num_hidden_layers=2,
+                num_attention_heads=2,
+                intermediate_size=64,
+                attn_implementation="eager",
+            ),
+            32,
+        ),
     }
 
 
@@ -105,11 +210,22 @@ def _wav2vec2():
     import transformers as t
 
     _quiet()
-    return t.Wav2Vec2Model(t.Wav2Vec2Config(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                                            intermediate_size=64, conv_dim=(16, 16), conv_stride=(5, 2),
-                                            conv_kernel=(10, 3), num_conv_pos_embeddings=16,
-                                            num_conv_pos_embedding_groups=2, do_stable_layer_norm=False,
-                                            feat_extract_norm="group", attn_implementation="eager"))
+    return t.Wav2Vec2Model(
+        t.Wav2Vec2Config(
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            intermediate_size=64,
+            conv_dim=(16, 16),
+            conv_stride=(5, 2),
+            conv_kernel=(10, 3),
+            num_conv_pos_embeddings=16,
+            num_conv_pos_embedding_groups=2,
+            do_stable_layer_norm=False,
+            feat_extract_norm="group",
+            attn_implementation="eager",
+        )
+    )
 
 
 # ------------------------------------------------------------------------- hand CNNs
@@ -117,8 +233,8 @@ def _wav2vec2():
 
 def _cnns():
     import torch
-    from torch import nn
     import torch.nn.functional as F
+    from torch import nn
 
     class Basic(nn.Module):
         def __init__(self, cin, cout, stride):
@@ -154,9 +270,15 @@ def _cnns():
             h = cin * t
             self.use_res = stride == 1 and cin == cout
             self.body = nn.Sequential(
-                nn.Conv2d(cin, h, 1, bias=False), nn.BatchNorm2d(h), nn.ReLU6(),
-                nn.Conv2d(h, h, 3, stride, 1, groups=h, bias=False), nn.BatchNorm2d(h), nn.ReLU6(),
-                nn.Conv2d(h, cout, 1, bias=False), nn.BatchNorm2d(cout))
+                nn.Conv2d(cin, h, 1, bias=False),
+                nn.BatchNorm2d(h),
+                nn.ReLU6(),
+                nn.Conv2d(h, h, 3, stride, 1, groups=h, bias=False),
+                nn.BatchNorm2d(h),
+                nn.ReLU6(),
+                nn.Conv2d(h, cout, 1, bias=False),
+                nn.BatchNorm2d(cout),
+            )
 
         def forward(self, x):
             y = self.body(x)
@@ -193,8 +315,9 @@ def _cnns():
 
         def __init__(self, cin, cout, stride, k=3, se=False):
             super().__init__()
-            self.dw = nn.Sequential(nn.Conv2d(cin, cin, k, stride, k // 2, groups=cin, bias=False),
-                                    nn.BatchNorm2d(cin), HSwish())
+            self.dw = nn.Sequential(
+                nn.Conv2d(cin, cin, k, stride, k // 2, groups=cin, bias=False), nn.BatchNorm2d(cin), HSwish()
+            )
             self.se = SE(cin) if se else nn.Identity()
             self.pw = nn.Sequential(nn.Conv2d(cin, cout, 1, bias=False), nn.BatchNorm2d(cout), HSwish())
 
@@ -205,8 +328,12 @@ def _cnns():
         def __init__(self):
             super().__init__()
             self.stem = nn.Sequential(nn.Conv2d(3, 8, 3, 2, 1, bias=False), nn.BatchNorm2d(8), HSwish())
-            self.blocks = nn.Sequential(DepthSep(8, 16, 1), DepthSep(16, 16, 2), DepthSep(16, 32, 2, 5, se=True),
-                                        DepthSep(32, 32, 1, 5, se=True))
+            self.blocks = nn.Sequential(
+                DepthSep(8, 16, 1),
+                DepthSep(16, 16, 2),
+                DepthSep(16, 32, 2, 5, se=True),
+                DepthSep(32, 32, 1, 5, se=True),
+            )
             self.last = nn.Conv2d(32, 64, 1)
             self.fc = nn.Linear(64, 10)
 
@@ -222,17 +349,26 @@ def _cnns():
         def __init__(self):
             super().__init__()
             self.backbone = nn.Sequential(
-                nn.Conv2d(3, 8, 3, 1, 1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2, 2),
-                nn.Conv2d(8, 16, 3, 1, 1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d((2, 1), (2, 1)),
-                nn.Conv2d(16, 32, 3, 1, 1), nn.BatchNorm2d(32), nn.ReLU())
+                nn.Conv2d(3, 8, 3, 1, 1),
+                nn.BatchNorm2d(8),
+                nn.ReLU(),
+                nn.MaxPool2d(2, 2),
+                nn.Conv2d(8, 16, 3, 1, 1),
+                nn.BatchNorm2d(16),
+                nn.ReLU(),
+                nn.MaxPool2d((2, 1), (2, 1)),
+                nn.Conv2d(16, 32, 3, 1, 1),
+                nn.BatchNorm2d(32),
+                nn.ReLU(),
+            )
             self.rnn = nn.LSTM(32, 16, bidirectional=True, batch_first=True)
             self.fc = nn.Linear(32, 20)
 
         def forward(self, x):
-            f = self.backbone(x)                      # [B, C, H', W']
+            f = self.backbone(x)  # [B, C, H', W']
             b, c, h, w = f.shape
-            f = f.mean(2)                             # collapse H
-            f = f.permute(0, 2, 1).reshape(b, w, c)   # [B, W', C]
+            f = f.mean(2)  # collapse H
+            f = f.permute(0, 2, 1).reshape(b, w, c)  # [B, W', C]
             y, _ = self.rnn(f)
             y = self.fc(y)
             return y.softmax(-1)
@@ -279,8 +415,14 @@ def _cnns():
             h = self.proj(h).reshape(h.shape[0], h.shape[1], 2, -1)
             return h.flatten(2).transpose(1, 2)
 
-    return {"resnet": ResNet, "mobilenetv2": MobileNetV2, "lcnet": LCNet, "crnn": CRNN, "dbnet": DetHead,
-            "tts": TTSBlock}
+    return {
+        "resnet": ResNet,
+        "mobilenetv2": MobileNetV2,
+        "lcnet": LCNet,
+        "crnn": CRNN,
+        "dbnet": DetHead,
+        "tts": TTSBlock,
+    }
 
 
 # ---------------------------------------------------------------------------- catalog
@@ -307,8 +449,12 @@ class Wrap:
                 self.model = model
 
             def forward(self, input_ids, attention_mask, decoder_input_ids):
-                return self.model(input_ids=input_ids, attention_mask=attention_mask,
-                                  decoder_input_ids=decoder_input_ids, return_dict=False)[0]
+                return self.model(
+                    input_ids=input_ids,
+                    attention_mask=attention_mask,
+                    decoder_input_ids=decoder_input_ids,
+                    return_dict=False,
+                )[0]
 
         return Seq2Seq() if kind == "seq2seq" else Text()
 
@@ -363,14 +509,14 @@ def catalog() -> dict[str, tuple]:
 
 def spec_for(kind: str, arch: str, opset: int):
     import torch
-    from corpus_lib import DYNAMO, TORCHSCRIPT, Spec
+    from corpus_lib import TORCHSCRIPT, Spec
 
     if kind == "text":
         make, sub = _hf_text_models()[arch]
         module = Wrap.text(make(), sub)
         ids = torch.randint(0, VOCAB, (BATCH, SEQ))
         mask = torch.ones(BATCH, SEQ, dtype=torch.long)
-        mask[1, SEQ - 3:] = 0
+        mask[1, SEQ - 3 :] = 0
         axes = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}}
         names = ["input_ids", "attention_mask"]
         args = (ids, mask)
@@ -382,33 +528,75 @@ def spec_for(kind: str, arch: str, opset: int):
             ctx = _causal_context
         else:
             ctx = None
-        return Spec(module=module, args=args, input_names=names, output_names=["y"], exporter=TORCHSCRIPT,
-                    opset=opset, dynamic_axes={**axes, "y": {0: "batch"}}, context=ctx, rtol=1e-3, atol=1e-4)
+        return Spec(
+            module=module,
+            args=args,
+            input_names=names,
+            output_names=["y"],
+            exporter=TORCHSCRIPT,
+            opset=opset,
+            dynamic_axes={**axes, "y": {0: "batch"}},
+            context=ctx,
+            rtol=1e-3,
+            atol=1e-4,
+        )
     if kind == "vision":
         make, size = _hf_vision_models()[arch]
         module = Wrap.image(make())
-        return Spec(module=module, args=(torch.randn(BATCH, 3, size, size),), input_names=["pixel_values"],
-                    output_names=["y"], exporter=TORCHSCRIPT, opset=opset,
-                    dynamic_axes={"pixel_values": {0: "batch"}, "y": {0: "batch"}}, rtol=1e-3, atol=1e-4)
+        return Spec(
+            module=module,
+            args=(torch.randn(BATCH, 3, size, size),),
+            input_names=["pixel_values"],
+            output_names=["y"],
+            exporter=TORCHSCRIPT,
+            opset=opset,
+            dynamic_axes={"pixel_values": {0: "batch"}, "y": {0: "batch"}},
+            rtol=1e-3,
+            atol=1e-4,
+        )
     if kind == "audio":
         module = Wrap.audio(_wav2vec2())
-        return Spec(module=module, args=(torch.randn(BATCH, 400),), input_names=["input_values"], output_names=["y"],
-                    exporter=TORCHSCRIPT, opset=opset,
-                    dynamic_axes={"input_values": {0: "batch", 1: "samples"}, "y": {0: "batch", 1: "frames"}},
-                    rtol=1e-3, atol=1e-4)
+        return Spec(
+            module=module,
+            args=(torch.randn(BATCH, 400),),
+            input_names=["input_values"],
+            output_names=["y"],
+            exporter=TORCHSCRIPT,
+            opset=opset,
+            dynamic_axes={"input_values": {0: "batch", 1: "samples"}, "y": {0: "batch", 1: "frames"}},
+            rtol=1e-3,
+            atol=1e-4,
+        )
     module = _cnns()[arch]()
     if arch == "tts":
-        return Spec(module=module, args=(torch.randn(BATCH, 16, 12),), input_names=["x"], output_names=["y"],
-                    exporter=TORCHSCRIPT, opset=opset, dynamic_axes={"x": {0: "batch", 2: "frames"}},
-                    rtol=1e-3, atol=1e-4)
+        return Spec(
+            module=module,
+            args=(torch.randn(BATCH, 16, 12),),
+            input_names=["x"],
+            output_names=["y"],
+            exporter=TORCHSCRIPT,
+            opset=opset,
+            dynamic_axes={"x": {0: "batch", 2: "frames"}},
+            rtol=1e-3,
+            atol=1e-4,
+        )
     if arch == "crnn":
         x = torch.randn(BATCH, 3, 16, 40)
         axes = {"x": {0: "batch", 3: "width"}}
     else:
         x = torch.randn(BATCH, 3, 32, 32)
         axes = {"x": {0: "batch", 2: "height", 3: "width"}}
-    return Spec(module=module, args=(x,), input_names=["x"], output_names=["y"], exporter=TORCHSCRIPT, opset=opset,
-                dynamic_axes=axes, rtol=1e-3, atol=1e-4)
+    return Spec(
+        module=module,
+        args=(x,),
+        input_names=["x"],
+        output_names=["y"],
+        exporter=TORCHSCRIPT,
+        opset=opset,
+        dynamic_axes=axes,
+        rtol=1e-3,
+        atol=1e-4,
+    )
 
 
 def _causal_context():
@@ -444,10 +632,9 @@ def main(argv=None) -> int:
         return 0
     import random
 
+    import corpus_lib
     import numpy as np
     import torch
-
-    import corpus_lib
     from corpus_lib import DYNAMO
 
     corpus_lib.quiet_exporters()
@@ -482,8 +669,11 @@ def main(argv=None) -> int:
             continue
         (args.out / f"{name}.error").unlink(missing_ok=True)
         m = produced.manifest
-        print(f"  {name:24s} {m['exporter']:12s} opset {m['opset']:2d} {m['node_count']:5d} nodes "
-              f"{time.perf_counter() - start:6.1f}s", flush=True)
+        print(
+            f"  {name:24s} {m['exporter']:12s} opset {m['opset']:2d} {m['node_count']:5d} nodes "
+            f"{time.perf_counter() - start:6.1f}s",
+            flush=True,
+        )
     print(f"wide corpus: {len(names) - len(failures)}/{len(names)} in {args.out}")
     return 1 if failures else 0
 

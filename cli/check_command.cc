@@ -21,7 +21,8 @@ int RunCheck(const std::vector<std::string>& args) {
   int64_t target = 0;
   std::string input, target_name, input_shapes;
   CLI::Option* opset = app.add_option("--opset", target, "the target opset");
-  CLI::Option* profile = app.add_option("--target", target_name, "a target profile (onnxsurgeon targets) or .toml file");
+  CLI::Option* profile =
+      app.add_option("--target", target_name, "a target profile (onnxsurgeon targets) or .toml file");
   app.add_option("--input-shapes", input_shapes, "with --target: NAME:DIMS;... inputs that will have static shapes");
   opset->excludes(profile);
   app.add_flag("--json", json, "machine-readable report on stdout");

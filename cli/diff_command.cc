@@ -9,9 +9,10 @@
 namespace onnxsurgeon::cli {
 
 int RunDiff(const std::vector<std::string>& args) {
-  CLI::App app{"What changed between two models: opsets, inputs/outputs, op counts, initializers, value types, "
-               "nodes (matched by name, then by structure).",
-               "onnxsurgeon diff"};
+  CLI::App app{
+      "What changed between two models: opsets, inputs/outputs, op counts, initializers, value types, "
+      "nodes (matched by name, then by structure).",
+      "onnxsurgeon diff"};
   std::string a, b;
   bool json = false;
   size_t max_rows = 50;

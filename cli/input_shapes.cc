@@ -41,7 +41,7 @@ StatusOr<std::vector<InputShapeSpec>> ParseInputShapes(const std::vector<std::st
 }
 
 StatusOr<std::map<std::string, std::vector<int64_t>>> ResolveInputShapes(const std::vector<InputShapeSpec>& specs,
-                                                                        const Model& model) {
+                                                                         const Model& model) {
   std::vector<std::string> inputs;
   for (Value* v : model.graph().inputs())
     if (!v->IsInitializer()) inputs.push_back(v->name());
@@ -50,15 +50,15 @@ StatusOr<std::map<std::string, std::vector<int64_t>>> ResolveInputShapes(const s
     std::string name = spec.input;
     if (name.empty()) {
       if (inputs.size() != 1) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "--input-shapes: a shape without a name needs a model with one input; this one has ", inputs.size(),
-            " (", absl::StrJoin(inputs, ", "), "): write NAME:DIMS"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("--input-shapes: a shape without a name needs a model with one input; this one has ",
+                         inputs.size(), " (", absl::StrJoin(inputs, ", "), "): write NAME:DIMS"));
       }
       name = inputs.front();
     } else if (std::find(inputs.begin(), inputs.end(), name) == inputs.end()) {
       return absl::InvalidArgumentError(absl::StrCat("--input-shapes: the model has no input '", name, "'",
-                                                     DidYouMean(name, inputs), "; its inputs: ",
-                                                     absl::StrJoin(inputs, ", ")));
+                                                     DidYouMean(name, inputs),
+                                                     "; its inputs: ", absl::StrJoin(inputs, ", ")));
     }
     if (out.count(name)) return absl::InvalidArgumentError(absl::StrCat("--input-shapes: '", name, "' given twice"));
     out[name] = spec.dims;

@@ -15,7 +15,7 @@
 namespace onnxsurgeon::cli {
 
 struct InputShapeSpec {
-  std::string input;  // empty: the model's only input
+  std::string input;          // empty: the model's only input
   std::vector<int64_t> dims;  // -1 keeps the model's dim
 };
 
@@ -27,7 +27,7 @@ StatusOr<std::vector<InputShapeSpec>> ParseInputShapes(const std::vector<std::st
 // Given specs and the loaded model. Execute names the bare shape's input and checks each
 // name is a graph input. Result input -> dims.
 StatusOr<std::map<std::string, std::vector<int64_t>>> ResolveInputShapes(const std::vector<InputShapeSpec>& specs,
-                                                                        const Model& model);
+                                                                         const Model& model);
 
 // set-input-shape's shapes= value for them: "a:1x3;b:?x4".
 std::string SetInputShapeValue(const std::map<std::string, std::vector<int64_t>>& shapes);

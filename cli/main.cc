@@ -56,7 +56,8 @@ struct Command {
 };
 
 constexpr Command kSubcommands[] = {
-    {"inspect", RunInspect}, {"check", RunCheck}, {"passes", RunPasses}, {"diff", RunDiff}, {"report", RunReport}, {"targets", CmdTargets},
+    {"inspect", RunInspect}, {"check", RunCheck},   {"passes", RunPasses},
+    {"diff", RunDiff},       {"report", RunReport}, {"targets", CmdTargets},
 };
 
 int Main(int argc, char** argv) {
@@ -64,7 +65,8 @@ int Main(int argc, char** argv) {
   if (args.empty()) return UsageError("", "no arguments");
   if (args[0] == "--help" || args[0] == "-h") {
     std::string help = RewriteHelp();
-    std::cout << kCommands << help.substr(help.find("Options:\n") == std::string::npos ? 0 : help.find("Options:\n") + 9);
+    std::cout << kCommands
+              << help.substr(help.find("Options:\n") == std::string::npos ? 0 : help.find("Options:\n") + 9);
     return kOk;
   }
   if (args[0] == "--version") {

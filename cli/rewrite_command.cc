@@ -17,11 +17,11 @@
 #include "core/inspect/json.h"
 #include "core/interop/onnx_interop.h"
 #include "core/io/atomic_file.h"
-#include "core/report/html_report.h"
 #include "core/io/model_io.h"
 #include "core/pass/pass_manager.h"
 #include "core/pass/pipeline.h"
 #include "core/pass/validate.h"
+#include "core/report/html_report.h"
 #include "core/report/model_stats.h"
 #include "core/util/suggest.h"
 #include "core/verify/numeric_check.h"
@@ -33,8 +33,7 @@ struct RewriteArgs {
   std::string target, input, output, save_model, report_format, print_after, external_data = "keep", size_limit;
   std::vector<std::string> passes, input_shapes;
   bool dry_run = false, verify_each = false, debug_patterns = false, quiet = false, skip_fuse_bn = false,
-       no_full_check = false,
-       save_as_external_data = false, allow_remaining = false, external_data_given = false;
+       no_full_check = false, save_as_external_data = false, allow_remaining = false, external_data_given = false;
   int check_runs = 0;  // 0: no --check
   uint64_t seed = 0;
   SaveOptions save;
@@ -46,7 +45,9 @@ std::vector<std::string> Normalize(const std::vector<std::string>& args) {
   std::vector<std::string> out;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    auto all_digits = [](const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; };
+    auto all_digits = [](const std::string& s) {
+      return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+    };
     if (a == "--check") {
       bool has_n = i + 1 < args.size() && all_digits(args[i + 1]);
       out.push_back("--check=" + (has_n ? args[++i] : std::string("3")));
@@ -68,9 +69,9 @@ std::optional<uint64_t> ParseSize(const std::string& text) {
   if (!absl::SimpleAtod(text.substr(0, end), &number) || number < 0) return std::nullopt;
   std::string unit = end == std::string::npos ? "" : absl::AsciiStrToUpper(text.substr(end));
   if (unit.ends_with("IB")) unit.erase(unit.size() - 2, 1);
-  static const std::pair<const char*, double> kUnits[] = {{"", 1},           {"B", 1},           {"K", 1024.0},
-                                                          {"KB", 1024.0},    {"M", 1048576.0},   {"MB", 1048576.0},
-                                                          {"G", 1073741824.0}, {"GB", 1073741824.0}};
+  static const std::pair<const char*, double> kUnits[] = {
+      {"", 1},          {"B", 1},          {"K", 1024.0},       {"KB", 1024.0},
+      {"M", 1048576.0}, {"MB", 1048576.0}, {"G", 1073741824.0}, {"GB", 1073741824.0}};
   for (const auto& [name, scale] : kUnits)
     if (unit == name) return static_cast<uint64_t>(number * scale);
   return std::nullopt;
@@ -165,7 +166,8 @@ void DefineOptions(CLI::App& app, RewriteArgs& a, bool html) {
                  "keep (default: external tensors stay external), inline, or all (tensors >= threshold to one file)")
       ->check(CLI::IsMember({"keep", "inline", "all"}));
   app.add_flag("--save-as-external-data", a.save_as_external_data, "same as --external-data all");
-  app.add_option("--external-threshold", a.save.size_threshold, "size threshold for --external-data all (default 1024)");
+  app.add_option("--external-threshold", a.save.size_threshold,
+                 "size threshold for --external-data all (default 1024)");
   app.add_option("--external-location", a.save.location, "file for --external-data all (default OUT.data)");
   app.add_flag("--dry-run", a.dry_run, "run the passes and report, write nothing");
   app.add_option("--report", a.report_format, "per-pass report on stderr (text) or stdout (json)")
@@ -229,16 +231,19 @@ int Run(const std::vector<std::string>& raw_args, bool html) {
   if (!a.print_after.empty() && !FindPass(a.print_after)) {
     std::vector<std::string> names;
     for (const PassInfo& p : AllPasses()) names.push_back(p.name);
-    return UsageError(command, "--print-after: unknown pass '" + a.print_after + "'" + DidYouMean(a.print_after, names));
+    return UsageError(command,
+                      "--print-after: unknown pass '" + a.print_after + "'" + DidYouMean(a.print_after, names));
   }
   if (a.skip_fuse_bn && SetOnPasses(*pipeline, {"simplify"}, "skip", "fuse-conv-bn", /*append=*/true) == 0) {
     return UsageError(command, "--skip-fuse-bn changes simplify, which the pipeline does not run: add --pass simplify");
   }
   if (!a.size_limit.empty()) {
     auto bytes = ParseSize(a.size_limit);
-    if (!bytes) return UsageError(command, "--size-limit takes a size such as 4096, 64KB or 1.5MB, not '" + a.size_limit + "'");
+    if (!bytes)
+      return UsageError(command, "--size-limit takes a size such as 4096, 64KB or 1.5MB, not '" + a.size_limit + "'");
     if (SetOnPasses(*pipeline, {"simplify", "fold-constants"}, "size-limit", absl::StrCat(*bytes), false) == 0) {
-      return UsageError(command, "--size-limit applies to simplify and fold-constants, which the pipeline does not run");
+      return UsageError(command,
+                        "--size-limit applies to simplify and fold-constants, which the pipeline does not run");
     }
   }
   if (!a.target.empty()) {

@@ -19,7 +19,9 @@ std::string Cell(const std::string& s) {
 }
 
 std::string IfLoopText(const target::Profile& p) {
-  std::string i = p.if_rule == target::IfRule::kAny ? "If" : p.if_rule == target::IfRule::kConstantCondition ? "If (constant cond.)" : "no If";
+  std::string i = p.if_rule == target::IfRule::kAny                 ? "If"
+                  : p.if_rule == target::IfRule::kConstantCondition ? "If (constant cond.)"
+                                                                    : "no If";
   return absl::StrCat(i, ", ", p.loop ? "Loop" : "no Loop");
 }
 
@@ -51,16 +53,19 @@ std::string TargetsMarkdown() {
     fact(absl::StrCat("LayerNorm ", target::FormName(p.layernorm)), p.layernorm_source);
     fact(absl::StrCat("GELU ", target::FormName(p.gelu)), p.gelu_source);
     fact(p.erf ? "Erf supported" : "no Erf", p.erf_source);
-    fact(absl::StrCat("ScatterND reduction: ", target::ScatterReductionName(p.scatternd_reduction)), p.scatternd_source);
+    fact(absl::StrCat("ScatterND reduction: ", target::ScatterReductionName(p.scatternd_reduction)),
+         p.scatternd_source);
     fact(IfLoopText(p), p.control_flow_source);
     fact(p.static_shapes ? "static input shapes needed" : "dynamic shapes accepted", p.shapes_source);
     fact(absl::StrCat("int64: ", p.int64), p.int64_source);
     fact(p.external_data ? "external data accepted" : "weights must be inline", p.external_data_source);
     if (p.value_info_everywhere) fact("value_info on every tensor", p.value_info_source);
-    fact(absl::StrCat("custom domains: ", p.custom_domains ? "yes" : "no", ", local functions: ", p.local_functions ? "yes" : "no"),
+    fact(absl::StrCat("custom domains: ", p.custom_domains ? "yes" : "no",
+                      ", local functions: ", p.local_functions ? "yes" : "no"),
          p.custom_source);
     for (const auto& m : p.missing) {
-      fact(absl::StrCat("lacks ", absl::StrJoin(m.ops, ", "), m.when.empty() ? "" : absl::StrCat(" (when ", m.when, ")")),
+      fact(absl::StrCat("lacks ", absl::StrJoin(m.ops, ", "),
+                        m.when.empty() ? "" : absl::StrCat(" (when ", m.when, ")")),
            m.source);
     }
   }
@@ -92,11 +97,13 @@ int CmdTargets(const std::vector<std::string>& args) {
     std::cout << "  LayerNorm " << target::FormName(p->layernorm) << ": " << p->layernorm_source << "\n";
     std::cout << "  GELU " << target::FormName(p->gelu) << ": " << p->gelu_source << "\n";
     std::cout << "  Erf " << (p->erf ? "yes" : "no") << ": " << p->erf_source << "\n";
-    std::cout << "  ScatterND reduction " << target::ScatterReductionName(p->scatternd_reduction) << ": " << p->scatternd_source << "\n";
+    std::cout << "  ScatterND reduction " << target::ScatterReductionName(p->scatternd_reduction) << ": "
+              << p->scatternd_source << "\n";
     std::cout << "  " << IfLoopText(*p) << ": " << p->control_flow_source << "\n";
     std::cout << "  static shapes " << (p->static_shapes ? "needed" : "not needed") << ": " << p->shapes_source << "\n";
     for (const auto& m : p->missing)
-      std::cout << "  lacks " << absl::StrJoin(m.ops, ", ") << (m.when.empty() ? "" : " when " + m.when) << ": " << m.source << "\n";
+      std::cout << "  lacks " << absl::StrJoin(m.ops, ", ") << (m.when.empty() ? "" : " when " + m.when) << ": "
+                << m.source << "\n";
     return kOk;
   }
   for (const target::Profile& p : target::BuiltinProfiles()) {
@@ -158,15 +165,18 @@ Status RunTargetStep(Model& model, const std::string& name, const std::string& i
   OS_ASSIGN_OR_RETURN(target::Profile profile, target::LoadProfile(name));
   if (!profile.external_data && external_data_given && save.external_data == ExternalDataMode::kAll) {
     return absl::InvalidArgumentError(absl::StrCat("target ", profile.name, " needs the weights inline (",
-                                                   profile.external_data_source, "); --external-data all contradicts it"));
+                                                   profile.external_data_source,
+                                                   "); --external-data all contradicts it"));
   }
   target::TargetOptions options;
   options.input_shapes = input_shapes;
   options.allow_remaining = allow_remaining;
   OS_ASSIGN_OR_RETURN(target::TargetRun run, target::RunTarget(model, profile, options, pm));
-  if (run.plan.empty()) log << "target " << profile.name << ": nothing to do, the model already satisfies the profile\n";
+  if (run.plan.empty())
+    log << "target " << profile.name << ": nothing to do, the model already satisfies the profile\n";
   else log << "target " << profile.name << ": ran " << absl::StrJoin(run.plan, ",") << "\n";
-  for (const auto& f : run.remaining.blockers) log << "target " << profile.name << ": still blocks: " << f.Describe() << "\n";
+  for (const auto& f : run.remaining.blockers)
+    log << "target " << profile.name << ": still blocks: " << f.Describe() << "\n";
   for (auto& r : run.reports) reports.push_back(std::move(r));
   if (!profile.external_data) save.external_data = ExternalDataMode::kInline;
   return absl::OkStatus();

@@ -1,6 +1,7 @@
 """Runs a model in onnxruntime on the example's fixed input and compares with the torch
 module's output (custom_layernorm.npz). Prints what a user would see; exits 1 only if
 the model runs but computes something else, or (with --must-run) is refused."""
+
 from __future__ import annotations
 
 import pathlib
@@ -23,7 +24,9 @@ def main(path: str, must_run: bool) -> int:
     (y,) = session.run(None, {"x": ref["x"]})
     err = float(np.abs(y - ref["y"]).max())
     ok = err <= 1e-4
-    print(f"  onnxruntime runs {pathlib.Path(path).name}: max |onnx - torch| = {err:.2e} ({'OK' if ok else 'MISMATCH'})")
+    print(
+        f"  onnxruntime runs {pathlib.Path(path).name}: max |onnx - torch| = {err:.2e} ({'OK' if ok else 'MISMATCH'})"
+    )
     return 0 if ok else 1
 
 

@@ -8,6 +8,7 @@ are saved beside it (custom_layernorm.npz) so the demo can check the rewrite num
 
     .venv/bin/python examples/make_example.py
 """
+
 from __future__ import annotations
 
 import pathlib
@@ -39,15 +40,30 @@ def main() -> None:
         block.norm.bias.uniform_(-0.5, 0.5)
     x = torch.randn(2, 8, 16)
     path = HERE / "custom_layernorm.onnx"
-    torch.onnx.export(block, (x,), str(path), dynamo=False, opset_version=17, input_names=["x"],
-                      output_names=["y"], dynamic_axes={"x": {0: "batch", 1: "seq"}, "y": {0: "batch", 1: "seq"}})
+    torch.onnx.export(
+        block,
+        (x,),
+        str(path),
+        dynamo=False,
+        opset_version=17,
+        input_names=["x"],
+        output_names=["y"],
+        dynamic_axes={"x": {0: "batch", 1: "seq"}, "y": {0: "batch", 1: "seq"}},
+    )
     model = onnx.load(path)
     for i, node in enumerate(model.graph.node):
         if node.op_type == "LayerNormalization":
             eps = next(a.f for a in node.attribute if a.name == "epsilon")
             axis = next((a.i for a in node.attribute if a.name == "axis"), -1)
-            custom = helper.make_node("Custom_LayerNorm", list(node.input), list(node.output), name=node.name,
-                                      domain="custom", epsilon=eps, axis=axis)
+            custom = helper.make_node(
+                "Custom_LayerNorm",
+                list(node.input),
+                list(node.output),
+                name=node.name,
+                domain="custom",
+                epsilon=eps,
+                axis=axis,
+            )
             model.graph.node.remove(node)
             model.graph.node.insert(i, custom)
     model.opset_import.append(helper.make_opsetid("custom", 1))

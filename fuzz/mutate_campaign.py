@@ -46,8 +46,27 @@ PIPELINES = [
     "inline-functions,resolve-shapes",
 ]
 MAX_BYTES = 512 * 1024
-OPS = ["Add", "MatMul", "Reshape", "Slice", "Gather", "Concat", "Transpose", "LayerNormalization", "Constant",
-       "Cast", "Shape", "Expand", "Unsqueeze", "Squeeze", "ConstantOfShape", "Range", "If", "Identity", "Gemm"]
+OPS = [
+    "Add",
+    "MatMul",
+    "Reshape",
+    "Slice",
+    "Gather",
+    "Concat",
+    "Transpose",
+    "LayerNormalization",
+    "Constant",
+    "Cast",
+    "Shape",
+    "Expand",
+    "Unsqueeze",
+    "Squeeze",
+    "ConstantOfShape",
+    "Range",
+    "If",
+    "Identity",
+    "Gemm",
+]
 EXTREMES = [0, 1, -1, 2, 3, 2**31 - 1, 2**31, -(2**31), 2**63 - 1, -(2**63), 10**12]
 
 
@@ -81,8 +100,25 @@ def mutate_proto(m: onnx.ModelProto, rng: random.Random) -> str:
     """One structured mutation in place; returns what it did."""
     graphs = list(all_graphs(m.graph))
     g = rng.choice(graphs)
-    kind = rng.choice(["dims", "elem", "attr", "attr-type", "ir", "opset", "delete", "dup", "swap", "rewire",
-                       "optype", "init-dims", "init-type", "output", "name"])
+    kind = rng.choice(
+        [
+            "dims",
+            "elem",
+            "attr",
+            "attr-type",
+            "ir",
+            "opset",
+            "delete",
+            "dup",
+            "swap",
+            "rewire",
+            "optype",
+            "init-dims",
+            "init-type",
+            "output",
+            "name",
+        ]
+    )
     nodes = list(g.node)
     if kind == "ir":
         m.ir_version = rng.choice([0, 1, 3, 4, 7, 10, 11, 99, -1 & 0xFFFFFFFF])
@@ -138,7 +174,12 @@ def mutate_proto(m: onnx.ModelProto, rng: random.Random) -> str:
             i, j = rng.sample(range(len(n.input)), 2)
             n.input[i], n.input[j] = n.input[j], n.input[i]
         elif kind == "rewire":
-            names = [o for x in nodes for o in x.output] + [i.name for i in g.input] + [t.name for t in g.initializer] + [""]
+            names = (
+                [o for x in nodes for o in x.output]
+                + [i.name for i in g.input]
+                + [t.name for t in g.initializer]
+                + [""]
+            )
             if n.input and rng.random() < 0.7:
                 n.input[rng.randrange(len(n.input))] = rng.choice(names)
             elif rng.random() < 0.5 and n.input:
@@ -184,8 +225,17 @@ def main() -> int:
     shutil.rmtree(args.out, ignore_errors=True)
     work = args.out / "work"
     work.mkdir(parents=True)
-    counts = {"runs": 0, "exit0": 0, "exit1": 0, "exit2": 0, "crash": 0, "hang": 0, "wrote": 0, "invalid": 0,
-              "multiline": 0}
+    counts = {
+        "runs": 0,
+        "exit0": 0,
+        "exit1": 0,
+        "exit2": 0,
+        "crash": 0,
+        "hang": 0,
+        "wrote": 0,
+        "invalid": 0,
+        "multiline": 0,
+    }
     findings = []
     start = time.time()
     for i in range(args.count):
@@ -216,8 +266,9 @@ def main() -> int:
         except subprocess.TimeoutExpired:
             rc, stderr, problem = None, "", "hang"
         if rc is not None:
-            counts[f"exit{rc}" if rc in (0, 1, 2) else "crash"] = counts.get(f"exit{rc}" if rc in (0, 1, 2) else "crash", 0) + (
-                0 if rc not in (0, 1, 2) else 1)
+            counts[f"exit{rc}" if rc in (0, 1, 2) else "crash"] = counts.get(
+                f"exit{rc}" if rc in (0, 1, 2) else "crash", 0
+            ) + (0 if rc not in (0, 1, 2) else 1)
             if rc < 0 or rc not in (0, 1, 2) or "internal error" in stderr:
                 problem = "crash"
             elif rc != 0 and out.exists():
@@ -231,8 +282,11 @@ def main() -> int:
             case = args.out / f"{problem}-{i:05d}"
             case.mkdir()
             (case / "in.onnx").write_bytes(mutant)
-            (case / "cmd.json").write_text(json.dumps({"seed": name, "mutation": what, "argv": argv[1:], "exit": rc,
-                                                       "stderr": stderr[-2000:]}, indent=1))
+            (case / "cmd.json").write_text(
+                json.dumps(
+                    {"seed": name, "mutation": what, "argv": argv[1:], "exit": rc, "stderr": stderr[-2000:]}, indent=1
+                )
+            )
             findings.append((problem, name, what, pipeline, (stderr.strip().splitlines() or [""])[-1][:200]))
     counts["seconds"] = round(time.time() - start, 1)
     counts["seed_models"] = len(seeds)

@@ -161,7 +161,8 @@ class ConvertFloat16Pass : public Pass {
     // float32 would see rounded values): it is a weight like an initializer.
     for (Node* n : g.nodes()) {
       if (!n->Is("Constant") || !plans.contains(n)) continue;
-      if (!AllReadHalf(n->output(0), plans) || (options_.keep_io_types && n->output(0)->IsGraphOutput())) plans.erase(n);
+      if (!AllReadHalf(n->output(0), plans) || (options_.keep_io_types && n->output(0)->IsGraphOutput()))
+        plans.erase(n);
     }
     // Casts that become float16 -> float16 (the model's own Casts between float16 and
     // float32, both sides now float16) are dropped: no-ops that runtimes' fusions
@@ -173,7 +174,8 @@ class ConvertFloat16Pass : public Pass {
       int64_t to = n->GetInt("to", 0);
       int32_t from = types.ElemType(n->input(0));
       bool input_half = from == T::FLOAT16 || (from == T::FLOAT && it->second.input_half[0]);
-      if ((to == T::FLOAT || to == T::FLOAT16) && input_half && !n->output(0)->IsGraphOutput()) identity_casts.push_back(n);
+      if ((to == T::FLOAT || to == T::FLOAT16) && input_half && !n->output(0)->IsGraphOutput())
+        identity_casts.push_back(n);
     }
     auto reads_half = [&](const Use& u) {
       auto it = plans.find(u.node);

@@ -53,10 +53,8 @@ class ConvertOpsetPass : public Pass {
         return absl::FailedPreconditionError(absl::StrCat(
             c.graph_output ? "graph output '" : "value_info '", c.value, "' is declared ", TypeToString(&c.declared),
             " but computes ", TypeToString(&c.inferred), "; onnx's checker rejects that at opset ", report.reached,
-            " (run fix-declared-shapes first to repair the declaration", conflicts.size() > 1
-                ? absl::StrCat(" and ", conflicts.size() - 1, " more")
-                : std::string(),
-            ")"));
+            " (run fix-declared-shapes first to repair the declaration",
+            conflicts.size() > 1 ? absl::StrCat(" and ", conflicts.size() - 1, " more") : std::string(), ")"));
       }
     }
     for (const auto& [what, n] : report.counts) result.Count(what, n);

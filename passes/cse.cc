@@ -43,8 +43,8 @@ bool OnlyNamesAnOutput(const Node& n) {
 // What makes two nodes interchangeable: op, domain, overload, the exact input values,
 // the attributes (in name order, serialized) and the output count.
 std::string Key(const Node& n) {
-  std::string key = absl::StrCat(n.op_type(), "|", std::string(CanonicalDomain(n.domain())), "|", n.proto().overload(), "|",
-                                 n.num_outputs(), "|");
+  std::string key = absl::StrCat(n.op_type(), "|", std::string(CanonicalDomain(n.domain())), "|", n.proto().overload(),
+                                 "|", n.num_outputs(), "|");
   for (Value* v : n.inputs()) absl::StrAppend(&key, reinterpret_cast<uintptr_t>(v), ",");
   std::vector<const Attribute*> attributes;
   for (const Attribute& a : n.attributes()) attributes.push_back(&a);
@@ -101,8 +101,6 @@ class CsePass : public Pass {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Pass>> CreateCsePass(const PassOptions&) {
-  return std::make_unique<CsePass>();
-}
+StatusOr<std::unique_ptr<Pass>> CreateCsePass(const PassOptions&) { return std::make_unique<CsePass>(); }
 
 }  // namespace onnxsurgeon::passes

@@ -66,8 +66,6 @@ class DcePass : public Pass {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Pass>> CreateDcePass(const PassOptions&) {
-  return std::make_unique<DcePass>();
-}
+StatusOr<std::unique_ptr<Pass>> CreateDcePass(const PassOptions&) { return std::make_unique<DcePass>(); }
 
 }  // namespace onnxsurgeon::passes

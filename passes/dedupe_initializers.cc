@@ -46,7 +46,8 @@ std::optional<std::string_view> BytesOf(const Tensor& t, std::vector<std::unique
 // always hash equal; the full comparison decides.
 size_t SampledHash(std::string_view bytes) {
   constexpr size_t kWindow = 4096;
-  if (bytes.size() <= 3 * kWindow) return absl::Hash<absl::string_view>{}(absl::string_view(bytes.data(), bytes.size()));
+  if (bytes.size() <= 3 * kWindow)
+    return absl::Hash<absl::string_view>{}(absl::string_view(bytes.data(), bytes.size()));
   auto window = [&](size_t at) { return absl::string_view(bytes.data() + at, kWindow); };
   return absl::HashOf(window(0), window(bytes.size() / 2 - kWindow / 2), window(bytes.size() - kWindow));
 }
@@ -63,8 +64,7 @@ Status DedupeGraph(Graph& g, PassResult& result) {
     auto bytes = BytesOf(t, owned);
     if (!bytes) continue;
     const auto& dims = t.meta().dims();
-    Key key{t.meta().data_type(), std::vector<int64_t>(dims.begin(), dims.end()), bytes->size(),
-            SampledHash(*bytes)};
+    Key key{t.meta().data_type(), std::vector<int64_t>(dims.begin(), dims.end()), bytes->size(), SampledHash(*bytes)};
     std::vector<Candidate>& same_key = survivors[key];
     Value* survivor = nullptr;
     if (!v->IsGraphOutput()) {

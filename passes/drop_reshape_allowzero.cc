@@ -42,7 +42,8 @@ class DropReshapeAllowzeroPass : public PatternPass {
                                        "' is computed at run time: a 0 in it would change meaning"));
           }
           if (std::find(shape->begin(), shape->end(), 0) != shape->end()) {
-            return Refuse(absl::StrCat("shape '", m.value("shape")->name(), "' holds a 0, which allowzero=1 keeps as a literal 0"));
+            return Refuse(absl::StrCat("shape '", m.value("shape")->name(),
+                                       "' holds a 0, which allowzero=1 keeps as a literal 0"));
           }
           return Matched();
         },

@@ -78,7 +78,7 @@ struct Cut {
 };
 
 Cut Walk(const Graph& g, const std::vector<Value*>& outputs, const absl::flat_hash_set<const Value*>& fed,
-                   bool inputs_given) {
+         bool inputs_given) {
   Cut cut;
   absl::flat_hash_set<const Value*> visited;
   absl::flat_hash_map<const Value*, const Node*> first_reader;  // to name a path in errors
@@ -189,10 +189,10 @@ class ExtractPass : public Pass {
       for (const Value* v : untyped) {
         auto it = by_name.find(v->name());
         if (it == by_name.end() || !it->second->has_tensor_type() || !io_typed(*it->second)) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "cannot infer the type and rank of '", v->name(), "'",
-              inferred.ok() ? "" : absl::StrCat(" (", inferred.status().message(), ")"),
-              "; annotate it, or run set-input-shape first"));
+          return absl::InvalidArgumentError(
+              absl::StrCat("cannot infer the type and rank of '", v->name(), "'",
+                           inferred.ok() ? "" : absl::StrCat(" (", inferred.status().message(), ")"),
+                           "; annotate it, or run set-input-shape first"));
         }
         types[v] = *it->second;
       }

@@ -35,9 +35,9 @@ std::optional<onnx::TensorProto> ConstantTensor(const Node& n) {
   // The attribute's type must be the one its name says (a `value` holding a GRAPH is not
   // a tensor); the schema check refuses such nodes, this keeps the pass safe without it.
   static const std::pair<std::string_view, onnx::AttributeProto::AttributeType> kForms[] = {
-      {"value", onnx::AttributeProto::TENSOR},       {"value_float", onnx::AttributeProto::FLOAT},
-      {"value_floats", onnx::AttributeProto::FLOATS}, {"value_int", onnx::AttributeProto::INT},
-      {"value_ints", onnx::AttributeProto::INTS},     {"value_string", onnx::AttributeProto::STRING},
+      {"value", onnx::AttributeProto::TENSOR},         {"value_float", onnx::AttributeProto::FLOAT},
+      {"value_floats", onnx::AttributeProto::FLOATS},  {"value_int", onnx::AttributeProto::INT},
+      {"value_ints", onnx::AttributeProto::INTS},      {"value_string", onnx::AttributeProto::STRING},
       {"value_strings", onnx::AttributeProto::STRINGS}};
   bool typed = false;
   for (const auto& [name, type] : kForms) typed |= a.name() == name && p.type() == type;
@@ -136,7 +136,7 @@ class ExtractConstantsPass : public Pass {
       }
     } else {
       std::vector<Value*> initializers = g.initializers();  // copy: the list shrinks
-      Node* first = g.first_node();  // Constants go before it, in initializer order
+      Node* first = g.first_node();                         // Constants go before it, in initializer order
       for (Value* v : initializers) {
         if (v->IsGraphInput()) continue;
         OS_RETURN_IF_ERROR(InitializerToConstant(g, v, first));

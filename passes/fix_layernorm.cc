@@ -98,16 +98,17 @@ Status InlineLayerNormCalls(Model& model, Graph& g, const std::vector<std::strin
 void RemoveUncalledFunctions(Model& model, const absl::flat_hash_set<const Function*>& inlined, PassResult& result) {
   absl::flat_hash_set<std::string> called;
   for (Graph* g : model.AllGraphs())
-    for (Node* n : g->nodes()) called.insert(absl::StrCat(n->domain(), "::", n->op_type(), "::", n->proto().overload()));
+    for (Node* n : g->nodes())
+      called.insert(absl::StrCat(n->domain(), "::", n->op_type(), "::", n->proto().overload()));
   auto& functions = model.mutable_functions();
   size_t before = functions.size();
-  functions.erase(std::remove_if(functions.begin(), functions.end(),
-                                 [&](const std::unique_ptr<Function>& f) {
-                                   return inlined.contains(f.get()) &&
-                                          !called.contains(absl::StrCat(f->domain(), "::", f->name(), "::",
-                                                                        f->proto().overload()));
-                                 }),
-                  functions.end());
+  functions.erase(
+      std::remove_if(functions.begin(), functions.end(),
+                     [&](const std::unique_ptr<Function>& f) {
+                       return inlined.contains(f.get()) &&
+                              !called.contains(absl::StrCat(f->domain(), "::", f->name(), "::", f->proto().overload()));
+                     }),
+      functions.end());
   result.Count("functions-removed", static_cast<int64_t>(before - functions.size()));
 }
 
@@ -174,16 +175,16 @@ class FixLayerNormPass : public Pass {
         if (g->OpsetVersion("") >= 17) continue;
         for (Node* n : g->nodes()) {
           if (n->Is("LayerNormalization")) {
-            return absl::FailedPreconditionError(absl::StrCat(
-                "fix-layernorm(to=op): LayerNormalization '", n->name(), "' is in a graph at opset ",
-                g->OpsetVersion(""), "; LayerNormalization needs opset 17 (use to=decomposed, or convert the opset first)"));
+            return absl::FailedPreconditionError(
+                absl::StrCat("fix-layernorm(to=op): LayerNormalization '", n->name(), "' is in a graph at opset ",
+                             g->OpsetVersion(""),
+                             "; LayerNormalization needs opset 17 (use to=decomposed, or convert the opset first)"));
           }
         }
       }
     } else {
-      auto lower = layernorm::MakeDecomposeRule([target](const Node& n) {
-        return target == Target::kDecomposed || n.graph()->OpsetVersion("") < 17;
-      });
+      auto lower = layernorm::MakeDecomposeRule(
+          [target](const Node& n) { return target == Target::kDecomposed || n.graph()->OpsetVersion("") < 17; });
       const RewriteRule* lowering[] = {lower.get()};
       OS_ASSIGN_OR_RETURN(auto lowered, ApplyRulesGreedily(model, {lowering[0]}, options));
       for (const auto& [rule, n] : lowered) result.Count(rule, n);
@@ -210,10 +211,10 @@ class FixLayerNormPass : public Pass {
 
 StatusOr<std::unique_ptr<Pass>> CreateFixLayerNormPass(const PassOptions& o) {
   const std::string& to = o.String("to");  // one of the choices passes.def declares
-  Target target = to == "op" ? Target::kOp
+  Target target = to == "op"           ? Target::kOp
                   : to == "decomposed" ? Target::kDecomposed
-                  : to == "native" ? Target::kNative
-                                   : Target::kAuto;
+                  : to == "native"     ? Target::kNative
+                                       : Target::kAuto;
   std::vector<std::string> names;
   if (o.Bool("custom-ops")) names = layernorm::DefaultCustomNames();
   for (std::string& n : o.List("names")) names.push_back(std::move(n));

@@ -39,9 +39,9 @@
 #include "absl/container/flat_hash_set.h"
 #include "core/eval/kernel.h"
 #include "core/interop/onnx_interop.h"
-#include "core/rewrite/rewriter.h"
 #include "core/ir/clone.h"
 #include "core/ir/shape.h"
+#include "core/rewrite/rewriter.h"
 #include "core/shape/propagate.h"
 #include "core/shape/slicing.h"
 #include "passes/registry.h"
@@ -52,8 +52,8 @@ namespace {
 using eval::Array;
 
 bool IsNonDeterministic(const Node& n) {
-  static const absl::flat_hash_set<std::string> kOps = {"RandomNormal", "RandomNormalLike", "RandomUniform",
-                                                        "RandomUniformLike", "Bernoulli", "Multinomial"};
+  static const absl::flat_hash_set<std::string> kOps = {"RandomNormal",      "RandomNormalLike", "RandomUniform",
+                                                        "RandomUniformLike", "Bernoulli",        "Multinomial"};
   return kOps.contains(n.op_type());
 }
 
@@ -150,7 +150,8 @@ class Folder {
         }
       }
       for (Graph* sub : n->subgraphs()) OS_RETURN_IF_ERROR(FoldGraph(*sub));
-      bool all_constant = std::all_of(n->inputs().begin(), n->inputs().end(), [&](Value* in) { return !in || Known(in); });
+      bool all_constant =
+          std::all_of(n->inputs().begin(), n->inputs().end(), [&](Value* in) { return !in || Known(in); });
       if (all_constant) Left("left/no-kernel");  // Loop/Scan/If bodies are not evaluated
       return absl::OkStatus();
     }
@@ -163,8 +164,9 @@ class Folder {
       const Array* a = in ? Known(in) : nullptr;
       if (in && !a) {
         if (!unreadable_.contains(in)) return FoldFromShapes(n);
-        bool rest_constant = std::all_of(n->inputs().begin() + static_cast<std::ptrdiff_t>(inputs.size()) + 1,
-                                         n->inputs().end(), [&](Value* v) { return !v || Known(v) || unreadable_.contains(v); });
+        bool rest_constant =
+            std::all_of(n->inputs().begin() + static_cast<std::ptrdiff_t>(inputs.size()) + 1, n->inputs().end(),
+                        [&](Value* v) { return !v || Known(v) || unreadable_.contains(v); });
         return rest_constant ? Leave("left/unsupported") : FoldFromShapes(n);
       }
       inputs.push_back(a);
@@ -282,7 +284,8 @@ class Folder {
       Value* out = n->output(j);
       if (!out) continue;
       Value* inner = map[branch->outputs()[j]];
-      if (!inner) return absl::InvalidArgumentError(absl::StrCat("If '", n->name(), "' branch output ", j, " is undefined"));
+      if (!inner)
+        return absl::InvalidArgumentError(absl::StrCat("If '", n->name(), "' branch output ", j, " is undefined"));
       if (out->info() && !inner->has_type()) *inner->mutable_info() = *out->info();
       // A branch output that cannot take the If output's name (a graph input, an outer
       // value) reaches a graph output through an Identity.
@@ -319,8 +322,8 @@ class Folder {
     for (Node* n : folded_) {
       for (Value* v : n->outputs()) {
         if (!v) continue;
-        bool needed = v->IsGraphOutput() ||
-                      std::any_of(v->uses().begin(), v->uses().end(), [&](const Use& u) { return !folded_set_.contains(u.node); });
+        bool needed = v->IsGraphOutput() || std::any_of(v->uses().begin(), v->uses().end(),
+                                                        [&](const Use& u) { return !folded_set_.contains(u.node); });
         if (needed) OS_RETURN_IF_ERROR(Materialize(v, *known_.at(v)));
       }
     }

@@ -44,7 +44,6 @@ namespace {
 
 using Types = onnx::TensorProto;
 
-
 // True when `v` is read exactly once, by a node (not a graph output).
 bool SingleReader(const Value* v) { return v && v->uses().size() == 1 && !v->IsGraphOutput(); }
 
@@ -120,7 +119,8 @@ class ConvAddBias : public NodeRule<ConvBias> {
       return Refuse("the computed operand is not a Conv");
     if (!SingleReader(split->data)) return Refuse("the Conv output has another reader");
     auto w = conv->num_inputs() >= 2 ? GetConstant(conv->input(1)) : std::nullopt;
-    if (!w || !IsFloatOrDouble(w->data_type) || w->dims.size() < 3) return Refuse("the Conv weight is not a float constant");
+    if (!w || !IsFloatOrDouble(w->data_type) || w->dims.size() < 3)
+      return Refuse("the Conv weight is not a float constant");
     if (split->c.data_type != w->data_type) return Refuse("the constant's type differs from the weight's");
     const int64_t m = w->dims[0];
     std::string why;
@@ -154,8 +154,8 @@ class ConvAddBias : public NodeRule<ConvBias> {
 // ---- scale-into-weights ----------------------------------------------------------------
 // What to scale, found by walking up from the Mul/Div's data operand.
 struct Site {
-  Node* node = nullptr;   // MatMul, Gemm or Conv holding the weight
-  Node* add = nullptr;    // Add(MatMul, b) over it, if any
+  Node* node = nullptr;     // MatMul, Gemm or Conv holding the weight
+  Node* add = nullptr;      // Add(MatMul, b) over it, if any
   std::vector<Node*> path;  // nodes between the site and the Mul (all single-reader)
 };
 
@@ -182,8 +182,9 @@ class ScaleIntoWeights : public NodeRule<Scaling> {
   Verdict<Scaling> Check(Node* root, RewriteFacts&) const override {
     const bool div = root->Is("Div");
     auto split = SplitConstant(root, /*commutative=*/!div);
-    if (!split) return Refuse(div ? "the divisor is not a constant beside a computed dividend"
-                                  : "neither operand is a constant beside a computed one");
+    if (!split)
+      return Refuse(div ? "the divisor is not a constant beside a computed dividend"
+                        : "neither operand is a constant beside a computed one");
     if (!IsFloatOrDouble(split->c.data_type)) return Refuse("the scale is not float or double");
     auto s = split->c.AsDoubles();
     if (!s || s->empty()) return Refuse("the scale is empty");
@@ -204,7 +205,8 @@ class ScaleIntoWeights : public NodeRule<Scaling> {
     // it. A site's own output has rank >= 1; a path (Squeeze, Reshape) may end anywhere.
     auto y_shape = ShapeOf(split->data);
     size_t known_rank = y_shape ? y_shape->size() : (site->path.empty() ? 1 : 0);
-    if (!split->c.dims.empty() && split->c.dims.size() > known_rank) return Refuse("the scale may raise the result's rank");
+    if (!split->c.dims.empty() && split->c.dims.size() > known_rank)
+      return Refuse("the scale may raise the result's rank");
     // Per-channel factors on the site's channel axis (checked against the weight).
     std::vector<double> factors;
     StatusOr<bool> ok = Factors(*site, split->c, *s, y_shape, factors, &why);
@@ -259,8 +261,9 @@ class ScaleIntoWeights : public NodeRule<Scaling> {
       if (site) site->path.push_back(n);
       return site;
     }
-    return Refuse(why, absl::StrCat("reached ", n->op_type(), " '", n->name(),
-                                    "', which is neither a weight site nor commutes with the scale (or has another reader)")),
+    return Refuse(why, absl::StrCat(
+                           "reached ", n->op_type(), " '", n->name(),
+                           "', which is neither a weight site nor commutes with the scale (or has another reader)")),
            std::nullopt;
   }
 
@@ -275,7 +278,8 @@ class ScaleIntoWeights : public NodeRule<Scaling> {
     auto w = GetConstant(n.input(1));
     if (!w || !IsFloatOrDouble(w->data_type) || w->data_type != c.data_type)
       return Refuse(why, "the weight is not a constant of the scale's float type");
-    if (!SingleReader(n.input(1)) || n.input(1)->IsGraphInput()) return Refuse(why, "the weight is shared with another node");
+    if (!SingleReader(n.input(1)) || n.input(1)->IsGraphInput())
+      return Refuse(why, "the weight is shared with another node");
     if (n.Is("Conv")) {
       if (w->dims.size() < 3) return Refuse(why, "the Conv weight's rank is below 3");
       if (s.size() == 1) {

@@ -53,7 +53,8 @@ std::optional<Folded> Fold(const Match& m, std::string* why) {
     const ConstantData& c = m.constant(names[i]);
     auto values = c.AsDoubles();
     if (c.data_type != w.data_type || !values || static_cast<int64_t>(values->size()) != channels) {
-      Refuse(why, absl::StrCat("BatchNormalization's ", names[i], " is not ", channels, " values of the weights' type"));
+      Refuse(why,
+             absl::StrCat("BatchNormalization's ", names[i], " is not ", channels, " values of the weights' type"));
       return std::nullopt;
     }
     stats[i] = std::move(*values);
@@ -120,8 +121,6 @@ class FuseConvBnPass : public PatternPass {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Pass>> CreateFuseConvBnPass(const PassOptions&) {
-  return std::make_unique<FuseConvBnPass>();
-}
+StatusOr<std::unique_ptr<Pass>> CreateFuseConvBnPass(const PassOptions&) { return std::make_unique<FuseConvBnPass>(); }
 
 }  // namespace onnxsurgeon::passes

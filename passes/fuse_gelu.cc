@@ -35,7 +35,8 @@ using gelu::GeluKind;
 
 Verdict<> GeluAllowed(const pattern::Match& m) {
   int64_t opset = m.root()->graph()->OpsetVersion("");
-  if (opset < 20) return Refuse(absl::StrCat("Gelu needs opset >= 20 and the model imports ", opset, " (convert the opset first)"));
+  if (opset < 20)
+    return Refuse(absl::StrCat("Gelu needs opset >= 20 and the model imports ", opset, " (convert the opset first)"));
   const Value* x = m.value("x");
   if (x->has_type() && x->type()->has_tensor_type() && x->type()->tensor_type().elem_type() != 0) {
     int32_t t = x->type()->tensor_type().elem_type();
@@ -76,8 +77,6 @@ class FuseGeluPass : public PatternPass {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Pass>> CreateFuseGeluPass(const PassOptions&) {
-  return std::make_unique<FuseGeluPass>();
-}
+StatusOr<std::unique_ptr<Pass>> CreateFuseGeluPass(const PassOptions&) { return std::make_unique<FuseGeluPass>(); }
 
 }  // namespace onnxsurgeon::passes

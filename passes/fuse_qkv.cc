@@ -198,7 +198,8 @@ class SharedInputMatMuls : public NodeRule<QkvPlan> {
     for (size_t i = 0; i < n; ++i) {
       const Branch& b = branches[i];
       CarryType(b.out(), split->output(i));
-      for (Value* c : {b.matmul->input(1), b.add ? b.add->input(b.add->input(0) == b.matmul->output(0) ? 1 : 0) : nullptr})
+      for (Value* c :
+           {b.matmul->input(1), b.add ? b.add->input(b.add->input(0) == b.matmul->output(0) ? 1 : 0) : nullptr})
         if (c && c->producer()) dead.push_back(c->producer());  // Constant nodes
       OS_RETURN_IF_ERROR(rw.ReplaceNode(b.add ? b.add : b.matmul, {split->output(i)}));
       if (b.add) OS_RETURN_IF_ERROR(rw.EraseNode(b.matmul));

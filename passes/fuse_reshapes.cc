@@ -47,8 +47,6 @@ namespace {
 
 using namespace reshapes;  // NOLINT: the shared Reshape facts read like local helpers here
 
-
-
 // ---- reshape-noop -----------------------------------------------------------------------
 
 class ReshapeNoopRule : public NodeRule<> {
@@ -138,8 +136,6 @@ std::unique_ptr<RewriteRule> ReshapeChainRule() {
 }
 
 // ---- matmul-add-gemm --------------------------------------------------------------------
-
-
 
 // A value known to be rank 2 (so Add(MatMul(a3, b), MatMul(a2, b)) tries its other operand).
 pattern::ValueRef Rank2(pattern::Pattern& p, std::string capture) {

@@ -41,7 +41,8 @@ bool IsStandard(const Node* n) { return n && CanonicalDomain(n->domain()).empty(
 // The permutation of a Transpose: its attribute, or the reversal of `rank` dims when
 // absent (nullopt when absent and the rank is unknown).
 std::optional<std::vector<int64_t>> PermOf(const Node& t) {
-  if (const Attribute* a = t.FindAttribute("perm")) return std::vector<int64_t>(a->proto().ints().begin(), a->proto().ints().end());
+  if (const Attribute* a = t.FindAttribute("perm"))
+    return std::vector<int64_t>(a->proto().ints().begin(), a->proto().ints().end());
   auto shape = t.input(0) ? ShapeOf(t.input(0)) : std::nullopt;
   if (!shape) return std::nullopt;
   std::vector<int64_t> p(shape->size());
@@ -122,7 +123,8 @@ class TransposeIdentity : public NodeRule<> {
 // The `a` of operand Transpose(a, [1,0]) read only by `user`, else null.
 Value* TransposedRank2(Value* operand, const Node* user) {
   Node* t = operand ? operand->producer() : nullptr;
-  if (!t || !t->Is("Transpose") || !IsStandard(t) || t->graph() != user->graph() || !SingleReader(operand)) return nullptr;
+  if (!t || !t->Is("Transpose") || !IsStandard(t) || t->graph() != user->graph() || !SingleReader(operand))
+    return nullptr;
   auto p = PermOf(*t);
   if (!p || *p != std::vector<int64_t>{1, 0}) return nullptr;
   return t->input(0);
@@ -282,7 +284,8 @@ class TransposeReshape : public NodeRule<Node*> {  // the plan: the Transpose to
     if (!SingleReader(r->input(0))) return Refuse("the Transpose has another reader");
     auto shape = ShapeOf(t->input(0));
     auto p = PermOf(*t);
-    if (!shape || !p || p->size() != shape->size() || !IsPermutation(*p)) return Refuse("the Transpose input's rank is unknown");
+    if (!shape || !p || p->size() != shape->size() || !IsPermutation(*p))
+      return Refuse("the Transpose input's rank is unknown");
     std::vector<bool> one(shape->size());
     for (size_t i = 0; i < shape->size(); ++i) one[i] = (*shape)[i].is_static() && (*shape)[i].value == 1;
     if (!MovesOnlySizeOne(*p, one)) return Refuse("the permutation reorders axes that are not of size 1");
@@ -302,7 +305,7 @@ class FuseTransposesPass : public PatternPass {
  public:
   StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
     InferShapesOptions infer;
-    infer.record_value_info = false;  // ranks to decide with, not saved
+    infer.record_value_info = false;                       // ranks to decide with, not saved
     if (NeedsRanks(model)) PropagateShapes(model, infer);  // the local rules only: no onnx inference
     RewriteFacts facts(model);
     facts.Emplace<GemmForbidden>(context.IsForbidden("Gemm"));

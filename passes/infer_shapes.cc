@@ -33,7 +33,8 @@ std::string TypeSignature(const Model& model) {
     for (Node* n : g->nodes()) {
       for (Value* v : n->outputs()) {
         if (!v) continue;
-        absl::StrAppend(&sig, v->name(), v->in_value_info() ? "+" : "-", v->type() ? v->type()->SerializeAsString() : "", ";");
+        absl::StrAppend(&sig, v->name(), v->in_value_info() ? "+" : "-",
+                        v->type() ? v->type()->SerializeAsString() : "", ";");
       }
     }
   }
@@ -52,7 +53,8 @@ class InferShapesPass : public Pass {
     options.replace_types = reset_;
     auto adopted = InferShapes(model, options);
     if (!adopted.ok()) {
-      return absl::Status(adopted.status().code(), absl::StrCat("shape inference failed: ", adopted.status().message()));
+      return absl::Status(adopted.status().code(),
+                          absl::StrCat("shape inference failed: ", adopted.status().message()));
     }
     // Values typed in memory before (by the local rules) are annotated too: every computed
     // value with a known shape gets its value_info entry, which is what is saved.

@@ -8,9 +8,7 @@ namespace {
 
 constexpr int64_t kInlineBytes = 4096;  // small tensors (shapes, indices) keep their data
 
-int32_t TensorElemType(const onnx::TypeProto& t) {
-  return t.has_tensor_type() ? t.tensor_type().elem_type() : 0;
-}
+int32_t TensorElemType(const onnx::TypeProto& t) { return t.has_tensor_type() ? t.tensor_type().elem_type() : 0; }
 
 // Walks the IR graph and the inferred proto graph together (same node order).
 void Collect(const Graph& g, const onnx::GraphProto& inferred, absl::flat_hash_map<const Value*, int32_t>& out) {

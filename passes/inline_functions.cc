@@ -21,13 +21,13 @@
 //
 // Before:  Y = local.Twice(X)          Twice(x) => (y) { y = Add(x, x) }
 // After:   Y = Add(X, X)
+#include "passes/inline_functions.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "core/rewrite/rewriter.h"
 #include "core/ir/clone.h"
 #include "core/ir/constant.h"
+#include "core/rewrite/rewriter.h"
 #include "onnx/defs/schema.h"
-#include "passes/inline_functions.h"
 #include "passes/opset/ir_version.h"
 #include "passes/registry.h"
 

@@ -30,15 +30,15 @@ class InlineWeightsPass : public Pass {
         total += static_cast<int64_t>(t->raw_bytes().size());
         if (t->storage() == TensorStorage::kExternal) external.push_back(t);
         else if (t->meta().data_location() == onnx::TensorProto::EXTERNAL) {
-          return absl::FailedPreconditionError(absl::StrCat("initializer '", v->name(),
-                                                            "' refers to external data that was not loaded"));
+          return absl::FailedPreconditionError(
+              absl::StrCat("initializer '", v->name(), "' refers to external data that was not loaded"));
         }
       }
     }
     if (external.empty()) return result;
     if (total > max_bytes_) {
-      return absl::FailedPreconditionError(absl::StrCat("the weights take ", total, " bytes, more than max-bytes=", max_bytes_,
-                                                        " a single model file can hold"));
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the weights take ", total, " bytes, more than max-bytes=", max_bytes_, " a single model file can hold"));
     }
     for (Tensor* t : external) {
       t->SetRawBytes(t->owner(), t->raw_bytes());  // same bytes, now saved inline

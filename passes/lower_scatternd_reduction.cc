@@ -51,7 +51,8 @@ StatusOr<Reduction> ParseReduction(const Attribute* a) {
   if (a->s() == "mul") return Reduction::kMul;
   if (a->s() == "max") return Reduction::kMax;
   if (a->s() == "min") return Reduction::kMin;
-  return absl::InvalidArgumentError(absl::StrCat("ScatterND reduction='", a->s(), "' is not one of none, add, mul, max, min"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("ScatterND reduction='", a->s(), "' is not one of none, add, mul, max, min"));
 }
 
 // Static dims of a value (nullopt where unknown or for an unknown rank).
@@ -129,11 +130,11 @@ class LowerScatterNDReductionPass : public PatternPass {
     for (int64_t d : *upd) elements *= d;
     int64_t m = n == 0 ? 0 : elements / n;
     if (n > 0 && static_cast<double>(n) * n * m > static_cast<double>(max_pair_elements_)) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "lower-scatternd-reduction: ScatterND '", scatter->name(), "' has ", n, " index tuples of ", m,
-          " elements and its indices are not a constant without repeats; lowering it exactly needs a ", n, "x", n,
-          "x", m, " tensor (", static_cast<double>(n) * n * m, " elements) > max-pair-elements=", max_pair_elements_,
-          " (raise the option to accept it)"));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("lower-scatternd-reduction: ScatterND '", scatter->name(), "' has ", n, " index tuples of ", m,
+                       " elements and its indices are not a constant without repeats; lowering it exactly needs a ", n,
+                       "x", n, "x", m, " tensor (", static_cast<double>(n) * n * m,
+                       " elements) > max-pair-elements=", max_pair_elements_, " (raise the option to accept it)"));
     }
     return absl::OkStatus();
   }

@@ -12,8 +12,6 @@ class NopPass : public Pass {
 };
 }  // namespace
 
-StatusOr<std::unique_ptr<Pass>> CreateNopPass(const PassOptions&) {
-  return std::make_unique<NopPass>();
-}
+StatusOr<std::unique_ptr<Pass>> CreateNopPass(const PassOptions&) { return std::make_unique<NopPass>(); }
 
 }  // namespace onnxsurgeon::passes

@@ -28,8 +28,8 @@ class RemoveInitializerInputsPass : public Pass {
     for (const std::string& name : keep_) {
       Value* v = g.FindValue(name);
       if (!v || !v->IsGraphInput() || !v->IsInitializer()) {
-        return absl::InvalidArgumentError(absl::StrCat("keep names '", name,
-                                                       "', which is not an initializer listed as a graph input"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("keep names '", name, "', which is not an initializer listed as a graph input"));
       }
     }
     if (model.proto().ir_version() < 4) {
@@ -54,8 +54,7 @@ class RemoveInitializerInputsPass : public Pass {
 
 StatusOr<std::unique_ptr<Pass>> CreateRemoveInitializerInputsPass(const PassOptions& o) {
   std::vector<std::string> keep = o.List("keep");
-  return std::make_unique<RemoveInitializerInputsPass>(
-      absl::flat_hash_set<std::string>(keep.begin(), keep.end()));
+  return std::make_unique<RemoveInitializerInputsPass>(absl::flat_hash_set<std::string>(keep.begin(), keep.end()));
 }
 
 }  // namespace onnxsurgeon::passes

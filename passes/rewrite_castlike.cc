@@ -32,7 +32,8 @@ class RewriteCastLikePass : public PatternPass {
         [](const pattern::Match& m, RewriteFacts& facts) -> Verdict<int32_t> {
           int32_t to = facts.Get<InferredTypes>().ElemType(m.value("like"));
           if (to != 0) return to;
-          return Refuse(absl::StrCat("the element type of '", m.value("like")->name(), "' (the type to cast to) is unknown"));
+          return Refuse(
+              absl::StrCat("the element type of '", m.value("like")->name(), "' (the type to cast to) is unknown"));
         },
         [](const pattern::Match& m, int32_t to, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
           std::vector<onnx::AttributeProto> attributes = {Rewriter::AttrInt("to", to)};

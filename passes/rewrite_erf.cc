@@ -89,8 +89,6 @@ class RewriteErfPass : public PatternPass {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Pass>> CreateRewriteErfPass(const PassOptions&) {
-  return std::make_unique<RewriteErfPass>();
-}
+StatusOr<std::unique_ptr<Pass>> CreateRewriteErfPass(const PassOptions&) { return std::make_unique<RewriteErfPass>(); }
 
 }  // namespace onnxsurgeon::passes

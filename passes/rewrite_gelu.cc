@@ -29,9 +29,9 @@
 // After:   d = Div(x, 1.4142135)  e = Erf(d)  a = Add(e, 1)  h = Mul(x, 0.5)  y = Mul(h, a)
 #include "absl/strings/str_cat.h"
 #include "core/pass/pattern_pass.h"
+#include "passes/gelu/subgraph_rules.h"
 #include "passes/lowering/element_type.h"
 #include "passes/lowering/gelu.h"
-#include "passes/gelu/subgraph_rules.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
@@ -62,7 +62,8 @@ class RewriteGeluPass : public PatternPass {
         "gelu-op", std::move(p), gelu.id(),
         [](const pattern::Match& m) -> Verdict<int32_t> {
           const Attribute* a = m.attr("approximate");
-          if (a && a->s() != "none" && a->s() != "tanh") return Refuse(absl::StrCat("unknown approximate='", a->s(), "'"));
+          if (a && a->s() != "none" && a->s() != "tanh")
+            return Refuse(absl::StrCat("unknown approximate='", a->s(), "'"));
           int32_t t = ElementType(m.value("x"));
           if (!lowering::IsFloatType(t)) return Refuse(lowering::WhyNotFloat(*m.root(), m.value("x")));
           return t;

@@ -6,8 +6,8 @@
 // Exact: GlobalAveragePool is the mean, and GlobalMaxPool the maximum, of x over axes
 // 2..r-1 with those axes kept as size 1 (the ONNX spec), which is ReduceMean/ReduceMax with
 // keepdims=1 over the same axes. (A runtime's two kernels may sum in different orders:
-// onnxruntime's differ by 6e-8 on a float mean of 32 values; the max is bit-identical.) x's rank must be known (r >= 3). Axes are an attribute
-// below opset 18 and an input from 18.
+// onnxruntime's differ by 6e-8 on a float mean of 32 values; the max is bit-identical.) x's rank must be known (r >=
+// 3). Axes are an attribute below opset 18 and an input from 18.
 //
 // Options: none.
 //
@@ -23,7 +23,8 @@ namespace {
 // The plan: the spatial axes 2..r-1.
 using SpatialAxes = std::vector<int64_t>;
 
-std::unique_ptr<RewriteRule> GlobalPoolRule(const std::string& name, const std::string& pool, const std::string& reduce) {
+std::unique_ptr<RewriteRule> GlobalPoolRule(const std::string& name, const std::string& pool,
+                                            const std::string& reduce) {
   pattern::Pattern p(name);
   pattern::OpRef g = p.Op(pool, {p.Any("x")});
   return std::make_unique<PatternRule<SpatialAxes>>(

@@ -91,7 +91,8 @@ StatusOr<IndexPut> Parse(const Node& n) {
   p.indices.assign(in.begin() + 1, in.end() - 1);
   if (!p.self || !p.values) return fail("self or values is omitted");
   for (size_t k = 0; k < p.indices.size(); ++k)
-    if (!p.indices[k]) return fail(absl::StrCat("index ", k, " is None (a full slice); only tensor indices are supported"));
+    if (!p.indices[k])
+      return fail(absl::StrCat("index ", k, " is None (a full slice); only tensor indices are supported"));
   return p;
 }
 
@@ -103,7 +104,9 @@ class IndexPutRewrite {
     int64_t opset = node->graph()->OpsetVersion("");
     if (opset < 11) return Error(*node, absl::StrCat("ScatterND needs opset >= 11; the model imports ", opset));
     if (p.accumulate && opset < 13)
-      return Error(*node, absl::StrCat("accumulate=true needs opset >= 13 (16 for ScatterND reduction); the model imports ", opset));
+      return Error(
+          *node,
+          absl::StrCat("accumulate=true needs opset >= 13 (16 for ScatterND reduction); the model imports ", opset));
     int32_t self_type = ElementType(p.self);
     if (p.accumulate && opset < 15 && self_type == 0)
       return Error(*node, "accumulate=true below opset 15 needs self's element type, which is unknown");
@@ -113,11 +116,13 @@ class IndexPutRewrite {
       if (t == 0) return Error(*node, absl::StrCat("the element type of index '", i->name(), "' is unknown"));
       if (t != onnx::TensorProto::INT64 && t != onnx::TensorProto::INT32 && t != onnx::TensorProto::BOOL &&
           t != onnx::TensorProto::UINT8)
-        return Error(*node, absl::StrCat("index '", i->name(), "' has element type ", onnx::TensorProto::DataType_Name(t)));
+        return Error(*node,
+                     absl::StrCat("index '", i->name(), "' has element type ", onnx::TensorProto::DataType_Name(t)));
       types.push_back(t);
     }
     bool mask = types[0] == onnx::TensorProto::BOOL || types[0] == onnx::TensorProto::UINT8;
-    if (mask && p.indices.size() > 1) return Error(*node, "a bool mask index mixed with other indices is not supported");
+    if (mask && p.indices.size() > 1)
+      return Error(*node, "a bool mask index mixed with other indices is not supported");
     for (size_t k = 1; k < types.size(); ++k)
       if (types[k] == onnx::TensorProto::BOOL || types[k] == onnx::TensorProto::UINT8)
         return Error(*node, "a bool mask index mixed with other indices is not supported");
@@ -145,7 +150,9 @@ class IndexPutRewrite {
       std::vector<Value*> b;
       for (size_t k = 0; k < p.indices.size(); ++k) {
         Value* i = p.indices[k];
-        b.push_back(types[k] == onnx::TensorProto::INT32 ? rw.Op("Cast", {i}, {Rewriter::AttrInt("to", onnx::TensorProto::INT64)}) : i);
+        b.push_back(types[k] == onnx::TensorProto::INT32
+                        ? rw.Op("Cast", {i}, {Rewriter::AttrInt("to", onnx::TensorProto::INT64)})
+                        : i);
       }
       // B: the broadcast of every index shape (Expand broadcasts both ways).
       Value* common = b[0];
@@ -155,7 +162,8 @@ class IndexPutRewrite {
       for (size_t k = 0; k < b.size(); ++k) {
         Value* bk = b.size() == 1 ? b[k] : rw.Op("Expand", {b[k], batch_shape});
         // torch accepts negative indices: -1 is the last row.
-        Value* dim = rw.Op("Slice", {self_shape, Ints(rw, {static_cast<int64_t>(k)}), Ints(rw, {static_cast<int64_t>(k) + 1})});
+        Value* dim =
+            rw.Op("Slice", {self_shape, Ints(rw, {static_cast<int64_t>(k)}), Ints(rw, {static_cast<int64_t>(k) + 1})});
         bk = rw.Op("Where", {rw.Op("Less", {bk, Ints(rw, {0})}), rw.Op("Add", {bk, dim}), bk});
         columns.push_back(Unsqueeze(rw, bk, -1));
       }
@@ -169,8 +177,8 @@ class IndexPutRewrite {
     } else if (opset >= 16) {
       out = rw.Op("ScatterND", {p.self, idx, updates}, {Rewriter::AttrString("reduction", "add")});
     } else {
-      Value* total = lowering::CombineDuplicateUpdates(rw, p.self, idx, updates, lowering::Reduction::kAdd, opset,
-                                                       self_type);
+      Value* total =
+          lowering::CombineDuplicateUpdates(rw, p.self, idx, updates, lowering::Reduction::kAdd, opset, self_type);
       out = rw.Op("ScatterND", {p.self, idx, rw.Op("Add", {rw.Op("GatherND", {p.self, idx}), total})});
     }
     std::vector<Value*> replacements(node->num_outputs(), nullptr);

@@ -19,8 +19,6 @@
 namespace onnxsurgeon::passes {
 namespace {
 
-
-
 class RewriteReciprocalPass : public PatternPass {
  public:
   RewriteReciprocalPass() {

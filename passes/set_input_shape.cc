@@ -75,9 +75,8 @@ StatusOr<onnx::TypeProto> NewInputType(const Value& input, const std::vector<int
   auto* shape = type.mutable_tensor_type()->mutable_shape();
   bool had_shape = input.type()->tensor_type().has_shape();
   if (had_shape && shape->dim_size() != static_cast<int>(dims.size())) {
-    return absl::InvalidArgumentError(absl::StrCat("graph input '", input.name(), "' has rank ",
-                                                   shape->dim_size(), " ", ShapeText(*input.type()), ", ",
-                                                   dims.size(), " dims given"));
+    return absl::InvalidArgumentError(absl::StrCat("graph input '", input.name(), "' has rank ", shape->dim_size(), " ",
+                                                   ShapeText(*input.type()), ", ", dims.size(), " dims given"));
   }
   if (!had_shape)
     for (size_t i = 0; i < dims.size(); ++i) shape->add_dim();
@@ -87,8 +86,8 @@ StatusOr<onnx::TypeProto> NewInputType(const Value& input, const std::vector<int
     // Paddle (paddle2onnx) writes a dynamic dim as dim_value -1: not a static dim to contradict.
     if (d->has_dim_value() && d->dim_value() >= 0 && d->dim_value() != dims[i]) {
       return absl::InvalidArgumentError(absl::StrCat("dim ", i, " of graph input '", input.name(), "' ",
-                                                     ShapeText(*input.type()), " is static ", d->dim_value(),
-                                                     "; ", dims[i], " contradicts it"));
+                                                     ShapeText(*input.type()), " is static ", d->dim_value(), "; ",
+                                                     dims[i], " contradicts it"));
     }
     d->set_dim_value(dims[i]);  // clears dim_param (a oneof)
   }
@@ -98,8 +97,8 @@ StatusOr<onnx::TypeProto> NewInputType(const Value& input, const std::vector<int
     for (int i = 0; same && i < tdims.size(); ++i)
       same = !shape->dim(i).has_dim_value() || shape->dim(i).dim_value() == tdims[i];
     if (!same) {
-      return absl::InvalidArgumentError(absl::StrCat("graph input '", input.name(),
-                                                     "' is an initializer whose dims contradict ", ShapeText(type)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("graph input '", input.name(), "' is an initializer whose dims contradict ", ShapeText(type)));
     }
   }
   return type;
@@ -116,8 +115,10 @@ int SubstituteSymbol(onnx::TypeProto& type, const std::string& symbol, int64_t n
       }
     }
   }
-  if (type.has_sequence_type()) replaced += SubstituteSymbol(*type.mutable_sequence_type()->mutable_elem_type(), symbol, n);
-  if (type.has_optional_type()) replaced += SubstituteSymbol(*type.mutable_optional_type()->mutable_elem_type(), symbol, n);
+  if (type.has_sequence_type())
+    replaced += SubstituteSymbol(*type.mutable_sequence_type()->mutable_elem_type(), symbol, n);
+  if (type.has_optional_type())
+    replaced += SubstituteSymbol(*type.mutable_optional_type()->mutable_elem_type(), symbol, n);
   if (type.has_map_type()) replaced += SubstituteSymbol(*type.mutable_map_type()->mutable_value_type(), symbol, n);
   return replaced;
 }
@@ -138,8 +139,8 @@ class SetInputShapePass : public Pass {
       if (it == g.inputs().end()) {
         std::vector<std::string> names;
         for (Value* v : g.inputs()) names.push_back(v->name());
-        return absl::InvalidArgumentError(absl::StrCat("no graph input named '", s.name,
-                                                       "' (graph inputs: ", absl::StrJoin(names, ", "), ")"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("no graph input named '", s.name, "' (graph inputs: ", absl::StrJoin(names, ", "), ")"));
       }
       OS_ASSIGN_OR_RETURN(onnx::TypeProto type, NewInputType(**it, s.dims));
       new_types.emplace_back(*it, std::move(type));
@@ -151,8 +152,7 @@ class SetInputShapePass : public Pass {
         used |= SubstituteSymbol(probe, symbol, n) > 0;
       }
       if (!used) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("no graph input has a dim named '", symbol, "'"));
+        return absl::InvalidArgumentError(absl::StrCat("no graph input has a dim named '", symbol, "'"));
       }
     }
     // Apply.
@@ -163,7 +163,8 @@ class SetInputShapePass : public Pass {
     for (const auto& [symbol, n] : symbols_) {
       for (Graph* graph : model.AllGraphs()) {
         auto substitute = [&](Value* v) {
-          if (v && v->type()) result.Count("symbolic-dims-set", SubstituteSymbol(*v->mutable_info()->mutable_type(), symbol, n));
+          if (v && v->type())
+            result.Count("symbolic-dims-set", SubstituteSymbol(*v->mutable_info()->mutable_type(), symbol, n));
         };
         for (Value* v : graph->inputs()) substitute(v);
         for (Value* v : graph->outputs()) substitute(v);

@@ -5,8 +5,8 @@
 // name, with the options its text writes (parsed by the pipeline grammar); a build
 // without one of them fails with "unknown pass". The declaration is the one list of
 // steps: skip= accepts its names, and `onnxsurgeon passes` and docs/passes.md print it.
-// fix-layernorm fuses decomposed LayerNorms into the native op only where the opset has it (>= 17), as onnx-simplifier does, and never takes a custom op
-// for a LayerNorm by its name: simplify keeps what the model computes, op for op.
+// fix-layernorm fuses decomposed LayerNorms into the native op only where the opset has it (>= 17), as onnx-simplifier
+// does, and never takes a custom op for a LayerNorm by its name: simplify keeps what the model computes, op for op.
 // resolve-shapes follows fold-constants: it reads the types fold-constants' shape inference
 // left in memory (so it rarely infers again) and resolves the shape arithmetic that
 // dynamic dims kept from folding (on the corpus: bert_op14 150 -> 124 nodes,
@@ -32,9 +32,9 @@ namespace onnxsurgeon::passes {
 
 const FixedPointPipeline& SimplifyPipeline() {
   static const FixedPointPipeline pipeline{
-      .steps = {"inline-functions(when=simplifies)", "fold-constants", "resolve-shapes", "simplify-reductions", "fuse-conv-bn", "fold-into-weights",
-                "fix-layernorm(to=native,custom-ops=false)", "strip-identity-cast", "fuse-reshapes", "fuse-transposes",
-                "extract-constants", "dedupe-initializers", "cse", "dce"},
+      .steps = {"inline-functions(when=simplifies)", "fold-constants", "resolve-shapes", "simplify-reductions",
+                "fuse-conv-bn", "fold-into-weights", "fix-layernorm(to=native,custom-ops=false)", "strip-identity-cast",
+                "fuse-reshapes", "fuse-transposes", "extract-constants", "dedupe-initializers", "cse", "dce"},
       .max_rounds = 10,
       // The steps keep the types they infer in memory. After a round that changed the
       // graph, a type inferred before a fold may hold an unknown dim that is decidable now;

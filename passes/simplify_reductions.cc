@@ -17,8 +17,8 @@
 // After:   m = ReduceMean<keepdims=0>(x, [-1]); r = y
 #include <algorithm>
 
-#include "core/pass/pattern_pass.h"
 #include "core/ir/shape.h"
+#include "core/pass/pattern_pass.h"
 #include "core/shape/propagate.h"
 #include "passes/reductions/rules.h"
 #include "passes/registry.h"

@@ -44,10 +44,10 @@ using Types = onnx::TensorProto;
 struct NumberFormat {
   enum Kind { kBool, kInt, kFloat } kind;
   bool is_signed = false;
-  int bits = 0;        // integers: width
-  int precision = 0;   // floats: significand bits, the implicit one included
-  int emin = 0;        // floats: exponent of the smallest normal
-  double max = 0;      // floats: largest finite value
+  int bits = 0;       // integers: width
+  int precision = 0;  // floats: significand bits, the implicit one included
+  int emin = 0;       // floats: exponent of the smallest normal
+  double max = 0;     // floats: largest finite value
   bool inf = false, nan = false, negative_zero = false;
 };
 
@@ -95,8 +95,7 @@ bool CastIsLossless(int32_t from, int32_t to, bool allow_precision_loss) {
   auto a = FormatOf(from), b = FormatOf(to);
   if (!a || !b) return false;
   switch (a->kind) {
-    case NumberFormat::kBool:
-      return true;  // 0 and 1 are numbers of every format here
+    case NumberFormat::kBool: return true;  // 0 and 1 are numbers of every format here
     case NumberFormat::kInt:
       if (b->kind == NumberFormat::kBool) return false;
       if (b->kind == NumberFormat::kInt) {
@@ -110,9 +109,8 @@ bool CastIsLossless(int32_t from, int32_t to, bool allow_precision_loss) {
       if (allow_precision_loss) return true;
       // Finer significand, a last bit at least as small (subnormals), a range at least as
       // wide, and the same special values.
-      return b->precision >= a->precision && b->emin - b->precision <= a->emin - a->precision &&
-             b->max >= a->max && (!a->inf || b->inf) && (!a->nan || b->nan) &&
-             (!a->negative_zero || b->negative_zero);
+      return b->precision >= a->precision && b->emin - b->precision <= a->emin - a->precision && b->max >= a->max &&
+             (!a->inf || b->inf) && (!a->nan || b->nan) && (!a->negative_zero || b->negative_zero);
   }
   return false;
 }
@@ -134,8 +132,9 @@ bool CanReplace(const Value* out, const Value* replacement, std::string* why) {
     reason = "is a graph output already";
   }
   if (!reason) return true;
-  if (why) *why = absl::StrCat("'", out->name(), "' is a graph output and its input '", replacement->name(), "' ", reason,
-                               ": the node keeps the output's name");
+  if (why)
+    *why = absl::StrCat("'", out->name(), "' is a graph output and its input '", replacement->name(), "' ", reason,
+                        ": the node keeps the output's name");
   return false;
 }
 
@@ -160,7 +159,9 @@ class StripIdentityCastPass : public PatternPass {
     return std::make_unique<PatternRule<>>(
         "identity", std::move(p), root,
         [](const Match& m) { return Replaceable(m.node("identity")->output(0), m.value("x")); },
-        [](const Match& m, NoPlan, Rewriter&) -> StatusOr<std::vector<Value*>> { return std::vector<Value*>{m.value("x")}; });
+        [](const Match& m, NoPlan, Rewriter&) -> StatusOr<std::vector<Value*>> {
+          return std::vector<Value*>{m.value("x")};
+        });
   }
 
   // Cast(x, to=T) -> x  when x : T
@@ -172,12 +173,15 @@ class StripIdentityCastPass : public PatternPass {
         "cast-to-same-type", std::move(p), root,
         [](const Match& m, RewriteFacts& facts) -> Verdict<> {
           Node* cast = m.node("cast");
-          int32_t from = facts.Get<InferredTypes>().ElemType(m.value("x")), to = static_cast<int32_t>(cast->GetInt("to", 0));
+          int32_t from = facts.Get<InferredTypes>().ElemType(m.value("x")),
+                  to = static_cast<int32_t>(cast->GetInt("to", 0));
           if (from == 0) return Refuse("the input's type is unknown");
           if (from != to) return Refuse(absl::StrCat("casts ", TypeName(from), " to ", TypeName(to)));
           return Replaceable(cast->output(0), m.value("x"));
         },
-        [](const Match& m, NoPlan, Rewriter&) -> StatusOr<std::vector<Value*>> { return std::vector<Value*>{m.value("x")}; });
+        [](const Match& m, NoPlan, Rewriter&) -> StatusOr<std::vector<Value*>> {
+          return std::vector<Value*>{m.value("x")};
+        });
   }
 
   // CastLike(x, like) -> x  when x and like have the same type
@@ -194,7 +198,9 @@ class StripIdentityCastPass : public PatternPass {
           if (from != to) return Refuse(absl::StrCat("casts ", TypeName(from), " to ", TypeName(to)));
           return Replaceable(m.node("cast")->output(0), m.value("x"));
         },
-        [](const Match& m, NoPlan, Rewriter&) -> StatusOr<std::vector<Value*>> { return std::vector<Value*>{m.value("x")}; });
+        [](const Match& m, NoPlan, Rewriter&) -> StatusOr<std::vector<Value*>> {
+          return std::vector<Value*>{m.value("x")};
+        });
   }
 
   // Cast(Cast(x, to=A), to=B) -> Cast(x, to=B)  when x : T and CastIsLossless(T, A); x
@@ -215,8 +221,9 @@ class StripIdentityCastPass : public PatternPass {
           if (from == 0) return Refuse("the input's type is unknown");
           if (to == Types::STRING) return Refuse("a number's text depends on the type it is printed from");
           if (!CastIsLossless(from, via, allow_precision_loss)) {
-            return Refuse(absl::StrCat(TypeName(from), " -> ", TypeName(via), " loses values",
-                                       allow_precision_loss ? "" : " (allow-precision-loss=true to collapse float narrowing)"));
+            return Refuse(
+                absl::StrCat(TypeName(from), " -> ", TypeName(via), " loses values",
+                             allow_precision_loss ? "" : " (allow-precision-loss=true to collapse float narrowing)"));
           }
           return from == to && CanReplace(outer->output(0), m.value("x"), nullptr);
         },

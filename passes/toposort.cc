@@ -24,8 +24,6 @@ class ToposortPass : public Pass {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Pass>> CreateToposortPass(const PassOptions&) {
-  return std::make_unique<ToposortPass>();
-}
+StatusOr<std::unique_ptr<Pass>> CreateToposortPass(const PassOptions&) { return std::make_unique<ToposortPass>(); }
 
 }  // namespace onnxsurgeon::passes

@@ -21,7 +21,8 @@ int32_t DataTypeOf(const py::dtype& dtype) {
   size_t size = dtype.itemsize();
   if (kind == 'f') return size == 2 ? T::FLOAT16 : size == 4 ? T::FLOAT : size == 8 ? T::DOUBLE : 0;
   if (kind == 'i') return size == 1 ? T::INT8 : size == 2 ? T::INT16 : size == 4 ? T::INT32 : size == 8 ? T::INT64 : 0;
-  if (kind == 'u') return size == 1 ? T::UINT8 : size == 2 ? T::UINT16 : size == 4 ? T::UINT32 : size == 8 ? T::UINT64 : 0;
+  if (kind == 'u')
+    return size == 1 ? T::UINT8 : size == 2 ? T::UINT16 : size == 4 ? T::UINT32 : size == 8 ? T::UINT64 : 0;
   if (kind == 'b') return T::BOOL;
   if (kind == 'c') return size == 8 ? T::COMPLEX64 : size == 16 ? T::COMPLEX128 : 0;
   return 0;
@@ -121,12 +122,30 @@ A ToAttribute(const std::string& name, const py::handle& v) {
   }
   a.set_name(name);
   switch (KindOf(v)) {
-    case Kind::kInt: a.set_type(A::INT); a.set_i(v.cast<int64_t>()); return a;
-    case Kind::kFloat: a.set_type(A::FLOAT); a.set_f(v.cast<float>()); return a;
-    case Kind::kString: a.set_type(A::STRING); a.set_s(ToBytes(v)); return a;
-    case Kind::kTensor: a.set_type(A::TENSOR); *a.mutable_t() = ToTensor(v, name); return a;
-    case Kind::kSparse: a.set_type(A::SPARSE_TENSOR); *a.mutable_sparse_tensor() = ParseProto<onnx::SparseTensorProto>(v, name); return a;
-    case Kind::kType: a.set_type(A::TYPE_PROTO); *a.mutable_tp() = ParseProto<onnx::TypeProto>(v, name); return a;
+    case Kind::kInt:
+      a.set_type(A::INT);
+      a.set_i(v.cast<int64_t>());
+      return a;
+    case Kind::kFloat:
+      a.set_type(A::FLOAT);
+      a.set_f(v.cast<float>());
+      return a;
+    case Kind::kString:
+      a.set_type(A::STRING);
+      a.set_s(ToBytes(v));
+      return a;
+    case Kind::kTensor:
+      a.set_type(A::TENSOR);
+      *a.mutable_t() = ToTensor(v, name);
+      return a;
+    case Kind::kSparse:
+      a.set_type(A::SPARSE_TENSOR);
+      *a.mutable_sparse_tensor() = ParseProto<onnx::SparseTensorProto>(v, name);
+      return a;
+    case Kind::kType:
+      a.set_type(A::TYPE_PROTO);
+      *a.mutable_tp() = ParseProto<onnx::TypeProto>(v, name);
+      return a;
     case Kind::kOther: break;
   }
   if (!py::isinstance<py::sequence>(v)) {

@@ -17,10 +17,10 @@
 #include "core/pass/pipeline.h"
 #include "core/rewrite/greedy_driver.h"
 #include "core/rewrite/rule.h"
-#include "python/attributes.h"
 #include "core/target/profile.h"
 #include "passes/target/check.h"
 #include "passes/target/planner.h"
+#include "python/attributes.h"
 
 namespace py = pybind11;
 using namespace onnxsurgeon;
@@ -83,18 +83,19 @@ py::object TypeTuple(const onnx::TypeProto& t) {
   std::string text = TypeToString(&t);
   switch (t.value_case()) {
     case onnx::TypeProto::kTensorType:
-      return py::make_tuple("tensor", t.tensor_type().elem_type(), shape_of(t.tensor_type().has_shape(), t.tensor_type().shape()), py::none(), text);
+      return py::make_tuple("tensor", t.tensor_type().elem_type(),
+                            shape_of(t.tensor_type().has_shape(), t.tensor_type().shape()), py::none(), text);
     case onnx::TypeProto::kSparseTensorType:
       return py::make_tuple("sparse_tensor", t.sparse_tensor_type().elem_type(),
-                            shape_of(t.sparse_tensor_type().has_shape(), t.sparse_tensor_type().shape()), py::none(), text);
+                            shape_of(t.sparse_tensor_type().has_shape(), t.sparse_tensor_type().shape()), py::none(),
+                            text);
     case onnx::TypeProto::kSequenceType:
       return py::make_tuple("sequence", 0, py::none(), TypeTuple(t.sequence_type().elem_type()), text);
     case onnx::TypeProto::kOptionalType:
       return py::make_tuple("optional", 0, py::none(), TypeTuple(t.optional_type().elem_type()), text);
     case onnx::TypeProto::kMapType:
       return py::make_tuple("map", t.map_type().key_type(), py::none(), TypeTuple(t.map_type().value_type()), text);
-    default:
-      return py::make_tuple("unknown", 0, py::none(), py::none(), text);
+    default: return py::make_tuple("unknown", 0, py::none(), py::none(), text);
   }
 }
 
@@ -120,13 +121,15 @@ std::unique_ptr<PatternRule<>> MakePythonRule(const std::string& name, pattern::
                                               py::function replace, py::object check, int benefit) {
   auto rep = [replace, name](const pattern::Match& m, NoPlan, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
     try {
-      py::object result = replace(py::cast(&m, py::return_value_policy::reference), py::cast(&rw, py::return_value_policy::reference));
+      py::object result =
+          replace(py::cast(&m, py::return_value_policy::reference), py::cast(&rw, py::return_value_policy::reference));
       if (py::isinstance<Value>(result)) return std::vector<Value*>{result.cast<Value*>()};
       return result.cast<std::vector<Value*>>();
     } catch (py::error_already_set& e) {
       return absl::InternalError(absl::StrCat("Python replacement of rule '", name, "' raised: ", e.what()));
     } catch (const py::cast_error& e) {
-      return absl::InternalError(absl::StrCat("rule '", name, "': the replacement must return a Value or a list of Values"));
+      return absl::InternalError(
+          absl::StrCat("rule '", name, "': the replacement must return a Value or a list of Values"));
     }
   };
   auto chk = [check](const pattern::Match& m) -> Verdict<> {
@@ -179,109 +182,132 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("name", &Value::name)
       .def("set_name", [](Value& v, std::string name) { Check(v.SetName(std::move(name))); })
       .def("producer", &Value::producer, py::return_value_policy::reference)
-      .def("uses", [](const Value& v) {
-            py::list out;
-            for (const Use& u : v.uses()) out.append(py::make_tuple(py::cast(u.node, py::return_value_policy::reference), u.input_index));
-            return out;
-          })
+      .def("uses",
+           [](const Value& v) {
+             py::list out;
+             for (const Use& u : v.uses())
+               out.append(py::make_tuple(py::cast(u.node, py::return_value_policy::reference), u.input_index));
+             return out;
+           })
       .def_property_readonly("is_graph_input", &Value::IsGraphInput)
       .def_property_readonly("is_graph_output", &Value::IsGraphOutput)
       .def_property_readonly("is_initializer", &Value::IsInitializer)
       .def("_type_tuple", [](const Value& v) -> py::object { return v.type() ? TypeTuple(*v.type()) : py::none(); })
-      .def("replace_all_uses_with",
-           [](Value& v, Value& other, bool allow_graph_outputs) {
-             // Through the Rewriter like every mutation; graph outputs only when asked.
-             Rewriter rw;
-             rw.SetRule("python");
-             Check(rw.ReplaceAllUsesWith(&v, &other, allow_graph_outputs ? GraphOutputs::kTakeValue : GraphOutputs::kRefuse));
-           },
-           py::arg("other"), py::arg("allow_graph_outputs") = false)
+      .def(
+          "replace_all_uses_with",
+          [](Value& v, Value& other, bool allow_graph_outputs) {
+            // Through the Rewriter like every mutation; graph outputs only when asked.
+            Rewriter rw;
+            rw.SetRule("python");
+            Check(rw.ReplaceAllUsesWith(&v, &other,
+                                        allow_graph_outputs ? GraphOutputs::kTakeValue : GraphOutputs::kRefuse));
+          },
+          py::arg("other"), py::arg("allow_graph_outputs") = false)
       .def("__repr__", [](const Value& v) { return "<Value '" + v.name() + "' " + TypeToString(v.type()) + ">"; });
 
   py::class_<Node>(m, "Node")
       .def_property_readonly("op_type", &Node::op_type)
       .def_property_readonly("domain", &Node::domain)
       .def_property("name", &Node::name, &Node::set_name)
-      .def_property_readonly("inputs", [](const Node& n) { return n.inputs(); }, py::return_value_policy::reference)
-      .def_property_readonly("outputs", [](const Node& n) { return n.outputs(); }, py::return_value_policy::reference)
+      .def_property_readonly(
+          "inputs", [](const Node& n) { return n.inputs(); }, py::return_value_policy::reference)
+      .def_property_readonly(
+          "outputs", [](const Node& n) { return n.outputs(); }, py::return_value_policy::reference)
       .def_property_readonly("graph", &Node::graph, py::return_value_policy::reference)
       // Outside a rule: a Rewriter without a driver. Inside one, use the rule's
       // rewriter.set_input, which keeps the driver's worklist right.
-      .def("set_input", [](Node& n, size_t i, Value* v) { Rewriter().SetInput(&n, i, v); }, py::arg("index"),
-           py::arg("value").none(true))
-      .def_property_readonly("attribute_names", [](const Node& n) {
-            std::vector<std::string> names;
-            for (const auto& a : n.attributes()) names.push_back(a.name());
-            return names;
-          })
-      .def("attribute", [](const Node& n, const std::string& name) -> py::object {
-            const Attribute* a = n.FindAttribute(name);
-            if (!a) throw py::key_error(name);
-            if (a->type() != onnx::AttributeProto::GRAPH && a->type() != onnx::AttributeProto::GRAPHS) {
-              return python::FromAttribute(a->proto());
-            }
-            py::module_ onnx_module = py::module_::import("onnx");
-            py::list graphs;
-            for (const auto& g : a->graphs()) {
-              py::object proto = onnx_module.attr("GraphProto")();
-              proto.attr("ParseFromString")(py::bytes(ExportGraph(*g).SerializeAsString()));
-              graphs.append(proto);
-            }
-            if (a->type() == onnx::AttributeProto::GRAPH && graphs.size() == 1) return graphs[0];
-            return std::move(graphs);
-          })
+      .def(
+          "set_input", [](Node& n, size_t i, Value* v) { Rewriter().SetInput(&n, i, v); }, py::arg("index"),
+          py::arg("value").none(true))
+      .def_property_readonly("attribute_names",
+                             [](const Node& n) {
+                               std::vector<std::string> names;
+                               for (const auto& a : n.attributes()) names.push_back(a.name());
+                               return names;
+                             })
+      .def("attribute",
+           [](const Node& n, const std::string& name) -> py::object {
+             const Attribute* a = n.FindAttribute(name);
+             if (!a) throw py::key_error(name);
+             if (a->type() != onnx::AttributeProto::GRAPH && a->type() != onnx::AttributeProto::GRAPHS) {
+               return python::FromAttribute(a->proto());
+             }
+             py::module_ onnx_module = py::module_::import("onnx");
+             py::list graphs;
+             for (const auto& g : a->graphs()) {
+               py::object proto = onnx_module.attr("GraphProto")();
+               proto.attr("ParseFromString")(py::bytes(ExportGraph(*g).SerializeAsString()));
+               graphs.append(proto);
+             }
+             if (a->type() == onnx::AttributeProto::GRAPH && graphs.size() == 1) return graphs[0];
+             return std::move(graphs);
+           })
       .def_property_readonly("subgraphs", &Node::subgraphs, py::return_value_policy::reference)
       .def("__repr__", [](const Node& n) {
-            auto names = [](const std::vector<Value*>& vs) {
-              std::string out;
-              for (size_t i = 0; i < vs.size(); ++i) out += (i ? ", " : "") + (vs[i] ? vs[i]->name() : std::string());
-              return out;
-            };
-            return "<Node '" + n.name() + "' " + (n.domain().empty() ? "" : n.domain() + "::") + n.op_type() + "(" +
-                   names(n.inputs()) + ") -> (" + names(n.outputs()) + ")>";
-          });
+        auto names = [](const std::vector<Value*>& vs) {
+          std::string out;
+          for (size_t i = 0; i < vs.size(); ++i) out += (i ? ", " : "") + (vs[i] ? vs[i]->name() : std::string());
+          return out;
+        };
+        return "<Node '" + n.name() + "' " + (n.domain().empty() ? "" : n.domain() + "::") + n.op_type() + "(" +
+               names(n.inputs()) + ") -> (" + names(n.outputs()) + ")>";
+      });
 
   py::class_<Graph>(m, "Graph")
       .def_property_readonly("name", &Graph::name)
-      .def_property_readonly("nodes", [](const Graph& g) {
+      .def_property_readonly(
+          "nodes",
+          [](const Graph& g) {
             std::vector<Node*> out(g.nodes().begin(), g.nodes().end());
             return out;
-          }, py::return_value_policy::reference_internal)
+          },
+          py::return_value_policy::reference_internal)
       .def_property_readonly("inputs", &Graph::inputs, py::return_value_policy::reference_internal)
       .def_property_readonly("outputs", &Graph::outputs, py::return_value_policy::reference_internal)
       .def_property_readonly("initializers", &Graph::initializers, py::return_value_policy::reference_internal)
-      .def("value", [](const Graph& g, const std::string& name) {
+      .def(
+          "value",
+          [](const Graph& g, const std::string& name) {
             Value* v = g.LookupValue(name);
             if (!v) throw py::key_error(name);
             return v;
-          }, py::return_value_policy::reference_internal)
+          },
+          py::return_value_policy::reference_internal)
       .def("__len__", &Graph::num_nodes)
-      .def("__repr__", [](const Graph& g) { return "<Graph '" + g.name() + "' with " + std::to_string(g.num_nodes()) + " nodes>"; });
+      .def("__repr__", [](const Graph& g) {
+        return "<Graph '" + g.name() + "' with " + std::to_string(g.num_nodes()) + " nodes>";
+      });
 
   py::class_<Model>(m, "Model")
       .def_property_readonly("graph", py::overload_cast<>(&Model::graph), py::return_value_policy::reference_internal)
       .def_property_readonly("ir_version", [](const Model& m) { return m.proto().ir_version(); })
-      .def_property_readonly("opset_imports", [](const Model& m) {
-            std::map<std::string, int64_t> out;
-            for (const auto& op : m.proto().opset_import()) out[op.domain()] = op.version();
-            return out;
-          })
+      .def_property_readonly("opset_imports",
+                             [](const Model& m) {
+                               std::map<std::string, int64_t> out;
+                               for (const auto& op : m.proto().opset_import()) out[op.domain()] = op.version();
+                               return out;
+                             })
       .def("opset_version", &Model::OpsetVersion, py::arg("domain") = "")
-      .def("__repr__", [](const Model& m) {
-            std::string opsets;
-            for (const auto& op : m.proto().opset_import())
-              opsets += (opsets.empty() ? "" : ", ") + std::string(CanonicalDomain(op.domain()).empty() ? "ai.onnx" : op.domain()) +
-                        ":" + std::to_string(op.version());
-            return "<Model ir_version=" + std::to_string(m.proto().ir_version()) + " opsets={" + opsets + "} graph '" +
-                   m.graph().name() + "' with " + std::to_string(m.graph().num_nodes()) + " nodes>";
-          })
-      .def_property_readonly("function_names", [](const Model& m) {
-            std::vector<std::string> out;
-            for (const auto& f : m.functions()) out.push_back(f->domain() + "::" + f->name());
-            return out;
-          })
-      .def("save", [](const Model& m, const std::string& path, const std::string& external_data, size_t size_threshold,
-                      const std::string& location, bool replace_source) {
+      .def("__repr__",
+           [](const Model& m) {
+             std::string opsets;
+             for (const auto& op : m.proto().opset_import())
+               opsets += (opsets.empty() ? "" : ", ") +
+                         std::string(CanonicalDomain(op.domain()).empty() ? "ai.onnx" : op.domain()) + ":" +
+                         std::to_string(op.version());
+             return "<Model ir_version=" + std::to_string(m.proto().ir_version()) + " opsets={" + opsets + "} graph '" +
+                    m.graph().name() + "' with " + std::to_string(m.graph().num_nodes()) + " nodes>";
+           })
+      .def_property_readonly("function_names",
+                             [](const Model& m) {
+                               std::vector<std::string> out;
+                               for (const auto& f : m.functions()) out.push_back(f->domain() + "::" + f->name());
+                               return out;
+                             })
+      .def(
+          "save",
+          [](const Model& m, const std::string& path, const std::string& external_data, size_t size_threshold,
+             const std::string& location, bool replace_source) {
             SaveOptions o;
             o.external_data = ParseMode(external_data);
             o.size_threshold = size_threshold;
@@ -291,45 +317,63 @@ PYBIND11_MODULE(_core, m) {
             auto s = SaveModel(m, path, o);
             py::gil_scoped_acquire acquire;
             Check(s);
-          }, py::arg("path"), py::arg("external_data") = "keep", py::arg("size_threshold") = 1024, py::arg("location") = "",
-          py::arg("replace_source") = false)
+          },
+          py::arg("path"), py::arg("external_data") = "keep", py::arg("size_threshold") = 1024,
+          py::arg("location") = "", py::arg("replace_source") = false)
       .def("to_bytes", [](const Model& m) { return py::bytes(Unwrap(SaveModelToBytes(m))); })
-      .def("_to_buffer", [](const Model& m) {
-            StatusOr<std::string> bytes;
-            {
-              py::gil_scoped_release release;
-              bytes = SaveModelToBytes(m);
-            }
-            return OwnedBytes{Unwrap(std::move(bytes))};
-          })
+      .def("_to_buffer",
+           [](const Model& m) {
+             StatusOr<std::string> bytes;
+             {
+               py::gil_scoped_release release;
+               bytes = SaveModelToBytes(m);
+             }
+             return OwnedBytes{Unwrap(std::move(bytes))};
+           })
       .def("to_text", [](const Model& m) { return PrintModelText(m); })
       .def("inspect_json", [](const Model& m) { return FormatInspectJson(Inspect(m)); })
-      .def("check", [](const Model& m, bool full) { Check(CheckModel(m, full)); }, py::arg("full") = true)
+      .def(
+          "check", [](const Model& m, bool full) { Check(CheckModel(m, full)); }, py::arg("full") = true)
       .def("infer_shapes", [](Model& m) { return Unwrap(InferShapes(m)); })
-      .def("run", [](Model& m, const std::string& pipeline, bool verify_each) {
+      .def(
+          "run",
+          [](Model& m, const std::string& pipeline, bool verify_each) {
             auto items = Unwrap(ParsePipeline(pipeline));
             PassManagerOptions o;
             o.verify_each = verify_each;
             o.validate = OutputValidation::kFull;  // as the CLI: never hand back what onnx refuses
             return ReportsToList(Unwrap(RunPipeline(m, items, o)));
-          }, py::arg("pipeline"), py::arg("verify_each") = false);
+          },
+          py::arg("pipeline"), py::arg("verify_each") = false);
 
   // ---- rules defined in Python (onnxsurgeon.rules wraps these) ----------------------
   py::class_<pattern::Pattern>(m, "_Pattern")
       .def(py::init<std::string>())
-      .def("any", [](pattern::Pattern& p, std::string capture) { return p.Any(std::move(capture)).id; }, py::arg("capture") = "")
-      .def("const", [](pattern::Pattern& p, std::string capture) { return p.Const(std::move(capture)).id; }, py::arg("capture") = "")
-      .def("scalar", [](pattern::Pattern& p, std::string capture, double value, double tol) {
+      .def(
+          "any", [](pattern::Pattern& p, std::string capture) { return p.Any(std::move(capture)).id; },
+          py::arg("capture") = "")
+      .def(
+          "const", [](pattern::Pattern& p, std::string capture) { return p.Const(std::move(capture)).id; },
+          py::arg("capture") = "")
+      .def(
+          "scalar",
+          [](pattern::Pattern& p, std::string capture, double value, double tol) {
             return p.ScalarNear(std::move(capture), value, tol).id;
-          }, py::arg("capture"), py::arg("value"), py::arg("tolerance") = 1e-6)
-      .def("or_", [](pattern::Pattern& p, const std::vector<int>& alts, std::string capture) {
+          },
+          py::arg("capture"), py::arg("value"), py::arg("tolerance") = 1e-6)
+      .def(
+          "or_",
+          [](pattern::Pattern& p, const std::vector<int>& alts, std::string capture) {
             std::vector<pattern::ValueRef> refs;
             for (int a : alts) refs.push_back({a});
             return p.Or(refs, std::move(capture)).id;
-          }, py::arg("alternatives"), py::arg("capture") = "")
-      .def("op", [](pattern::Pattern& p, std::string op_type, const std::vector<int>& inputs, std::string domain,
-                    bool commutative, std::string capture, bool allow_external_uses, py::dict int_attrs,
-                    int64_t opset_min, int64_t opset_max) {
+          },
+          py::arg("alternatives"), py::arg("capture") = "")
+      .def(
+          "op",
+          [](pattern::Pattern& p, std::string op_type, const std::vector<int>& inputs, std::string domain,
+             bool commutative, std::string capture, bool allow_external_uses, py::dict int_attrs, int64_t opset_min,
+             int64_t opset_max) {
             std::vector<pattern::ValueRef> refs;
             for (int i : inputs) refs.push_back({i});
             pattern::OpRef op = p.Op(std::move(op_type), refs);
@@ -340,82 +384,125 @@ PYBIND11_MODULE(_core, m) {
             if (opset_min > 0 || opset_max > 0) op.Opset(opset_min, opset_max > 0 ? opset_max : INT64_MAX);
             for (auto [k, v] : int_attrs) op.AttrInt(k.cast<std::string>(), v.cast<int64_t>());
             return op.id();
-          }, py::arg("op_type"), py::arg("inputs"), py::arg("domain") = "", py::arg("commutative") = false,
+          },
+          py::arg("op_type"), py::arg("inputs"), py::arg("domain") = "", py::arg("commutative") = false,
           py::arg("capture") = "", py::arg("allow_external_uses") = false, py::arg("int_attrs") = py::dict(),
           py::arg("opset_min") = 0, py::arg("opset_max") = 0)
       .def("out", [](pattern::Pattern& p, int op, int i) { return pattern::OpRef(&p, op).Out(i).id; });
 
   py::class_<pattern::Match>(m, "Match")
-      .def("__getitem__", [](const pattern::Match& mt, const std::string& k) {
-            try { return mt.value(k); } catch (const std::out_of_range& e) { throw py::key_error(e.what()); }
-          }, py::return_value_policy::reference)
-      .def("node", [](const pattern::Match& mt, const std::string& k) {
-            try { return mt.node(k); } catch (const std::out_of_range& e) { throw py::key_error(e.what()); }
-          }, py::return_value_policy::reference)
-      .def("scalar", [](const pattern::Match& mt, const std::string& k) {
-            try { return mt.scalar(k); } catch (const std::out_of_range& e) { throw py::key_error(e.what()); }
-          })
+      .def(
+          "__getitem__",
+          [](const pattern::Match& mt, const std::string& k) {
+            try {
+              return mt.value(k);
+            } catch (const std::out_of_range& e) {
+              throw py::key_error(e.what());
+            }
+          },
+          py::return_value_policy::reference)
+      .def(
+          "node",
+          [](const pattern::Match& mt, const std::string& k) {
+            try {
+              return mt.node(k);
+            } catch (const std::out_of_range& e) {
+              throw py::key_error(e.what());
+            }
+          },
+          py::return_value_policy::reference)
+      .def("scalar",
+           [](const pattern::Match& mt, const std::string& k) {
+             try {
+               return mt.scalar(k);
+             } catch (const std::out_of_range& e) {
+               throw py::key_error(e.what());
+             }
+           })
       .def("__contains__", &pattern::Match::has)
       .def_property_readonly("root", &pattern::Match::root, py::return_value_policy::reference);
 
   py::class_<Rewriter>(m, "Rewriter")
-      .def("op", [](Rewriter& rw, const std::string& op, std::vector<Value*> inputs, py::dict attrs, const std::string& domain) {
-            return rw.Op(op, std::move(inputs), python::ToAttributes(attrs), domain);
-          }, py::arg("op_type"), py::arg("inputs"), py::arg("attrs") = py::dict(), py::arg("domain") = "",
+      .def(
+          "op",
+          [](Rewriter& rw, const std::string& op, std::vector<Value*> inputs, py::dict attrs,
+             const std::string& domain) { return rw.Op(op, std::move(inputs), python::ToAttributes(attrs), domain); },
+          py::arg("op_type"), py::arg("inputs"), py::arg("attrs") = py::dict(), py::arg("domain") = "",
           py::return_value_policy::reference)
-      .def("create", [](Rewriter& rw, const std::string& op, std::vector<Value*> inputs, int num_outputs, py::dict attrs,
-                        const std::string& domain) {
+      .def(
+          "create",
+          [](Rewriter& rw, const std::string& op, std::vector<Value*> inputs, int num_outputs, py::dict attrs,
+             const std::string& domain) {
             return rw.Create(op, std::move(inputs), python::ToAttributes(attrs), num_outputs, domain);
-          }, py::arg("op_type"), py::arg("inputs"), py::arg("num_outputs") = 1, py::arg("attrs") = py::dict(),
+          },
+          py::arg("op_type"), py::arg("inputs"), py::arg("num_outputs") = 1, py::arg("attrs") = py::dict(),
           py::arg("domain") = "", py::return_value_policy::reference)
-      .def("scalar_float", [](Rewriter& rw, float value, int32_t data_type) { return Unwrap(rw.ScalarFloat(value, data_type)); },
-           py::arg("value"), py::arg("data_type") = 1, py::return_value_policy::reference)
+      .def(
+          "scalar_float",
+          [](Rewriter& rw, float value, int32_t data_type) { return Unwrap(rw.ScalarFloat(value, data_type)); },
+          py::arg("value"), py::arg("data_type") = 1, py::return_value_policy::reference)
       .def("int64s", &Rewriter::Int64s, py::return_value_policy::reference)
       .def("set_input", &Rewriter::SetInput, py::arg("node"), py::arg("index"), py::arg("value").none(true))
-      .def("replace_all_uses_with",
-           [](Rewriter& rw, Value* from, Value* to, const std::string& graph_outputs) {
-             GraphOutputs mode = GraphOutputs::kRefuse;
-             if (graph_outputs == "keep-names") mode = GraphOutputs::kKeepNames;
-             else if (graph_outputs == "take-value") mode = GraphOutputs::kTakeValue;
-             else if (graph_outputs != "refuse")
-               throw py::value_error("graph_outputs is one of 'refuse', 'keep-names', 'take-value'");
-             Check(rw.ReplaceAllUsesWith(from, to, mode));
-           },
-           py::arg("value"), py::arg("replacement"), py::arg("graph_outputs") = "refuse")
+      .def(
+          "replace_all_uses_with",
+          [](Rewriter& rw, Value* from, Value* to, const std::string& graph_outputs) {
+            GraphOutputs mode = GraphOutputs::kRefuse;
+            if (graph_outputs == "keep-names") mode = GraphOutputs::kKeepNames;
+            else if (graph_outputs == "take-value") mode = GraphOutputs::kTakeValue;
+            else if (graph_outputs != "refuse")
+              throw py::value_error("graph_outputs is one of 'refuse', 'keep-names', 'take-value'");
+            Check(rw.ReplaceAllUsesWith(from, to, mode));
+          },
+          py::arg("value"), py::arg("replacement"), py::arg("graph_outputs") = "refuse")
       .def_property_readonly("rule", &Rewriter::rule);
 
   py::class_<PatternRule<>>(m, "_Rule")
-      .def(py::init([](const std::string& name, const pattern::Pattern& p, int root, py::function replace, py::object check,
-                       int benefit) { return MakePythonRule(name, p, root, std::move(replace), std::move(check), benefit); }),
+      .def(py::init([](const std::string& name, const pattern::Pattern& p, int root, py::function replace,
+                       py::object check, int benefit) {
+             return MakePythonRule(name, p, root, std::move(replace), std::move(check), benefit);
+           }),
            py::arg("name"), py::arg("pattern"), py::arg("root"), py::arg("replace"), py::arg("check") = py::none(),
            py::arg("benefit") = 1)
       .def_property_readonly("name", &PatternRule<>::name);
 
-  m.def("_apply_rules", [](Model& model, const std::vector<PatternRule<>*>& rules, int64_t max_rewrites, py::object explain) {
+  m.def(
+      "_apply_rules",
+      [](Model& model, const std::vector<PatternRule<>*>& rules, int64_t max_rewrites, py::object explain) {
         std::vector<const RewriteRule*> rs(rules.begin(), rules.end());
         GreedyOptions o;
         o.max_rewrites = max_rewrites;
         if (!explain.is_none()) {
           py::function fn = explain;
-          o.explain = [fn](const std::string& rule, const Node& node, const std::string& why) { fn(rule, node.name(), why); };
+          o.explain = [fn](const std::string& rule, const Node& node, const std::string& why) {
+            fn(rule, node.name(), why);
+          };
         }
         return Unwrap(ApplyRulesGreedily(model, rs, o));
-      }, py::arg("model"), py::arg("rules"), py::arg("max_rewrites") = -1, py::arg("explain") = py::none());
+      },
+      py::arg("model"), py::arg("rules"), py::arg("max_rewrites") = -1, py::arg("explain") = py::none());
 
-  m.def("load", [](const std::string& path) {
+  m.def(
+      "load",
+      [](const std::string& path) {
         py::gil_scoped_release release;
         auto model = LoadModel(path);
         py::gil_scoped_acquire acquire;
         return Unwrap(std::move(model));
-      }, py::arg("path"));
-  m.def("load_bytes", [](py::bytes data, const std::string& base_dir) {
+      },
+      py::arg("path"));
+  m.def(
+      "load_bytes",
+      [](py::bytes data, const std::string& base_dir) {
         LoadOptions o;
         o.base_dir = base_dir;
         return Unwrap(LoadModelFromBytes(std::string(data), o));
-      }, py::arg("data"), py::arg("base_dir") = "");
+      },
+      py::arg("data"), py::arg("base_dir") = "");
   // Loads from any bytes-like object without copying it: tensors view its buffer and keep
   // the object alive (a bytes object is immutable, so the view stays valid).
-  m.def("load_buffer", [](py::object data, const std::string& base_dir) {
+  m.def(
+      "load_buffer",
+      [](py::object data, const std::string& base_dir) {
         py::buffer_info info = py::buffer(data).request();
         if (info.ndim != 1 || info.itemsize != 1) throw py::type_error("expected a 1-D buffer of bytes");
         std::string_view view(static_cast<const char*>(info.ptr), static_cast<size_t>(info.size));
@@ -428,39 +515,44 @@ PYBIND11_MODULE(_core, m) {
           model = LoadModelFromBuffer(std::move(owner), view, o);
         }
         return Unwrap(std::move(model));
-      }, py::arg("data"), py::arg("base_dir") = "");
+      },
+      py::arg("data"), py::arg("base_dir") = "");
   m.def("parse_text", [](const std::string& text) { return Unwrap(ParseModelText(text)); });
   m.def("passes", []() {
-        py::list out;
-        std::vector<const PassInfo*> all;
-        for (const PassInfo& p : AllPasses()) all.push_back(&p);
-        for (const PassInfo* p : RegisteredPasses()) all.push_back(p);
-        for (size_t i = 0; i < all.size(); ++i) {
-          const PassInfo& p = *all[i];
-          py::dict d;
-          d["name"] = p.name;
-          d["builtin"] = i < AllPasses().size();  // else registered from Python
-          d["summary"] = p.summary;
-          py::list opts;
-          for (const auto& o : p.options) {
-            opts.append(py::dict(py::arg("name") = o.name, py::arg("type") = std::string(OptionTypeName(o.type)),
-                                 py::arg("help") = o.help, py::arg("default") = o.default_value,
-                                 py::arg("choices") = o.choices));
-          }
-          d["options"] = opts;
-          out.append(d);
-        }
-        return out;
-      });
-  m.def("_register_rules", [](const std::string& name, const std::string& summary, const std::vector<PatternRule<>*>& rules) {
+    py::list out;
+    std::vector<const PassInfo*> all;
+    for (const PassInfo& p : AllPasses()) all.push_back(&p);
+    for (const PassInfo* p : RegisteredPasses()) all.push_back(p);
+    for (size_t i = 0; i < all.size(); ++i) {
+      const PassInfo& p = *all[i];
+      py::dict d;
+      d["name"] = p.name;
+      d["builtin"] = i < AllPasses().size();  // else registered from Python
+      d["summary"] = p.summary;
+      py::list opts;
+      for (const auto& o : p.options) {
+        opts.append(py::dict(py::arg("name") = o.name, py::arg("type") = std::string(OptionTypeName(o.type)),
+                             py::arg("help") = o.help, py::arg("default") = o.default_value,
+                             py::arg("choices") = o.choices));
+      }
+      d["options"] = opts;
+      out.append(d);
+    }
+    return out;
+  });
+  m.def(
+      "_register_rules",
+      [](const std::string& name, const std::string& summary, const std::vector<PatternRule<>*>& rules) {
         std::vector<const RewriteRule*> rs(rules.begin(), rules.end());
-        PassInfo info{name, summary.empty() ? "Rewrite rules registered from Python" : summary,
+        PassInfo info{name,
+                      summary.empty() ? "Rewrite rules registered from Python" : summary,
                       {option::Int("max-rewrites", -1, "stop after this many rewrites (-1: 10 x nodes + 1000)", -1)},
                       [rs](const PassOptions& o) -> StatusOr<std::unique_ptr<Pass>> {
                         return std::make_unique<PythonRulesPass>(rs, o.Int("max-rewrites"));
                       }};
         Check(RegisterPass(std::move(info)));
-      }, py::arg("name"), py::arg("summary"), py::arg("rules"));
+      },
+      py::arg("name"), py::arg("summary"), py::arg("rules"));
   // check --target --json, as text (onnxsurgeon.check_target parses it). input_shapes as
   // in --input-shapes: the inputs it names count as made static by --target.
   m.def("check_target", [](const Model& model, const std::string& target, const std::string& input_shapes,

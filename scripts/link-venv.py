@@ -1,6 +1,7 @@
 """Makes the source tree's python/ importable from .venv (a .pth file), so that after
 `make build` both `.venv/bin/python -c "import onnxsurgeon"` and the tests use the
 freshly built extension in python/onnxsurgeon/."""
+
 import pathlib
 import site
 import sys

@@ -2,6 +2,7 @@
 """Regenerates the pass reference in docs/passes.md from the pass table, passes/passes.def
 (`build/onnxsurgeon passes --markdown`). tests/python/test_docs.py fails while the page is
 stale. Usage: scripts/update-pass-docs.py [path/to/onnxsurgeon]"""
+
 import subprocess
 import sys
 from pathlib import Path

@@ -2,6 +2,7 @@
 """Regenerates the profile table in docs/targets.md from the built-in profiles
 (`build/onnxsurgeon targets --markdown`). tests/python/test_targets.py fails while the
 page is stale. Usage: scripts/update-targets-doc.py [path/to/onnxsurgeon]"""
+
 import subprocess
 import sys
 from pathlib import Path

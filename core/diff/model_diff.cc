@@ -186,7 +186,8 @@ ModelDiff DiffModels(const Model& before, const Model& after) {
     }
     std::string other = absl::StrCat(TensorText(*it->second), " ", HumanBytes(it->second->raw_bytes().size()));
     if (other != text) d.initializers.push_back({name, text, other});
-    else if (TensorBytes(*t) != TensorBytes(*it->second)) d.initializers.push_back({name, text, other + " (data changed)"});
+    else if (TensorBytes(*t) != TensorBytes(*it->second))
+      d.initializers.push_back({name, text, other + " (data changed)"});
   }
   for (const auto& [name, t] : inits_b) {
     if (!inits_a.count(name))
@@ -214,14 +215,17 @@ namespace {
 
 std::string Side(const std::string& s) { return s.empty() ? "(none)" : s; }
 
-void Section(std::string& out, const std::string& title, const std::vector<ModelDiff::Change>& changes, size_t max_rows) {
+void Section(std::string& out, const std::string& title, const std::vector<ModelDiff::Change>& changes,
+             size_t max_rows) {
   if (changes.empty()) return;
   absl::StrAppend(&out, title, " (", changes.size(), "):\n");
   for (size_t i = 0; i < changes.size() && i < max_rows; ++i) {
     const auto& c = changes[i];
     const char* mark = c.before.empty() ? "+" : c.after.empty() ? "-" : "~";
     absl::StrAppend(&out, "  ", mark, " ", c.name, ": ",
-                    c.before.empty() ? c.after : c.after.empty() ? c.before : Side(c.before) + " -> " + Side(c.after),
+                    c.before.empty()  ? c.after
+                    : c.after.empty() ? c.before
+                                      : Side(c.before) + " -> " + Side(c.after),
                     "\n");
   }
   if (changes.size() > max_rows) absl::StrAppend(&out, "  ... ", changes.size() - max_rows, " more\n");
@@ -268,7 +272,8 @@ std::string FormatDiffText(const ModelDiff& d, const std::string& name_before, c
         label += " -> " + NodeLabel(c.name_after, c.op_after);
       absl::StrAppend(&out, "  ~ ", label, ": ", absl::StrJoin(c.what, ", "), "\n");
     }
-    if (d.nodes_changed.size() > max_rows) absl::StrAppend(&out, "  ... ", d.nodes_changed.size() - max_rows, " more\n");
+    if (d.nodes_changed.size() > max_rows)
+      absl::StrAppend(&out, "  ... ", d.nodes_changed.size() - max_rows, " more\n");
   }
   return out;
 }

@@ -32,12 +32,12 @@ struct ModelDiff {
   };
 
   int64_t ir_before = 0, ir_after = 0;
-  std::vector<Change> opsets;           // domain, version text
-  std::vector<Change> inputs, outputs;  // name, type text (float[1,3,224,224])
+  std::vector<Change> opsets;                                    // domain, version text
+  std::vector<Change> inputs, outputs;                           // name, type text (float[1,3,224,224])
   std::map<std::string, std::pair<int64_t, int64_t>> op_counts;  // changed ops only
   int64_t nodes_before = 0, nodes_after = 0;
-  std::vector<Change> initializers;     // name, "float[64,3] 768 B" / "" / data changed
-  std::vector<Change> value_types;      // values in both whose type differs
+  std::vector<Change> initializers;  // name, "float[64,3] 768 B" / "" / data changed
+  std::vector<Change> value_types;   // values in both whose type differs
   int64_t nodes_matched_by_name = 0, nodes_matched_by_structure = 0;
   std::vector<NodeChange> nodes_changed;
   std::vector<NodeRef> nodes_added, nodes_removed;

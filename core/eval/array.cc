@@ -10,10 +10,19 @@ namespace onnxsurgeon::eval {
 
 size_t ElementSize(int32_t dtype) {
   switch (dtype) {
-    case DT::FLOAT: case DT::INT32: case DT::UINT32: return 4;
-    case DT::DOUBLE: case DT::INT64: case DT::UINT64: return 8;
-    case DT::INT16: case DT::UINT16: case DT::FLOAT16: case DT::BFLOAT16: return 2;
-    case DT::INT8: case DT::UINT8: case DT::BOOL: return 1;
+    case DT::FLOAT:
+    case DT::INT32:
+    case DT::UINT32: return 4;
+    case DT::DOUBLE:
+    case DT::INT64:
+    case DT::UINT64: return 8;
+    case DT::INT16:
+    case DT::UINT16:
+    case DT::FLOAT16:
+    case DT::BFLOAT16: return 2;
+    case DT::INT8:
+    case DT::UINT8:
+    case DT::BOOL: return 1;
     default: return 0;
   }
 }
@@ -25,14 +34,18 @@ std::string DataTypeName(int32_t dtype) {
   return absl::StrCat("data type ", dtype);
 }
 
-bool IsFloatType(int32_t t) {
-  return t == DT::FLOAT || t == DT::DOUBLE || t == DT::FLOAT16 || t == DT::BFLOAT16;
-}
+bool IsFloatType(int32_t t) { return t == DT::FLOAT || t == DT::DOUBLE || t == DT::FLOAT16 || t == DT::BFLOAT16; }
 
 bool IsIntegerType(int32_t t) {
   switch (t) {
-    case DT::INT8: case DT::INT16: case DT::INT32: case DT::INT64:
-    case DT::UINT8: case DT::UINT16: case DT::UINT32: case DT::UINT64: return true;
+    case DT::INT8:
+    case DT::INT16:
+    case DT::INT32:
+    case DT::INT64:
+    case DT::UINT8:
+    case DT::UINT16:
+    case DT::UINT32:
+    case DT::UINT64: return true;
     default: return false;
   }
 }
@@ -44,7 +57,8 @@ StatusOr<int64_t> NumElements(const std::vector<int64_t>& dims) {
   int64_t n = 1;
   for (int64_t d : dims) {
     if (d < 0) return absl::InvalidArgumentError(absl::StrCat("negative dimension ", d));
-    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d) return absl::InvalidArgumentError("element count overflows");
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d)
+      return absl::InvalidArgumentError("element count overflows");
     n *= d;
   }
   return n;
@@ -67,16 +81,32 @@ StatusOr<std::vector<int64_t>> Array::Int64s() const {
   int64_t n = numel();
   std::vector<int64_t> out(static_cast<size_t>(n));
   switch (dtype) {
-    case DT::INT64: for (int64_t i = 0; i < n; ++i) out[i] = at<int64_t>(i); break;
-    case DT::INT32: for (int64_t i = 0; i < n; ++i) out[i] = at<int32_t>(i); break;
-    case DT::INT16: for (int64_t i = 0; i < n; ++i) out[i] = at<int16_t>(i); break;
-    case DT::INT8: for (int64_t i = 0; i < n; ++i) out[i] = at<int8_t>(i); break;
-    case DT::UINT8: case DT::BOOL: for (int64_t i = 0; i < n; ++i) out[i] = at<uint8_t>(i); break;
-    case DT::UINT16: for (int64_t i = 0; i < n; ++i) out[i] = at<uint16_t>(i); break;
-    case DT::UINT32: for (int64_t i = 0; i < n; ++i) out[i] = at<uint32_t>(i); break;
-    case DT::UINT64: for (int64_t i = 0; i < n; ++i) out[i] = static_cast<int64_t>(at<uint64_t>(i)); break;
-    default:
-      return absl::InvalidArgumentError(absl::StrCat("expected an integer tensor, got ", DataTypeName(dtype)));
+    case DT::INT64:
+      for (int64_t i = 0; i < n; ++i) out[i] = at<int64_t>(i);
+      break;
+    case DT::INT32:
+      for (int64_t i = 0; i < n; ++i) out[i] = at<int32_t>(i);
+      break;
+    case DT::INT16:
+      for (int64_t i = 0; i < n; ++i) out[i] = at<int16_t>(i);
+      break;
+    case DT::INT8:
+      for (int64_t i = 0; i < n; ++i) out[i] = at<int8_t>(i);
+      break;
+    case DT::UINT8:
+    case DT::BOOL:
+      for (int64_t i = 0; i < n; ++i) out[i] = at<uint8_t>(i);
+      break;
+    case DT::UINT16:
+      for (int64_t i = 0; i < n; ++i) out[i] = at<uint16_t>(i);
+      break;
+    case DT::UINT32:
+      for (int64_t i = 0; i < n; ++i) out[i] = at<uint32_t>(i);
+      break;
+    case DT::UINT64:
+      for (int64_t i = 0; i < n; ++i) out[i] = static_cast<int64_t>(at<uint64_t>(i));
+      break;
+    default: return absl::InvalidArgumentError(absl::StrCat("expected an integer tensor, got ", DataTypeName(dtype)));
   }
   return out;
 }
@@ -127,7 +157,8 @@ StatusOr<Array> ArrayFromTensor(const Tensor& tensor) {
   OS_ASSIGN_OR_RETURN(int64_t n, NumElements(a.dims));
   if (meta.has_segment()) return absl::UnimplementedError("segmented tensor");
   if (a.is_string()) {
-    if (meta.string_data_size() != n) return absl::InvalidArgumentError("string tensor: element count differs from dims");
+    if (meta.string_data_size() != n)
+      return absl::InvalidArgumentError("string tensor: element count differs from dims");
     a.strings = std::make_shared<const std::vector<std::string>>(meta.string_data().begin(), meta.string_data().end());
     return a;
   }
@@ -137,7 +168,8 @@ StatusOr<Array> ArrayFromTensor(const Tensor& tensor) {
     a.bytes = tensor.raw_bytes();
     a.owner = tensor.owner();
   } else {
-    if (meta.data_location() == onnx::TensorProto::EXTERNAL) return absl::UnimplementedError("external data not loaded");
+    if (meta.data_location() == onnx::TensorProto::EXTERNAL)
+      return absl::UnimplementedError("external data not loaded");
     OS_ASSIGN_OR_RETURN(std::string raw, tensor.RawBytesCopy());
     auto buffer = std::make_shared<std::string>(std::move(raw));
     a.bytes = std::string_view(*buffer);

@@ -27,8 +27,8 @@ using DT = onnx::TensorProto;  // DT::FLOAT, DT::INT64, ...
 size_t ElementSize(int32_t dtype);
 // "float", "int64", ... for messages.
 std::string DataTypeName(int32_t dtype);
-bool IsFloatType(int32_t dtype);     // float, double, float16, bfloat16
-bool IsIntegerType(int32_t dtype);   // int8..int64, uint8..uint64
+bool IsFloatType(int32_t dtype);    // float, double, float16, bfloat16
+bool IsIntegerType(int32_t dtype);  // int8..int64, uint8..uint64
 
 // FloatToHalf / FloatToBFloat16 (round to nearest even) are in core/ir/constant.h.
 float HalfBitsToFloat(uint16_t h);
@@ -40,9 +40,9 @@ StatusOr<int64_t> NumElements(const std::vector<int64_t>& dims);
 struct Array {
   int32_t dtype = 0;
   std::vector<int64_t> dims;
-  std::string_view bytes;                                    // numeric elements
-  std::shared_ptr<const void> owner;                         // keeps `bytes` alive
-  std::shared_ptr<const std::vector<std::string>> strings;   // STRING elements
+  std::string_view bytes;                                   // numeric elements
+  std::shared_ptr<const void> owner;                        // keeps `bytes` alive
+  std::shared_ptr<const std::vector<std::string>> strings;  // STRING elements
 
   int64_t numel() const;
   bool is_string() const { return dtype == DT::STRING; }

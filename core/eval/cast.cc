@@ -35,8 +35,8 @@ StatusOr<Array> CastAs(const KernelContext& ctx, const Array& a, int32_t to) {
       }
       if (std::isnan(t) || t < static_cast<double>(std::numeric_limits<CD>::lowest()) ||
           t >= std::ldexp(1.0, std::numeric_limits<CD>::digits) * 1.0) {
-        return absl::InvalidArgumentError(absl::StrCat("Cast of ", static_cast<double>(x), " to ", DataTypeName(to),
-                                                       " is out of range"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("Cast of ", static_cast<double>(x), " to ", DataTypeName(to), " is out of range"));
       }
       y = static_cast<CD>(t);
     } else if constexpr (std::is_same_v<CD, float> && std::is_same_v<CS, double>) {
@@ -51,7 +51,8 @@ StatusOr<Array> CastAs(const KernelContext& ctx, const Array& a, int32_t to) {
 
 StatusOr<Array> CastTo(const KernelContext& ctx, const Array& a, int32_t to) {
   if (a.dtype == to) return a;
-  if (a.is_string() || to == DT::STRING) return absl::UnimplementedError("Cast to or from string is left to the runtime");
+  if (a.is_string() || to == DT::STRING)
+    return absl::UnimplementedError("Cast to or from string is left to the runtime");
   return Visit<kAllNumeric, StatusOr<Array>>(a.dtype, [&](auto src) -> StatusOr<Array> {
     using S = typename decltype(src)::type;
     return Visit<kAllNumeric, StatusOr<Array>>(to, [&](auto dst) -> StatusOr<Array> {

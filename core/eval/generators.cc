@@ -75,33 +75,35 @@ StatusOr<std::vector<Array>> RangeKernel(const KernelContext& ctx, Inputs in) {
     if (x->numel() != 1) return absl::InvalidArgumentError("Range inputs must be scalars");
     if (x->dtype != in[0]->dtype) return absl::InvalidArgumentError("Range inputs differ in type");
   }
-  OS_ASSIGN_OR_RETURN(Array out, (Visit<kFloats | kSigned, StatusOr<Array>>(in[0]->dtype, [&](auto tag) -> StatusOr<Array> {
-    using T = typename decltype(tag)::type;
-    using C = typename Elem<T>::Compute;
-    if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16> || std::is_same_v<T, int8_t>) {
-      return absl::UnimplementedError("Range of this type");
-    } else {
-      C start = Elem<T>::Load(in[0]->bytes.data(), 0);
-      C limit = Elem<T>::Load(in[1]->bytes.data(), 0);
-      C delta = Elem<T>::Load(in[2]->bytes.data(), 0);
-      if (delta == C(0)) return absl::InvalidArgumentError("Range with delta 0");
-      // onnxruntime: n = ceil((limit - start) / delta) in double, values by accumulation.
-      double count = std::ceil((1.0 * (static_cast<double>(limit) - static_cast<double>(start))) / static_cast<double>(delta));
-      if (!(count > 0)) count = 0;
-      if (count > 1e15) return ctx.CheckSize(std::numeric_limits<int64_t>::max());
-      OS_ASSIGN_OR_RETURN(NewArray out, ctx.Allocate(in[0]->dtype, {static_cast<int64_t>(count)}));
-      C value = start;
-      for (int64_t i = 0; i < static_cast<int64_t>(count); ++i) {
-        Elem<T>::Store(out.data, i, value);
-        if constexpr (std::is_integral_v<C>) {
-          value = static_cast<C>(static_cast<uint64_t>(value) + static_cast<uint64_t>(delta));
+  OS_ASSIGN_OR_RETURN(
+      Array out, (Visit<kFloats | kSigned, StatusOr<Array>>(in[0]->dtype, [&](auto tag) -> StatusOr<Array> {
+        using T = typename decltype(tag)::type;
+        using C = typename Elem<T>::Compute;
+        if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16> || std::is_same_v<T, int8_t>) {
+          return absl::UnimplementedError("Range of this type");
         } else {
-          value = static_cast<C>(value + delta);
+          C start = Elem<T>::Load(in[0]->bytes.data(), 0);
+          C limit = Elem<T>::Load(in[1]->bytes.data(), 0);
+          C delta = Elem<T>::Load(in[2]->bytes.data(), 0);
+          if (delta == C(0)) return absl::InvalidArgumentError("Range with delta 0");
+          // onnxruntime: n = ceil((limit - start) / delta) in double, values by accumulation.
+          double count =
+              std::ceil((1.0 * (static_cast<double>(limit) - static_cast<double>(start))) / static_cast<double>(delta));
+          if (!(count > 0)) count = 0;
+          if (count > 1e15) return ctx.CheckSize(std::numeric_limits<int64_t>::max());
+          OS_ASSIGN_OR_RETURN(NewArray out, ctx.Allocate(in[0]->dtype, {static_cast<int64_t>(count)}));
+          C value = start;
+          for (int64_t i = 0; i < static_cast<int64_t>(count); ++i) {
+            Elem<T>::Store(out.data, i, value);
+            if constexpr (std::is_integral_v<C>) {
+              value = static_cast<C>(static_cast<uint64_t>(value) + static_cast<uint64_t>(delta));
+            } else {
+              value = static_cast<C>(value + delta);
+            }
+          }
+          return std::move(out.array);
         }
-      }
-      return std::move(out.array);
-    }
-  })));
+      })));
   return One(std::move(out));
 }
 

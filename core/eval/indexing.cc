@@ -11,7 +11,8 @@ StatusOr<std::vector<int64_t>> Indices(const Array& indices, int64_t dim) {
   }
   OS_ASSIGN_OR_RETURN(std::vector<int64_t> idx, indices.Int64s());
   for (int64_t& i : idx) {
-    if (i < -dim || i >= dim) return absl::InvalidArgumentError(absl::StrCat("index ", i, " is out of range for dim ", dim));
+    if (i < -dim || i >= dim)
+      return absl::InvalidArgumentError(absl::StrCat("index ", i, " is out of range for dim ", dim));
     if (i < 0) i += dim;
   }
   return idx;
@@ -33,11 +34,11 @@ StatusOr<std::vector<Array>> GatherKernel(const KernelContext& ctx, Inputs in) {
   for (int64_t d = axis + 1; d < rank; ++d) inner *= data.dims[d];
   int64_t axis_dim = data.dims[axis];
   OS_ASSIGN_OR_RETURN(Array out, MoveElements(ctx, data, std::move(dims), [&](auto&& copy) {
-    int64_t o = 0;
-    for (int64_t i = 0; i < outer; ++i)
-      for (int64_t j : idx)
-        for (int64_t k = 0; k < inner; ++k) copy(o++, (i * axis_dim + j) * inner + k);
-  }));
+                        int64_t o = 0;
+                        for (int64_t i = 0; i < outer; ++i)
+                          for (int64_t j : idx)
+                            for (int64_t k = 0; k < inner; ++k) copy(o++, (i * axis_dim + j) * inner + k);
+                      }));
   return One(std::move(out));
 }
 
@@ -46,7 +47,8 @@ StatusOr<std::vector<Array>> GatherElementsKernel(const KernelContext& ctx, Inpu
   const Array& data = *in[0];
   const Array& indices = *in[1];
   int64_t rank = static_cast<int64_t>(data.dims.size());
-  if (rank == 0 || indices.dims.size() != data.dims.size()) return absl::InvalidArgumentError("GatherElements ranks differ");
+  if (rank == 0 || indices.dims.size() != data.dims.size())
+    return absl::InvalidArgumentError("GatherElements ranks differ");
   OS_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(ctx.GetInt("axis", 0), rank));
   OS_ASSIGN_OR_RETURN(std::vector<int64_t> idx, Indices(indices, data.dims[axis]));
   std::vector<int64_t> data_strides = Strides(data.dims);
@@ -54,11 +56,13 @@ StatusOr<std::vector<Array>> GatherElementsKernel(const KernelContext& ctx, Inpu
   std::vector<int64_t> strides(rank);
   for (int64_t d = 0; d < rank; ++d) strides[d] = d == axis ? 0 : data_strides[d];
   for (int64_t d = 0; d < rank; ++d)
-    if (d != axis && indices.dims[d] > data.dims[d]) return absl::InvalidArgumentError("GatherElements indices too large");
+    if (d != axis && indices.dims[d] > data.dims[d])
+      return absl::InvalidArgumentError("GatherElements indices too large");
   std::vector<int64_t> dims = indices.dims;
   OS_ASSIGN_OR_RETURN(Array out, MoveElements(ctx, data, indices.dims, [&](auto&& copy) {
-    StridedWalk(dims, 0, strides, [&](int64_t o, int64_t base) { copy(o, base + idx[o] * data_strides[axis]); });
-  }));
+                        StridedWalk(dims, 0, strides,
+                                    [&](int64_t o, int64_t base) { copy(o, base + idx[o] * data_strides[axis]); });
+                      }));
   return One(std::move(out));
 }
 

@@ -18,8 +18,8 @@ std::optional<std::vector<int64_t>> KernelContext::GetInts(std::string_view name
 
 Status KernelContext::CheckSize(int64_t bytes) const {
   if (bytes > max_output_bytes_) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat(node_.op_type(), " output would take ", bytes, " bytes, over the ", max_output_bytes_, " byte budget"));
+    return absl::ResourceExhaustedError(absl::StrCat(node_.op_type(), " output would take ", bytes, " bytes, over the ",
+                                                     max_output_bytes_, " byte budget"));
   }
   return absl::OkStatus();
 }
@@ -35,7 +35,8 @@ StatusOr<NewArray> KernelContext::Allocate(int32_t dtype, std::vector<int64_t> d
 
 Status ExpectInputs(const KernelContext& ctx, Inputs in, size_t min, size_t max) {
   if (in.size() < min || in.size() > max) {
-    return absl::InvalidArgumentError(absl::StrCat(ctx.node().op_type(), " takes ", min, "..", max, " inputs, got ", in.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(ctx.node().op_type(), " takes ", min, "..", max, " inputs, got ", in.size()));
   }
   for (size_t i = 0; i < min; ++i) {
     if (!in[i]) return absl::InvalidArgumentError(absl::StrCat(ctx.node().op_type(), " input ", i, " is required"));
@@ -134,19 +135,22 @@ namespace {
 // non-variadic) input are checked against onnx's schema before any kernel runs, so a
 // malformed node (made by hand or by a pass) is refused, never dereferenced.
 Status CheckInputsAgainstSchema(const Node& node, Inputs inputs, int64_t opset) {
-  const auto* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), std::string(CanonicalDomain(node.domain())));
+  const auto* schema = onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset),
+                                                      std::string(CanonicalDomain(node.domain())));
   if (!schema) return absl::OkStatus();  // the kernel checks what it reads
   size_t n = inputs.size();
   while (n > 0 && !inputs[n - 1]) --n;
   if (static_cast<int>(n) < schema->min_input() || static_cast<int>(n) > schema->max_input())
-    return absl::InvalidArgumentError(absl::StrCat(node.op_type(), " node '", node.name(), "' has ", n, " inputs, its schema takes ",
-                                                   schema->min_input(), " to ", schema->max_input()));
+    return absl::InvalidArgumentError(absl::StrCat(node.op_type(), " node '", node.name(), "' has ", n,
+                                                   " inputs, its schema takes ", schema->min_input(), " to ",
+                                                   schema->max_input()));
   const auto& formals = schema->inputs();
   for (size_t i = 0; i < n; ++i) {
     const bool optional = i < formals.size() ? formals[i].GetOption() == onnx::OpSchema::Optional
                                              : false;  // variadic tail: every element required
     if (!optional && !inputs[i])
-      return absl::InvalidArgumentError(absl::StrCat(node.op_type(), " node '", node.name(), "' lacks its required input ", i));
+      return absl::InvalidArgumentError(
+          absl::StrCat(node.op_type(), " node '", node.name(), "' lacks its required input ", i));
   }
   return absl::OkStatus();
 }

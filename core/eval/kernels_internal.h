@@ -28,43 +28,73 @@ void AddGeneratorKernels(std::vector<KernelDef>& table);
 
 // ---- element types ---------------------------------------------------------------------
 // Storage tags for the 16-bit floats; arithmetic on them happens in float and rounds back.
-struct Half { uint16_t bits; };
-struct BFloat16 { uint16_t bits; };
+struct Half {
+  uint16_t bits;
+};
+struct BFloat16 {
+  uint16_t bits;
+};
 
-template <typename T> struct Elem {  // plain C++ types: compute as themselves
+template <typename T>
+struct Elem {  // plain C++ types: compute as themselves
   using Compute = T;
   static constexpr size_t kSize = sizeof(T);
-  static Compute Load(const char* base, int64_t i) { T v; std::memcpy(&v, base + i * sizeof(T), sizeof(T)); return v; }
+  static Compute Load(const char* base, int64_t i) {
+    T v;
+    std::memcpy(&v, base + i * sizeof(T), sizeof(T));
+    return v;
+  }
   static void Store(char* base, int64_t i, Compute v) { std::memcpy(base + i * sizeof(T), &v, sizeof(T)); }
 };
-template <> struct Elem<bool> {
+template <>
+struct Elem<bool> {
   using Compute = bool;
   static constexpr size_t kSize = 1;
   static bool Load(const char* base, int64_t i) { return base[i] != 0; }
   static void Store(char* base, int64_t i, bool v) { base[i] = v ? 1 : 0; }
 };
-template <> struct Elem<Half> {
+template <>
+struct Elem<Half> {
   using Compute = float;
   static constexpr size_t kSize = 2;
-  static float Load(const char* base, int64_t i) { uint16_t h; std::memcpy(&h, base + i * 2, 2); return HalfBitsToFloat(h); }
-  static void Store(char* base, int64_t i, float v) { uint16_t h = FloatToHalf(v); std::memcpy(base + i * 2, &h, 2); }
+  static float Load(const char* base, int64_t i) {
+    uint16_t h;
+    std::memcpy(&h, base + i * 2, 2);
+    return HalfBitsToFloat(h);
+  }
+  static void Store(char* base, int64_t i, float v) {
+    uint16_t h = FloatToHalf(v);
+    std::memcpy(base + i * 2, &h, 2);
+  }
 };
-template <> struct Elem<BFloat16> {
+template <>
+struct Elem<BFloat16> {
   using Compute = float;
   static constexpr size_t kSize = 2;
-  static float Load(const char* base, int64_t i) { uint16_t h; std::memcpy(&h, base + i * 2, 2); return BFloat16BitsToFloat(h); }
-  static void Store(char* base, int64_t i, float v) { uint16_t h = FloatToBFloat16(v); std::memcpy(base + i * 2, &h, 2); }
+  static float Load(const char* base, int64_t i) {
+    uint16_t h;
+    std::memcpy(&h, base + i * 2, 2);
+    return BFloat16BitsToFloat(h);
+  }
+  static void Store(char* base, int64_t i, float v) {
+    uint16_t h = FloatToBFloat16(v);
+    std::memcpy(base + i * 2, &h, 2);
+  }
 };
 
-template <typename T> struct Tag { using type = T; };
+template <typename T>
+struct Tag {
+  using type = T;
+};
 
-template <typename T> constexpr bool kIsFloatLike = std::is_floating_point_v<T> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+template <typename T>
+constexpr bool kIsFloatLike = std::is_floating_point_v<T> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
 
 // Type masks for Visit.
 enum : unsigned {
-  kFloats = 1,     // float, double, float16, bfloat16
-  kSigned = 2,     // int8..int64
-  kUnsigned = 4,   // uint8..uint64
+  kFloats = 1,    // float, double, float16, bfloat16
+  kSigned = 2,    // int8..int64
+  kUnsigned = 4,  // uint8..uint64
   kBool = 8,
   kIntegers = kSigned | kUnsigned,
   kNumbers = kFloats | kIntegers,
@@ -76,19 +106,45 @@ enum : unsigned {
 template <unsigned Mask, typename R, typename F>
 R Visit(int32_t dtype, F&& f) {
   switch (dtype) {
-    case DT::FLOAT: if constexpr (Mask & kFloats) return f(Tag<float>{}); break;
-    case DT::DOUBLE: if constexpr (Mask & kFloats) return f(Tag<double>{}); break;
-    case DT::FLOAT16: if constexpr (Mask & kFloats) return f(Tag<Half>{}); break;
-    case DT::BFLOAT16: if constexpr (Mask & kFloats) return f(Tag<BFloat16>{}); break;
-    case DT::INT8: if constexpr (Mask & kSigned) return f(Tag<int8_t>{}); break;
-    case DT::INT16: if constexpr (Mask & kSigned) return f(Tag<int16_t>{}); break;
-    case DT::INT32: if constexpr (Mask & kSigned) return f(Tag<int32_t>{}); break;
-    case DT::INT64: if constexpr (Mask & kSigned) return f(Tag<int64_t>{}); break;
-    case DT::UINT8: if constexpr (Mask & kUnsigned) return f(Tag<uint8_t>{}); break;
-    case DT::UINT16: if constexpr (Mask & kUnsigned) return f(Tag<uint16_t>{}); break;
-    case DT::UINT32: if constexpr (Mask & kUnsigned) return f(Tag<uint32_t>{}); break;
-    case DT::UINT64: if constexpr (Mask & kUnsigned) return f(Tag<uint64_t>{}); break;
-    case DT::BOOL: if constexpr (Mask & kBool) return f(Tag<bool>{}); break;
+    case DT::FLOAT:
+      if constexpr (Mask & kFloats) return f(Tag<float>{});
+      break;
+    case DT::DOUBLE:
+      if constexpr (Mask & kFloats) return f(Tag<double>{});
+      break;
+    case DT::FLOAT16:
+      if constexpr (Mask & kFloats) return f(Tag<Half>{});
+      break;
+    case DT::BFLOAT16:
+      if constexpr (Mask & kFloats) return f(Tag<BFloat16>{});
+      break;
+    case DT::INT8:
+      if constexpr (Mask & kSigned) return f(Tag<int8_t>{});
+      break;
+    case DT::INT16:
+      if constexpr (Mask & kSigned) return f(Tag<int16_t>{});
+      break;
+    case DT::INT32:
+      if constexpr (Mask & kSigned) return f(Tag<int32_t>{});
+      break;
+    case DT::INT64:
+      if constexpr (Mask & kSigned) return f(Tag<int64_t>{});
+      break;
+    case DT::UINT8:
+      if constexpr (Mask & kUnsigned) return f(Tag<uint8_t>{});
+      break;
+    case DT::UINT16:
+      if constexpr (Mask & kUnsigned) return f(Tag<uint16_t>{});
+      break;
+    case DT::UINT32:
+      if constexpr (Mask & kUnsigned) return f(Tag<uint32_t>{});
+      break;
+    case DT::UINT64:
+      if constexpr (Mask & kUnsigned) return f(Tag<uint64_t>{});
+      break;
+    case DT::BOOL:
+      if constexpr (Mask & kBool) return f(Tag<bool>{});
+      break;
     default: break;
   }
   return absl::UnimplementedError(absl::StrCat("no kernel for ", DataTypeName(dtype), " elements"));
@@ -127,7 +183,8 @@ void StridedWalk(const std::vector<int64_t>& out_dims, int64_t base, const std::
 
 // Visits every output index o with the offsets into N broadcast inputs.
 template <size_t N, typename F>
-void BroadcastWalk(const std::vector<int64_t>& out_dims, const std::array<const std::vector<int64_t>*, N>& in_dims, F&& f) {
+void BroadcastWalk(const std::vector<int64_t>& out_dims, const std::array<const std::vector<int64_t>*, N>& in_dims,
+                   F&& f) {
   int64_t total = 1;
   for (int64_t d : out_dims) total *= d;
   if (total == 0) return;

@@ -1,6 +1,6 @@
 // Reductions: ReduceSum ReduceProd ReduceMax ReduceMin ReduceMean, with keepdims and
-// noop_with_empty_axes; ArgMax/ArgMin (first index on ties unless select_last_index). Axes move from attribute to input at opset 13 (ReduceSum) and
-// 18 (the others). Floats accumulate in their compute type (float for float16). An empty
+// noop_with_empty_axes; ArgMax/ArgMin (first index on ties unless select_last_index). Axes move from attribute to input
+// at opset 13 (ReduceSum) and 18 (the others). Floats accumulate in their compute type (float for float16). An empty
 // reduction gives the identity: 0, 1, -inf / lowest, +inf / max (as the opset 18 spec).
 #include <algorithm>
 #include <limits>
@@ -45,53 +45,60 @@ StatusOr<std::vector<Array>> ReduceKernel(const KernelContext& ctx, Inputs in) {
   }
   constexpr unsigned kMask = (kOp == Reduce::kMax || kOp == Reduce::kMin) ? kAllNumeric : kNumbers;
   OS_ASSIGN_OR_RETURN(Array out, (Visit<kMask, StatusOr<Array>>(a.dtype, [&](auto tag) -> StatusOr<Array> {
-    using T = typename decltype(tag)::type;
-    using C = typename Elem<T>::Compute;
-    OS_ASSIGN_OR_RETURN(NewArray out, ctx.Allocate(a.dtype, out_dims));
-    int64_t n_out = out.array.numel();
-    C init{};
-    if constexpr (kOp == Reduce::kProd) init = C(1);
-    if constexpr (kOp == Reduce::kMax) {
-      init = std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::lowest();
-    }
-    if constexpr (kOp == Reduce::kMin) {
-      init = std::numeric_limits<C>::has_infinity ? std::numeric_limits<C>::infinity() : std::numeric_limits<C>::max();
-    }
-    std::unique_ptr<C[]> acc(new C[static_cast<size_t>(n_out)]);  // not vector<bool>
-    std::fill(acc.get(), acc.get() + n_out, init);
-    std::vector<int64_t> strides = BroadcastStrides(a.dims, kept_dims);
-    const char* p = a.bytes.data();
-    StridedWalk(a.dims, 0, strides, [&](int64_t i, int64_t o) {
-      C x = Elem<T>::Load(p, i);
-      C& r = acc[o];
-      if constexpr (kOp == Reduce::kSum || kOp == Reduce::kMean) {
-        if constexpr (std::is_integral_v<C>) r = static_cast<C>(static_cast<uint64_t>(r) + static_cast<uint64_t>(x));
-        else r = r + x;
-      } else if constexpr (kOp == Reduce::kProd) {
-        if constexpr (std::is_integral_v<C>) r = static_cast<C>(static_cast<uint64_t>(r) * static_cast<uint64_t>(x));
-        else r = r * x;
-      } else {
-        if constexpr (kIsFloatLike<T>) {
-          if (std::isnan(r)) return;
-          if (std::isnan(x)) { r = x; return; }
-        }
-        if (kOp == Reduce::kMax ? x > r : x < r) r = x;
-      }
-    });
-    for (int64_t o = 0; o < n_out; ++o) {
-      C r = acc[o];
-      if constexpr (kOp == Reduce::kMean) {
-        if constexpr (std::is_integral_v<C>) {
-          if (group == 0) return absl::InvalidArgumentError("mean over an empty set");
-          r = static_cast<C>(r / static_cast<C>(group));
-        } else {
-          r = r / static_cast<C>(group);
-        }
-      }
-      Elem<T>::Store(out.data, o, r);
-    }
-    return std::move(out.array);
-  })));
+                        using T = typename decltype(tag)::type;
+                        using C = typename Elem<T>::Compute;
+                        OS_ASSIGN_OR_RETURN(NewArray out, ctx.Allocate(a.dtype, out_dims));
+                        int64_t n_out = out.array.numel();
+                        C init{};
+                        if constexpr (kOp == Reduce::kProd) init = C(1);
+                        if constexpr (kOp == Reduce::kMax) {
+                          init = std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity()
+                                                                      : std::numeric_limits<C>::lowest();
+                        }
+                        if constexpr (kOp == Reduce::kMin) {
+                          init = std::numeric_limits<C>::has_infinity ? std::numeric_limits<C>::infinity()
+                                                                      : std::numeric_limits<C>::max();
+                        }
+                        std::unique_ptr<C[]> acc(new C[static_cast<size_t>(n_out)]);  // not vector<bool>
+                        std::fill(acc.get(), acc.get() + n_out, init);
+                        std::vector<int64_t> strides = BroadcastStrides(a.dims, kept_dims);
+                        const char* p = a.bytes.data();
+                        StridedWalk(a.dims, 0, strides, [&](int64_t i, int64_t o) {
+                          C x = Elem<T>::Load(p, i);
+                          C& r = acc[o];
+                          if constexpr (kOp == Reduce::kSum || kOp == Reduce::kMean) {
+                            if constexpr (std::is_integral_v<C>)
+                              r = static_cast<C>(static_cast<uint64_t>(r) + static_cast<uint64_t>(x));
+                            else r = r + x;
+                          } else if constexpr (kOp == Reduce::kProd) {
+                            if constexpr (std::is_integral_v<C>)
+                              r = static_cast<C>(static_cast<uint64_t>(r) * static_cast<uint64_t>(x));
+                            else r = r * x;
+                          } else {
+                            if constexpr (kIsFloatLike<T>) {
+                              if (std::isnan(r)) return;
+                              if (std::isnan(x)) {
+                                r = x;
+                                return;
+                              }
+                            }
+                            if (kOp == Reduce::kMax ? x > r : x < r) r = x;
+                          }
+                        });
+                        for (int64_t o = 0; o < n_out; ++o) {
+                          C r = acc[o];
+                          if constexpr (kOp == Reduce::kMean) {
+                            if constexpr (std::is_integral_v<C>) {
+                              if (group == 0) return absl::InvalidArgumentError("mean over an empty set");
+                              r = static_cast<C>(r / static_cast<C>(group));
+                            } else {
+                              r = r / static_cast<C>(group);
+                            }
+                          }
+                          Elem<T>::Store(out.data, o, r);
+                        }
+                        return std::move(out.array);
+                      })));
   return One(std::move(out));
 }
 
@@ -113,29 +120,31 @@ StatusOr<std::vector<Array>> ArgKernel(const KernelContext& ctx, Inputs in) {
   for (int64_t d = 0; d < rank; ++d)
     if (d != axis || keepdims) dims.push_back(d == axis ? 1 : a.dims[d]);
   OS_ASSIGN_OR_RETURN(Array out, (Visit<kNumbers, StatusOr<Array>>(a.dtype, [&](auto tag) -> StatusOr<Array> {
-    using T = typename decltype(tag)::type;
-    using C = typename Elem<T>::Compute;
-    if constexpr (kIsFloatLike<T>) {
-      for (int64_t i = 0, m = a.numel(); i < m; ++i)
-        if (std::isnan(Elem<T>::Load(a.bytes.data(), i))) return absl::UnimplementedError("ArgMax/ArgMin over NaN");
-    }
-    OS_ASSIGN_OR_RETURN(NewArray out, ctx.Allocate(DT::INT64, dims));
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t i = 0; i < inner; ++i) {
-        int64_t best = 0;
-        C best_value = Elem<T>::Load(a.bytes.data(), o * n * inner + i);
-        for (int64_t j = 1; j < n; ++j) {
-          C x = Elem<T>::Load(a.bytes.data(), (o * n + j) * inner + i);
-          bool better = kMax ? (last ? x >= best_value : x > best_value) : (last ? x <= best_value : x < best_value);
-          if (better) {
-            best = j;
-            best_value = x;
-          }
-        }
-        out.set<int64_t>(o * inner + i, best);
-      }
-    return std::move(out.array);
-  })));
+                        using T = typename decltype(tag)::type;
+                        using C = typename Elem<T>::Compute;
+                        if constexpr (kIsFloatLike<T>) {
+                          for (int64_t i = 0, m = a.numel(); i < m; ++i)
+                            if (std::isnan(Elem<T>::Load(a.bytes.data(), i)))
+                              return absl::UnimplementedError("ArgMax/ArgMin over NaN");
+                        }
+                        OS_ASSIGN_OR_RETURN(NewArray out, ctx.Allocate(DT::INT64, dims));
+                        for (int64_t o = 0; o < outer; ++o)
+                          for (int64_t i = 0; i < inner; ++i) {
+                            int64_t best = 0;
+                            C best_value = Elem<T>::Load(a.bytes.data(), o * n * inner + i);
+                            for (int64_t j = 1; j < n; ++j) {
+                              C x = Elem<T>::Load(a.bytes.data(), (o * n + j) * inner + i);
+                              bool better = kMax ? (last ? x >= best_value : x > best_value)
+                                                 : (last ? x <= best_value : x < best_value);
+                              if (better) {
+                                best = j;
+                                best_value = x;
+                              }
+                            }
+                            out.set<int64_t>(o * inner + i, best);
+                          }
+                        return std::move(out.array);
+                      })));
   return One(std::move(out));
 }
 

@@ -156,7 +156,8 @@ StatusOr<std::vector<Array>> TransposeKernel(const KernelContext& ctx, Inputs in
     strides[i] = in_strides[p];
   }
   std::vector<int64_t> out_dims = dims;
-  OS_ASSIGN_OR_RETURN(Array out, MoveElements(ctx, a, std::move(out_dims), [&](auto&& copy) { StridedWalk(dims, 0, strides, copy); }));
+  OS_ASSIGN_OR_RETURN(
+      Array out, MoveElements(ctx, a, std::move(out_dims), [&](auto&& copy) { StridedWalk(dims, 0, strides, copy); }));
   return One(std::move(out));
 }
 
@@ -167,7 +168,8 @@ StatusOr<std::vector<Array>> ExpandKernel(const KernelContext& ctx, Inputs in) {
   OS_ASSIGN_OR_RETURN(std::vector<int64_t> dims, BroadcastDims(a.dims, shape));
   std::vector<int64_t> strides = BroadcastStrides(dims, a.dims);
   std::vector<int64_t> out_dims = dims;
-  OS_ASSIGN_OR_RETURN(Array out, MoveElements(ctx, a, std::move(out_dims), [&](auto&& copy) { StridedWalk(dims, 0, strides, copy); }));
+  OS_ASSIGN_OR_RETURN(
+      Array out, MoveElements(ctx, a, std::move(out_dims), [&](auto&& copy) { StridedWalk(dims, 0, strides, copy); }));
   return One(std::move(out));
 }
 
@@ -185,24 +187,24 @@ StatusOr<std::vector<Array>> TileKernel(const KernelContext& ctx, Inputs in) {
   std::vector<int64_t> in_strides = Strides(a.dims);
   std::vector<int64_t> out_dims = dims;
   OS_ASSIGN_OR_RETURN(Array out, MoveElements(ctx, a, std::move(out_dims), [&](auto&& copy) {
-    int64_t total = 1;
-    for (int64_t d : dims) total *= d;
-    std::vector<int64_t> counter(rank, 0), src_index(rank, 0);
-    int64_t src = 0;
-    for (int64_t o = 0; o < total; ++o) {
-      copy(o, src);
-      for (size_t k = rank; k-- > 0;) {
-        ++counter[k];
-        src += in_strides[k];
-        if (++src_index[k] == a.dims[k]) {  // wrap to the start of the tile
-          src -= in_strides[k] * a.dims[k];
-          src_index[k] = 0;
-        }
-        if (counter[k] < dims[k]) break;
-        counter[k] = 0;  // dims[k] is a multiple of a.dims[k]: src_index[k] wrapped too
-      }
-    }
-  }));
+                        int64_t total = 1;
+                        for (int64_t d : dims) total *= d;
+                        std::vector<int64_t> counter(rank, 0), src_index(rank, 0);
+                        int64_t src = 0;
+                        for (int64_t o = 0; o < total; ++o) {
+                          copy(o, src);
+                          for (size_t k = rank; k-- > 0;) {
+                            ++counter[k];
+                            src += in_strides[k];
+                            if (++src_index[k] == a.dims[k]) {  // wrap to the start of the tile
+                              src -= in_strides[k] * a.dims[k];
+                              src_index[k] = 0;
+                            }
+                            if (counter[k] < dims[k]) break;
+                            counter[k] = 0;  // dims[k] is a multiple of a.dims[k]: src_index[k] wrapped too
+                          }
+                        }
+                      }));
   return One(std::move(out));
 }
 
@@ -350,7 +352,8 @@ StatusOr<std::vector<Array>> SliceKernel(const KernelContext& ctx, Inputs in) {
     if (dims[k] > 0) base += begin[k] * in_strides[k];
   }
   std::vector<int64_t> out_dims = dims;
-  OS_ASSIGN_OR_RETURN(Array out, MoveElements(ctx, a, std::move(out_dims), [&](auto&& copy) { StridedWalk(dims, base, strides, copy); }));
+  OS_ASSIGN_OR_RETURN(Array out, MoveElements(ctx, a, std::move(out_dims),
+                                              [&](auto&& copy) { StridedWalk(dims, base, strides, copy); }));
   return One(std::move(out));
 }
 

@@ -1,5 +1,6 @@
 // Elementwise unary kernels: Neg Abs Sqrt Exp Log Floor Ceil Round Sign Reciprocal Relu Sin Cos,
-// Not, BitwiseNot, IsNaN, IsInf, Clip (bounds as attributes before 11, inputs after). float16/bfloat16 compute in float, round once.
+// Not, BitwiseNot, IsNaN, IsInf, Clip (bounds as attributes before 11, inputs after). float16/bfloat16 compute in
+// float, round once.
 #include <limits>
 
 #include "core/eval/kernels_internal.h"
@@ -21,7 +22,9 @@ template <Fn kFn>
 constexpr unsigned MaskOf() {
   switch (kFn) {
     case Fn::kNeg: return kFloats | kSigned;
-    case Fn::kAbs: case Fn::kSign: case Fn::kRelu: return kNumbers;
+    case Fn::kAbs:
+    case Fn::kSign:
+    case Fn::kRelu: return kNumbers;
     default: return kFloats;
   }
 }
@@ -31,36 +34,37 @@ StatusOr<std::vector<Array>> MathKernel(const KernelContext& ctx, Inputs in) {
   OS_RETURN_IF_ERROR(ExpectInputs(ctx, in, 1, 1));
   const Array& a = *in[0];
   OS_ASSIGN_OR_RETURN(Array out, (Visit<MaskOf<kFn>(), StatusOr<Array>>(a.dtype, [&](auto tag) -> StatusOr<Array> {
-    using T = typename decltype(tag)::type;
-    using C = typename Elem<T>::Compute;
-    return Map<T, T>(ctx, a, a.dtype, [](C x) -> C {
-      if constexpr (kFn == Fn::kNeg) {
-        if constexpr (std::is_integral_v<C>) return static_cast<C>(0 - static_cast<uint64_t>(x));
-        else return -x;
-      }
-      if constexpr (kFn == Fn::kAbs) {
-        if constexpr (std::is_unsigned_v<C>) return x;
-        else if constexpr (std::is_integral_v<C>) return x < 0 ? static_cast<C>(0 - static_cast<uint64_t>(x)) : x;
-        else return std::fabs(x);
-      }
-      if constexpr (kFn == Fn::kSqrt) return std::sqrt(x);
-      if constexpr (kFn == Fn::kExp) return std::exp(x);
-      if constexpr (kFn == Fn::kLog) return std::log(x);
-      if constexpr (kFn == Fn::kFloor) return std::floor(x);
-      if constexpr (kFn == Fn::kCeil) return std::ceil(x);
-      if constexpr (kFn == Fn::kRound) return std::nearbyint(x);  // half to even
-      if constexpr (kFn == Fn::kSign) {
-        if constexpr (kIsFloatLike<T>) {
-          if (std::isnan(x)) return x;
-        }
-        return x > C(0) ? C(1) : (x < C(0) ? static_cast<C>(-1) : C(0));
-      }
-      if constexpr (kFn == Fn::kReciprocal) return C(1) / x;
-      if constexpr (kFn == Fn::kRelu) return x > C(0) ? x : C(0);
-      if constexpr (kFn == Fn::kSin) return std::sin(x);
-      if constexpr (kFn == Fn::kCos) return std::cos(x);
-    });
-  })));
+                        using T = typename decltype(tag)::type;
+                        using C = typename Elem<T>::Compute;
+                        return Map<T, T>(ctx, a, a.dtype, [](C x) -> C {
+                          if constexpr (kFn == Fn::kNeg) {
+                            if constexpr (std::is_integral_v<C>) return static_cast<C>(0 - static_cast<uint64_t>(x));
+                            else return -x;
+                          }
+                          if constexpr (kFn == Fn::kAbs) {
+                            if constexpr (std::is_unsigned_v<C>) return x;
+                            else if constexpr (std::is_integral_v<C>)
+                              return x < 0 ? static_cast<C>(0 - static_cast<uint64_t>(x)) : x;
+                            else return std::fabs(x);
+                          }
+                          if constexpr (kFn == Fn::kSqrt) return std::sqrt(x);
+                          if constexpr (kFn == Fn::kExp) return std::exp(x);
+                          if constexpr (kFn == Fn::kLog) return std::log(x);
+                          if constexpr (kFn == Fn::kFloor) return std::floor(x);
+                          if constexpr (kFn == Fn::kCeil) return std::ceil(x);
+                          if constexpr (kFn == Fn::kRound) return std::nearbyint(x);  // half to even
+                          if constexpr (kFn == Fn::kSign) {
+                            if constexpr (kIsFloatLike<T>) {
+                              if (std::isnan(x)) return x;
+                            }
+                            return x > C(0) ? C(1) : (x < C(0) ? static_cast<C>(-1) : C(0));
+                          }
+                          if constexpr (kFn == Fn::kReciprocal) return C(1) / x;
+                          if constexpr (kFn == Fn::kRelu) return x > C(0) ? x : C(0);
+                          if constexpr (kFn == Fn::kSin) return std::sin(x);
+                          if constexpr (kFn == Fn::kCos) return std::cos(x);
+                        });
+                      })));
   return One(std::move(out));
 }
 
@@ -74,19 +78,19 @@ StatusOr<std::vector<Array>> NotKernel(const KernelContext& ctx, Inputs in) {
 StatusOr<std::vector<Array>> BitwiseNotKernel(const KernelContext& ctx, Inputs in) {
   OS_RETURN_IF_ERROR(ExpectInputs(ctx, in, 1, 1));
   OS_ASSIGN_OR_RETURN(Array out, (Visit<kIntegers, StatusOr<Array>>(in[0]->dtype, [&](auto tag) -> StatusOr<Array> {
-    using T = typename decltype(tag)::type;
-    return Map<T, T>(ctx, *in[0], in[0]->dtype, [](T x) -> T { return static_cast<T>(~x); });
-  })));
+                        using T = typename decltype(tag)::type;
+                        return Map<T, T>(ctx, *in[0], in[0]->dtype, [](T x) -> T { return static_cast<T>(~x); });
+                      })));
   return One(std::move(out));
 }
 
 StatusOr<std::vector<Array>> IsNaNKernel(const KernelContext& ctx, Inputs in) {
   OS_RETURN_IF_ERROR(ExpectInputs(ctx, in, 1, 1));
   OS_ASSIGN_OR_RETURN(Array out, (Visit<kFloats, StatusOr<Array>>(in[0]->dtype, [&](auto tag) -> StatusOr<Array> {
-    using T = typename decltype(tag)::type;
-    using C = typename Elem<T>::Compute;
-    return Map<T, bool>(ctx, *in[0], DT::BOOL, [](C x) { return std::isnan(x); });
-  })));
+                        using T = typename decltype(tag)::type;
+                        using C = typename Elem<T>::Compute;
+                        return Map<T, bool>(ctx, *in[0], DT::BOOL, [](C x) { return std::isnan(x); });
+                      })));
   return One(std::move(out));
 }
 
@@ -95,11 +99,12 @@ StatusOr<std::vector<Array>> IsInfKernel(const KernelContext& ctx, Inputs in) {
   bool pos = ctx.GetInt("detect_positive", 1) != 0;
   bool neg = ctx.GetInt("detect_negative", 1) != 0;
   OS_ASSIGN_OR_RETURN(Array out, (Visit<kFloats, StatusOr<Array>>(in[0]->dtype, [&](auto tag) -> StatusOr<Array> {
-    using T = typename decltype(tag)::type;
-    using C = typename Elem<T>::Compute;
-    return Map<T, bool>(ctx, *in[0], DT::BOOL,
-                        [pos, neg](C x) { return std::isinf(x) && ((x > 0 && pos) || (x < 0 && neg)); });
-  })));
+                        using T = typename decltype(tag)::type;
+                        using C = typename Elem<T>::Compute;
+                        return Map<T, bool>(ctx, *in[0], DT::BOOL, [pos, neg](C x) {
+                          return std::isinf(x) && ((x > 0 && pos) || (x < 0 && neg));
+                        });
+                      })));
   return One(std::move(out));
 }
 
@@ -112,25 +117,25 @@ StatusOr<std::vector<Array>> ClipKernel(const KernelContext& ctx, Inputs in) {
     }
   }
   OS_ASSIGN_OR_RETURN(Array out, (Visit<kNumbers, StatusOr<Array>>(a.dtype, [&](auto tag) -> StatusOr<Array> {
-    using T = typename decltype(tag)::type;
-    using C = typename Elem<T>::Compute;
-    C lo = std::numeric_limits<C>::lowest(), hi = std::numeric_limits<C>::max();
-    if (ctx.opset() < 11) {
-      if constexpr (!kIsFloatLike<T>) return absl::InvalidArgumentError("Clip-6 is for floats");
-      lo = static_cast<C>(ctx.GetFloat("min", -std::numeric_limits<float>::max()));
-      hi = static_cast<C>(ctx.GetFloat("max", std::numeric_limits<float>::max()));
-    } else {
-      if (in.size() > 1 && in[1]) lo = Elem<T>::Load(in[1]->bytes.data(), 0);
-      if (in.size() > 2 && in[2]) hi = Elem<T>::Load(in[2]->bytes.data(), 0);
-    }
-    return Map<T, T>(ctx, a, a.dtype, [lo, hi](C x) -> C {
-      if constexpr (kIsFloatLike<T>) {
-        if (std::isnan(x)) return x;
-      }
-      C raised = x < lo ? lo : x;
-      return raised > hi ? hi : raised;  // min(max(x, lo), hi): hi wins when lo > hi
-    });
-  })));
+                        using T = typename decltype(tag)::type;
+                        using C = typename Elem<T>::Compute;
+                        C lo = std::numeric_limits<C>::lowest(), hi = std::numeric_limits<C>::max();
+                        if (ctx.opset() < 11) {
+                          if constexpr (!kIsFloatLike<T>) return absl::InvalidArgumentError("Clip-6 is for floats");
+                          lo = static_cast<C>(ctx.GetFloat("min", -std::numeric_limits<float>::max()));
+                          hi = static_cast<C>(ctx.GetFloat("max", std::numeric_limits<float>::max()));
+                        } else {
+                          if (in.size() > 1 && in[1]) lo = Elem<T>::Load(in[1]->bytes.data(), 0);
+                          if (in.size() > 2 && in[2]) hi = Elem<T>::Load(in[2]->bytes.data(), 0);
+                        }
+                        return Map<T, T>(ctx, a, a.dtype, [lo, hi](C x) -> C {
+                          if constexpr (kIsFloatLike<T>) {
+                            if (std::isnan(x)) return x;
+                          }
+                          C raised = x < lo ? lo : x;
+                          return raised > hi ? hi : raised;  // min(max(x, lo), hi): hi wins when lo > hi
+                        });
+                      })));
   return One(std::move(out));
 }
 

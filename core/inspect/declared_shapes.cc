@@ -37,7 +37,8 @@ std::vector<DeclaredShapeConflict> DeclaredShapeConflicts(const Model& model) {
     }
   }
   for (const auto& info : proto.graph().value_info()) {
-    if (info.type().has_tensor_type() && info.type().tensor_type().has_shape()) declared_infos[info.name()] = info.type();
+    if (info.type().has_tensor_type() && info.type().tensor_type().has_shape())
+      declared_infos[info.name()] = info.type();
   }
   proto.mutable_graph()->clear_value_info();
   std::vector<DeclaredShapeConflict> conflicts;

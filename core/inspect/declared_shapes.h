@@ -17,7 +17,7 @@
 namespace onnxsurgeon {
 
 struct DeclaredShapeConflict {
-  std::string value;        // the value's name
+  std::string value;          // the value's name
   bool graph_output = false;  // else a main-graph value_info entry
   onnx::TypeProto declared;
   onnx::TypeProto inferred;  // what the local rules and onnx inference (data propagation on) compute

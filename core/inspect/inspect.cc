@@ -45,16 +45,13 @@ std::string TypeToString(const onnx::TypeProto* type) {
       const auto& t = type->tensor_type();
       return ElemTypeName(t.elem_type()) + (t.has_shape() ? ShapeToString(t.shape()) : "");
     }
-    case onnx::TypeProto::kSparseTensorType:
-      return "sparse " + ElemTypeName(type->sparse_tensor_type().elem_type());
-    case onnx::TypeProto::kSequenceType:
-      return "seq(" + TypeToString(&type->sequence_type().elem_type()) + ")";
-    case onnx::TypeProto::kOptionalType:
-      return "optional(" + TypeToString(&type->optional_type().elem_type()) + ")";
+    case onnx::TypeProto::kSparseTensorType: return "sparse " + ElemTypeName(type->sparse_tensor_type().elem_type());
+    case onnx::TypeProto::kSequenceType: return "seq(" + TypeToString(&type->sequence_type().elem_type()) + ")";
+    case onnx::TypeProto::kOptionalType: return "optional(" + TypeToString(&type->optional_type().elem_type()) + ")";
     case onnx::TypeProto::kMapType:
-      return "map(" + ElemTypeName(type->map_type().key_type()) + "," + TypeToString(&type->map_type().value_type()) + ")";
-    default:
-      return "?";
+      return "map(" + ElemTypeName(type->map_type().key_type()) + "," + TypeToString(&type->map_type().value_type()) +
+             ")";
+    default: return "?";
   }
 }
 
@@ -62,8 +59,10 @@ InspectReport Inspect(const Model& model, bool check_schemas) {
   InspectReport r;
   const onnx::ModelProto& p = model.proto();
   r.ir_version = p.ir_version();
-  r.producer = p.producer_version().empty() ? p.producer_name() : absl::StrCat(p.producer_name(), " ", p.producer_version());
-  for (const auto& op : p.opset_import()) r.opsets.emplace_back(std::string(CanonicalDomain(op.domain())), op.version());
+  r.producer =
+      p.producer_version().empty() ? p.producer_name() : absl::StrCat(p.producer_name(), " ", p.producer_version());
+  for (const auto& op : p.opset_import())
+    r.opsets.emplace_back(std::string(CanonicalDomain(op.domain())), op.version());
 
   const Graph& g = model.graph();
   r.node_count = static_cast<int64_t>(g.num_nodes());
@@ -111,7 +110,8 @@ InspectReport Inspect(const Model& model, bool check_schemas) {
       std::string why;
       if (version < 0) {
         why = absl::StrCat("domain '", n->domain().empty() ? "ai.onnx" : n->domain(), "' is not imported");
-      } else if (!onnx::OpSchemaRegistry::Schema(n->op_type(), static_cast<int>(version), std::string(CanonicalDomain(n->domain())))) {
+      } else if (!onnx::OpSchemaRegistry::Schema(n->op_type(), static_cast<int>(version),
+                                                 std::string(CanonicalDomain(n->domain())))) {
         std::string domain(CanonicalDomain(n->domain()));
         const auto* newest = onnx::OpSchemaRegistry::Schema(n->op_type(), domain);
         if (!newest) {
@@ -153,7 +153,8 @@ std::string FormatInspectText(const InspectReport& r) {
   if (!r.producer.empty()) absl::StrAppend(&out, "producer:   ", r.producer, "\n");
   absl::StrAppend(&out, "opsets:     ");
   for (size_t i = 0; i < r.opsets.size(); ++i)
-    absl::StrAppend(&out, i ? ", " : "", r.opsets[i].first.empty() ? "ai.onnx" : r.opsets[i].first, "=", r.opsets[i].second);
+    absl::StrAppend(&out, i ? ", " : "", r.opsets[i].first.empty() ? "ai.onnx" : r.opsets[i].first, "=",
+                    r.opsets[i].second);
   absl::StrAppend(&out, "\nnodes:      ", r.node_count, " in the main graph, ", r.total_node_count,
                   " with subgraphs and functions (", r.subgraph_count, " subgraphs)\n");
   absl::StrAppend(&out, "inputs:\n");
@@ -162,10 +163,11 @@ std::string FormatInspectText(const InspectReport& r) {
   for (const auto& io : r.outputs) absl::StrAppend(&out, "  ", io.name, ": ", io.type, "\n");
   absl::StrAppend(&out, "initializers: ", r.initializer_count, " (", r.initializer_bytes, " bytes)\n");
   if (!r.initializers_as_inputs.empty()) {
-    absl::StrAppend(&out, "initializers also listed as graph inputs: ", r.initializers_as_inputs.size(), " (",
-                    absl::StrJoin(r.initializers_as_inputs.begin(),
-                                  r.initializers_as_inputs.begin() + std::min<size_t>(5, r.initializers_as_inputs.size()), ", "),
-                    r.initializers_as_inputs.size() > 5 ? ", ..." : "", ")\n");
+    absl::StrAppend(
+        &out, "initializers also listed as graph inputs: ", r.initializers_as_inputs.size(), " (",
+        absl::StrJoin(r.initializers_as_inputs.begin(),
+                      r.initializers_as_inputs.begin() + std::min<size_t>(5, r.initializers_as_inputs.size()), ", "),
+        r.initializers_as_inputs.size() > 5 ? ", ..." : "", ")\n");
   }
   absl::StrAppend(&out, "op histogram:\n");
   std::vector<std::pair<std::string, int64_t>> ops(r.op_histogram.begin(), r.op_histogram.end());
@@ -181,15 +183,18 @@ std::string FormatInspectText(const InspectReport& r) {
   }
   if (!r.external_data.empty()) {
     absl::StrAppend(&out, "external data:\n");
-    for (const auto& f : r.external_data) absl::StrAppend(&out, "  ", f.location, ": ", f.tensors, " tensors, ", f.bytes, " bytes\n");
+    for (const auto& f : r.external_data)
+      absl::StrAppend(&out, "  ", f.location, ": ", f.tensors, " tensors, ", f.bytes, " bytes\n");
   }
   if (!r.ops_without_schema.empty()) {
     absl::StrAppend(&out, "ops with no schema at the model's opset:\n");
     for (const auto& p : r.ops_without_schema) absl::StrAppend(&out, "  ", p.count, "\t", p.op, ": ", p.why, "\n");
   }
   if (!r.declared_shape_conflicts.empty()) {
-    absl::StrAppend(&out, "declared shapes that contradict the computation (the checker rejects the model once its "
-                          "inference proves it; repair with --pass ", InspectReport::kShapeConflictFix, "):\n");
+    absl::StrAppend(&out,
+                    "declared shapes that contradict the computation (the checker rejects the model once its "
+                    "inference proves it; repair with --pass ",
+                    InspectReport::kShapeConflictFix, "):\n");
     for (const auto& c : r.declared_shape_conflicts)
       absl::StrAppend(&out, "  ", c.where, " '", c.value, "': declared ", c.declared, ", computed ", c.inferred, "\n");
   }
@@ -228,7 +233,10 @@ std::string FormatInspectJson(const InspectReport& r) {
   j["ops_without_schema"] = no_schema;
   Json conflicts = Json::array();
   for (const auto& c : r.declared_shape_conflicts) {
-    conflicts.push_back({{"value", c.value}, {"where", c.where}, {"declared", c.declared}, {"computed", c.inferred},
+    conflicts.push_back({{"value", c.value},
+                         {"where", c.where},
+                         {"declared", c.declared},
+                         {"computed", c.inferred},
                          {"fix", InspectReport::kShapeConflictFix}});
   }
   j["declared_shape_conflicts"] = conflicts;

@@ -32,8 +32,8 @@ struct InspectReport {
   int64_t ir_version = 0;
   std::string producer;
   std::vector<std::pair<std::string, int64_t>> opsets;  // domain ("" = ai.onnx), version
-  int64_t node_count = 0;           // main graph
-  int64_t total_node_count = 0;     // with subgraphs and function bodies
+  int64_t node_count = 0;                               // main graph
+  int64_t total_node_count = 0;                         // with subgraphs and function bodies
   int64_t subgraph_count = 0;
   std::map<std::string, int64_t> op_histogram;  // main graph and subgraphs
   std::vector<Io> inputs, outputs;

@@ -38,8 +38,7 @@ std::string AtomicFile::NewToken() {
   return token;
 }
 
-StatusOr<std::unique_ptr<AtomicFile>> AtomicFile::Create(const std::string& path, Role role,
-                                                         const std::string& token) {
+StatusOr<std::unique_ptr<AtomicFile>> AtomicFile::Create(const std::string& path, Role role, const std::string& token) {
   std::unique_ptr<AtomicFile> f(new AtomicFile());
   f->path_ = path;
   f->temp_path_ = absl::StrCat(DirName(path), "/.", BaseName(path), ".tmp.", ::getpid(), ".", token,

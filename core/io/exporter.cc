@@ -24,7 +24,8 @@ class GraphExporter {
     }
     out->mutable_node()->Reserve(static_cast<int>(g.num_nodes_));
     for (Node* n : g.nodes()) ExportNode(*n, out->add_node());
-    for (size_t i = 0; i < g.outputs_.size(); ++i) WriteInfo(*g.outputs_[i], g.output_info_[i].get(), out->add_output());
+    for (size_t i = 0; i < g.outputs_.size(); ++i)
+      WriteInfo(*g.outputs_[i], g.output_info_[i].get(), out->add_output());
     for (const Graph::ValueInfoEntry& e : g.value_info_) {
       onnx::ValueInfoProto* vi = out->add_value_info();
       if (e.value) {

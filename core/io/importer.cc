@@ -71,23 +71,23 @@ class GraphImporter {
   }
 
   static StatusOr<std::unique_ptr<Model>> Run(onnx::ModelProto proto, ImportOptions options) {
-  auto model = std::make_unique<Model>();
-  GraphImporter importer(model.get(), std::move(options));
-  bool had_graph = proto.has_graph();
-  onnx::GraphProto graph = std::move(*proto.mutable_graph());
-  auto functions = std::move(*proto.mutable_functions());
-  proto.clear_graph();
-  proto.clear_functions();
-  model->proto_ = std::move(proto);
-  model->had_graph_ = had_graph;
-  for (onnx::FunctionProto& fp : functions) {
-    auto fn = std::make_unique<Function>(model.get());
-    Function* raw = fn.get();
-    model->functions_.push_back(std::move(fn));
-    OS_RETURN_IF_ERROR(importer.ImportFunction(std::move(fp), raw));
-  }
-  OS_RETURN_IF_ERROR(importer.ImportMain(std::move(graph)));
-  return model;
+    auto model = std::make_unique<Model>();
+    GraphImporter importer(model.get(), std::move(options));
+    bool had_graph = proto.has_graph();
+    onnx::GraphProto graph = std::move(*proto.mutable_graph());
+    auto functions = std::move(*proto.mutable_functions());
+    proto.clear_graph();
+    proto.clear_functions();
+    model->proto_ = std::move(proto);
+    model->had_graph_ = had_graph;
+    for (onnx::FunctionProto& fp : functions) {
+      auto fn = std::make_unique<Function>(model.get());
+      Function* raw = fn.get();
+      model->functions_.push_back(std::move(fn));
+      OS_RETURN_IF_ERROR(importer.ImportFunction(std::move(fp), raw));
+    }
+    OS_RETURN_IF_ERROR(importer.ImportMain(std::move(graph)));
+    return model;
   }
 
  private:
@@ -153,8 +153,8 @@ class GraphImporter {
       onnx::ValueInfoProto& vi = outputs[i];
       Value* v = g->LookupValue(vi.name());
       if (!v) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            Describe(g), " output '", vi.name(), "' is not defined by any node, input or initializer"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(Describe(g), " output '", vi.name(), "' is not defined by any node, input or initializer"));
       }
       g->AddOutput(v);
       std::string name = vi.name();
@@ -218,10 +218,11 @@ class GraphImporter {
           continue;
         }
         if (Value* existing = g->FindValue(name)) {
-          std::string other = existing->producer_ ? DescribeNode(existing->producer_)
-                              : existing->is_graph_input_ ? "a graph input" : "an initializer";
-          return absl::InvalidArgumentError(absl::StrCat(
-              Describe(g), ": value '", name, "' is defined twice: by ", other, " and by ", DescribeNode(node)));
+          std::string other = existing->producer_         ? DescribeNode(existing->producer_)
+                              : existing->is_graph_input_ ? "a graph input"
+                                                          : "an initializer";
+          return absl::InvalidArgumentError(absl::StrCat(Describe(g), ": value '", name, "' is defined twice: by ",
+                                                         other, " and by ", DescribeNode(node)));
         }
         Value* v = g->NewValue(std::move(name));
         v->producer_ = node;
@@ -241,9 +242,9 @@ class GraphImporter {
         }
         Value* v = g->LookupValue(name);
         if (!v) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              Describe(g), ": ", DescribeNode(node), " input ", i, " names '", name,
-              "', which no node, graph input or initializer defines"));
+          return absl::InvalidArgumentError(absl::StrCat(Describe(g), ": ", DescribeNode(node), " input ", i,
+                                                         " names '", name,
+                                                         "', which no node, graph input or initializer defines"));
         }
         node->AddInput(v);
       }

@@ -34,9 +34,11 @@ StatusOr<std::shared_ptr<MappedFile>> MappedFile::Open(const std::string& path) 
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    const char* kind = S_ISDIR(st.st_mode) ? "a folder" : S_ISFIFO(st.st_mode) ? "a FIFO"
-                       : S_ISSOCK(st.st_mode) ? "a socket" : (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) ? "a device"
-                       : "not a regular file";
+    const char* kind = S_ISDIR(st.st_mode)                            ? "a folder"
+                       : S_ISFIFO(st.st_mode)                         ? "a FIFO"
+                       : S_ISSOCK(st.st_mode)                         ? "a socket"
+                       : (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) ? "a device"
+                                                                      : "not a regular file";
     return absl::InvalidArgumentError(absl::StrCat("'", path, "' is not a regular file (", kind, ")"));
   }
   std::shared_ptr<MappedFile> file(new MappedFile());

@@ -1,13 +1,13 @@
 #include "core/io/model_io.h"
 
+#include <unistd.h>
 #include <climits>
-#include <deque>
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <set>
-#include <unistd.h>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_split.h"
@@ -56,10 +56,11 @@ StatusOr<ExternalRef> ParseExternalRef(const onnx::TensorProto& meta, const std:
       // strtoull takes "-1" (as 2^64-1) and leading blanks: only plain digits are a size.
       bool digits = !kv.value().empty() && kv.value().find_first_not_of("0123456789") == std::string::npos;
       if (!digits || *end != '\0' || errno != 0) {
-        return absl::InvalidArgumentError(absl::StrCat("tensor '", name, "' has a malformed external-data ",
-                                                       kv.key(), " '", kv.value(), "'"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("tensor '", name, "' has a malformed external-data ", kv.key(), " '", kv.value(), "'"));
       }
-      if (kv.key() == "offset") ref.offset = v; else ref.length = v;
+      if (kv.key() == "offset") ref.offset = v;
+      else ref.length = v;
     }
   }
   if (ref.location.empty()) {
@@ -130,10 +131,11 @@ Status ParseFailure(std::string_view model) {
   wire::Nesting nesting = wire::MeasureNesting(model, /*max_level=*/10 * limit);
   if (nesting.messages > limit) {
     const char* at_least = nesting.messages >= 10 * limit ? "at least " : "";  // the walk stopped there
-    std::string graphs = nesting.graphs > 1 ? absl::StrCat(" (subgraphs nested ", at_least, nesting.graphs - 1, " deep)") : "";
-    return absl::DataLossError(absl::StrCat("not a valid ONNX model: its messages nest ", at_least, nesting.messages, " deep",
-                                            graphs, ", past protobuf's parse limit of ", limit, " nested messages (about ",
-                                            (limit - 6) / 3, " levels of subgraphs)"));
+    std::string graphs =
+        nesting.graphs > 1 ? absl::StrCat(" (subgraphs nested ", at_least, nesting.graphs - 1, " deep)") : "";
+    return absl::DataLossError(absl::StrCat("not a valid ONNX model: its messages nest ", at_least, nesting.messages,
+                                            " deep", graphs, ", past protobuf's parse limit of ", limit,
+                                            " nested messages (about ", (limit - 6) / 3, " levels of subgraphs)"));
   }
   return absl::DataLossError("not a valid ONNX model: the protobuf does not parse as a ModelProto");
 }
@@ -169,7 +171,8 @@ StatusOr<std::string> ResolveExternalLocation(const std::string& base_dir, const
                                               const std::string& tensor_name) {
   auto refuse = [&](std::string_view why) {
     return absl::PermissionDeniedError(absl::StrCat("tensor '", tensor_name, "': external data location '", location,
-                                                    "' ", std::string(why), "; it must be a relative path inside the model's folder"));
+                                                    "' ", std::string(why),
+                                                    "; it must be a relative path inside the model's folder"));
   };
   if (location.empty()) return refuse("is empty");
   if (location.front() == '/' || location.find('\\') != std::string::npos || location.find(':') != std::string::npos) {
@@ -251,9 +254,10 @@ StatusOr<absl::flat_hash_map<const Value*, Placement>> PlanPlacements(
   }
   if (inline_bytes > kInlineLimit && mode != ExternalDataMode::kAll) {
     if (mode == ExternalDataMode::kInline) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "the model holds ", inline_bytes >> 20, " MiB of weights, more than protobuf's 2 GiB limit for one file: "
-          "save with external data"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("the model holds ", inline_bytes >> 20,
+                       " MiB of weights, more than protobuf's 2 GiB limit for one file: "
+                       "save with external data"));
     }
     mode = ExternalDataMode::kAll;  // kKeep: the only way to write a loadable file
   }
@@ -429,8 +433,10 @@ Status CheckOutputPath(const Model& model, const std::string& path, const std::s
     const std::vector<FileIdentity>* own = model.source_files().get();
     bool own_source = own && !own->empty() && own->front() == *id;  // front(): the .onnx file
     if (IsInputFile(*id, replace_source && own_source ? own : nullptr)) {
-      return Refuse(absl::StrCat("refusing to write '", path, "': it is ", own_source ? "the input model" : "a file an input model reads (its .onnx or external data)",
-                                 "; choose another output"));
+      return Refuse(
+          absl::StrCat("refusing to write '", path, "': it is ",
+                       own_source ? "the input model" : "a file an input model reads (its .onnx or external data)",
+                       "; choose another output"));
     }
   }
   return absl::OkStatus();
@@ -525,7 +531,8 @@ Status SaveModel(const Model& model, const std::string& path, const SaveOptions&
     dirs.push_back(fs::path(full).parent_path().string());
   }
   RemoveStaleTemporaries(dirs);
-  std::vector<std::string> previous = Exists(full_target) ? ReferencedDataFiles(full_target) : std::vector<std::string>{};
+  std::vector<std::string> previous =
+      Exists(full_target) ? ReferencedDataFiles(full_target) : std::vector<std::string>{};
   auto previous_uses = [&](const std::string& full) {
     auto id = IdentityOf(full);
     for (const std::string& p : previous)

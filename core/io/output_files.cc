@@ -8,8 +8,8 @@
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -113,8 +113,8 @@ StatusOr<std::unique_ptr<SaveJournal>> SaveJournal::Write(const std::string& mod
   std::unique_ptr<SaveJournal> journal(new SaveJournal());
   if (entries.empty()) return journal;
   fs::path p(model_path);
-  std::string path = absl::StrCat(p.parent_path().string(), "/.", p.filename().string(), ".tmp.", ::getpid(), ".",
-                                  token, ".journal");
+  std::string path =
+      absl::StrCat(p.parent_path().string(), "/.", p.filename().string(), ".tmp.", ::getpid(), ".", token, ".journal");
   std::string text;
   for (const Entry& e : entries)
     absl::StrAppend(&text, e.published ? "new " : "old ", e.id.device, " ", e.id.inode, " ", Hex(e.path), "\n");

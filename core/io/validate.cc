@@ -33,14 +33,32 @@ Status Invalid(const A&... a) {
 // Bits one element takes in raw_data; 0 for types without a raw layout (STRING) or unknown.
 int BitsPerElement(int32_t type) {
   switch (type) {
-    case T::UINT2: case T::INT2: return 2;
-    case T::UINT4: case T::INT4: case T::FLOAT4E2M1: return 4;
-    case T::FLOAT6E2M3: case T::FLOAT6E3M2: return 6;
-    case T::UINT8: case T::INT8: case T::BOOL: case T::FLOAT8E4M3FN: case T::FLOAT8E4M3FNUZ:
-    case T::FLOAT8E5M2: case T::FLOAT8E5M2FNUZ: case T::FLOAT8E8M0: return 8;
-    case T::UINT16: case T::INT16: case T::FLOAT16: case T::BFLOAT16: return 16;
-    case T::FLOAT: case T::INT32: case T::UINT32: return 32;
-    case T::DOUBLE: case T::INT64: case T::UINT64: case T::COMPLEX64: return 64;
+    case T::UINT2:
+    case T::INT2: return 2;
+    case T::UINT4:
+    case T::INT4:
+    case T::FLOAT4E2M1: return 4;
+    case T::FLOAT6E2M3:
+    case T::FLOAT6E3M2: return 6;
+    case T::UINT8:
+    case T::INT8:
+    case T::BOOL:
+    case T::FLOAT8E4M3FN:
+    case T::FLOAT8E4M3FNUZ:
+    case T::FLOAT8E5M2:
+    case T::FLOAT8E5M2FNUZ:
+    case T::FLOAT8E8M0: return 8;
+    case T::UINT16:
+    case T::INT16:
+    case T::FLOAT16:
+    case T::BFLOAT16: return 16;
+    case T::FLOAT:
+    case T::INT32:
+    case T::UINT32: return 32;
+    case T::DOUBLE:
+    case T::INT64:
+    case T::UINT64:
+    case T::COMPLEX64: return 64;
     case T::COMPLEX128: return 128;
     default: return 0;
   }
@@ -55,10 +73,14 @@ std::pair<uint64_t, int> TypedCount(int32_t type, uint64_t n) {
     case T::DOUBLE: return {n, kDouble};
     case T::COMPLEX128: return {2 * n, kDouble};
     case T::INT64: return {n, kInt64};
-    case T::UINT32: case T::UINT64: return {n, kUint64};
+    case T::UINT32:
+    case T::UINT64: return {n, kUint64};
     case T::STRING: return {n, kString};
-    case T::UINT4: case T::INT4: case T::FLOAT4E2M1: return {(n + 1) / 2, kInt32};
-    case T::UINT2: case T::INT2: return {(n + 3) / 4, kInt32};
+    case T::UINT4:
+    case T::INT4:
+    case T::FLOAT4E2M1: return {(n + 1) / 2, kInt32};
+    case T::UINT2:
+    case T::INT2: return {(n + 3) / 4, kInt32};
     default: return {n, kInt32};
   }
 }
@@ -104,8 +126,7 @@ class Validator {
     for (const auto& f : m.functions()) {
       std::string where = Cat("function '", f.domain(), "::", f.name(), "'");
       if (!seen.insert({std::string(Canonical(f.domain())), f.name(), f.overload()}).second) {
-        return Invalid(where, f.overload().empty() ? "" : Cat(" (overload '", f.overload(), "')"),
-                       " is defined twice");
+        return Invalid(where, f.overload().empty() ? "" : Cat(" (overload '", f.overload(), "')"), " is defined twice");
       }
       auto fn_opsets = opsets;  // a body may use the model's imports it does not repeat
       if (f.opset_import_size() > 0) {
@@ -239,8 +260,11 @@ Status CheckOperandCount(const onnx::OpSchema& schema, std::string_view kind, in
   const int max = inputs ? schema.max_input() : schema.max_output();
   const std::vector<onnx::OpSchema::FormalParameter>& formals = inputs ? schema.inputs() : schema.outputs();
   if (count < min || count > max) {
-    std::string range = max == std::numeric_limits<int>::max() ? Cat("at least ", min) : min == max ? Cat(min) : Cat(min, " to ", max);
-    return absl::InvalidArgumentError(Cat("has ", count, " ", kind, "s; ", schema.Name(), "-", schema.SinceVersion(), " takes ", range));
+    std::string range = max == std::numeric_limits<int>::max() ? Cat("at least ", min)
+                        : min == max                           ? Cat(min)
+                                                               : Cat(min, " to ", max);
+    return absl::InvalidArgumentError(
+        Cat("has ", count, " ", kind, "s; ", schema.Name(), "-", schema.SinceVersion(), " takes ", range));
   }
   for (int i = 0; i < count && i < static_cast<int>(formals.size()); ++i) {
     if (is_empty(i) && formals[i].GetOption() == onnx::OpSchema::Single)
@@ -270,7 +294,7 @@ Status ValidateTensorData(const onnx::TensorProto& t, std::optional<uint64_t> pa
     uint64_t expected = (n * static_cast<uint64_t>(bits) + 7) / 8;
     if (*payload_bytes != expected) {
       return Invalid(where, Cat(" holds ", *payload_bytes, " bytes of ", external ? "external" : "raw",
-                                         " data, but its dims and type need ", expected));
+                                " data, but its dims and type need ", expected));
     }
     return absl::OkStatus();
   }

@@ -44,8 +44,7 @@ class Reader {
         p_ += len;
         return true;
       }
-      default:
-        return false;  // groups (3/4) are not used by onnx.proto; anything else is corrupt
+      default: return false;  // groups (3/4) are not used by onnx.proto; anything else is corrupt
     }
   }
 
@@ -60,7 +59,8 @@ class Reader {
 };
 
 Status Corrupt(std::string_view what) {
-  return absl::DataLossError(absl::StrCat("not a valid ONNX model: truncated or corrupt protobuf (", std::string(what), ")"));
+  return absl::DataLossError(
+      absl::StrCat("not a valid ONNX model: truncated or corrupt protobuf (", std::string(what), ")"));
 }
 
 // Copies a LEN field with a new body.
@@ -111,8 +111,22 @@ Status StripGraph(std::string_view graph, std::string& out, StrippedModel& resul
 enum class Kind {
   kNone,  // not a message (or one whose fields hold no further messages of interest)
   kLeaf,  // a message without message fields: counts one level
-  kModel, kGraph, kNode, kAttribute, kFunction, kTrainingInfo, kTensor, kSparseTensor,
-  kTensorAnnotation, kValueInfo, kType, kTypeTensor, kTypeElem, kTypeMap, kShape, kStringEntry,
+  kModel,
+  kGraph,
+  kNode,
+  kAttribute,
+  kFunction,
+  kTrainingInfo,
+  kTensor,
+  kSparseTensor,
+  kTensorAnnotation,
+  kValueInfo,
+  kType,
+  kTypeTensor,
+  kTypeElem,
+  kTypeMap,
+  kShape,
+  kStringEntry,
 };
 
 // The message kind of field `field` of a `parent` message (onnx.proto's field numbers).
@@ -123,7 +137,9 @@ Kind ChildKind(Kind parent, int field) {
         case 7: return Kind::kGraph;          // graph
         case 20: return Kind::kTrainingInfo;  // training_info
         case 25: return Kind::kFunction;      // functions
-        case 8: case 14: case 26: return Kind::kLeaf;  // opset_import, metadata_props, configuration
+        case 8:
+        case 14:
+        case 26: return Kind::kLeaf;  // opset_import, metadata_props, configuration
       }
       break;
     case Kind::kTrainingInfo:
@@ -132,12 +148,14 @@ Kind ChildKind(Kind parent, int field) {
       break;
     case Kind::kGraph:
       switch (field) {
-        case 1: return Kind::kNode;                        // node
-        case 5: return Kind::kTensor;                      // initializer
-        case 15: return Kind::kSparseTensor;               // sparse_initializer
-        case 11: case 12: case 13: return Kind::kValueInfo;  // input, output, value_info
-        case 14: return Kind::kTensorAnnotation;           // quantization_annotation
-        case 16: return Kind::kLeaf;                       // metadata_props
+        case 1: return Kind::kNode;           // node
+        case 5: return Kind::kTensor;         // initializer
+        case 15: return Kind::kSparseTensor;  // sparse_initializer
+        case 11:
+        case 12:
+        case 13: return Kind::kValueInfo;         // input, output, value_info
+        case 14: return Kind::kTensorAnnotation;  // quantization_annotation
+        case 16: return Kind::kLeaf;              // metadata_props
       }
       break;
     case Kind::kNode:
@@ -152,17 +170,21 @@ Kind ChildKind(Kind parent, int field) {
       break;
     case Kind::kAttribute:
       switch (field) {
-        case 5: case 10: return Kind::kTensor;         // t, tensors
-        case 6: case 11: return Kind::kGraph;          // g, graphs
-        case 22: case 23: return Kind::kSparseTensor;  // sparse_tensor, sparse_tensors
-        case 14: case 15: return Kind::kType;          // tp, type_protos
+        case 5:
+        case 10: return Kind::kTensor;  // t, tensors
+        case 6:
+        case 11: return Kind::kGraph;  // g, graphs
+        case 22:
+        case 23: return Kind::kSparseTensor;  // sparse_tensor, sparse_tensors
+        case 14:
+        case 15: return Kind::kType;  // tp, type_protos
       }
       break;
     case Kind::kSparseTensor:
       if (field == 1 || field == 2) return Kind::kTensor;  // values, indices
       break;
     case Kind::kTensor:
-      if (field == 13) return Kind::kStringEntry;  // external_data
+      if (field == 13) return Kind::kStringEntry;         // external_data
       if (field == 3 || field == 16) return Kind::kLeaf;  // segment, metadata_props
       break;
     case Kind::kTensorAnnotation:
@@ -174,9 +196,11 @@ Kind ChildKind(Kind parent, int field) {
       break;
     case Kind::kType:
       switch (field) {
-        case 1: case 8: return Kind::kTypeTensor;  // tensor_type, sparse_tensor_type
-        case 4: case 9: return Kind::kTypeElem;    // sequence_type, optional_type
-        case 5: return Kind::kTypeMap;             // map_type
+        case 1:
+        case 8: return Kind::kTypeTensor;  // tensor_type, sparse_tensor_type
+        case 4:
+        case 9: return Kind::kTypeElem;  // sequence_type, optional_type
+        case 5: return Kind::kTypeMap;   // map_type
       }
       break;
     case Kind::kTypeTensor:
@@ -191,8 +215,7 @@ Kind ChildKind(Kind parent, int field) {
     case Kind::kShape:
       if (field == 1) return Kind::kLeaf;  // dim
       break;
-    default:
-      break;
+    default: break;
   }
   return Kind::kNone;
 }
@@ -271,8 +294,7 @@ StatusOr<std::vector<std::string>> ExternalDataLocations(std::string_view model)
   // Deeper than protobuf's parser goes, the model does not load anyway; the bound keeps
   // the recursion short on hostile input.
   constexpr int kProtobufDepthLimit = 100;
-  if (!WalkMessages(Kind::kModel, model, 0, 0, kProtobufDepthLimit, visit) || corrupt)
-    return Corrupt("model");
+  if (!WalkMessages(Kind::kModel, model, 0, 0, kProtobufDepthLimit, visit) || corrupt) return Corrupt("model");
   return out;
 }
 

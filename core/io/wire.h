@@ -20,10 +20,10 @@
 namespace onnxsurgeon::wire {
 
 // Field numbers of the ONNX schema that the fast path touches.
-inline constexpr int kModelGraph = 7;         // ModelProto.graph
-inline constexpr int kGraphInitializer = 5;   // GraphProto.initializer
-inline constexpr int kTensorRawData = 9;      // TensorProto.raw_data
-inline constexpr int kWireLen = 2;            // length-delimited wire type
+inline constexpr int kModelGraph = 7;        // ModelProto.graph
+inline constexpr int kGraphInitializer = 5;  // GraphProto.initializer
+inline constexpr int kTensorRawData = 9;     // TensorProto.raw_data
+inline constexpr int kWireLen = 2;           // length-delimited wire type
 
 struct StrippedModel {
   std::string remainder;  // the ModelProto without the main graph's initializer raw_data
@@ -41,8 +41,8 @@ StatusOr<StrippedModel> StripInitializerPayloads(std::string_view bytes);
 // protobuf's parser refuses more than its recursion limit (100 nested messages); this
 // names that cause when a parse fails. Counting stops at `max_level`.
 struct Nesting {
-  int messages = 0;  // the deepest message's level (the ModelProto is level 0)
-  int graphs = 0;    // the most GraphProtos on one path (the main graph counts 1)
+  int messages = 0;      // the deepest message's level (the ModelProto is level 0)
+  int graphs = 0;        // the most GraphProtos on one path (the main graph counts 1)
   bool corrupt = false;  // a field on the way did not parse; the figures are a lower bound
 };
 Nesting MeasureNesting(std::string_view model, int max_level);

@@ -44,7 +44,8 @@ ConstantData FromList(int32_t data_type, const std::vector<E>& values, bool scal
   ConstantData c;
   c.data_type = data_type;
   if (!scalar) c.dims = {static_cast<int64_t>(values.size())};
-  c.owned = std::make_shared<const std::string>(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(E));
+  c.owned =
+      std::make_shared<const std::string>(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(E));
   c.raw = *c.owned;
   return c;
 }
@@ -140,7 +141,8 @@ std::optional<std::vector<int64_t>> ConstantData::AsInt64s() const {
     case T::INT32: return Convert<int32_t, int64_t>(raw);
     case T::INT16: return Convert<int16_t, int64_t>(raw);
     case T::INT8: return Convert<int8_t, int64_t>(raw);
-    case T::UINT8: case T::BOOL: return Convert<uint8_t, int64_t>(raw);
+    case T::UINT8:
+    case T::BOOL: return Convert<uint8_t, int64_t>(raw);
     case T::UINT16: return Convert<uint16_t, int64_t>(raw);
     case T::UINT32: return Convert<uint32_t, int64_t>(raw);
     case T::UINT64: return Convert<uint64_t, int64_t>(raw);

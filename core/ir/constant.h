@@ -19,7 +19,7 @@ namespace onnxsurgeon {
 struct ConstantData {
   int32_t data_type = 0;  // onnx::TensorProto::DataType
   std::vector<int64_t> dims;
-  std::string_view raw;   // elements, little-endian (points into `owned` or the tensor)
+  std::string_view raw;  // elements, little-endian (points into `owned` or the tensor)
   std::shared_ptr<const std::string> owned;
 
   int64_t num_elements() const;

@@ -28,8 +28,7 @@ Graph::~Graph() {
     Value* v = outputs_[i];
     if (v && v->graph_ != this) {
       auto& outs = v->graph_outputs_;
-      outs.erase(std::remove(outs.begin(), outs.end(), GraphOutputUse{this, static_cast<int>(i)}),
-                 outs.end());
+      outs.erase(std::remove(outs.begin(), outs.end(), GraphOutputUse{this, static_cast<int>(i)}), outs.end());
     }
   }
 }
@@ -70,20 +69,24 @@ void Graph::LinkBefore(Node* node, Node* position) {
   if (position == nullptr) {
     node->prev_ = last_;
     node->next_ = nullptr;
-    if (last_) last_->next_ = node; else first_ = node;
+    if (last_) last_->next_ = node;
+    else first_ = node;
     last_ = node;
   } else {
     node->next_ = position;
     node->prev_ = position->prev_;
-    if (position->prev_) position->prev_->next_ = node; else first_ = node;
+    if (position->prev_) position->prev_->next_ = node;
+    else first_ = node;
     position->prev_ = node;
   }
   ++num_nodes_;
 }
 
 void Graph::Unlink(Node* node) {
-  if (node->prev_) node->prev_->next_ = node->next_; else first_ = node->next_;
-  if (node->next_) node->next_->prev_ = node->prev_; else last_ = node->prev_;
+  if (node->prev_) node->prev_->next_ = node->next_;
+  else first_ = node->next_;
+  if (node->next_) node->next_->prev_ = node->prev_;
+  else last_ = node->prev_;
   node->prev_ = node->next_ = nullptr;
   --num_nodes_;
 }
@@ -108,9 +111,8 @@ Status Graph::EraseNode(Node* node, bool force) {
   if (!force) {
     for (Value* out : node->outputs_) {
       if (out && out->HasUsers()) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "cannot erase node '", node->name(), "' (", node->op_type(), "): its output '",
-            out->name(), "' is still used"));
+        return absl::FailedPreconditionError(absl::StrCat("cannot erase node '", node->name(), "' (", node->op_type(),
+                                                          "): its output '", out->name(), "' is still used"));
       }
     }
   }
@@ -182,8 +184,8 @@ StatusOr<std::vector<Node*>> TopologicalOrder(const Graph& graph) {
         ++pending[i];
         users[index[p]].push_back(i);
       } else if (p == order[i]) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "graph '", graph.name(), "' has a cycle: node '", p->name(), "' (", p->op_type(), ") reads its own output"));
+        return absl::InvalidArgumentError(absl::StrCat("graph '", graph.name(), "' has a cycle: node '", p->name(),
+                                                       "' (", p->op_type(), ") reads its own output"));
       }
     }
   }
@@ -267,7 +269,8 @@ Value* Graph::LookupValue(std::string_view name) const {
 Status Graph::RenameValue(Value* v, std::string name) {
   if (v->name_ == name) return absl::OkStatus();
   if (!name.empty() && FindValue(name)) {
-    return absl::AlreadyExistsError(absl::StrCat("value name '", name, "' is already used in graph '", this->name(), "'"));
+    return absl::AlreadyExistsError(
+        absl::StrCat("value name '", name, "' is already used in graph '", this->name(), "'"));
   }
   auto it = by_name_.find(v->name_);
   if (it != by_name_.end() && it->second == v) by_name_.erase(it);
@@ -376,8 +379,8 @@ void Graph::AddValueInfo(Value* value) {
 void Graph::RemoveValueInfo(Value* value) {
   if (!value->in_value_info_) return;
   value->in_value_info_ = false;
-  value_info_.erase(std::find_if(value_info_.begin(), value_info_.end(),
-                                 [&](const ValueInfoEntry& e) { return e.value == value; }));
+  value_info_.erase(
+      std::find_if(value_info_.begin(), value_info_.end(), [&](const ValueInfoEntry& e) { return e.value == value; }));
 }
 
 size_t Graph::RemoveOrphanValueInfo() {

@@ -66,10 +66,21 @@ class Graph {
     NodeIterator() = default;
     NodeIterator(Node* node, const Graph* g) : node_(node), graph_(g) {}
     Node* operator*() const { return node_; }
-    NodeIterator& operator++() { node_ = node_->next(); return *this; }
-    NodeIterator operator++(int) { auto t = *this; ++*this; return t; }
-    NodeIterator& operator--() { node_ = node_ ? node_->prev() : graph_->last_; return *this; }
+    NodeIterator& operator++() {
+      node_ = node_->next();
+      return *this;
+    }
+    NodeIterator operator++(int) {
+      auto t = *this;
+      ++*this;
+      return t;
+    }
+    NodeIterator& operator--() {
+      node_ = node_ ? node_->prev() : graph_->last_;
+      return *this;
+    }
     bool operator==(const NodeIterator& o) const { return node_ == o.node_; }
+
    private:
     Node* node_ = nullptr;
     const Graph* graph_ = nullptr;
@@ -93,8 +104,7 @@ class Graph {
   //   Result:  %3 = Relu(%1)
   //            %2 = f(%1)                       (%1 now has two uses)
   Node* CreateNode(std::string_view op_type, std::span<Value* const> inputs, int num_outputs,
-                   std::string_view domain = "", Node* insert_before = nullptr,
-                   std::string_view name_hint = {});
+                   std::string_view domain = "", Node* insert_before = nullptr, std::string_view name_hint = {});
 
   // Erases a node whose outputs nobody uses; its inputs lose it as a use and its outputs
   // die. With force, uses of its outputs are left dangling for the caller to fix (used when

@@ -39,8 +39,7 @@ class Model {
 
   const std::vector<std::unique_ptr<Function>>& functions() const { return functions_; }
   std::vector<std::unique_ptr<Function>>& mutable_functions() { return functions_; }
-  Function* FindFunction(std::string_view domain, std::string_view name,
-                         std::string_view overload = "") const;
+  Function* FindFunction(std::string_view domain, std::string_view name, std::string_view overload = "") const;
 
   // Opset version imported for `domain` ("" and "ai.onnx" are the same), or -1.
   int64_t OpsetVersion(std::string_view domain) const;

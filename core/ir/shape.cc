@@ -89,7 +89,8 @@ std::optional<int64_t> NumElements(const Shape& shape) {
 }
 
 std::string ShapeToString(const Shape& shape) {
-  return absl::StrCat("[", absl::StrJoin(shape, ",", [](std::string* out, const Dim& d) { out->append(d.ToString()); }), "]");
+  return absl::StrCat("[", absl::StrJoin(shape, ",", [](std::string* out, const Dim& d) { out->append(d.ToString()); }),
+                      "]");
 }
 
 }  // namespace onnxsurgeon

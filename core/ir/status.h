@@ -13,10 +13,10 @@ namespace onnxsurgeon {
 using absl::Status;
 using absl::StatusOr;
 
-#define OS_RETURN_IF_ERROR(expr)                 \
-  do {                                           \
-    ::absl::Status _os_status = (expr);          \
-    if (!_os_status.ok()) return _os_status;     \
+#define OS_RETURN_IF_ERROR(expr)             \
+  do {                                       \
+    ::absl::Status _os_status = (expr);      \
+    if (!_os_status.ok()) return _os_status; \
   } while (0)
 
 #define OS_CONCAT_INNER(a, b) a##b

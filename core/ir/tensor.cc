@@ -98,8 +98,7 @@ StatusOr<Tensor> Encode(int32_t data_type, std::vector<int64_t> dims, const std:
     count *= d;
   }
   if (count != static_cast<int64_t>(values.size())) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(values.size(), " values for a tensor of ", count, " elements"));
+    return absl::InvalidArgumentError(absl::StrCat(values.size(), " values for a tensor of ", count, " elements"));
   }
   std::string bytes;
   bytes.reserve(values.size() * 8);
@@ -142,10 +141,9 @@ StatusOr<Tensor> Tensor::FromInt64s(int32_t data_type, std::vector<int64_t> dims
     }
     auto range = IntRange(data_type);
     if (!range) return absl::InvalidArgumentError(absl::StrCat("no numeric encoding for ", TypeName(data_type)));
-    bool fits = data_type == DT::INT64 || (data_type == DT::UINT64
-                                               ? v >= 0
-                                               : v >= static_cast<int64_t>(range->first) &&
-                                                     v <= static_cast<int64_t>(range->second));
+    bool fits = data_type == DT::INT64 || (data_type == DT::UINT64 ? v >= 0
+                                                                   : v >= static_cast<int64_t>(range->first) &&
+                                                                         v <= static_cast<int64_t>(range->second));
     if (!fits) return absl::InvalidArgumentError(absl::StrCat(v, " is not a ", TypeName(data_type), " value"));
     PutInteger(out, data_type, v, static_cast<uint64_t>(v));
     return absl::OkStatus();
@@ -207,11 +205,21 @@ namespace {
 size_t ElementSize(int32_t data_type) {
   using T = onnx::TensorProto;
   switch (data_type) {
-    case T::FLOAT: case T::INT32: case T::UINT32: return 4;
-    case T::DOUBLE: case T::INT64: case T::UINT64: case T::COMPLEX64: return 8;
+    case T::FLOAT:
+    case T::INT32:
+    case T::UINT32: return 4;
+    case T::DOUBLE:
+    case T::INT64:
+    case T::UINT64:
+    case T::COMPLEX64: return 8;
     case T::COMPLEX128: return 16;
-    case T::INT16: case T::UINT16: case T::FLOAT16: case T::BFLOAT16: return 2;
-    case T::INT8: case T::UINT8: case T::BOOL: return 1;
+    case T::INT16:
+    case T::UINT16:
+    case T::FLOAT16:
+    case T::BFLOAT16: return 2;
+    case T::INT8:
+    case T::UINT8:
+    case T::BOOL: return 1;
     default: return 0;
   }
 }
@@ -232,18 +240,24 @@ StatusOr<std::string> Tensor::RawBytesCopy() const {
   using T = onnx::TensorProto;
   std::string out;
   switch (meta_.data_type()) {
-    case T::FLOAT: case T::COMPLEX64: AppendAs<float>(meta_.float_data(), out); break;
-    case T::DOUBLE: case T::COMPLEX128: AppendAs<double>(meta_.double_data(), out); break;
+    case T::FLOAT:
+    case T::COMPLEX64: AppendAs<float>(meta_.float_data(), out); break;
+    case T::DOUBLE:
+    case T::COMPLEX128: AppendAs<double>(meta_.double_data(), out); break;
     case T::INT64: AppendAs<int64_t>(meta_.int64_data(), out); break;
     case T::UINT64: AppendAs<uint64_t>(meta_.uint64_data(), out); break;
     case T::UINT32: AppendAs<uint32_t>(meta_.uint64_data(), out); break;
     case T::INT32: AppendAs<int32_t>(meta_.int32_data(), out); break;
     case T::INT16: AppendAs<int16_t>(meta_.int32_data(), out); break;
-    case T::UINT16: case T::FLOAT16: case T::BFLOAT16: AppendAs<uint16_t>(meta_.int32_data(), out); break;
+    case T::UINT16:
+    case T::FLOAT16:
+    case T::BFLOAT16: AppendAs<uint16_t>(meta_.int32_data(), out); break;
     case T::INT8: AppendAs<int8_t>(meta_.int32_data(), out); break;
-    case T::UINT8: case T::BOOL: AppendAs<uint8_t>(meta_.int32_data(), out); break;
+    case T::UINT8:
+    case T::BOOL: AppendAs<uint8_t>(meta_.int32_data(), out); break;
     default:
-      return absl::UnimplementedError(absl::StrCat("tensor of data type ", meta_.data_type(), " has no raw layout here"));
+      return absl::UnimplementedError(
+          absl::StrCat("tensor of data type ", meta_.data_type(), " has no raw layout here"));
   }
   return out;
 }

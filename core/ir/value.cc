@@ -34,9 +34,9 @@ Status Value::ReplaceAllUsesWith(Value* other, bool allow_graph_outputs) {
   if (other == this) return absl::OkStatus();
   if (other == nullptr) return absl::InvalidArgumentError("ReplaceAllUsesWith: null value");
   if (IsGraphOutput() && !allow_graph_outputs) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "value '", name_, "' is a graph output; replacing it changes the model's interface "
-        "(pass allow_graph_outputs to do so)"));
+    return absl::FailedPreconditionError(absl::StrCat("value '", name_,
+                                                      "' is a graph output; replacing it changes the model's interface "
+                                                      "(pass allow_graph_outputs to do so)"));
   }
   // Every use moves, in order: one pass, linear even for a value read by many nodes.
   std::vector<Use> uses = std::move(uses_);
@@ -50,8 +50,8 @@ Status Value::ReplaceAllUsesWith(Value* other, bool allow_graph_outputs) {
     for (const GraphOutputUse& out : outs) out.graph->SetOutput(out.output_index, other);
     // Keep the output names: the replacement takes over this value's name when it is a
     // plain intermediate of the same graph (renaming an input would change the interface).
-    bool other_is_plain = other->graph() == graph_ && !other->IsGraphInput() &&
-                          !other->IsInitializer() && other->graph_outputs().size() == outs.size();
+    bool other_is_plain = other->graph() == graph_ && !other->IsGraphInput() && !other->IsInitializer() &&
+                          other->graph_outputs().size() == outs.size();
     if (other_is_plain) {
       std::string old_name = name_;
       std::string fresh = graph_->UniqueName(old_name);

@@ -31,7 +31,7 @@ class FixedPointPass : public Pass {
       }
       result.counts["rounds"] = round + 1;
       result.changed |= changed;
-      if (!changed) break;  // early stop: a fixed point
+      if (!changed) break;                                                       // early stop: a fixed point
       if (round + 1 == max_rounds_) result.counts["stopped-at-max-rounds"] = 1;  // not a fixed point yet
     }
     return result;
@@ -65,7 +65,8 @@ StatusOr<std::unique_ptr<Pass>> MakeFixedPointPass(const FixedPointPipeline& pip
   for (const std::string& text : pipeline.steps) {
     if (std::find(run.skip.begin(), run.skip.end(), StepName(text)) != run.skip.end()) continue;
     auto items = ParsePipeline(text);
-    if (!items.ok()) return absl::Status(items.status().code(), absl::StrCat("step '", text, "': ", items.status().message()));
+    if (!items.ok())
+      return absl::Status(items.status().code(), absl::StrCat("step '", text, "': ", items.status().message()));
     for (const PipelineItem& item : *items) {
       PassOptions options = item.options;
       if (auto it = run.step_options.find(item.info->name); it != run.step_options.end()) {
@@ -74,7 +75,8 @@ StatusOr<std::unique_ptr<Pass>> MakeFixedPointPass(const FixedPointPipeline& pip
         options = PassOptions(item.info->options, std::move(given));
       }
       auto pass = CreatePass(*item.info, options);
-      if (!pass.ok()) return absl::Status(pass.status().code(), absl::StrCat("step '", text, "': ", pass.status().message()));
+      if (!pass.ok())
+        return absl::Status(pass.status().code(), absl::StrCat("step '", text, "': ", pass.status().message()));
       steps.emplace_back(item.info->name, *std::move(pass));
     }
   }

@@ -12,9 +12,7 @@ bool HasMin(const PassOptionSpec& spec) {
   return spec.type == OptionType::kInt && spec.min != std::numeric_limits<int64_t>::min();
 }
 
-std::string DefaultText(const PassOptionSpec& spec) {
-  return spec.default_value.empty() ? "none" : spec.default_value;
-}
+std::string DefaultText(const PassOptionSpec& spec) { return spec.default_value.empty() ? "none" : spec.default_value; }
 
 // A table cell: '|' would end it.
 std::string Cell(const std::string& text) { return absl::StrReplaceAll(text, {{"|", "\\|"}}); }
@@ -26,8 +24,7 @@ std::string OptionTypeText(const PassOptionSpec& spec) {
     case OptionType::kEnum: return absl::StrJoin(spec.choices, "|");
     case OptionType::kList:
       return spec.choices.empty() ? "list" : absl::StrCat("list of ", absl::StrJoin(spec.choices, "|"));
-    case OptionType::kInt:
-      return HasMin(spec) ? absl::StrCat("int >= ", spec.min) : "int";
+    case OptionType::kInt: return HasMin(spec) ? absl::StrCat("int >= ", spec.min) : "int";
     default: return std::string(OptionTypeName(spec.type));
   }
 }
@@ -37,8 +34,8 @@ std::string PassListText(const std::vector<const PassInfo*>& passes) {
   for (const PassInfo* p : passes) {
     absl::StrAppend(&out, p->name, "\n    ", p->summary, "\n");
     if (p->pipeline) {
-      absl::StrAppend(&out, "    steps (repeated to a fixed point, at most max-rounds times): ", p->pipeline->StepsText(),
-                      "\n");
+      absl::StrAppend(
+          &out, "    steps (repeated to a fixed point, at most max-rounds times): ", p->pipeline->StepsText(), "\n");
     }
     for (size_t i = 0; i < p->options.size(); ++i) {
       const PassOptionSpec& o = p->options[i];
@@ -54,7 +51,10 @@ Json PassListJson(const std::vector<const PassInfo*>& passes) {
   for (const PassInfo* p : passes) {
     Json options = Json::array();
     for (const PassOptionSpec& o : p->options) {
-      Json j = {{"name", o.name}, {"type", std::string(OptionTypeName(o.type))}, {"default", o.default_value}, {"help", o.help}};
+      Json j = {{"name", o.name},
+                {"type", std::string(OptionTypeName(o.type))},
+                {"default", o.default_value},
+                {"help", o.help}};
       if (!o.choices.empty()) j["choices"] = o.choices;
       if (HasMin(o)) j["min"] = o.min;
       options.push_back(std::move(j));
@@ -68,7 +68,8 @@ Json PassListJson(const std::vector<const PassInfo*>& passes) {
 
 std::string PassReferenceMarkdown(const std::vector<const PassInfo*>& passes) {
   std::string out =
-      "| pass | what it does | options: `name` (type, default): what it sets; the first is the primary (`pass=value`) |\n"
+      "| pass | what it does | options: `name` (type, default): what it sets; the first is the primary (`pass=value`) "
+      "|\n"
       "| --- | --- | --- |\n";
   for (const PassInfo* p : passes) {
     std::vector<std::string> cells;

@@ -123,8 +123,8 @@ Status CheckOptionValue(const PassOptionSpec& spec, std::string_view value) {
       return absl::OkStatus();
     case OptionType::kInt: {
       int64_t v;
-      std::string wanted = spec.min == std::numeric_limits<int64_t>::min() ? "an integer"
-                                                                            : absl::StrCat("an integer >= ", spec.min);
+      std::string wanted =
+          spec.min == std::numeric_limits<int64_t>::min() ? "an integer" : absl::StrCat("an integer >= ", spec.min);
       if (!absl::SimpleAtoi(absl::string_view(value.data(), value.size()), &v) || v < spec.min) return want(wanted);
       return absl::OkStatus();
     }
@@ -137,8 +137,8 @@ Status CheckOptionValue(const PassOptionSpec& spec, std::string_view value) {
     case OptionType::kEnum:
       for (const std::string& c : spec.choices)
         if (c == value) return absl::OkStatus();
-      return absl::InvalidArgumentError(
-          absl::StrCat("wants ", OneOf(spec.choices), ", got '", std::string(value), "'", DidYouMean(value, spec.choices)));
+      return absl::InvalidArgumentError(absl::StrCat("wants ", OneOf(spec.choices), ", got '", std::string(value), "'",
+                                                     DidYouMean(value, spec.choices)));
     case OptionType::kList:
       if (spec.choices.empty()) return absl::OkStatus();
       for (const std::string& item : SplitListOption(value)) {
@@ -165,7 +165,8 @@ const PassOptionSpec& PassOptions::Spec(const std::string& key, std::initializer
       if (s.name != key) continue;
       for (OptionType t : types)
         if (s.type == t) return s;
-      Bug(absl::StrCat("option '", key, "' is declared ", std::string(OptionTypeName(s.type)), ", read as another type"));
+      Bug(absl::StrCat("option '", key, "' is declared ", std::string(OptionTypeName(s.type)),
+                       ", read as another type"));
     }
   }
   Bug(absl::StrCat("option '", key, "' is read but not declared in the pass table"));

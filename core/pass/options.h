@@ -34,9 +34,9 @@ std::string_view OptionTypeName(OptionType type);
 struct PassOptionSpec {
   std::string name;
   OptionType type = OptionType::kString;
-  std::string default_value;         // as written in a pipeline; "" with no default: unset
+  std::string default_value;  // as written in a pipeline; "" with no default: unset
   std::string help;
-  std::vector<std::string> choices;  // kEnum, and kList when its items are a fixed set
+  std::vector<std::string> choices;                   // kEnum, and kList when its items are a fixed set
   int64_t min = std::numeric_limits<int64_t>::min();  // kInt
 };
 
@@ -50,7 +50,8 @@ PassOptionSpec OptionalInt(std::string name, std::string help, int64_t min = std
 PassOptionSpec Float(std::string name, double default_value, std::string help);
 PassOptionSpec String(std::string name, std::string default_value, std::string help);
 PassOptionSpec Enum(std::string name, std::vector<std::string> choices, std::string default_value, std::string help);
-PassOptionSpec List(std::string name, std::string default_value, std::string help, std::vector<std::string> choices = {});
+PassOptionSpec List(std::string name, std::string default_value, std::string help,
+                    std::vector<std::string> choices = {});
 PassOptionSpec Shapes(std::string name, std::string help);
 }  // namespace option
 

@@ -16,8 +16,8 @@ Status CheckPassOptions(const PassInfo& info, const PassOptions& options) {
     if (!spec) {
       std::vector<std::string> known;
       for (const PassOptionSpec& o : info.options) known.push_back(o.name);
-      return absl::InvalidArgumentError(absl::StrCat("pass '", info.name, "' has no option '", key, "'",
-                                                     DidYouMean(key, known)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("pass '", info.name, "' has no option '", key, "'", DidYouMean(key, known)));
     }
     if (Status s = CheckOptionValue(*spec, value); !s.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("option '", key, "' ", s.message()));
@@ -51,7 +51,8 @@ const PassInfo* FindPass(std::string_view name) {
 
 Status RegisterPass(PassInfo info) {
   bool kebab = !info.name.empty() && std::isalpha(static_cast<unsigned char>(info.name[0]));
-  for (char c : info.name) kebab &= std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '-';
+  for (char c : info.name)
+    kebab &= std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '-';
   if (!kebab) {
     return absl::InvalidArgumentError(
         absl::StrCat("pass name '", info.name, "' must be kebab-case (lower-case letters, digits, '-')"));

@@ -80,8 +80,8 @@ struct FixedPointPipeline;
 
 // A pass as the pass table (passes/passes.def) declares it.
 struct PassInfo {
-  std::string name;     // kebab-case
-  std::string summary;  // one line
+  std::string name;                     // kebab-case
+  std::string summary;                  // one line
   std::vector<PassOptionSpec> options;  // options[0] is the primary (`name=value`) option
   // Makes the pass from options CheckPassOptions accepted (defaults filled in by the getters).
   std::function<StatusOr<std::unique_ptr<Pass>>(const PassOptions&)> create;

@@ -30,7 +30,8 @@ Status ValidateOutput(const Model& model, const PassManagerOptions& options, con
   if (full.ok()) return full;
   Status input = input_full ? *input_full : options.check_input();
   if (!input.ok()) return absl::OkStatus();  // the input failed the checker already
-  return Status(full.code(), absl::StrCat("the pipeline made a model onnx's checker refuses (the input passes): ", full.message()));
+  return Status(full.code(),
+                absl::StrCat("the pipeline made a model onnx's checker refuses (the input passes): ", full.message()));
 }
 
 }  // namespace
@@ -45,7 +46,7 @@ StatusOr<std::vector<PassRunReport>> RunPipeline(Model& model, const std::vector
       return Status(s.code(), absl::StrCat("cannot run passes on this model: ", s.message()));
   }
   if (pipeline.empty()) return reports;  // the output is the input: nothing to validate
-  std::optional<Status> input_full;  // unset: ask options.check_input when needed
+  std::optional<Status> input_full;      // unset: ask options.check_input when needed
   if (options.validate == OutputValidation::kFull && !options.check_input) input_full = CheckModelWithOnnx(model);
   PassContext context = options.context;
   if (!context.forbidden) context.forbidden = std::make_shared<ForbiddenOps>();

@@ -22,10 +22,10 @@ struct PassRunReport {
 };
 
 struct PassManagerOptions {
-  bool verify_each = false;            // onnx checker after every pass
-  std::string print_after;             // pass name whose result is printed as ONNX text
+  bool verify_each = false;                       // onnx checker after every pass
+  std::string print_after;                        // pass name whose result is printed as ONNX text
   std::function<void(const std::string&)> print;  // where printed text goes
-  PassContext context;                 // handed to every pass
+  PassContext context;                            // handed to every pass
   // Progress hooks (the CLI's progress line and summary): before and after each pass.
   std::function<void(const PipelineItem&)> on_pass_begin;
   std::function<void(const PassRunReport&)> on_pass_end;

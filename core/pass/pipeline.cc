@@ -27,7 +27,8 @@ class PipelineParser {
       items.push_back(std::move(item));
       SkipSpaces();
       if (AtEnd()) break;
-      if (Peek() != ',') return Error(pos_, 1, absl::StrCat("expected ',' between passes, found '", std::string(1, Peek()), "'"));
+      if (Peek() != ',')
+        return Error(pos_, 1, absl::StrCat("expected ',' between passes, found '", std::string(1, Peek()), "'"));
       ++pos_;
       SkipSpaces();
       if (AtEnd()) return Error(pos_, 1, "expected a pass name after ','");
@@ -59,7 +60,8 @@ class PipelineParser {
     SkipSpaces();
     if (!AtEnd() && Peek() == '=') {
       ++pos_;
-      if (item.info->options.empty()) return Error(start, name.size(), absl::StrCat("pass '", name, "' takes no options"));
+      if (item.info->options.empty())
+        return Error(start, name.size(), absl::StrCat("pass '", name, "' takes no options"));
       size_t value_start = pos_;
       std::string value = Value();
       if (unclosed_quote_) return Error(*unclosed_quote_, 1, "unclosed quote");
@@ -80,9 +82,10 @@ class PipelineParser {
         if (!spec) {
           std::vector<std::string> known;
           for (const auto& o : item.info->options) known.push_back(o.name);
-          return Error(key_start, key.size(),
-                       absl::StrCat("pass '", name, "' has no option '", key, "'", DidYouMean(key, known)),
-                       known.empty() ? "it takes no options" : absl::StrCat("its options: ", absl::StrJoin(known, ", ")));
+          return Error(
+              key_start, key.size(),
+              absl::StrCat("pass '", name, "' has no option '", key, "'", DidYouMean(key, known)),
+              known.empty() ? "it takes no options" : absl::StrCat("its options: ", absl::StrJoin(known, ", ")));
         }
         if (values.count(key)) return Error(key_start, key.size(), absl::StrCat("option '", key, "' given twice"));
         SkipSpaces();
@@ -145,8 +148,9 @@ class PipelineParser {
     }
     size_t start = pos_;
     while (!AtEnd() && Peek() != '(' && Peek() != ')') {
-      if (Peek() == ',' && !(pos_ + 1 < text_.size() && (absl::ascii_isdigit(static_cast<unsigned char>(text_[pos_ + 1])) ||
-                                                          text_[pos_ + 1] == '?')))
+      if (Peek() == ',' &&
+          !(pos_ + 1 < text_.size() &&
+            (absl::ascii_isdigit(static_cast<unsigned char>(text_[pos_ + 1])) || text_[pos_ + 1] == '?')))
         break;
       ++pos_;
     }

@@ -35,7 +35,8 @@ Status CheckType(const Value& v, const Graph& g) {
   if (t->has_tensor_type()) elem = t->tensor_type().elem_type();
   else if (t->has_sparse_tensor_type()) elem = t->sparse_tensor_type().elem_type();
   if (elem == onnx::TensorProto::UNDEFINED)
-    return absl::InvalidArgumentError(absl::StrCat(GraphName(g), ": value '", v.name(), "' has a tensor type without an element type"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(GraphName(g), ": value '", v.name(), "' has a tensor type without an element type"));
   return absl::OkStatus();
 }
 
@@ -43,20 +44,25 @@ Status CheckInitializer(const Value& v, const Graph& g) {
   const Tensor& t = *v.initializer();
   const int32_t dtype = t.meta().data_type();
   if (dtype == onnx::TensorProto::UNDEFINED || !onnx::TensorProto_DataType_IsValid(dtype))
-    return absl::InvalidArgumentError(absl::StrCat(GraphName(g), ": initializer '", v.name(), "' has data type ", dtype));
+    return absl::InvalidArgumentError(
+        absl::StrCat(GraphName(g), ": initializer '", v.name(), "' has data type ", dtype));
   std::vector<int64_t> dims(t.meta().dims().begin(), t.meta().dims().end());
   auto n = eval::NumElements(dims);
-  if (!n.ok()) return absl::InvalidArgumentError(absl::StrCat(GraphName(g), ": initializer '", v.name(), "': ", n.status().message()));
+  if (!n.ok())
+    return absl::InvalidArgumentError(
+        absl::StrCat(GraphName(g), ": initializer '", v.name(), "': ", n.status().message()));
   const size_t es = eval::ElementSize(dtype);
   if (t.storage() == TensorStorage::kRaw && es && t.raw_bytes().size() != static_cast<uint64_t>(*n) * es)
-    return absl::InvalidArgumentError(absl::StrCat(GraphName(g), ": initializer '", v.name(), "' holds ", t.raw_bytes().size(),
-                                                   " bytes, its dims need ", static_cast<uint64_t>(*n) * es));
+    return absl::InvalidArgumentError(absl::StrCat(GraphName(g), ": initializer '", v.name(), "' holds ",
+                                                   t.raw_bytes().size(), " bytes, its dims need ",
+                                                   static_cast<uint64_t>(*n) * es));
   return absl::OkStatus();
 }
 
 const onnx::OpSchema* SchemaOf(const Node& n, int64_t version) {
   if (version <= 0) return nullptr;
-  return onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(version), std::string(CanonicalDomain(n.domain())));
+  return onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(version),
+                                        std::string(CanonicalDomain(n.domain())));
 }
 
 // What passes rely on when they read a node: its input and output counts (the loader's
@@ -64,9 +70,11 @@ const onnx::OpSchema* SchemaOf(const Node& n, int64_t version) {
 // the op).
 Status CheckOperands(const Node& n, const onnx::OpSchema* schema) {
   if (!schema) return absl::OkStatus();
-  Status inputs = CheckOperandCount(*schema, "input", static_cast<int>(n.num_inputs()), [&](int i) { return !n.input(i); });
+  Status inputs =
+      CheckOperandCount(*schema, "input", static_cast<int>(n.num_inputs()), [&](int i) { return !n.input(i); });
   if (!inputs.ok()) return absl::InvalidArgumentError(absl::StrCat(NodeName(n), " ", inputs.message()));
-  Status outputs = CheckOperandCount(*schema, "output", static_cast<int>(n.num_outputs()), [&](int i) { return !n.output(i); });
+  Status outputs =
+      CheckOperandCount(*schema, "output", static_cast<int>(n.num_outputs()), [&](int i) { return !n.output(i); });
   if (!outputs.ok()) return absl::InvalidArgumentError(absl::StrCat(NodeName(n), " ", outputs.message()));
   const auto& specs = schema->attributes();
   for (const Attribute& a : n.attributes()) {
@@ -75,10 +83,10 @@ Status CheckOperands(const Node& n, const onnx::OpSchema* schema) {
     auto it = specs.find(proto.name());
     if (it == specs.end()) continue;  // an unknown attribute is the checker's business
     if (proto.type() != static_cast<int>(it->second.type))
-      return absl::InvalidArgumentError(absl::StrCat(NodeName(n), ": attribute '", proto.name(), "' is ",
-                                                     onnx::AttributeProto::AttributeType_Name(proto.type()), ", the schema wants ",
-                                                     onnx::AttributeProto::AttributeType_Name(
-                                                         static_cast<onnx::AttributeProto::AttributeType>(it->second.type))));
+      return absl::InvalidArgumentError(absl::StrCat(
+          NodeName(n), ": attribute '", proto.name(), "' is ", onnx::AttributeProto::AttributeType_Name(proto.type()),
+          ", the schema wants ",
+          onnx::AttributeProto::AttributeType_Name(static_cast<onnx::AttributeProto::AttributeType>(it->second.type))));
   }
   return absl::OkStatus();
 }

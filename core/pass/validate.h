@@ -2,10 +2,9 @@
 // run never hands back a model onnx's checker would refuse (docs/reliability.md).
 //
 //   kStructural  our own linear-time checks of what passes can break: every input
-//                defined in its scope, graph outputs defined and listed once, names defined once, an opset import for every
-//                domain, node arity and attribute types against the op's schema,
-//                initializer data types and payload sizes, tensor types with an element
-//                type. Costs a small fraction of saving the model.
+//                defined in its scope, graph outputs defined and listed once, names defined once, an opset import for
+//                every domain, node arity and attribute types against the op's schema, initializer data types and
+//                payload sizes, tensor types with an element type. Costs a small fraction of saving the model.
 //   kFull        kStructural, then onnx's checker with full_check (strict shape
 //                inference). A failure counts only if the input passed the same check.
 #pragma once

@@ -125,17 +125,16 @@ bool Matcher::Solve() {
 bool Matcher::SolveValue(int id, Value* v) {
   const Pattern::PValue& pv = pattern_.values()[id];
   if (values_[id]) {
-    if (values_[id] != v) return Fail(absl::StrCat("a value used twice by the pattern is two different values ('",
-                                                   values_[id]->name(), "' and '", v ? v->name() : "", "')"));
+    if (values_[id] != v)
+      return Fail(absl::StrCat("a value used twice by the pattern is two different values ('", values_[id]->name(),
+                               "' and '", v ? v->name() : "", "')"));
     return Solve();
   }
   if (!v) return Fail("an input the pattern needs is omitted");
   values_[id] = v;
   bool ok = false;
   switch (pv.kind) {
-    case Pattern::ValueKind::kAny:
-      ok = Solve();
-      break;
+    case Pattern::ValueKind::kAny: ok = Solve(); break;
     case Pattern::ValueKind::kConst: {
       auto c = GetConstant(v);
       if (!c) {
@@ -144,7 +143,8 @@ bool Matcher::SolveValue(int id, Value* v) {
       }
       std::string why;
       if (pv.const_predicate && !pv.const_predicate(*c, explain_ ? &why : nullptr)) {
-        ok = Fail(absl::StrCat("constant '", v->name(), "'", pv.capture.empty() ? "" : " (" + pv.capture + ")", ": ", why));
+        ok = Fail(
+            absl::StrCat("constant '", v->name(), "'", pv.capture.empty() ? "" : " (" + pv.capture + ")", ": ", why));
         break;
       }
       constants_[id] = std::move(c);
@@ -203,14 +203,16 @@ bool Matcher::SolveOp(int id, Node* n) {
   if (po.opset_min > 0 || po.opset_max != INT64_MAX) {
     int64_t v = n->graph()->OpsetVersion(po.domain);
     if (v < po.opset_min || v > po.opset_max) {
-      return Fail(absl::StrCat(DescribeOp(id), " at opset ", v, " is outside [", po.opset_min, ", ", po.opset_max, "]"));
+      return Fail(
+          absl::StrCat(DescribeOp(id), " at opset ", v, " is outside [", po.opset_min, ", ", po.opset_max, "]"));
     }
   }
   // Trailing omitted inputs do not count.
   size_t n_inputs = n->num_inputs();
   while (n_inputs > 0 && n->input(n_inputs - 1) == nullptr) --n_inputs;
   if (po.exact_inputs ? n_inputs != po.inputs.size() : n_inputs < po.inputs.size()) {
-    return Fail(absl::StrCat("node '", n->name(), "' (", n->op_type(), ") has ", n_inputs, " inputs, wants ", po.inputs.size()));
+    return Fail(absl::StrCat("node '", n->name(), "' (", n->op_type(), ") has ", n_inputs, " inputs, wants ",
+                             po.inputs.size()));
   }
   if (po.num_outputs >= 0 && static_cast<int>(n->num_outputs()) != po.num_outputs) {
     return Fail(absl::StrCat("node '", n->name(), "' has ", n->num_outputs(), " outputs, wants ", po.num_outputs));
@@ -254,12 +256,14 @@ bool Matcher::Finish() {
     for (Value* out : n->outputs()) {
       if (!out) continue;
       if (out->IsGraphOutput()) {
-        return Fail(absl::StrCat("intermediate '", out->name(), "' of ", DescribeOp(static_cast<int>(i)), " is a graph output"));
+        return Fail(absl::StrCat("intermediate '", out->name(), "' of ", DescribeOp(static_cast<int>(i)),
+                                 " is a graph output"));
       }
       for (const Use& u : out->uses()) {
         if (std::find(ops_.begin(), ops_.end(), u.node) == ops_.end()) {
           return Fail(absl::StrCat("intermediate '", out->name(), "' of ", DescribeOp(static_cast<int>(i)),
-                                   " is also used by node '", u.node->name(), "' (", u.node->op_type(), ") outside the match"));
+                                   " is also used by node '", u.node->name(), "' (", u.node->op_type(),
+                                   ") outside the match"));
         }
       }
     }

@@ -53,13 +53,13 @@ class OpRef {
   // Constraints, chainable.
   OpRef& Domain(std::string domain);
   OpRef& Opset(int64_t min_version, int64_t max_version = INT64_MAX);
-  OpRef& Commutative();                       // binary op: try both operand orders
+  OpRef& Commutative();  // binary op: try both operand orders
   OpRef& Attr(std::string name, AttrPredicate predicate);
   OpRef& AttrInt(std::string name, int64_t expected, std::optional<int64_t> default_value = std::nullopt);
   OpRef& CaptureAttr(std::string name, std::string capture);  // the attribute (may be absent)
-  OpRef& Capture(std::string name);           // the matched node
-  OpRef& AllowExternalUses();                 // its outputs may feed ops outside the match
-  OpRef& AnyNumberOfInputs();                 // do not require exactly the listed inputs
+  OpRef& Capture(std::string name);                           // the matched node
+  OpRef& AllowExternalUses();                                 // its outputs may feed ops outside the match
+  OpRef& AnyNumberOfInputs();                                 // do not require exactly the listed inputs
 
  private:
   Pattern* pattern_;

@@ -42,7 +42,8 @@ std::string OpHistogramSvg(const std::map<std::string, int64_t>& before, const s
     auto a = before.find(op), b = after.find(op);
     rows.push_back({op, a == before.end() ? 0 : a->second, b == after.end() ? 0 : b->second});
   }
-  std::stable_sort(rows.begin(), rows.end(), [](const Row& x, const Row& y) { return std::max(x.a, x.b) > std::max(y.a, y.b); });
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const Row& x, const Row& y) { return std::max(x.a, x.b) > std::max(y.a, y.b); });
   size_t hidden = rows.size() > max_ops ? rows.size() - max_ops : 0;
   if (hidden) rows.resize(max_ops);
   int64_t top = 1;
@@ -54,24 +55,26 @@ std::string OpHistogramSvg(const std::map<std::string, int64_t>& before, const s
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
       "role=\"img\" aria-label=\"op histogram before and after\" font-family=\"sans-serif\" font-size=\"12\">\n",
       width, height, width, height);
-  absl::StrAppend(&svg,
-                  "<rect x=\"", label_w, "\" y=\"4\" width=\"12\" height=\"10\" fill=\"#9aa4b1\"/><text x=\"", label_w + 16,
-                  "\" y=\"13\">before</text><rect x=\"", label_w + 80, "\" y=\"4\" width=\"12\" height=\"10\" "
-                  "fill=\"#2a7be4\"/><text x=\"", label_w + 96, "\" y=\"13\">after</text>\n");
+  absl::StrAppend(&svg, "<rect x=\"", label_w, "\" y=\"4\" width=\"12\" height=\"10\" fill=\"#9aa4b1\"/><text x=\"",
+                  label_w + 16, "\" y=\"13\">before</text><rect x=\"", label_w + 80,
+                  "\" y=\"4\" width=\"12\" height=\"10\" "
+                  "fill=\"#2a7be4\"/><text x=\"",
+                  label_w + 96, "\" y=\"13\">after</text>\n");
   int y = legend_h;
   for (const Row& r : rows) {
-    int wa = static_cast<int>(static_cast<double>(r.a) / top * bar_w), wb = static_cast<int>(static_cast<double>(r.b) / top * bar_w);
+    int wa = static_cast<int>(static_cast<double>(r.a) / top * bar_w),
+        wb = static_cast<int>(static_cast<double>(r.b) / top * bar_w);
     bool changed = r.a != r.b;
     absl::StrAppend(&svg, "<g><title>", HtmlEscape(r.op), ": ", r.a, " -> ", r.b, "</title>");
     absl::StrAppend(&svg, absl::StrFormat("<text x=\"%d\" y=\"%d\" text-anchor=\"end\"%s>%s</text>", label_w - 8,
                                           y + 15, changed ? " font-weight=\"bold\"" : "", HtmlEscape(r.op)));
-    absl::StrAppend(&svg, absl::StrFormat("<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#9aa4b1\"/>", label_w,
-                                          y + 2, std::max(wa, r.a ? 1 : 0), bar_h));
-    absl::StrAppend(&svg, absl::StrFormat("<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#2a7be4\"/>", label_w,
-                                          y + 2 + bar_h + 1, std::max(wb, r.b ? 1 : 0), bar_h));
-    absl::StrAppend(&svg, absl::StrFormat("<text x=\"%d\" y=\"%d\" fill=\"#333\">%s</text></g>\n",
-                                          label_w + std::max(wa, wb) + 6, y + 15,
-                                          changed ? absl::StrCat(r.a, " \xe2\x86\x92 ", r.b) : absl::StrCat(r.a)));
+    absl::StrAppend(&svg, absl::StrFormat("<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#9aa4b1\"/>",
+                                          label_w, y + 2, std::max(wa, r.a ? 1 : 0), bar_h));
+    absl::StrAppend(&svg, absl::StrFormat("<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#2a7be4\"/>",
+                                          label_w, y + 2 + bar_h + 1, std::max(wb, r.b ? 1 : 0), bar_h));
+    absl::StrAppend(
+        &svg, absl::StrFormat("<text x=\"%d\" y=\"%d\" fill=\"#333\">%s</text></g>\n", label_w + std::max(wa, wb) + 6,
+                              y + 15, changed ? absl::StrCat(r.a, " \xe2\x86\x92 ", r.b) : absl::StrCat(r.a)));
     y += row_h;
   }
   if (hidden) absl::StrAppend(&svg, "<text x=\"", label_w, "\" y=\"", y + 15, "\">... ", hidden, " more ops</text>\n");
@@ -83,8 +86,9 @@ std::vector<RenderedRegion> RenderRegions(const std::vector<RewriteRegion>& regi
   std::vector<RenderedRegion> out;
   if (regions.empty()) return out;
   if (!ProgramExists("dot")) {
-    note = "graphviz is not installed, so the rewritten regions are not drawn: apt-get install graphviz "
-           "(the `dot` program) and run the report again.";
+    note =
+        "graphviz is not installed, so the rewritten regions are not drawn: apt-get install graphviz "
+        "(the `dot` program) and run the report again.";
     return out;
   }
   TempDir dir("onnxsurgeon-report");
@@ -134,7 +138,8 @@ std::string Cell(const std::string& s, bool number = false) {
 
 std::string RenderHtmlReport(const HtmlReportInput& in) {
   std::string h = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
-  absl::StrAppend(&h, "<title>onnxsurgeon report: ", HtmlEscape(in.model_name), "</title>\n", kStyle, "</head><body>\n");
+  absl::StrAppend(&h, "<title>onnxsurgeon report: ", HtmlEscape(in.model_name), "</title>\n", kStyle,
+                  "</head><body>\n");
   absl::StrAppend(&h, "<h1>onnxsurgeon report: ", HtmlEscape(in.model_name), "</h1>\n<p class=\"sub\">pipeline <code>",
                   HtmlEscape(in.pipeline.empty() ? "(none)" : in.pipeline), "</code>, ",
                   absl::StrFormat("%.2f", in.seconds), " s</p>\n");
@@ -154,7 +159,8 @@ std::string RenderHtmlReport(const HtmlReportInput& in) {
   // Checks.
   absl::StrAppend(&h, "<h2>Checks</h2>\n");
   if (in.checks.empty()) {
-    absl::StrAppend(&h, "<p>No check was run (add <code>--check</code> for a numeric comparison in onnxruntime).</p>\n");
+    absl::StrAppend(&h,
+                    "<p>No check was run (add <code>--check</code> for a numeric comparison in onnxruntime).</p>\n");
   }
   for (const ReportCheck& c : in.checks) {
     absl::StrAppend(&h, "<p><span class=\"", c.ok ? "ok" : "bad", "\">", c.ok ? "PASSED" : "FAILED", "</span> ",
@@ -166,7 +172,8 @@ std::string RenderHtmlReport(const HtmlReportInput& in) {
   absl::StrAppend(&h, "<h2>Op histogram</h2>\n", OpHistogramSvg(in.before.op_histogram, in.after.op_histogram));
 
   // Passes.
-  absl::StrAppend(&h, "<h2>Passes</h2>\n<table><tr><th>pass</th><th>changed</th><th>time</th><th>what it did</th></tr>\n");
+  absl::StrAppend(&h,
+                  "<h2>Passes</h2>\n<table><tr><th>pass</th><th>changed</th><th>time</th><th>what it did</th></tr>\n");
   for (const PassRunReport& p : in.passes) {
     std::vector<std::string> counts;
     for (const auto& [k, v] : p.result.counts) counts.push_back(absl::StrCat(k, " ", v));
@@ -187,8 +194,8 @@ std::string RenderHtmlReport(const HtmlReportInput& in) {
     for (const RewriteRegion& r : in.regions) absl::StrAppend(&h, "<h3>", HtmlEscape(r.title), "</h3>\n");
   }
   for (const RenderedRegion& r : rendered) {
-    absl::StrAppend(&h, "<h3>", HtmlEscape(r.title), "</h3>\n<div class=\"region\"><div>", r.svg_before,
-                    "</div><div>", r.svg_after, "</div></div>\n");
+    absl::StrAppend(&h, "<h3>", HtmlEscape(r.title), "</h3>\n<div class=\"region\"><div>", r.svg_before, "</div><div>",
+                    r.svg_after, "</div></div>\n");
   }
   absl::StrAppend(&h, "</body></html>\n");
   return h;

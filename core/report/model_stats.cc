@@ -39,7 +39,8 @@ std::optional<uint64_t> ModelFileBytes(const std::string& path, const InspectRep
 
 std::string OpsetsText(const InspectReport& report) {
   std::vector<std::string> parts;
-  for (const auto& [domain, version] : report.opsets) parts.push_back(absl::StrCat(domain.empty() ? "ai.onnx" : domain, " ", version));
+  for (const auto& [domain, version] : report.opsets)
+    parts.push_back(absl::StrCat(domain.empty() ? "ai.onnx" : domain, " ", version));
   return parts.empty() ? "none" : absl::StrJoin(parts, ", ");
 }
 
@@ -78,7 +79,8 @@ std::string FormatRunSummary(const RunSummary& s) {
   if (rows.empty()) {
     absl::StrAppend(&out, "  op counts unchanged\n");
   } else {
-    absl::StrAppend(&out, absl::StrFormat("  %-*s %*s    %s\n", static_cast<int>(w0), "op", static_cast<int>(w1), "before", "after"));
+    absl::StrAppend(&out, absl::StrFormat("  %-*s %*s    %s\n", static_cast<int>(w0), "op", static_cast<int>(w1),
+                                          "before", "after"));
     for (const auto& r : rows) absl::StrAppend(&out, line(r));
   }
   for (const auto& r : totals) absl::StrAppend(&out, line(r));

@@ -58,9 +58,11 @@ std::string Dot(const std::vector<Node*>& nodes, const std::string& label) {
     std::string name = absl::StrCat("n", id.size());
     id[n] = name;
     bool in = inside.count(n) > 0;
-    absl::StrAppend(&out, "  ", name, " [shape=box, style=\"rounded,filled\", fillcolor=", in ? "\"#cfe3ff\"" : "\"#eeeeee\"",
-                    ", color=", in ? "\"#1f5fbf\"" : "\"#aaaaaa\"", ", label=",
-                    Quote(absl::StrCat(n->op_type(), n->name().empty() ? std::string() : absl::StrCat("\n", Shorten(n->name())))), "];\n");
+    absl::StrAppend(
+        &out, "  ", name, " [shape=box, style=\"rounded,filled\", fillcolor=", in ? "\"#cfe3ff\"" : "\"#eeeeee\"",
+        ", color=", in ? "\"#1f5fbf\"" : "\"#aaaaaa\"", ", label=",
+        Quote(absl::StrCat(n->op_type(), n->name().empty() ? std::string() : absl::StrCat("\n", Shorten(n->name())))),
+        "];\n");
     return name;
   };
   size_t values = 0;
@@ -79,7 +81,8 @@ std::string Dot(const std::vector<Node*>& nodes, const std::string& label) {
       if (!v) continue;
       if (v->producer() && inside.count(v->producer())) continue;  // drawn from the producer's side
       if (v->producer()) {
-        absl::StrAppend(&out, "  ", node_id(v->producer()), " -> ", me, " [label=", Quote(Shorten(v->name(), 20)), "];\n");
+        absl::StrAppend(&out, "  ", node_id(v->producer()), " -> ", me, " [label=", Quote(Shorten(v->name(), 20)),
+                        "];\n");
       } else {
         std::string src = value_node(v, v->IsInitializer() ? "note" : "ellipse");
         absl::StrAppend(&out, "  ", src, " -> ", me, ";\n");

@@ -133,15 +133,15 @@ StatusOr<std::map<std::string, int64_t>> ApplyRulesGreedily(Model& model, const 
       std::string node_name = n->name();
       auto changed = rule->MatchAndRewrite(n, rewriter, facts, options.explain ? &why : nullptr);
       if (!changed.ok()) {
-        return Status(changed.status().code(), absl::StrCat("rule '", rule->name(), "' at node '", node_name, "': ",
-                                                            changed.status().message()));
+        return Status(changed.status().code(), absl::StrCat("rule '", rule->name(), "' at node '", node_name,
+                                                            "': ", changed.status().message()));
       }
       if (*changed) {
         ++counts[rule->name()];
         if (++rewrites > limit) {
-          return absl::ResourceExhaustedError(absl::StrCat(
-              "rewriting did not converge after ", limit, " rewrites (last rule: '", rule->name(),
-              "'); the rule set undoes its own work"));
+          return absl::ResourceExhaustedError(absl::StrCat("rewriting did not converge after ", limit,
+                                                           " rewrites (last rule: '", rule->name(),
+                                                           "'); the rule set undoes its own work"));
         }
         break;  // `n` may be gone; whatever changed is back on the worklist
       }
@@ -151,7 +151,8 @@ StatusOr<std::map<std::string, int64_t>> ApplyRulesGreedily(Model& model, const 
   // Weights a rewrite replaced (a reshaped scale, a folded constant) go with it; graph
   // inputs stay, as do initializers that were unused before the pass.
   for (Value* v : worklist.TakeOrphanedInitializers()) {
-    if (v->IsInitializer() && !v->IsGraphInput() && !v->HasUsers()) OS_RETURN_IF_ERROR(v->graph()->RemoveInitializer(v));
+    if (v->IsInitializer() && !v->IsGraphInput() && !v->HasUsers())
+      OS_RETURN_IF_ERROR(v->graph()->RemoveInitializer(v));
   }
   return counts;
 }

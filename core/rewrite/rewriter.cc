@@ -8,8 +8,8 @@
 
 namespace onnxsurgeon {
 
-Node* Rewriter::Create(std::string_view op_type, std::vector<Value*> inputs, std::vector<onnx::AttributeProto> attributes,
-                       int num_outputs, std::string_view domain) {
+Node* Rewriter::Create(std::string_view op_type, std::vector<Value*> inputs,
+                       std::vector<onnx::AttributeProto> attributes, int num_outputs, std::string_view domain) {
   Node* n = graph_->CreateNode(op_type, inputs, num_outputs, domain, insert_before_,
                                absl::StrCat(rule_, "/", std::string(op_type)));
   for (auto& a : attributes) n->SetAttribute(std::move(a));
@@ -26,12 +26,15 @@ Value* Rewriter::Op(std::string_view op_type, std::vector<Value*> inputs, std::v
 }
 
 StatusOr<Value*> Rewriter::Constant(Tensor tensor, std::string_view name_hint) {
-  if (!graph_) return absl::FailedPreconditionError(absl::StrCat("rule '", rule_, "': a constant without an insertion point"));
+  if (!graph_)
+    return absl::FailedPreconditionError(absl::StrCat("rule '", rule_, "': a constant without an insertion point"));
   if (tensor.meta().data_type() == onnx::TensorProto::UNDEFINED) {
-    return absl::InvalidArgumentError(absl::StrCat("rule '", rule_, "': constant '", std::string(name_hint), "' has no element type"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("rule '", rule_, "': constant '", std::string(name_hint), "' has no element type"));
   }
   if (graph_->kind() == GraphKind::kFunctionBody) return ConstantNode(tensor);
-  return graph_->AddInitializer(graph_->UniqueName(absl::StrCat(rule_, "/", std::string(name_hint))), std::move(tensor));
+  return graph_->AddInitializer(graph_->UniqueName(absl::StrCat(rule_, "/", std::string(name_hint))),
+                                std::move(tensor));
 }
 
 Value* Rewriter::ConstantNode(const Tensor& tensor) {
@@ -70,15 +73,16 @@ Value* Rewriter::Int64s(const std::vector<int64_t>& v) {
   // Well-formed, under a fresh name: an initializer cannot be refused; should it be, a
   // Constant node carries the same tensor.
   if (graph_->kind() != GraphKind::kFunctionBody) {
-    if (auto added = graph_->AddInitializer(graph_->UniqueName(absl::StrCat(rule_, "/ints")), t); added.ok()) return *added;
+    if (auto added = graph_->AddInitializer(graph_->UniqueName(absl::StrCat(rule_, "/ints")), t); added.ok())
+      return *added;
   }
   return ConstantNode(t);
 }
 
 Status Rewriter::ReplaceAllUsesWith(Value* from, Value* to, GraphOutputs outputs) {
   if (from->IsGraphOutput() && outputs == GraphOutputs::kRefuse) {
-    return absl::FailedPreconditionError(absl::StrCat("rule '", rule_, "': '", from->name(),
-                                                      "' is a graph output; replacing it would change the model's interface"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "rule '", rule_, "': '", from->name(), "' is a graph output; replacing it would change the model's interface"));
   }
   std::vector<Use> moved = from->uses();
   if (from->IsGraphOutput() && outputs == GraphOutputs::kKeepNames) {

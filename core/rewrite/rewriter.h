@@ -47,11 +47,20 @@ class Rewriter {
   explicit Rewriter(RewriteListener* listener = nullptr) : listener_(listener) {}
 
   // New nodes go before `node`, in its graph.
-  void SetInsertionPoint(Node* node) { insert_before_ = node; graph_ = node->graph(); }
+  void SetInsertionPoint(Node* node) {
+    insert_before_ = node;
+    graph_ = node->graph();
+  }
   // New nodes go right after `node` (in creation order), in its graph.
-  void SetInsertionPointAfter(Node* node) { insert_before_ = node->next(); graph_ = node->graph(); }
+  void SetInsertionPointAfter(Node* node) {
+    insert_before_ = node->next();
+    graph_ = node->graph();
+  }
   // New nodes go at the end of `graph`.
-  void SetInsertionPointAtEnd(Graph* graph) { insert_before_ = nullptr; graph_ = graph; }
+  void SetInsertionPointAtEnd(Graph* graph) {
+    insert_before_ = nullptr;
+    graph_ = graph;
+  }
   Graph* graph() const { return graph_; }
   void SetRule(std::string rule) { rule_ = std::move(rule); }
   const std::string& rule() const { return rule_; }

@@ -53,7 +53,7 @@ inline NoPlan Matched() { return {}; }
 template <typename Plan = NoPlan>
 class Verdict {
  public:
-  Verdict(Plan plan) : plan_(std::move(plan)) {}                   // NOLINT: `return plan;`
+  Verdict(Plan plan) : plan_(std::move(plan)) {}                    // NOLINT: `return plan;`
   Verdict(Refusal refusal) : reason_(std::move(refusal.reason)) {}  // NOLINT: `return Refuse("...");`
   Verdict(Status error) : error_(std::move(error)) {}               // NOLINT: `return absl::...Error(...);`
   // A helper's optional plan; `why` is its reason when empty.
@@ -160,8 +160,9 @@ class PatternRule : public PatternRuleBase {
   template <typename ReplaceFn>
     requires(std::is_same_v<Plan, NoPlan>)
   PatternRule(std::string name, pattern::Pattern pattern, int root, ReplaceFn replace, int benefit = 1)
-      : PatternRule(std::move(name), std::move(pattern), root, [](const pattern::Match&) { return Verdict<Plan>(Matched()); },
-                    std::move(replace), benefit) {}
+      : PatternRule(
+            std::move(name), std::move(pattern), root, [](const pattern::Match&) { return Verdict<Plan>(Matched()); },
+            std::move(replace), benefit) {}
 
   StatusOr<bool> MatchAndRewrite(Node* root, Rewriter& rewriter, RewriteFacts& facts, std::string* why) const final {
     pattern::Match match;

@@ -16,18 +16,24 @@ namespace {
 
 using onnx::TensorProto;
 
-constexpr std::string_view kUnary[] = {
-    "Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceil", "Celu", "Clip", "Cos", "Cosh", "Elu",
-    "Erf", "Exp", "Floor", "Gelu", "HardSigmoid", "HardSwish", "Hardmax", "Identity", "LeakyRelu", "Log",
-    "LogSoftmax", "Mish", "Neg", "Not", "PRelu", "Reciprocal", "Relu", "Round", "Selu", "Shrink", "Sigmoid",
-    "Sign", "Sin", "Sinh", "Softmax", "Softplus", "Softsign", "Sqrt", "Tan", "Tanh", "ThresholdedRelu"};
-constexpr std::string_view kBroadcast[] = {"Add", "Sub", "Mul", "Div", "Pow", "Mod", "BitShift",
-                                           "Max", "Min", "Sum", "Mean"};
-constexpr std::string_view kCompare[] = {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual",
-                                         "And", "Or", "Xor"};
-constexpr std::string_view kReduce[] = {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd",
-                                        "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
-                                        "ReduceSumSquare"};
+constexpr std::string_view kUnary[] = {"Abs",        "Acos",        "Acosh",     "Asin",
+                                       "Asinh",      "Atan",        "Atanh",     "Ceil",
+                                       "Celu",       "Clip",        "Cos",       "Cosh",
+                                       "Elu",        "Erf",         "Exp",       "Floor",
+                                       "Gelu",       "HardSigmoid", "HardSwish", "Hardmax",
+                                       "Identity",   "LeakyRelu",   "Log",       "LogSoftmax",
+                                       "Mish",       "Neg",         "Not",       "PRelu",
+                                       "Reciprocal", "Relu",        "Round",     "Selu",
+                                       "Shrink",     "Sigmoid",     "Sign",      "Sin",
+                                       "Sinh",       "Softmax",     "Softplus",  "Softsign",
+                                       "Sqrt",       "Tan",         "Tanh",      "ThresholdedRelu"};
+constexpr std::string_view kBroadcast[] = {"Add",      "Sub", "Mul", "Div", "Pow", "Mod",
+                                           "BitShift", "Max", "Min", "Sum", "Mean"};
+constexpr std::string_view kCompare[] = {"Equal",          "Less", "Greater", "LessOrEqual",
+                                         "GreaterOrEqual", "And",  "Or",      "Xor"};
+constexpr std::string_view kReduce[] = {"ReduceMean",      "ReduceSum",      "ReduceMax", "ReduceMin",
+                                        "ReduceProd",      "ReduceL1",       "ReduceL2",  "ReduceLogSum",
+                                        "ReduceLogSumExp", "ReduceSumSquare"};
 
 template <size_t N>
 bool In(const std::string_view (&list)[N], std::string_view op) {

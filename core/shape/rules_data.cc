@@ -83,8 +83,9 @@ std::optional<Shape> ShapeData(const Value* v, TypeLookup type_of, int depth) {
     auto t = type_of(p->input(0));
     if (!t) return std::nullopt;
     const int64_t rank = static_cast<int64_t>(t->shape.size());
-    auto [start, end] = p->graph()->OpsetVersion("") >= 15 ? ShapeRange(rank, p->GetInt("start", 0), p->GetInt("end", rank))
-                                                           : std::pair<int64_t, int64_t>{0, rank};
+    auto [start, end] = p->graph()->OpsetVersion("") >= 15
+                            ? ShapeRange(rank, p->GetInt("start", 0), p->GetInt("end", rank))
+                            : std::pair<int64_t, int64_t>{0, rank};
     Shape s;
     for (int64_t i = start; i < end; ++i) {
       if (t->shape[i].is_unknown()) return std::nullopt;

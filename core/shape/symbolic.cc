@@ -5,8 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/interop/onnx_interop.h"
-#include "core/ir/model.h"
 #include "core/ir/constant.h"
+#include "core/ir/model.h"
 #include "core/shape/slicing.h"
 
 namespace onnxsurgeon {
@@ -18,7 +18,8 @@ constexpr size_t kMaxElems = SymbolicShapes::kMaxElems;
 bool IsIntType(int32_t t) { return t == Types::INT64 || t == Types::INT32; }
 
 bool Fits(int32_t dtype, int64_t v) {
-  if (dtype == Types::INT32) return v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max();
+  if (dtype == Types::INT32)
+    return v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max();
   if (dtype == Types::BOOL) return v == 0 || v == 1;
   return true;
 }
@@ -28,9 +29,15 @@ std::string Ptr(const void* p) { return absl::StrCat(reinterpret_cast<uintptr_t>
 std::optional<int64_t> CheckedOp(char op, int64_t a, int64_t b) {
   int64_t r = 0;
   switch (op) {
-    case '+': if (__builtin_add_overflow(a, b, &r)) return std::nullopt; return r;
-    case '-': if (__builtin_sub_overflow(a, b, &r)) return std::nullopt; return r;
-    case '*': if (__builtin_mul_overflow(a, b, &r)) return std::nullopt; return r;
+    case '+':
+      if (__builtin_add_overflow(a, b, &r)) return std::nullopt;
+      return r;
+    case '-':
+      if (__builtin_sub_overflow(a, b, &r)) return std::nullopt;
+      return r;
+    case '*':
+      if (__builtin_mul_overflow(a, b, &r)) return std::nullopt;
+      return r;
     case '/':
       if (b == 0 || (a == std::numeric_limits<int64_t>::min() && b == -1)) return std::nullopt;
       return a / b;  // truncation, as onnxruntime's integer Div
@@ -266,7 +273,8 @@ std::optional<SymbolicVector> SymbolicShapes::Compute(Node* n) const {
       v.scalar = false;
       return v;
     }
-    if (x->scalar || x->elems.size() != 1 || axes->size() > 1 || (axes->size() == 1 && (*axes)[0] != 0 && (*axes)[0] != -1))
+    if (x->scalar || x->elems.size() != 1 || axes->size() > 1 ||
+        (axes->size() == 1 && (*axes)[0] != 0 && (*axes)[0] != -1))
       return std::nullopt;
     SymbolicVector v = *x;
     v.scalar = true;
@@ -292,7 +300,8 @@ std::optional<SymbolicVector> SymbolicShapes::Compute(Node* n) const {
     if (!x || !shape) return std::nullopt;
     int64_t count = static_cast<int64_t>(x->elems.size());
     if (shape->empty() && count == 1) return SymbolicVector{x->dtype, true, x->elems};
-    if (shape->size() == 1 && ((*shape)[0] == -1 || (*shape)[0] == count)) return SymbolicVector{x->dtype, false, x->elems};
+    if (shape->size() == 1 && ((*shape)[0] == -1 || (*shape)[0] == count))
+      return SymbolicVector{x->dtype, false, x->elems};
     return std::nullopt;
   }
   if (op == "Slice") {
@@ -308,7 +317,8 @@ std::optional<SymbolicVector> SymbolicShapes::Compute(Node* n) const {
     const int64_t step = (*steps)[0];
     auto range = ClampSlice(static_cast<int64_t>(x->elems.size()), (*starts)[0], (*ends)[0], step);
     SymbolicVector v{x->dtype, false, {}};
-    for (int64_t k = 0, i = range->start; k < range->count; ++k, i += step) v.elems.push_back(x->elems[static_cast<size_t>(i)]);
+    for (int64_t k = 0, i = range->start; k < range->count; ++k, i += step)
+      v.elems.push_back(x->elems[static_cast<size_t>(i)]);
     return v;
   }
   if (op == "Cast") {
@@ -329,11 +339,12 @@ std::optional<SymbolicVector> SymbolicShapes::Compute(Node* n) const {
   }
   if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
     char c = op == "Add" ? '+' : op == "Sub" ? '-' : op == "Mul" ? '*' : '/';
-    return Elementwise(n, [c](const SymbolicElem& a, const SymbolicElem& b, int32_t dtype) -> std::optional<SymbolicElem> {
-      auto r = Arith(c, a, b);
-      if (r && r->is_const && !Fits(dtype, r->c)) return std::nullopt;
-      return r;
-    });
+    return Elementwise(n,
+                       [c](const SymbolicElem& a, const SymbolicElem& b, int32_t dtype) -> std::optional<SymbolicElem> {
+                         auto r = Arith(c, a, b);
+                         if (r && r->is_const && !Fits(dtype, r->c)) return std::nullopt;
+                         return r;
+                       });
   }
   if (op == "Equal") {
     auto out = Elementwise(n, [](const SymbolicElem& a, const SymbolicElem& b, int32_t) -> std::optional<SymbolicElem> {

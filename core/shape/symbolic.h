@@ -36,9 +36,9 @@ namespace onnxsurgeon {
 // One element of a vector: a constant, or a symbol (equal only to the same key).
 struct SymbolicElem {
   bool is_const = false;
-  int64_t c = 0;         // when is_const
-  std::string key;       // when !is_const
-  bool nonneg = false;   // provably >= 0
+  int64_t c = 0;        // when is_const
+  std::string key;      // when !is_const
+  bool nonneg = false;  // provably >= 0
 
   static SymbolicElem Const(int64_t v) { return {true, v, {}, v >= 0}; }
   static SymbolicElem Sym(std::string key, bool nonneg) { return {false, 0, std::move(key), nonneg}; }

@@ -36,7 +36,8 @@ class TableReader {
     std::vector<std::string> keys;
     if (table_)
       for (const auto& [k, v] : *table_) keys.emplace_back(k.str());
-    return Error(key, keys.empty() ? "missing" : absl::StrCat("missing (the table has: ", absl::StrJoin(keys, ", "), ")"));
+    return Error(key,
+                 keys.empty() ? "missing" : absl::StrCat("missing (the table has: ", absl::StrJoin(keys, ", "), ")"));
   }
 
   Status Error(const std::string& key, const std::string& what) const {

@@ -100,17 +100,15 @@ StatusOr<NumericCheckResult> RunNumericCheck(const std::string& original_path, c
   config["extra_atol"] = options.extra_atol;
   config["extra_rtol"] = options.extra_rtol;
   config["fp16_tolerance"] = options.fp16_tolerance;
-  {
-    std::ofstream(dir / "config.json") << DumpJson(config);
-  }
+  { std::ofstream(dir / "config.json") << DumpJson(config); }
 
   std::vector<std::string> tried;
   for (const std::string& python : PythonCandidates()) {
     std::string out_json = dir / "out.json", stderr_path = dir / "stderr.txt";
     std::error_code ignored;
     fs::remove(out_json, ignored);
-    int rc = RunProgram({python, "-c", kOrtCheckScript, dir / "config.json", out_json}, "", dir / "stdout.txt",
-                        stderr_path);
+    int rc =
+        RunProgram({python, "-c", kOrtCheckScript, dir / "config.json", out_json}, "", dir / "stdout.txt", stderr_path);
     if (rc == -1) {
       tried.push_back(absl::StrCat(python, ": not found"));
       continue;
@@ -150,15 +148,15 @@ StatusOr<NumericCheckResult> RunNumericCheck(const std::string& original_path, c
     }
     return r;
   }
-  return absl::FailedPreconditionError(absl::StrCat(
-      "--check needs onnxruntime and numpy in a Python 3: `pip install onnxruntime numpy` in the active "
-      "virtualenv (or any of those tried), or set ONNXSURGEON_PYTHON to a python that has them (tried ",
-      absl::StrJoin(tried, "; "), ")"));
+  return absl::FailedPreconditionError(
+      absl::StrCat("--check needs onnxruntime and numpy in a Python 3: `pip install onnxruntime numpy` in the active "
+                   "virtualenv (or any of those tried), or set ONNXSURGEON_PYTHON to a python that has them (tried ",
+                   absl::StrJoin(tried, "; "), ")"));
 }
 
 std::string FormatNumericCheck(const NumericCheckResult& r) {
-  std::string out = absl::StrCat("check: ", r.ok ? "passed" : "FAILED", " (", r.runtime, ", ", r.runs,
-                                 " random input set(s))\n");
+  std::string out =
+      absl::StrCat("check: ", r.ok ? "passed" : "FAILED", " (", r.runtime, ", ", r.runs, " random input set(s))\n");
   if (!r.error.empty()) absl::StrAppend(&out, "  ", r.error, "\n");
   for (const auto& note : r.tolerance_notes) absl::StrAppend(&out, "  tolerance: ", note, "\n");
   if (!r.defaulted_dims.empty()) {
@@ -166,8 +164,9 @@ std::string FormatNumericCheck(const NumericCheckResult& r) {
                     " (fix them with --input-shapes)\n");
   }
   for (const auto& o : r.outputs) {
-    absl::StrAppend(&out, "  ", o.ok ? "ok  " : "FAIL", " ", o.name, ": max abs ", Figure(o.max_abs), ", max rel ", Figure(o.max_rel), " (atol ", Figure(o.atol),
-                    ", rtol ", Figure(o.rtol), ")", o.problem.empty() ? "" : ": " + o.problem, "\n");
+    absl::StrAppend(&out, "  ", o.ok ? "ok  " : "FAIL", " ", o.name, ": max abs ", Figure(o.max_abs), ", max rel ",
+                    Figure(o.max_rel), " (atol ", Figure(o.atol), ", rtol ", Figure(o.rtol), ")",
+                    o.problem.empty() ? "" : ": " + o.problem, "\n");
   }
   return out;
 }

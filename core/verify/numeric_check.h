@@ -22,7 +22,7 @@ struct NumericCheckOptions {
   int runs = 3;
   uint64_t seed = 0;
   std::map<std::string, std::vector<int64_t>> input_shapes;  // -1: take the model's dim
-  int64_t default_dim = 2;  // for symbolic dims the shapes above do not fix
+  int64_t default_dim = 2;                                   // for symbolic dims the shapes above do not fix
   // Widened by approximating passes (ApproximationTolerance).
   double extra_atol = 0, extra_rtol = 0;
   bool fp16_tolerance = false;
@@ -38,14 +38,14 @@ struct OutputComparison {
 
 struct NumericCheckResult {
   bool ok = false;
-  std::string runtime;                      // "onnxruntime 1.x"
-  std::string python;                       // the interpreter that ran it
+  std::string runtime;  // "onnxruntime 1.x"
+  std::string python;   // the interpreter that ran it
   int runs = 0;
   int64_t default_dim = 2;
   std::vector<std::string> defaulted_dims;  // input[axis] (symbol) given default_dim
   std::vector<OutputComparison> outputs;
-  std::string error;                        // a model failed to load or run
-  std::vector<std::string> tolerance_notes; // why tolerances were widened
+  std::string error;                         // a model failed to load or run
+  std::vector<std::string> tolerance_notes;  // why tolerances were widened
 };
 
 // The tolerances a pipeline's approximating passes need, from their measured bounds

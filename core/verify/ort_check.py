@@ -7,6 +7,7 @@ CONFIG: {"original", "result", "runs", "seed", "input_shapes": {name: [dims]},
 RESULT: {"ok", "onnxruntime", "defaulted_dims", "outputs": [...], "error"} or
         {"missing": "onnxruntime"} when a module is not importable.
 """
+
 import json
 import sys
 
@@ -54,9 +55,17 @@ def session(ort, path, label):
 
 
 NUMPY_TYPES = {
-    "tensor(float)": "float32", "tensor(double)": "float64", "tensor(float16)": "float16",
-    "tensor(int8)": "int8", "tensor(int16)": "int16", "tensor(int32)": "int32", "tensor(int64)": "int64",
-    "tensor(uint8)": "uint8", "tensor(uint16)": "uint16", "tensor(uint32)": "uint32", "tensor(uint64)": "uint64",
+    "tensor(float)": "float32",
+    "tensor(double)": "float64",
+    "tensor(float16)": "float16",
+    "tensor(int8)": "int8",
+    "tensor(int16)": "int16",
+    "tensor(int32)": "int32",
+    "tensor(int64)": "int64",
+    "tensor(uint8)": "uint8",
+    "tensor(uint16)": "uint16",
+    "tensor(uint32)": "uint32",
+    "tensor(uint64)": "uint64",
     "tensor(bool)": "bool",
 }
 
@@ -90,8 +99,17 @@ def compare(np, name, a, b, out_type, config):
     """a: original, b: result. Returns a row for the report."""
     atol, rtol = FP16 if config.get("fp16_tolerance") else TOLERANCES.get(out_type, (0.0, 0.0))
     atol, rtol = max(atol, config["extra_atol"]), max(rtol, config["extra_rtol"])
-    row = {"name": name, "type": out_type, "shape": list(np.shape(a)), "atol": atol, "rtol": rtol,
-           "max_abs": 0.0, "max_rel": 0.0, "ok": True, "problem": ""}
+    row = {
+        "name": name,
+        "type": out_type,
+        "shape": list(np.shape(a)),
+        "atol": atol,
+        "rtol": rtol,
+        "max_abs": 0.0,
+        "max_rel": 0.0,
+        "ok": True,
+        "problem": "",
+    }
     a, b = np.asarray(a), np.asarray(b)
     if a.dtype != b.dtype:
         return {**row, "ok": False, "problem": f"element type changed: {a.dtype} -> {b.dtype}"}
@@ -141,13 +159,17 @@ def check(np, ort, config):
         try:
             got_a = original.run(None, feeds)
         except Exception as e:
-            raise RuntimeError(f"the original model fails on random inputs {shapes(feeds)}: "
-                               f"{str(e).strip().splitlines()[0]} (give --input-shapes)") from None
+            raise RuntimeError(
+                f"the original model fails on random inputs {shapes(feeds)}: "
+                f"{str(e).strip().splitlines()[0]} (give --input-shapes)"
+            ) from None
         try:
             got_b = result.run(None, feeds)
         except Exception as e:
-            raise RuntimeError(f"the rewritten model fails where the original runs, on inputs {shapes(feeds)}: "
-                               f"{str(e).strip().splitlines()[0]}") from None
+            raise RuntimeError(
+                f"the rewritten model fails where the original runs, on inputs {shapes(feeds)}: "
+                f"{str(e).strip().splitlines()[0]}"
+            ) from None
         for meta_a, meta_b, a, b in zip(outs_a, outs_b, got_a, got_b):
             out_type = meta_a.type if meta_a.type == meta_b.type else None
             row = compare(np, meta_a.name, a, b, meta_a.type, config)
@@ -162,8 +184,14 @@ def check(np, ort, config):
                 if best["ok"] and not row["ok"]:
                     best.update(ok=False, problem=row["problem"])
     outputs = [rows[o.name] for o in outs_a]
-    return {"ok": all(r["ok"] for r in outputs), "onnxruntime": ort.__version__, "runs": config["runs"],
-            "defaulted_dims": sorted(defaulted), "outputs": outputs, "error": ""}
+    return {
+        "ok": all(r["ok"] for r in outputs),
+        "onnxruntime": ort.__version__,
+        "runs": config["runs"],
+        "defaulted_dims": sorted(defaulted),
+        "outputs": outputs,
+        "error": "",
+    }
 
 
 def shapes(feeds):

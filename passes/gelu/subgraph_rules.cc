@@ -25,12 +25,9 @@ constexpr double kKappa = 0.044715;
 // 0.79788456 or 1.41421; GELU's output then moves by less than 3e-5 absolute).
 double ToleranceFor(int32_t data_type) {
   switch (data_type) {
-    case onnx::TensorProto::FLOAT16:
-      return 1.0 / 1024;  // 2^-10: one fp16 ulp, relative
-    case onnx::TensorProto::BFLOAT16:
-      return 1.0 / 128;  // 2^-7
-    default:
-      return 1e-4;
+    case onnx::TensorProto::FLOAT16: return 1.0 / 1024;  // 2^-10: one fp16 ulp, relative
+    case onnx::TensorProto::BFLOAT16: return 1.0 / 128;  // 2^-7
+    default: return 1e-4;
   }
 }
 
@@ -78,10 +75,12 @@ ValueRef Product(Pattern& p, Factors factors) {
   std::sort(factors.begin(), factors.end());
   if (factors.size() == 1) return {factors[0]};
   std::vector<ValueRef> alternatives;
-  for (const auto& [a, b] : Splits(factors)) alternatives.push_back(p.Op("Mul", {Product(p, a), Product(p, b)}).Commutative());
+  for (const auto& [a, b] : Splits(factors))
+    alternatives.push_back(p.Op("Mul", {Product(p, a), Product(p, b)}).Commutative());
   if (factors.front() == factors.back()) {
     auto n = static_cast<double>(factors.size());
-    alternatives.push_back(p.Op("Pow", {ValueRef{factors[0]}, Near(p, absl::StrCat("exponent ", n), n, /*exact=*/true)}));
+    alternatives.push_back(
+        p.Op("Pow", {ValueRef{factors[0]}, Near(p, absl::StrCat("exponent ", n), n, /*exact=*/true)}));
   }
   return alternatives.size() == 1 ? alternatives[0] : p.Or(std::move(alternatives));
 }
@@ -109,8 +108,8 @@ ValueRef OnePlus(Pattern& p, ValueRef f) { return p.Op("Add", {f, Near(p, "1", 1
 // x * 0.5 * (1 + Erf(x / sqrt(2))).
 OpRef ErfGelu(Pattern& p, int form, int* count) {
   ValueRef x = p.Any("x");
-  ValueRef scaled = p.Or({p.Op("Div", {x, Near(p, "sqrt(2)", kSqrt2)}),
-                          p.Op("Mul", {x, Near(p, "1/sqrt(2)", kSqrtHalf)}).Commutative()});
+  ValueRef scaled = p.Or(
+      {p.Op("Div", {x, Near(p, "sqrt(2)", kSqrt2)}), p.Op("Mul", {x, Near(p, "1/sqrt(2)", kSqrtHalf)}).Commutative()});
   return HalfXTimes(p, x, OnePlus(p, p.Op("Erf", {scaled})), form, count);
 }
 
@@ -120,8 +119,8 @@ OpRef TanhGelu(Pattern& p, int form, int* count) {
   ValueRef x = p.Any("x");
   ValueRef c = Near(p, "sqrt(2/pi)", kSqrt2OverPi);
   ValueRef k = Near(p, "0.044715", kKappa);
-  ValueRef cubic = p.Op("Add", {x, Product(p, {k.id, x.id, x.id, x.id})}).Commutative();   // x + k x^3
-  ValueRef megatron = OnePlus(p, Product(p, {k.id, x.id, x.id}));                           // 1 + k x^2
+  ValueRef cubic = p.Op("Add", {x, Product(p, {k.id, x.id, x.id, x.id})}).Commutative();  // x + k x^3
+  ValueRef megatron = OnePlus(p, Product(p, {k.id, x.id, x.id}));                         // 1 + k x^2
   ValueRef argument = p.Or({Product(p, {c.id, cubic.id}), Product(p, {c.id, x.id, megatron.id})});
   return HalfXTimes(p, x, OnePlus(p, p.Op("Tanh", {argument})), form, count);
 }

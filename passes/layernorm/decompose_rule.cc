@@ -54,8 +54,8 @@ class DecomposeLayerNormRule : public NodeRule<lowering::LayerNormSpec> {
     int64_t opset = node->graph()->OpsetVersion("");
     auto parts = lowering::EmitLayerNormDecomposition(rw, spec, opset, want_inv);
     if (!parts.ok()) {
-      return Status(parts.status().code(),
-                    absl::StrCat("cannot decompose LayerNormalization '", node->name(), "': ", parts.status().message()));
+      return Status(parts.status().code(), absl::StrCat("cannot decompose LayerNormalization '", node->name(),
+                                                        "': ", parts.status().message()));
     }
     std::vector<Value*> replacements = {parts->y, parts->mean, parts->inv_std_dev};
     replacements.resize(node->num_outputs());

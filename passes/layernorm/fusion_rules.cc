@@ -18,11 +18,11 @@
 namespace onnxsurgeon::layernorm {
 namespace {
 
+using lowering::Rank;
 using pattern::Match;
 using pattern::OpRef;
 using pattern::Pattern;
 using pattern::ValueRef;
-using lowering::Rank;
 
 // ---- facts about matched values ----------------------------------------------------
 
@@ -87,7 +87,8 @@ std::optional<int64_t> TrailingAxis(const Reduction& r, int64_t rank, std::strin
   for (int64_t a : r.axes) {
     if (a >= 0) {
       if (rank < 0) {
-        Refuse(why, absl::StrCat("axes [", absl::StrJoin(r.axes, ","), "] are non-negative and the input rank is unknown"));
+        Refuse(why,
+               absl::StrCat("axes [", absl::StrJoin(r.axes, ","), "] are non-negative and the input rank is unknown"));
         return std::nullopt;
       }
       a -= rank;
@@ -185,15 +186,16 @@ bool PlanAxes(const Reduction& mean, const Reduction& var, int64_t rank, Plan& p
 // axes: same element type, no broadcasting beyond the normalized axes or the output's
 // rank, every normalized dim matched exactly. `reshape_to` is set when the operand is a
 // constant with leading 1-dims that must be dropped.
-bool CheckAffineOperand(const char* role, Value* operand, const Plan& plan, std::optional<std::vector<int64_t>>* reshape_to,
-                        std::string* why) {
+bool CheckAffineOperand(const char* role, Value* operand, const Plan& plan,
+                        std::optional<std::vector<int64_t>>* reshape_to, std::string* why) {
   int32_t t = ElementType(operand);
   if (t != plan.elem_type) {
     return Refuse(why, absl::StrCat(role, " '", operand->name(), "' has element type ", t, ", x has ", plan.elem_type));
   }
   auto dims = Dims(operand);
   auto x_dims = Dims(plan.x);
-  if (!dims || !x_dims) return Refuse(why, absl::StrCat("shape of ", role, " '", operand->name(), "' or of x is unknown"));
+  if (!dims || !x_dims)
+    return Refuse(why, absl::StrCat("shape of ", role, " '", operand->name(), "' or of x is unknown"));
   int64_t rank = static_cast<int64_t>(x_dims->size());
   if (!plan.perm.empty()) {
     // Channels-first: the operand, right-aligned to x, must hold x's dim on every
@@ -215,26 +217,30 @@ bool CheckAffineOperand(const char* role, Value* operand, const Plan& plan, std:
       if (is_normalized) target.push_back(have);
     }
     if (!operand->initializer()) {
-      return Refuse(why, absl::StrCat(role, " '", operand->name(), "' of a channels-first LayerNorm is not an initializer"));
+      return Refuse(why,
+                    absl::StrCat(role, " '", operand->name(), "' of a channels-first LayerNorm is not an initializer"));
     }
     *reshape_to = target;
     return true;
   }
   int64_t k = plan.axis < 0 ? -plan.axis : rank - plan.axis;
   if (static_cast<int64_t>(dims->size()) > rank) {
-    return Refuse(why, absl::StrCat(role, " '", operand->name(), "' has a higher rank than x: it would broadcast the output"));
+    return Refuse(
+        why, absl::StrCat(role, " '", operand->name(), "' has a higher rank than x: it would broadcast the output"));
   }
   size_t lead = 0;
   while (static_cast<int64_t>(dims->size() - lead) > k && (*dims)[lead] == 1) ++lead;
   if (static_cast<int64_t>(dims->size() - lead) != k) {
-    return Refuse(why, absl::StrCat(role, " '", operand->name(), "' does not span exactly the ", k, " normalized axes"));
+    return Refuse(why,
+                  absl::StrCat(role, " '", operand->name(), "' does not span exactly the ", k, " normalized axes"));
   }
   for (int64_t i = 0; i < k; ++i) {
     int64_t want = (*x_dims)[rank - k + i];
     int64_t have = (*dims)[lead + i];
     if (want < 0 || have != want) {
-      return Refuse(why, absl::StrCat(role, " '", operand->name(), "' dim ", have, " does not equal x's normalized dim ",
-                                      want < 0 ? std::string("(unknown)") : std::to_string(want)));
+      return Refuse(why,
+                    absl::StrCat(role, " '", operand->name(), "' dim ", have, " does not equal x's normalized dim ",
+                                 want < 0 ? std::string("(unknown)") : std::to_string(want)));
     }
   }
   if (lead > 0) {
@@ -376,7 +382,8 @@ bool CheckKeptAxes(const char* role, const Value* kept, const Value* reduced, bo
       std::sort(put_back->begin(), put_back->end());
     }
     if (keepdims || put_back != axes) {
-      return Refuse(why, absl::StrCat("Unsqueeze '", n->name(), "' of the ", role, " does not put back exactly the reduced axes"));
+      return Refuse(why, absl::StrCat("Unsqueeze '", n->name(), "' of the ", role,
+                                      " does not put back exactly the reduced axes"));
     }
     return true;
   }
@@ -407,7 +414,8 @@ bool CheckKeptAxes(const char* role, const Value* kept, const Value* reduced, bo
 // The two means really are means (a ReduceSum's factor is 1/N of x's static reduced
 // dims), and each reaches x with the reduced axes back in place.
 bool CheckMeans(const Match& m, const Reduction& mean, const Reduction& var, const Value* x, std::string* why) {
-  if (!reductions::IsAverage(m.value("mean"), x, why) || !reductions::IsAverage(m.value("var_mean"), x, why)) return false;
+  if (!reductions::IsAverage(m.value("mean"), x, why) || !reductions::IsAverage(m.value("var_mean"), x, why))
+    return false;
   auto axes = CanonicalAxes(mean, Rank(x));
   if (!axes) return Refuse(why, "the reduced axes are unknown");
   // E[x^2] - E[x]^2 subtracts the two reductions: they must keep the same dims.
@@ -473,8 +481,8 @@ std::optional<Plan> Analyze(const Match& m, std::string* why) {
 // would change nothing (and would match again): the decomposition is left as it is.
 bool IsCanonicalDecomposition(const Match& m, const Plan& plan, int64_t opset) {
   if (plan.elem_type != onnx::TensorProto::FLOAT) return false;  // the emitted form casts around other types
-  std::map<std::string, int> want = {{"ReduceMean", 2}, {"Sub", 1}, {"Pow", 1}, {"Add", plan.bias ? 2 : 1},
-                                     {"Sqrt", 1}, {"Div", 1}};
+  std::map<std::string, int> want = {{"ReduceMean", 2},          {"Sub", 1},  {"Pow", 1},
+                                     {"Add", plan.bias ? 2 : 1}, {"Sqrt", 1}, {"Div", 1}};
   if (plan.scale) want["Mul"] = 1;
   std::map<std::string, int> have;
   for (Node* n : m.nodes()) have[n->op_type()]++;
@@ -492,8 +500,9 @@ bool IsCanonicalDecomposition(const Match& m, const Plan& plan, int64_t opset) {
     bool as_input = reduce->num_inputs() > 1 && reduce->input(1);
     if (as_input != (opset >= 18)) return false;
     std::optional<std::vector<int64_t>> have_axes =
-        as_input ? ConstantInt64s(reduce->input(1))
-                 : (reduce->FindAttribute("axes") ? std::optional(reduce->FindAttribute("axes")->ints()) : std::nullopt);
+        as_input
+            ? ConstantInt64s(reduce->input(1))
+            : (reduce->FindAttribute("axes") ? std::optional(reduce->FindAttribute("axes")->ints()) : std::nullopt);
     if (have_axes != axes) return false;
   }
   return true;
@@ -522,7 +531,8 @@ std::unique_ptr<RewriteRule> MakeRule(std::string name, Pattern p, int root, int
 
 // How the standardization divides by the standard deviation.
 enum class Division { kDiv, kMulReciprocal, kMulOneOver, kMulRsqrt };
-constexpr Division kDivisions[] = {Division::kDiv, Division::kMulReciprocal, Division::kMulOneOver, Division::kMulRsqrt};
+constexpr Division kDivisions[] = {Division::kDiv, Division::kMulReciprocal, Division::kMulOneOver,
+                                   Division::kMulRsqrt};
 const char* DivisionName(Division d) {
   switch (d) {
     case Division::kDiv: return "div";
@@ -547,7 +557,8 @@ using reductions::MeanOf;
 // (jax2tf's expand_dims after a keepdims=0 reduction), maybe then Expanded to x's shape.
 // CheckKeptAxes decides which is right.
 ValueRef KeptAxes(Pattern& p, ValueRef reduced, std::string capture) {
-  ValueRef restored = p.Or({reduced, p.Op("Reshape", {reduced, p.Any()}), p.Op("Unsqueeze", {reduced}).AnyNumberOfInputs()});
+  ValueRef restored =
+      p.Or({reduced, p.Op("Reshape", {reduced, p.Any()}), p.Op("Unsqueeze", {reduced}).AnyNumberOfInputs()});
   return p.Or({restored, p.Op("Expand", {restored, p.Any()})}, std::move(capture));
 }
 
@@ -591,8 +602,7 @@ OpRef BuildStandardized(Pattern& p, Division division) {
   // The numerator is d itself or a second Sub(x, mean) (exporters duplicate it).
   ValueRef numerator = p.Or({v.d, p.Op("Sub", {v.x, v.mean_kept})});
   switch (division) {
-    case Division::kDiv:
-      return p.Op("Div", {numerator, p.Op("Sqrt", {var_eps})});
+    case Division::kDiv: return p.Op("Div", {numerator, p.Op("Sqrt", {var_eps})});
     case Division::kMulReciprocal:
       return p.Op("Mul", {numerator, p.Op("Reciprocal", {p.Op("Sqrt", {var_eps})})}).Commutative();
     case Division::kMulOneOver:
@@ -618,9 +628,9 @@ std::unique_ptr<RewriteRule> MakeKerasRule(const DecomposeWhen& decompose) {
   ValueRef rsqrt = InverseStd(p, v);
   ValueRef inv = p.Or({p.Op("Mul", {rsqrt, p.Any("scale")}).Commutative(), rsqrt});
   // beta - mean * inv (tf.nn.batch_normalization), or -mean * inv + beta (Keras 3)
-  ValueRef shifted = p.Or({p.Op("Sub", {p.Any("bias"), p.Op("Mul", {v.mean_kept, inv}).Commutative()}),
-                           p.Op("Add", {p.Op("Mul", {p.Op("Neg", {v.mean_kept}), inv}).Commutative(), p.Any("bias")})
-                               .Commutative()});
+  ValueRef shifted =
+      p.Or({p.Op("Sub", {p.Any("bias"), p.Op("Mul", {v.mean_kept, inv}).Commutative()}),
+            p.Op("Add", {p.Op("Mul", {p.Op("Neg", {v.mean_kept}), inv}).Commutative(), p.Any("bias")}).Commutative()});
   OpRef root = p.Op("Add", {p.Op("Mul", {v.x, inv}).Commutative(), shifted}).Commutative();
   return MakeRule("layernorm-keras", std::move(p), root.id(), 3, decompose);
 }
@@ -731,13 +741,14 @@ class CustomNamedLayerNormRule : public NodeRule<Plan> {
 
 const std::vector<std::string>& DefaultCustomNames() {
   static const std::vector<std::string> names = {
-      "Custom_LayerNorm", "CustomLayerNorm",    "CustomLayerNormalization", "LayerNorm",
-      "LayerNormalization", "LayerNormPlugin", "LayerNormalizationPlugin",  "layer_norm",
+      "Custom_LayerNorm",   "CustomLayerNorm", "CustomLayerNormalization", "LayerNorm",
+      "LayerNormalization", "LayerNormPlugin", "LayerNormalizationPlugin", "layer_norm",
   };
   return names;
 }
 
-std::vector<std::unique_ptr<RewriteRule>> MakeFusionRules(std::vector<std::string> custom_names, DecomposeWhen decompose) {
+std::vector<std::unique_ptr<RewriteRule>> MakeFusionRules(std::vector<std::string> custom_names,
+                                                          DecomposeWhen decompose) {
   std::vector<std::unique_ptr<RewriteRule>> rules;
   rules.push_back(std::make_unique<CustomNamedLayerNormRule>(std::move(custom_names), decompose));
   rules.push_back(MakeKerasRule(decompose));

@@ -27,9 +27,12 @@ void InferTypesIfNeeded(Model& model, std::string_view op_type) {
 
 std::string WhyNotFloat(const Node& node, const Value* value) {
   int32_t t = ElementType(value);
-  if (t != 0) return absl::StrCat("'", value->name(), "' has element type ", onnx::TensorProto::DataType_Name(t), ", not a float type");
+  if (t != 0)
+    return absl::StrCat("'", value->name(), "' has element type ", onnx::TensorProto::DataType_Name(t),
+                        ", not a float type");
   if (node.graph()->root()->function())
-    return absl::StrCat("the element type of '", value->name(), "' is unknown (function parameters are untyped: run inline-functions first)");
+    return absl::StrCat("the element type of '", value->name(),
+                        "' is unknown (function parameters are untyped: run inline-functions first)");
   return absl::StrCat("the element type of '", value->name(), "' is unknown (shape inference could not find it)");
 }
 

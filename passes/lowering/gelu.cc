@@ -9,7 +9,8 @@ namespace onnxsurgeon::lowering {
 
 StatusOr<Value*> EmitGelu(Rewriter& rw, Value* x, int32_t elem_type, GeluForm form) {
   if (!IsFloatType(elem_type)) {
-    return absl::InvalidArgumentError(absl::StrCat("Gelu of '", x->name(), "': element type ", elem_type, " is not a float type"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Gelu of '", x->name(), "': element type ", elem_type, " is not a float type"));
   }
   auto c = [&](double v) { return *rw.ScalarFloat(static_cast<float>(v), elem_type); };  // a float type: cannot fail
   Value* inner = nullptr;

@@ -7,10 +7,11 @@ namespace onnxsurgeon::lowering {
 StatusOr<std::vector<int64_t>> NormalizedAxes(int64_t axis, int64_t rank) {
   if (axis >= 0) {
     if (rank < 0) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("LayerNorm axis ", axis, " is non-negative and the input rank is unknown (run shape inference)"));
+      return absl::FailedPreconditionError(absl::StrCat(
+          "LayerNorm axis ", axis, " is non-negative and the input rank is unknown (run shape inference)"));
     }
-    if (axis >= rank) return absl::InvalidArgumentError(absl::StrCat("LayerNorm axis ", axis, " out of range for rank ", rank));
+    if (axis >= rank)
+      return absl::InvalidArgumentError(absl::StrCat("LayerNorm axis ", axis, " out of range for rank ", rank));
     axis -= rank;
   } else if (rank >= 0 && axis < -rank) {
     return absl::InvalidArgumentError(absl::StrCat("LayerNorm axis ", axis, " out of range for rank ", rank));
@@ -37,11 +38,12 @@ Status CheckOperandTypes(const LayerNormSpec& spec) {
     if (v->IsSparseInitializer() || (v->type() && v->type()->has_sparse_tensor_type()))
       return absl::InvalidArgumentError(absl::StrCat(what, " '", v->name(), "' is a sparse tensor"));
     const int32_t t = v->type() && v->type()->has_tensor_type() ? v->type()->tensor_type().elem_type()
-                      : v->IsInitializer()                        ? v->initializer()->meta().data_type()
-                                                                  : 0;
+                      : v->IsInitializer()                      ? v->initializer()->meta().data_type()
+                                                                : 0;
     if (t != 0 && spec.elem_type != 0 && t != spec.elem_type)
-      return absl::InvalidArgumentError(absl::StrCat(what, " '", v->name(), "' is ", onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(t)),
-                                                     ", X is ", onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(spec.elem_type))));
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, " '", v->name(), "' is ", onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(t)),
+          ", X is ", onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(spec.elem_type))));
   }
   return absl::OkStatus();
 }

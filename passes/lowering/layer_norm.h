@@ -13,13 +13,13 @@ namespace onnxsurgeon::lowering {
 
 struct LayerNormSpec {
   Value* x = nullptr;
-  Value* scale = nullptr;   // optional (null: ones)
-  Value* bias = nullptr;    // optional
-  int64_t axis = -1;        // first normalized axis; >= 0 needs `rank`
+  Value* scale = nullptr;  // optional (null: ones)
+  Value* bias = nullptr;   // optional
+  int64_t axis = -1;       // first normalized axis; >= 0 needs `rank`
   float epsilon = 1e-5f;
-  int32_t elem_type = 0;    // x's TensorProto data type; 0: unknown (CastLike, opset >= 15)
-  int32_t stash_type = 1;   // precision of mean/variance (LayerNormalization's stash_type)
-  int64_t rank = -1;        // x's rank when known
+  int32_t elem_type = 0;   // x's TensorProto data type; 0: unknown (CastLike, opset >= 15)
+  int32_t stash_type = 1;  // precision of mean/variance (LayerNormalization's stash_type)
+  int64_t rank = -1;       // x's rank when known
   // The normalized axes when they are not the trailing ones (LayerNorm2d over axis 1 of
   // NCHW, scale/bias [C,1,1]): used instead of `axis`. Empty: axis..rank-1.
   std::vector<int64_t> axes;
@@ -49,6 +49,5 @@ StatusOr<std::vector<int64_t>> NormalizedAxes(int64_t axis, int64_t rank);
 // unknown rank).
 StatusOr<LayerNormParts> EmitLayerNormDecomposition(Rewriter& rewriter, const LayerNormSpec& spec, int64_t opset,
                                                     bool want_inv_std_dev = false);
-
 
 }  // namespace onnxsurgeon::lowering

@@ -34,7 +34,8 @@ Value* CombineDuplicateUpdates(Rewriter& rw, Value* data, Value* indices, Value*
   tuples = rw.Op("Where", {negative, rw.Op("Add", {tuples, dims}), tuples});
   // same[i, j, 0]: all k coordinates equal.
   Value* eq = rw.Op("Equal", {rw.Op("Unsqueeze", {tuples, ints({1})}), rw.Op("Unsqueeze", {tuples, ints({0})})});
-  Value* matches = rw.Op("ReduceSum", {cast(eq, onnx::TensorProto::INT64), ints({2})}, {Rewriter::AttrInt("keepdims", 1)});
+  Value* matches =
+      rw.Op("ReduceSum", {cast(eq, onnx::TensorProto::INT64), ints({2})}, {Rewriter::AttrInt("keepdims", 1)});
   Value* same = rw.Op("Equal", {matches, k});
   // Updates as [N, M]; candidates[i, j] = updates[j] where same, else the identity.
   Value* n = rw.Op("Slice", {rw.Op("Shape", {tuples}), ints({0}), ints({1})});

@@ -19,7 +19,9 @@ namespace onnxsurgeon::opset {
 namespace {
 
 onnx::AttributeProto AttrInt(const std::string& name, int64_t v) { return Rewriter::AttrInt(name, v); }
-onnx::AttributeProto AttrInts(const std::string& name, const std::vector<int64_t>& v) { return Rewriter::AttrInts(name, v); }
+onnx::AttributeProto AttrInts(const std::string& name, const std::vector<int64_t>& v) {
+  return Rewriter::AttrInts(name, v);
+}
 
 std::string StringAttr(const Node& n, const std::string& name, const std::string& fallback) {
   const Attribute* a = n.FindAttribute(name);
@@ -63,7 +65,8 @@ Status SoftmaxDown(StepContext& ctx) {
   ctx.rewriter->SetAttribute(n, AttrInt("axis", rank - 1));
   // The node's result goes through the back-transpose.
   Value* y = n->output(0);
-  OS_ASSIGN_OR_RETURN(Node * back, ctx.rewriter->InsertAfter(y, "Transpose", {y}, {AttrInts("perm", perm)}, ctx.domain));
+  OS_ASSIGN_OR_RETURN(Node * back,
+                      ctx.rewriter->InsertAfter(y, "Transpose", {y}, {AttrInts("perm", perm)}, ctx.domain));
   ctx.types->Alias(y, back->output(0));
   ctx.emitted->push_back({back, ctx.to_opset()});
   return absl::OkStatus();
@@ -133,7 +136,8 @@ Status SplitNumOutputsDown(StepContext& ctx) {
   // d at run time: chunk = (d + n - 1) / n; sizes = [chunk] * (n - 1) ++ [d - chunk * (n - 1)].
   Value* shape = ctx.Emit("Shape", {n->input(0)})->output(0);
   Value* dim = ctx.Emit("Gather", {shape, ctx.Int64s({axis})})->output(0);  // [1]
-  Value* chunk = ctx.Emit("Div", {ctx.Emit("Add", {dim, ctx.Int64s({parts - 1})})->output(0), ctx.Int64s({parts})})->output(0);
+  Value* chunk =
+      ctx.Emit("Div", {ctx.Emit("Add", {dim, ctx.Int64s({parts - 1})})->output(0), ctx.Int64s({parts})})->output(0);
   std::vector<Value*> pieces(parts - 1, chunk);
   Value* used = ctx.Emit("Mul", {chunk, ctx.Int64s({parts - 1})})->output(0);
   pieces.push_back(ctx.Emit("Sub", {dim, used})->output(0));
@@ -164,14 +168,15 @@ Status ResizeTo10(StepContext& ctx) {
   std::string mode = StringAttr(*n, "mode", "nearest");
   std::string nearest = StringAttr(*n, "nearest_mode", "round_prefer_floor");
   if (ctm != "asymmetric")
-    return ctx.Refuse(absl::StrCat("coordinate_transformation_mode '", ctm, "' does not exist in Resize-10 (asymmetric only)"));
+    return ctx.Refuse(
+        absl::StrCat("coordinate_transformation_mode '", ctm, "' does not exist in Resize-10 (asymmetric only)"));
   if (mode == "cubic") return ctx.Refuse("mode 'cubic' does not exist in Resize-10");
   if (mode == "nearest" && nearest != "floor")
     return ctx.Refuse(absl::StrCat("nearest_mode '", nearest, "' does not exist in Resize-10 (floor only)"));
   if (n->GetInt("exclude_outside", 0) != 0) return ctx.Refuse("exclude_outside=1 does not exist in Resize-10");
   if (n->input(3)) return ctx.Refuse("Resize-10 takes scales, not sizes");
-  for (const char* a : {"coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a", "exclude_outside",
-                        "extrapolation_value"})
+  for (const char* a :
+       {"coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a", "exclude_outside", "extrapolation_value"})
     ctx.rewriter->RemoveAttribute(n, a);
   Value* scales = n->input(2);
   while (n->num_inputs() > 2) ctx.rewriter->RemoveInput(n, n->num_inputs() - 1);
@@ -187,7 +192,8 @@ Status ResizeFrom10(StepContext& ctx) {
   ctx.rewriter->SetInput(n, 1, ctx.Tensor1D({}, onnx::TensorProto::FLOAT));
   ctx.rewriter->AddInput(n, scales);
   ctx.rewriter->SetAttribute(n, Rewriter::AttrString("coordinate_transformation_mode", "asymmetric"));
-  if (StringAttr(*n, "mode", "nearest") == "nearest") ctx.rewriter->SetAttribute(n, Rewriter::AttrString("nearest_mode", "floor"));
+  if (StringAttr(*n, "mode", "nearest") == "nearest")
+    ctx.rewriter->SetAttribute(n, Rewriter::AttrString("nearest_mode", "floor"));
   ctx.handled = true;
   return absl::OkStatus();
 }
@@ -446,7 +452,8 @@ Status ScatterNDAddDown(StepContext& ctx) {
   Node* n = ctx.node;
   std::string reduction = StringAttr(*n, "reduction", "none");
   if (reduction == "none") return absl::OkStatus();
-  if (reduction != "add") return ctx.Refuse(absl::StrCat("reduction='", reduction, "' has no exact form before ScatterND-16"));
+  if (reduction != "add")
+    return ctx.Refuse(absl::StrCat("reduction='", reduction, "' has no exact form before ScatterND-16"));
   auto idims = ctx.types->Dims(n->input(1));
   if (!idims || idims->empty() || idims->back() != 1)
     return ctx.Refuse("reduction='add' is only rewritten for indices of depth 1 (last dimension 1, statically known)");
@@ -461,12 +468,12 @@ Status ScatterNDAddDown(StepContext& ctx) {
   Value* flat_idx = ctx.Emit("Reshape", {indices, ctx.Int64s({-1})})->output(0);
   Value* off_on = ctx.Tensor1D({0, 1}, dt);
   if (!off_on) return ctx.Refuse("cannot encode one-hot values in the data's type");
-  Value* onehot = ctx.Emit("OneHot", {flat_idx, d0, off_on}, {AttrInt("axis", -1)})->output(0);     // [N, D0]
-  Value* rows = ctx.Emit("Transpose", {onehot}, {AttrInts("perm", {1, 0})})->output(0);            // [D0, N]
+  Value* onehot = ctx.Emit("OneHot", {flat_idx, d0, off_on}, {AttrInt("axis", -1)})->output(0);  // [N, D0]
+  Value* rows = ctx.Emit("Transpose", {onehot}, {AttrInts("perm", {1, 0})})->output(0);          // [D0, N]
   Value* upd_shape = ctx.Emit("Concat", {ctx.Int64s({-1}), rest}, {AttrInt("axis", 0)})->output(0);
-  Value* upd = ctx.Emit("Reshape", {updates, upd_shape})->output(0);                                // [N, rest...]
-  Value* upd2 = ctx.Emit("Flatten", {upd}, {AttrInt("axis", 1)})->output(0);                          // [N, R]
-  Value* summed = ctx.Emit("MatMul", {rows, upd2})->output(0);                                       // [D0, R]
+  Value* upd = ctx.Emit("Reshape", {updates, upd_shape})->output(0);          // [N, rest...]
+  Value* upd2 = ctx.Emit("Flatten", {upd}, {AttrInt("axis", 1)})->output(0);  // [N, R]
+  Value* summed = ctx.Emit("MatMul", {rows, upd2})->output(0);                // [D0, R]
   Value* back = ctx.Emit("Reshape", {summed, shape})->output(0);
   Node* add = ctx.Emit("Add", {data, back});
   ctx.types->Alias(n->output(0), add->output(0));
@@ -497,7 +504,8 @@ Status ModFloatFloorDown(StepContext& ctx) {
   if (!zero) return ctx.Refuse("cannot encode a zero of the input type");
   Value* r = ctx.Emit("Mod", {a, b}, {AttrInt("fmod", 1)})->output(0);
   Value* nonzero = ctx.Emit("Not", {ctx.Emit("Equal", {r, zero})->output(0)})->output(0);
-  Value* signs_differ = ctx.Emit("Xor", {ctx.Emit("Less", {r, zero})->output(0), ctx.Emit("Less", {b, zero})->output(0)})->output(0);
+  Value* signs_differ =
+      ctx.Emit("Xor", {ctx.Emit("Less", {r, zero})->output(0), ctx.Emit("Less", {b, zero})->output(0)})->output(0);
   Value* adjust = ctx.Emit("And", {nonzero, signs_differ})->output(0);
   Node* y = ctx.Emit("Where", {adjust, ctx.Emit("Add", {r, b})->output(0), r});
   ctx.types->Alias(n->output(0), y->output(0));
@@ -514,7 +522,8 @@ Status ModFloatFloorDown(StepContext& ctx) {
 Status RoiAlignModeDown(StepContext& ctx) {
   std::string mode = StringAttr(*ctx.node, "coordinate_transformation_mode", "half_pixel");
   if (mode != "output_half_pixel")
-    return ctx.Refuse(absl::StrCat("coordinate_transformation_mode='", mode, "' does not exist in RoiAlign-10 (output_half_pixel only)"));
+    return ctx.Refuse(absl::StrCat("coordinate_transformation_mode='", mode,
+                                   "' does not exist in RoiAlign-10 (output_half_pixel only)"));
   ctx.rewriter->RemoveAttribute(ctx.node, "coordinate_transformation_mode");
   return absl::OkStatus();
 }
@@ -530,7 +539,8 @@ Status RoiAlignModeUp(StepContext& ctx) {
 // Dropout's mask in inference mode is all ones from 12 on; before 12 runtimes differ.
 Status DropoutMaskDown(StepContext& ctx) {
   Node* n = ctx.node;
-  if (n->output(1) && n->output(1)->HasUsers()) return ctx.Refuse("the mask output is used; its inference value before Dropout-12 is not defined the same way");
+  if (n->output(1) && n->output(1)->HasUsers())
+    return ctx.Refuse("the mask output is used; its inference value before Dropout-12 is not defined the same way");
   return DropoutDown(ctx);
 }
 
@@ -567,19 +577,21 @@ Status ReduceNoopWithEmptyAxesDown(StepContext& ctx) {
   Value* axes = n->num_inputs() > 1 ? n->input(1) : nullptr;
   std::optional<std::vector<int64_t>> values = axes ? ConstantInts(axes) : std::vector<int64_t>{};
   if (!values) {
-    return ctx.Refuse("noop_with_empty_axes=1 with axes computed at run time (they may be empty, which means no "
-                      "reduction here and every axis at the target)");
+    return ctx.Refuse(
+        "noop_with_empty_axes=1 with axes computed at run time (they may be empty, which means no "
+        "reduction here and every axis at the target)");
   }
   if (!values->empty()) {
     ctx.rewriter->RemoveAttribute(n, "noop_with_empty_axes");
     return absl::OkStatus();
   }
-  static const std::set<std::string> identity_when_empty = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd"};
+  static const std::set<std::string> identity_when_empty = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin",
+                                                            "ReduceProd"};
   if (!identity_when_empty.count(n->op_type())) {
     // ReduceL2 & co. over no axis apply their element-wise part (|x|, x^2, log x, ...):
     // the op's decomposition into ReduceSum (which keeps noop_with_empty_axes) says so.
-    return ctx.Refuse(absl::StrCat("noop_with_empty_axes=1 and no axes: ", n->op_type(),
-                                   " then is element-wise, not the identity"));
+    return ctx.Refuse(
+        absl::StrCat("noop_with_empty_axes=1 and no axes: ", n->op_type(), " then is element-wise, not the identity"));
   }
   ctx.handled = true;
   return ReplaceByIdentity(ctx);
@@ -611,13 +623,15 @@ Status PoolCeilModeDown(StepContext& ctx) {
   std::vector<int64_t> strides = ints_or("strides", std::vector<int64_t>(k, 1));
   std::vector<int64_t> dilations = ints_or("dilations", std::vector<int64_t>(k, 1));
   std::vector<int64_t> pads = ints_or("pads", std::vector<int64_t>(2 * k, 0));
-  if (strides.size() != k || dilations.size() != k || pads.size() != 2 * k) return ctx.Refuse("malformed pooling attributes");
+  if (strides.size() != k || dilations.size() != k || pads.size() != 2 * k)
+    return ctx.Refuse("malformed pooling attributes");
   for (size_t i = 0; i < k; ++i) {
     int64_t in = (*dims)[i + 2];
     if (in < 0) return ctx.Refuse("ceil_mode=1 and a spatial dim is not static");
     int64_t span = in + pads[i] + pads[i + k] - ((kernel_shape[i] - 1) * dilations[i] + 1);
     if (span >= 0 && span % strides[i] != 0) {
-      return ctx.Refuse(absl::StrCat("ceil_mode=1 adds a partial window on spatial axis ", i, " (", in, " + pads - kernel is not a multiple of the stride ", strides[i], ")"));
+      return ctx.Refuse(absl::StrCat("ceil_mode=1 adds a partial window on spatial axis ", i, " (", in,
+                                     " + pads - kernel is not a multiple of the stride ", strides[i], ")"));
     }
   }
   ctx.rewriter->RemoveAttribute(n, "ceil_mode");
@@ -667,9 +681,11 @@ Status ResizeDown18(StepContext& ctx) {
     if (StringAttr(*n, "mode", "nearest") == "nearest") {
       shrinks = false;
     } else if (Value* scales = n->num_inputs() > 2 ? n->input(2) : nullptr) {
-      if (auto v = ConstantDoubles(scales)) shrinks = std::any_of(v->begin(), v->end(), [](double s) { return s < 1.0; });
+      if (auto v = ConstantDoubles(scales))
+        shrinks = std::any_of(v->begin(), v->end(), [](double s) { return s < 1.0; });
     }
-    if (shrinks) return ctx.Refuse("antialias=1 on a linear/cubic resize that may shrink an axis: Resize-13 does not antialias");
+    if (shrinks)
+      return ctx.Refuse("antialias=1 on a linear/cubic resize that may shrink an axis: Resize-13 does not antialias");
     ctx.rewriter->RemoveAttribute(n, "antialias");
   }
   ctx.rewriter->RemoveAttribute(n, "keep_aspect_ratio_policy");
@@ -712,7 +728,9 @@ Status ArgSelectLastIndexDown(StepContext& ctx) {
   ctx.rewriter->RemoveAttribute(n, "select_last_index");
   int64_t axis = n->GetInt("axis", 0);
   Value* x = n->input(0);
-  Value* reversed = ctx.Emit("Slice", {x, ctx.Int64s({-1}), ctx.Int64s({INT64_MIN}), ctx.Int64s({axis}), ctx.Int64s({-1})})->output(0);
+  Value* reversed =
+      ctx.Emit("Slice", {x, ctx.Int64s({-1}), ctx.Int64s({INT64_MIN}), ctx.Int64s({axis}), ctx.Int64s({-1})})
+          ->output(0);
   ctx.rewriter->SetInput(n, 0, reversed);
   auto dims = ctx.types->Dims(x);
   int64_t rank = dims ? static_cast<int64_t>(dims->size()) : -1;
@@ -753,10 +771,8 @@ const std::map<Key, Adapter>& Table() {
     (*t)[{"", "Pad", 18, 13}] = PadAxesDown;
     for (const char* op : {"ScatterND", "ScatterElements"})
       (*t)[{"", op, 18, 16}] = RefuseValues("reduction", {"max", "min"}, "none");
-    (*t)[{"", "GridSample", 20, 16}] =
-        RenameValues("mode", {{"linear", "bilinear"}, {"cubic", "bicubic"}}, "linear");
-    (*t)[{"", "GridSample", 16, 20}] =
-        RenameValues("mode", {{"bilinear", "linear"}, {"bicubic", "cubic"}}, "bilinear");
+    (*t)[{"", "GridSample", 20, 16}] = RenameValues("mode", {{"linear", "bilinear"}, {"cubic", "bicubic"}}, "linear");
+    (*t)[{"", "GridSample", 16, 20}] = RenameValues("mode", {{"bilinear", "linear"}, {"bicubic", "cubic"}}, "bilinear");
     (*t)[{"", "Shape", 15, 13}] = ShapeStartEndDown;
     (*t)[{"", "Dropout", 12, 10}] = DropoutMaskDown;
     (*t)[{"", "RoiAlign", 16, 10}] = RoiAlignModeDown;

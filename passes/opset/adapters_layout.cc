@@ -16,7 +16,9 @@ namespace onnxsurgeon::opset {
 namespace {
 
 onnx::AttributeProto AttrInt(const std::string& name, int64_t v) { return Rewriter::AttrInt(name, v); }
-onnx::AttributeProto AttrInts(const std::string& name, const std::vector<int64_t>& v) { return Rewriter::AttrInts(name, v); }
+onnx::AttributeProto AttrInts(const std::string& name, const std::vector<int64_t>& v) {
+  return Rewriter::AttrInts(name, v);
+}
 
 // Given output `i` of the step's node. Execute routes its users through a new `op` node
 // placed right after the node (Y = op(Y_node)), queued for conversion.
@@ -26,7 +28,8 @@ Status RouteOutputThrough(StepContext& ctx, size_t i, const std::string& op, std
   Value* y = n->output(i);
   std::vector<Value*> inputs = {y};
   inputs.insert(inputs.end(), extra_inputs.begin(), extra_inputs.end());
-  OS_ASSIGN_OR_RETURN(Node * after, ctx.rewriter->InsertAfter(y, op, std::move(inputs), std::move(attributes), ctx.domain));
+  OS_ASSIGN_OR_RETURN(Node * after,
+                      ctx.rewriter->InsertAfter(y, op, std::move(inputs), std::move(attributes), ctx.domain));
   ctx.types->Alias(y, after->output(0));
   ctx.emitted->push_back({after, ctx.to_opset()});
   return absl::OkStatus();
@@ -152,11 +155,14 @@ Status DepthToSpaceCrdDown(StepContext& ctx) {
   if (dims && (*dims)[2] >= 0 && (*dims)[3] >= 0) {
     int64_t h = (*dims)[2], w = (*dims)[3];
     // Before Reshape-14 a 0 in the shape copies the input's dim: an empty axis cannot be written.
-    if (h == 0 || w == 0) return ctx.Refuse("an empty spatial dim cannot be written in a Reshape shape before opset 14");
+    if (h == 0 || w == 0)
+      return ctx.Refuse("an empty spatial dim cannot be written in a Reshape shape before opset 14");
     split_shape = ctx.Int64s({0, c, bs, bs, h, w});
     merged_shape = ctx.Int64s({0, c, h * bs, w * bs});
   } else {
-    Value* hw = ctx.Emit("Slice", {ctx.Emit("Shape", {x})->output(0), ctx.Int64s({2}), ctx.Int64s({4}), ctx.Int64s({0})})->output(0);
+    Value* hw =
+        ctx.Emit("Slice", {ctx.Emit("Shape", {x})->output(0), ctx.Int64s({2}), ctx.Int64s({4}), ctx.Int64s({0})})
+            ->output(0);
     split_shape = ctx.Emit("Concat", {ctx.Int64s({0, c, bs, bs}), hw}, {AttrInt("axis", 0)})->output(0);
     Value* hw_scaled = ctx.Emit("Mul", {hw, ctx.Int64s({bs})})->output(0);
     merged_shape = ctx.Emit("Concat", {ctx.Int64s({0, c}), hw_scaled}, {AttrInt("axis", 0)})->output(0);

@@ -34,7 +34,7 @@ std::string Blocker::Describe() const {
 namespace {
 
 struct Scope {
-  Graph* root;               // main graph or function body
+  Graph* root;  // main graph or function body
   Function* function = nullptr;
   std::string where;
 };
@@ -71,7 +71,8 @@ class Converter {
 
  private:
   std::string WhereOf(const Scope& scope, const Graph* g) const {
-    if (g && g->parent_node()) return absl::StrCat("subgraph of node '", DescribeNode(*g->parent_node()), "' in ", scope.where);
+    if (g && g->parent_node())
+      return absl::StrCat("subgraph of node '", DescribeNode(*g->parent_node()), "' in ", scope.where);
     return scope.where;
   }
 
@@ -86,11 +87,11 @@ class Converter {
       return absl::FailedPreconditionError(absl::StrCat(op, " is not an operator of ", DomainName(domain)));
     const onnx::OpSchema* from = SchemaAt(domain, op, p.opset);
     if (!from) {
-      return absl::FailedPreconditionError(absl::StrCat(op, " does not exist at opset ", p.opset, " (it was introduced at ",
-                                                        vit->second.front(), ")"));
+      return absl::FailedPreconditionError(
+          absl::StrCat(op, " does not exist at opset ", p.opset, " (it was introduced at ", vit->second.front(), ")"));
     }
-    if (p.opset != -1 && std::any_of(node->outputs().begin(), node->outputs().end(),
-                                     [&](Value* v) { return v && !types_.Find(v); }))
+    if (p.opset != -1 &&
+        std::any_of(node->outputs().begin(), node->outputs().end(), [&](Value* v) { return v && !types_.Find(v); }))
       types_.InferNode(*node, domain, p.opset);  // a node made during conversion
     const onnx::OpSchema* to = SchemaAt(domain, op, target);
     int64_t decompose_below = DecomposeBelow(domain, op);
@@ -106,8 +107,9 @@ class Converter {
     rw.SetInsertionPoint(node);
     if (must_go) {
       std::string why = !to ? absl::StrCat(op, " does not exist before opset ", vit->second.front())
-                            : to->Deprecated() ? absl::StrCat(op, " is deprecated at opset ", target)
-                                               : absl::StrCat(op, " below opset ", decompose_below, " means something else");
+                        : to->Deprecated()
+                            ? absl::StrCat(op, " is deprecated at opset ", target)
+                            : absl::StrCat(op, " below opset ", decompose_below, " means something else");
       return DecomposeOrRefuse(node, domain, p.opset, target, rw, emitted, why);
     }
     const onnx::OpSchema* cur = from;
@@ -123,8 +125,8 @@ class Converter {
       }
       if (!next || next->Deprecated()) {
         return DecomposeOrRefuse(node, domain, cur_opset, target, rw, emitted,
-                                 absl::StrCat("no usable ", op, " version between opsets ", cur->since_version(), " and ",
-                                              to->since_version()));
+                                 absl::StrCat("no usable ", op, " version between opsets ", cur->since_version(),
+                                              " and ", to->since_version()));
       }
       StepContext ctx;
       ctx.node = node;
@@ -139,7 +141,8 @@ class Converter {
       Status s = absl::OkStatus();
       if (const Adapter* adapter = FindAdapter(domain, op, cur->since_version(), next->since_version())) {
         s = (*adapter)(ctx);
-        if (s.ok()) report_.counts[absl::StrCat("adapter:", op, "-", cur->since_version(), "-to-", next->since_version())]++;
+        if (s.ok())
+          report_.counts[absl::StrCat("adapter:", op, "-", cur->since_version(), "-to-", next->since_version())]++;
       }
       if (s.ok()) {
         if (ctx.replacement) {
@@ -281,7 +284,8 @@ ConvertReport ConvertAll(Model& model, int64_t target, int64_t ml_target) {
     }
   }
   report.reached = target;
-  if (int removed = RemoveDroppedConstants(model, used_before, all_before)) report.counts["constants-removed"] += removed;
+  if (int removed = RemoveDroppedConstants(model, used_before, all_before))
+    report.counts["constants-removed"] += removed;
   // The lowest IR version the new imports and the model's features allow (ir_version.h):
   // a downgrade for an older runtime must lower it too, or the runtime still refuses the file.
   if (report.source != target) LowerIrVersion(model).IgnoreError();  // no limit asked: cannot fail
@@ -326,15 +330,15 @@ StatusOr<ConvertReport> ConvertOpset(Model& model, const ConvertOptions& options
   int64_t latest = LatestOpset("");
   if (source < 0) return absl::InvalidArgumentError("the model imports no ai.onnx opset");
   if (options.target < 1 || options.target > latest)
-    return absl::InvalidArgumentError(absl::StrCat("target opset ", options.target, " is outside 1..", latest,
-                                                   " (what the linked onnx knows)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("target opset ", options.target, " is outside 1..", latest, " (what the linked onnx knows)"));
   if (options.target < 7) return absl::InvalidArgumentError("opsets below 7 are not supported (onnxruntime's floor)");
   if (options.direction == Direction::kDownOnly && options.target > source)
-    return absl::InvalidArgumentError(absl::StrCat("downgrade-opset=", options.target, " but the model is at opset ", source,
-                                                   " (use upgrade-opset or convert-opset)"));
+    return absl::InvalidArgumentError(absl::StrCat("downgrade-opset=", options.target, " but the model is at opset ",
+                                                   source, " (use upgrade-opset or convert-opset)"));
   if (options.direction == Direction::kUpOnly && options.target < source)
-    return absl::InvalidArgumentError(absl::StrCat("upgrade-opset=", options.target, " but the model is at opset ", source,
-                                                   " (use downgrade-opset or convert-opset)"));
+    return absl::InvalidArgumentError(absl::StrCat("upgrade-opset=", options.target, " but the model is at opset ",
+                                                   source, " (use downgrade-opset or convert-opset)"));
   if (options.ml_target >= 0 && (options.ml_target < 1 || options.ml_target > LatestOpset("ai.onnx.ml")))
     return absl::InvalidArgumentError(absl::StrCat("ai.onnx.ml opset ", options.ml_target, " is unknown"));
 
@@ -363,4 +367,3 @@ StatusOr<ConvertReport> ConvertOpset(Model& model, const ConvertOptions& options
 }
 
 }  // namespace onnxsurgeon::opset
-

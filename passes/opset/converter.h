@@ -37,8 +37,8 @@ namespace onnxsurgeon::opset {
 enum class Direction { kAny, kDownOnly, kUpOnly };
 
 struct ConvertOptions {
-  int64_t target = -1;        // default-domain opset to reach
-  int64_t ml_target = -1;     // ai.onnx.ml opset to reach (-1: leave the ml domain alone)
+  int64_t target = -1;     // default-domain opset to reach
+  int64_t ml_target = -1;  // ai.onnx.ml opset to reach (-1: leave the ml domain alone)
   Direction direction = Direction::kAny;
   // Convert what can be converted: when some node cannot reach `target`, the model goes to
   // the lowest (highest, upwards) opset every node can reach instead, and the blockers
@@ -48,19 +48,19 @@ struct ConvertOptions {
 
 // One node that cannot be converted, and why.
 struct Blocker {
-  std::string node;    // node name (or "<op> #k" when unnamed)
-  std::string op;      // domain-qualified op type
-  std::string where;   // "main graph", "function local::F", "subgraph of node 'x'"
-  int64_t from = -1;   // opset the node was at
-  int64_t to = -1;     // opset it was to go to
+  std::string node;   // node name (or "<op> #k" when unnamed)
+  std::string op;     // domain-qualified op type
+  std::string where;  // "main graph", "function local::F", "subgraph of node 'x'"
+  int64_t from = -1;  // opset the node was at
+  int64_t to = -1;    // opset it was to go to
   std::string why;
   std::string Describe() const;
 };
 
 struct ConvertReport {
-  int64_t source = -1;   // default-domain opset before
-  int64_t target = -1;   // requested
-  int64_t reached = -1;  // what the model claims now (== target unless allow_partial)
+  int64_t source = -1;                    // default-domain opset before
+  int64_t target = -1;                    // requested
+  int64_t reached = -1;                   // what the model claims now (== target unless allow_partial)
   std::map<std::string, int64_t> counts;  // what was done: "adapter:Softmax-13-11", "decomposed:Gelu", ...
   std::vector<Blocker> blockers;
 };

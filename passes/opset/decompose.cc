@@ -120,7 +120,9 @@ StatusOr<bool> DecomposeTrilu(DecomposeContext& ctx) {
   Value* x = n->input(0);
   Value* k = n->input(1) ? n->input(1) : rw.Int64s({0});
   Value* shape = rw.Op("Shape", {x});
-  auto scalar = [&](int64_t v) { return rw.Constant(*Tensor::FromInt64s(onnx::TensorProto::INT64, {}, {v}), "scalar"); };
+  auto scalar = [&](int64_t v) {
+    return rw.Constant(*Tensor::FromInt64s(onnx::TensorProto::INT64, {}, {v}), "scalar");
+  };
   OS_ASSIGN_OR_RETURN(Value * zero, scalar(0));
   OS_ASSIGN_OR_RETURN(Value * one, scalar(1));
   OS_ASSIGN_OR_RETURN(Value * last_but_one, scalar(-2));
@@ -166,7 +168,7 @@ StatusOr<bool> DecomposeBitwiseNot(DecomposeContext& ctx) {
     size_t width = dt == onnx::TensorProto::INT8 || dt == onnx::TensorProto::UINT8     ? 1
                    : dt == onnx::TensorProto::INT16 || dt == onnx::TensorProto::UINT16 ? 2
                    : dt == onnx::TensorProto::INT32 || dt == onnx::TensorProto::UINT32 ? 4
-                                                                                      : 8;
+                                                                                       : 8;
     t.SetRawBytes(std::string(reinterpret_cast<const char*>(&bits), width));  // little-endian
     return rw.Constant(std::move(t), "scalar");
   };
@@ -190,9 +192,7 @@ StatusOr<bool> DecomposeBitwiseNot(DecomposeContext& ctx) {
       y = rw.Op("Sub", {max, n->input(0)});
       break;
     }
-    default:
-      *ctx.why_not = "the input's integer type is unknown";
-      return false;
+    default: *ctx.why_not = "the input's integer type is unknown"; return false;
   }
   CollectEmitted(before, n, ctx.opset, *ctx.emitted);
   OS_RETURN_IF_ERROR(FinishReplacement(ctx, {y}));
@@ -213,7 +213,8 @@ StatusOr<bool> DecomposeIntegerMinMax(DecomposeContext& ctx) {
   bool integer = dt == onnx::TensorProto::INT8 || dt == onnx::TensorProto::INT16 || dt == onnx::TensorProto::INT32 ||
                  dt == onnx::TensorProto::INT64 || dt == onnx::TensorProto::UINT8 || dt == onnx::TensorProto::UINT16 ||
                  dt == onnx::TensorProto::UINT32;  // uint64: onnxruntime has no Where kernel for it
-  if (!integer || n->num_inputs() == 0 || std::any_of(n->inputs().begin(), n->inputs().end(), [](Value* v) { return !v; })) {
+  if (!integer || n->num_inputs() == 0 ||
+      std::any_of(n->inputs().begin(), n->inputs().end(), [](Value* v) { return !v; })) {
     *ctx.why_not = "only integer Max/Min (not uint64) are rewritten (as Where(Greater/Less))";
     return false;
   }

@@ -58,7 +58,8 @@ std::string AttrText(const onnx::AttributeProto& a) {
 }
 
 // Attribute value -> constant input for the `to` schema's formal parameter.
-StatusOr<Value*> AttributeToInput(StepContext& ctx, const onnx::AttributeProto& a, const onnx::OpSchema::FormalParameter& p) {
+StatusOr<Value*> AttributeToInput(StepContext& ctx, const onnx::AttributeProto& a,
+                                  const onnx::OpSchema::FormalParameter& p) {
   const auto& allowed = p.GetTypes();
   auto allows = [&](int32_t dt) {
     onnx::TypeProto tp;
@@ -69,7 +70,8 @@ StatusOr<Value*> AttributeToInput(StepContext& ctx, const onnx::AttributeProto& 
     case onnx::AttributeProto::INTS:
     case onnx::AttributeProto::INT: {
       if (!allows(onnx::TensorProto::INT64))
-        return ctx.Refuse(absl::StrCat("attribute '", a.name(), "' becomes input '", p.GetName(), "', which takes no int64"));
+        return ctx.Refuse(
+            absl::StrCat("attribute '", a.name(), "' becomes input '", p.GetName(), "', which takes no int64"));
       if (a.type() == onnx::AttributeProto::INTS) return ctx.Int64s({a.ints().begin(), a.ints().end()});
       // TopK's K is a 1-D tensor of one element; other int inputs (DFT's axis) are scalars.
       return ctx.Int64s({a.i()}, /*scalar=*/!absl::EqualsIgnoreCase(p.GetName(), "k"));
@@ -84,8 +86,7 @@ StatusOr<Value*> AttributeToInput(StepContext& ctx, const onnx::AttributeProto& 
       if (!v) return ctx.Refuse(absl::StrCat("cannot encode '", a.name(), "' as a constant of type ", dt));
       return v;
     }
-    default:
-      return ctx.Refuse(absl::StrCat("attribute '", a.name(), "' of this kind cannot become an input"));
+    default: return ctx.Refuse(absl::StrCat("attribute '", a.name(), "' of this kind cannot become an input"));
   }
 }
 
@@ -95,8 +96,9 @@ StatusOr<onnx::AttributeProto> InputToAttribute(StepContext& ctx, Value* v, cons
   auto ints = ConstantInts(v);
   auto doubles = ConstantDoubles(v);
   if (!ints && !doubles) {
-    return ctx.Refuse(absl::StrCat("input '", input_name, "' ('", v->name(), "') must be a constant to become attribute '",
-                                   spec.name, "', and it is computed at run time"));
+    return ctx.Refuse(absl::StrCat("input '", input_name, "' ('", v->name(),
+                                   "') must be a constant to become attribute '", spec.name,
+                                   "', and it is computed at run time"));
   }
   onnx::AttributeProto a;
   a.set_name(spec.name);
@@ -113,7 +115,8 @@ StatusOr<onnx::AttributeProto> InputToAttribute(StepContext& ctx, Value* v, cons
       return a;
     }
     case onnx::AttributeProto::FLOAT: {
-      if (!doubles || doubles->size() != 1) return ctx.Refuse(absl::StrCat("input '", input_name, "' is not one number"));
+      if (!doubles || doubles->size() != 1)
+        return ctx.Refuse(absl::StrCat("input '", input_name, "' is not one number"));
       a.set_f(static_cast<float>((*doubles)[0]));
       return a;
     }
@@ -122,8 +125,7 @@ StatusOr<onnx::AttributeProto> InputToAttribute(StepContext& ctx, Value* v, cons
       for (double x : *doubles) a.add_floats(static_cast<float>(x));
       return a;
     }
-    default:
-      return ctx.Refuse(absl::StrCat("input '", input_name, "' cannot become an attribute of this kind"));
+    default: return ctx.Refuse(absl::StrCat("input '", input_name, "' cannot become an attribute of this kind"));
   }
 }
 
@@ -201,7 +203,8 @@ Status GenericStep(StepContext& ctx) {
   const onnx::OpSchema& from = *ctx.from;
   const onnx::OpSchema& to = *ctx.to;
   const std::string& op = n->op_type();
-  if (ctx.down() && from.since_version() >= 11 && to.since_version() < 11) OS_RETURN_IF_ERROR(NormalizeNegativeAxes(ctx));
+  if (ctx.down() && from.since_version() >= 11 && to.since_version() < 11)
+    OS_RETURN_IF_ERROR(NormalizeNegativeAxes(ctx));
 
   // ---- inputs, matched by name
   auto groups = GroupInputs(*n, from);
@@ -233,7 +236,8 @@ Status GenericStep(StepContext& ctx) {
     if (auto it = from_index.find(key); it != from_index.end()) {
       values = groups[it->second];
       if (values.size() > 1 && tin[j].GetOption() != onnx::OpSchema::Variadic)
-        return ctx.Refuse(absl::StrCat("input '", tin[j].GetName(), "' takes one value at the target, the node gives ", values.size()));
+        return ctx.Refuse(absl::StrCat("input '", tin[j].GetName(), "' takes one value at the target, the node gives ",
+                                       values.size()));
     } else if (auto at = from_attr.find(key); at != from_attr.end()) {
       const onnx::OpSchema::Attribute& spec = from.attributes().at(at->second);
       const Attribute* given = n->FindAttribute(at->second);
@@ -249,14 +253,16 @@ Status GenericStep(StepContext& ctx) {
     }
     if (values.empty()) values.push_back(nullptr);
     if (!AnyPresent(values) && tin[j].GetOption() == onnx::OpSchema::Single)
-      return ctx.Refuse(absl::StrCat("input '", tin[j].GetName(), "' is required at the target and the node has no value for it"));
+      return ctx.Refuse(
+          absl::StrCat("input '", tin[j].GetName(), "' is required at the target and the node has no value for it"));
     for (Value* v : values) inputs.push_back(v);
   }
   // Inputs the target lacks: an attribute there (constant), or absent.
   std::vector<onnx::AttributeProto> attrs_to_set;
   std::set<size_t> consumed;
   for (size_t j = 0; j < tin.size(); ++j)
-    if (auto it = from_index.find(CanonicalParam(op, tin[j].GetName())); it != from_index.end()) consumed.insert(it->second);
+    if (auto it = from_index.find(CanonicalParam(op, tin[j].GetName())); it != from_index.end())
+      consumed.insert(it->second);
   for (size_t k = 0; k < fin.size(); ++k) {
     std::string key = CanonicalParam(op, fin[k].GetName());
     if (consumed.count(k) || !AnyPresent(groups[k])) continue;
@@ -264,7 +270,8 @@ Status GenericStep(StepContext& ctx) {
     if (at == to_attr.end())
       return ctx.Refuse(absl::StrCat("input '", fin[k].GetName(), "' is given and ", op, "-", to.since_version(),
                                      " has no such input or attribute"));
-    OS_ASSIGN_OR_RETURN(onnx::AttributeProto a, InputToAttribute(ctx, groups[k][0], to.attributes().at(at->second), fin[k].GetName()));
+    OS_ASSIGN_OR_RETURN(onnx::AttributeProto a,
+                        InputToAttribute(ctx, groups[k][0], to.attributes().at(at->second), fin[k].GetName()));
     if (a.type() == onnx::AttributeProto::INTS && a.ints_size() == 0) continue;  // empty: the attribute's absence
     attrs_to_set.push_back(std::move(a));
   }
@@ -279,30 +286,35 @@ Status GenericStep(StepContext& ctx) {
       continue;
     }
     auto fs = from.attributes().find(a.name());
-    bool is_default = fs != from.attributes().end() && fs->second.default_value.type() != onnx::AttributeProto::UNDEFINED &&
+    bool is_default = fs != from.attributes().end() &&
+                      fs->second.default_value.type() != onnx::AttributeProto::UNDEFINED &&
                       SameAttributeValue(fs->second.default_value, a.proto());
     if (a.is_ref())
-      return ctx.Refuse(absl::StrCat("attribute '", a.name(), "' (a function attribute reference) does not exist at the target"));
+      return ctx.Refuse(
+          absl::StrCat("attribute '", a.name(), "' (a function attribute reference) does not exist at the target"));
     if ((a.name() == "dilations" || a.name() == "strides") && a.type() == onnx::AttributeProto::INTS &&
         std::all_of(a.proto().ints().begin(), a.proto().ints().end(), [](int64_t x) { return x == 1; }))
       is_default = true;  // all ones: what the older version does
     if (!is_default)
-      return ctx.Refuse(absl::StrCat("attribute ", a.name(), "=", AttrText(a.proto()), " has no equivalent in ", op, "-",
-                                     to.since_version()));
+      return ctx.Refuse(absl::StrCat("attribute ", a.name(), "=", AttrText(a.proto()), " has no equivalent in ", op,
+                                     "-", to.since_version()));
     attrs_to_remove.push_back(a.name());
   }
   // Defaults that changed, and attributes that became required: written explicitly.
   for (const auto& [name, spec] : to.attributes()) {
     if (n->FindAttribute(name)) continue;
-    if (std::any_of(attrs_to_set.begin(), attrs_to_set.end(), [&](const auto& a) { return a.name() == name; })) continue;
+    if (std::any_of(attrs_to_set.begin(), attrs_to_set.end(), [&](const auto& a) { return a.name() == name; }))
+      continue;
     auto fs = from.attributes().find(name);
-    bool from_has_default = fs != from.attributes().end() && fs->second.default_value.type() != onnx::AttributeProto::UNDEFINED;
+    bool from_has_default =
+        fs != from.attributes().end() && fs->second.default_value.type() != onnx::AttributeProto::UNDEFINED;
     bool to_has_default = spec.default_value.type() != onnx::AttributeProto::UNDEFINED;
     if (from_has_default && (!to_has_default || !SameAttributeValue(fs->second.default_value, spec.default_value))) {
       onnx::AttributeProto a = fs->second.default_value;
       a.set_name(name);
       attrs_to_set.push_back(a);
-    } else if (spec.required && !std::any_of(attrs_to_set.begin(), attrs_to_set.end(), [&](const auto& a) { return a.name() == name; })) {
+    } else if (spec.required && !std::any_of(attrs_to_set.begin(), attrs_to_set.end(),
+                                             [&](const auto& a) { return a.name() == name; })) {
       return ctx.Refuse(absl::StrCat("attribute '", name, "' is required at the target and the node has none"));
     }
   }
@@ -330,7 +342,8 @@ Status GenericStep(StepContext& ctx) {
 
 Status CheckAtTarget(const Node& n, const onnx::OpSchema& s, const TypeOracle& types, int64_t opset) {
   auto refuse = [&](const std::string& why) {
-    return absl::FailedPreconditionError(absl::StrCat(n.op_type(), "-", s.since_version(), " (opset ", opset, "): ", why));
+    return absl::FailedPreconditionError(
+        absl::StrCat(n.op_type(), "-", s.since_version(), " (opset ", opset, "): ", why));
   };
   auto check = [&](const Value* v, const std::vector<onnx::OpSchema::FormalParameter>& formals, size_t i,
                    const char* what) -> Status {
@@ -360,10 +373,10 @@ Status CheckAtTarget(const Node& n, const onnx::OpSchema& s, const TypeOracle& t
   if (static_cast<int>(n.num_outputs()) > s.max_output())
     return refuse(absl::StrCat(n.num_outputs(), " outputs, the schema gives at most ", s.max_output()));
   for (const Attribute& a : n.attributes())
-    if (!s.attributes().count(a.name()))
-      return refuse(absl::StrCat("attribute '", a.name(), "' is not defined there"));
+    if (!s.attributes().count(a.name())) return refuse(absl::StrCat("attribute '", a.name(), "' is not defined there"));
   for (const auto& [name, spec] : s.attributes())
-    if (spec.required && !n.FindAttribute(name)) return refuse(absl::StrCat("required attribute '", name, "' is missing"));
+    if (spec.required && !n.FindAttribute(name))
+      return refuse(absl::StrCat("required attribute '", name, "' is missing"));
   return absl::OkStatus();
 }
 

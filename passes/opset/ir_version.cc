@@ -16,22 +16,28 @@ struct VersionRow {
   int64_t ir, onnx, ml, training;
 };
 constexpr VersionRow kVersionTable[] = {
-    {3, 1, 1, 0},  {3, 5, 1, 0},  {3, 6, 1, 0},  {3, 7, 1, 0},  {3, 8, 1, 0},  {4, 9, 1, 0},   {5, 10, 1, 0},
-    {6, 11, 2, 0}, {7, 12, 2, 1}, {7, 13, 2, 1}, {7, 14, 2, 1}, {8, 15, 2, 1}, {8, 16, 3, 1},  {8, 17, 3, 1},
-    {8, 18, 3, 1}, {9, 19, 3, 1}, {9, 20, 4, 1}, {10, 21, 5, 1}, {10, 22, 5, 1}, {11, 23, 5, 1}, {12, 24, 5, 1},
+    {3, 1, 1, 0},   {3, 5, 1, 0},   {3, 6, 1, 0},   {3, 7, 1, 0},   {3, 8, 1, 0},   {4, 9, 1, 0},   {5, 10, 1, 0},
+    {6, 11, 2, 0},  {7, 12, 2, 1},  {7, 13, 2, 1},  {7, 14, 2, 1},  {8, 15, 2, 1},  {8, 16, 3, 1},  {8, 17, 3, 1},
+    {8, 18, 3, 1},  {9, 19, 3, 1},  {9, 20, 4, 1},  {10, 21, 5, 1}, {10, 22, 5, 1}, {11, 23, 5, 1}, {12, 24, 5, 1},
     {13, 25, 5, 1}, {13, 26, 5, 1}, {13, 27, 5, 1}, {14, 28, 5, 1},
 };
 
 // IR version that introduced an element type (onnx.in.proto's IR history); 3 for the rest.
 int64_t TypeFloor(int32_t elem_type) {
   switch (elem_type) {
-    case 16: return 4;                             // BFLOAT16
-    case 17: case 18: case 19: case 20: return 9;  // FLOAT8*
-    case 21: case 22: return 10;                   // UINT4, INT4
-    case 23: return 11;                            // FLOAT4E2M1
-    case 24: return 12;                            // FLOAT8E8M0
-    case 25: case 26: return 13;                   // UINT2, INT2
-    case 27: case 28: return 14;                   // FLOAT6*
+    case 16: return 4;  // BFLOAT16
+    case 17:
+    case 18:
+    case 19:
+    case 20: return 9;  // FLOAT8*
+    case 21:
+    case 22: return 10;  // UINT4, INT4
+    case 23: return 11;  // FLOAT4E2M1
+    case 24: return 12;  // FLOAT8E8M0
+    case 25:
+    case 26: return 13;  // UINT2, INT2
+    case 27:
+    case 28: return 14;  // FLOAT6*
     default: return 3;
   }
 }
@@ -65,10 +71,12 @@ class FloorFinder {
   void Attribute(const onnx::AttributeProto& a, const std::string& where) {
     if (a.has_t()) ElemType(a.t().data_type(), where);
     for (const auto& t : a.tensors()) ElemType(t.data_type(), where);
-    if (a.has_sparse_tensor() || a.sparse_tensors_size() > 0) Raise(6, absl::StrCat("a sparse tensor attribute (", where, ")"));
+    if (a.has_sparse_tensor() || a.sparse_tensors_size() > 0)
+      Raise(6, absl::StrCat("a sparse tensor attribute (", where, ")"));
     if (a.has_tp()) Type(a.tp(), where);
     // Cast's `to`, and the dtype attributes of generators, name element types too.
-    if (a.type() == onnx::AttributeProto::INT && (a.name() == "to" || a.name() == "dtype" || a.name() == "output_dtype"))
+    if (a.type() == onnx::AttributeProto::INT &&
+        (a.name() == "to" || a.name() == "dtype" || a.name() == "output_dtype"))
       ElemType(static_cast<int32_t>(a.i()), where);
   }
   void Graph(const onnxsurgeon::Graph& g, bool main) {
@@ -76,8 +84,10 @@ class FloorFinder {
     if (g.proto().quantization_annotation_size() > 0) Raise(5, absl::StrCat("quantization annotations (", gname, ")"));
     if (!g.sparse_initializers().empty()) Raise(6, absl::StrCat("sparse initializers (", gname, ")"));
     for (Value* v : g.initializers()) {
-      if (main && !v->IsGraphInput()) Raise(4, absl::StrCat("initializers that are not graph inputs ('", v->name(), "')"));
-      if (v->initializer()) ElemType(v->initializer()->meta().data_type(), absl::StrCat("initializer '", v->name(), "'"));
+      if (main && !v->IsGraphInput())
+        Raise(4, absl::StrCat("initializers that are not graph inputs ('", v->name(), "')"));
+      if (v->initializer())
+        ElemType(v->initializer()->meta().data_type(), absl::StrCat("initializer '", v->name(), "'"));
     }
     auto value = [&](const Value* v) {
       if (v && v->type()) Type(*v->type(), absl::StrCat("value '", v->name(), "'"));
@@ -88,7 +98,8 @@ class FloorFinder {
     for (Node* n : g.nodes()) {
       std::string where = absl::StrCat(n->op_type(), " node '", n->name(), "'");
       if (!n->proto().overload().empty()) Raise(10, absl::StrCat("a call of a function overload (", where, ")"));
-      if (n->proto().device_configurations_size() > 0) Raise(11, absl::StrCat("multi-device configuration (", where, ")"));
+      if (n->proto().device_configurations_size() > 0)
+        Raise(11, absl::StrCat("multi-device configuration (", where, ")"));
       for (const auto& a : n->attributes()) Attribute(a.proto(), where);
       for (Value* v : n->outputs()) value(v);
     }
@@ -104,10 +115,10 @@ class FloorFinder {
 int64_t MinIrVersionForOpset(const std::string& domain_in, int64_t version) {
   std::string domain(CanonicalDomain(domain_in));
   for (const VersionRow& row : kVersionTable) {
-    int64_t v = domain.empty() || domain == "ai.onnx.preview" ? row.onnx
-                : domain == "ai.onnx.ml"                      ? row.ml
+    int64_t v = domain.empty() || domain == "ai.onnx.preview"                          ? row.onnx
+                : domain == "ai.onnx.ml"                                               ? row.ml
                 : domain == "ai.onnx.training" || domain == "ai.onnx.preview.training" ? row.training
-                                                                                        : -1;
+                                                                                       : -1;
     if (v < 0) return -1;
     if (v >= version) return row.ir;
   }
@@ -118,7 +129,8 @@ IrFloor MinIrVersion(const Model& model) {
   FloorFinder f;
   for (const auto& imp : model.proto().opset_import()) {
     int64_t ir = MinIrVersionForOpset(imp.domain(), imp.version());
-    if (ir > 0) f.Raise(ir, absl::StrCat("opset import ", imp.domain().empty() ? "ai.onnx" : imp.domain(), " ", imp.version()));
+    if (ir > 0)
+      f.Raise(ir, absl::StrCat("opset import ", imp.domain().empty() ? "ai.onnx" : imp.domain(), " ", imp.version()));
   }
   if (model.proto().training_info_size() > 0) f.Raise(7, "training_info");
   if (model.proto().configuration_size() > 0) f.Raise(11, "multi-device configurations");
@@ -131,7 +143,9 @@ IrFloor MinIrVersion(const Model& model) {
     f.Raise(8, absl::StrCat("model-local functions (", name, ")"));
     for (const auto& imp : fn->proto().opset_import()) {
       int64_t ir = MinIrVersionForOpset(imp.domain(), imp.version());
-      if (ir > 0) f.Raise(ir, absl::StrCat("opset import ", imp.domain().empty() ? "ai.onnx" : imp.domain(), " ", imp.version(), " of ", name));
+      if (ir > 0)
+        f.Raise(ir, absl::StrCat("opset import ", imp.domain().empty() ? "ai.onnx" : imp.domain(), " ", imp.version(),
+                                 " of ", name));
     }
     if (fn->proto().attribute_proto_size() > 0) f.Raise(9, absl::StrCat("attribute defaults (", name, ")"));
     if (!fn->proto().overload().empty()) f.Raise(10, absl::StrCat("an overload (", name, ")"));
@@ -143,8 +157,8 @@ IrFloor MinIrVersion(const Model& model) {
 StatusOr<int64_t> LowerIrVersion(Model& model, int64_t max_ir) {
   IrFloor floor = MinIrVersion(model);
   if (max_ir >= 0 && floor.ir > max_ir) {
-    return absl::FailedPreconditionError(absl::StrCat("the target reads IR version <= ", max_ir, ", and the model needs ",
-                                                      floor.ir, " for ", floor.why));
+    return absl::FailedPreconditionError(absl::StrCat("the target reads IR version <= ", max_ir,
+                                                      ", and the model needs ", floor.ir, " for ", floor.why));
   }
   model.mutable_proto().set_ir_version(floor.ir);
   return floor.ir;
@@ -154,8 +168,8 @@ std::vector<std::string> RemoveUnusedOpsetImports(Model& model) {
   auto used_in = [](const onnxsurgeon::Graph& body, std::set<std::string>& used) {
     for (Node* n : body.AllNodesRecursive()) used.insert(std::string(CanonicalDomain(n->domain())));
   };
-  auto prune = [](google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>* imports, const std::set<std::string>& used,
-                  std::vector<std::string>* removed) {
+  auto prune = [](google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>* imports,
+                  const std::set<std::string>& used, std::vector<std::string>* removed) {
     for (int i = imports->size() - 1; i >= 0; --i) {
       std::string domain(CanonicalDomain(imports->Get(i).domain()));
       if (domain.empty() || used.count(domain)) continue;

@@ -49,11 +49,11 @@ struct Pending {
 
 struct StepContext {
   Node* node = nullptr;
-  std::string domain;                  // "" or "ai.onnx.ml"
+  std::string domain;  // "" or "ai.onnx.ml"
   const onnx::OpSchema* from = nullptr;
   const onnx::OpSchema* to = nullptr;
-  int64_t target = -1;                 // where the whole conversion goes
-  Rewriter* rewriter = nullptr;        // insertion point: before `node`
+  int64_t target = -1;           // where the whole conversion goes
+  Rewriter* rewriter = nullptr;  // insertion point: before `node`
   TypeOracle* types = nullptr;
   std::vector<Pending>* emitted = nullptr;
   // The adapter did the whole step: the generic schema-driven step is skipped.
@@ -87,7 +87,7 @@ const Adapter* FindAdapter(const std::string& domain, const std::string& op, int
 struct DecomposeContext {
   Node* node = nullptr;
   std::string domain;
-  int64_t opset = -1;   // the node's current opset
+  int64_t opset = -1;  // the node's current opset
   int64_t target = -1;
   Rewriter* rewriter = nullptr;
   TypeOracle* types = nullptr;

@@ -29,7 +29,8 @@ std::optional<std::vector<T>> ConstantElements(const Value* v, int depth) {
   if (op == "Cast") {
     int64_t to = p->GetInt("to", 0);
     bool integral = to == onnx::TensorProto::INT64 || to == onnx::TensorProto::INT32;
-    if (!integral && !(std::is_same_v<T, double> && (to == onnx::TensorProto::FLOAT || to == onnx::TensorProto::DOUBLE)))
+    if (!integral &&
+        !(std::is_same_v<T, double> && (to == onnx::TensorProto::FLOAT || to == onnx::TensorProto::DOUBLE)))
       return std::nullopt;
     auto inner = ConstantElements<T>(p->input(0), depth + 1);
     if (inner && integral)

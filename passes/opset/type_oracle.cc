@@ -16,9 +16,12 @@ void TypeOracle::Build(const Model& model) {
   auto inferred = InferredCopy(model, options);
   onnx::ModelProto proto = inferred.ok() ? *std::move(inferred) : onnx::ModelProto();
   std::function<void(const onnx::GraphProto&)> collect = [&](const onnx::GraphProto& g) {
-    for (const auto& vi : g.input()) if (vi.has_type()) types_[vi.name()] = vi.type();
-    for (const auto& vi : g.output()) if (vi.has_type()) types_[vi.name()] = vi.type();
-    for (const auto& vi : g.value_info()) if (vi.has_type()) types_[vi.name()] = vi.type();
+    for (const auto& vi : g.input())
+      if (vi.has_type()) types_[vi.name()] = vi.type();
+    for (const auto& vi : g.output())
+      if (vi.has_type()) types_[vi.name()] = vi.type();
+    for (const auto& vi : g.value_info())
+      if (vi.has_type()) types_[vi.name()] = vi.type();
     for (const auto& t : g.initializer()) {
       onnx::TypeProto tp;
       auto* tt = tp.mutable_tensor_type();
@@ -35,7 +38,8 @@ void TypeOracle::Build(const Model& model) {
   };
   collect(proto.graph());
   for (const auto& f : proto.functions())
-    for (const auto& vi : f.value_info()) if (vi.has_type()) types_[vi.name()] = vi.type();
+    for (const auto& vi : f.value_info())
+      if (vi.has_type()) types_[vi.name()] = vi.type();
 }
 
 const onnx::TypeProto* TypeOracle::Find(const Value* v) const {

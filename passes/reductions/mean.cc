@@ -116,8 +116,8 @@ bool IsMeanFactor(const Value* factor, int64_t n, bool divides, std::string* why
   }
   double want = divides ? static_cast<double>(n) : 1.0 / static_cast<double>(n);
   if (n <= 0 || std::abs(*value - want) > ulp * want) {
-    return Refuse(why, absl::StrCat("the sum is ", divides ? "divided by " : "multiplied by ", *value,
-                                    ", not ", divides ? "" : "1/", "N with N = ", n, " (the reduced elements)"));
+    return Refuse(why, absl::StrCat("the sum is ", divides ? "divided by " : "multiplied by ", *value, ", not ",
+                                    divides ? "" : "1/", "N with N = ", n, " (the reduced elements)"));
   }
   return true;
 }

@@ -13,7 +13,7 @@ std::vector<std::unique_ptr<RewriteRule>> MakeRules(bool assume_finite) {
 
 const std::vector<std::string>& RootOps() {
   static const std::vector<std::string> ops = {"ReduceMean", "ReduceMax", "ReduceMin", "ReduceSum", "ReduceProd",
-                                               "ArgMax", "ArgMin", "Softmax", "LogSoftmax"};
+                                               "ArgMax",     "ArgMin",    "Softmax",   "LogSoftmax"};
   return ops;
 }
 

@@ -176,13 +176,12 @@ auto CheckSoftmaxOverOne(bool assume_finite) {
     std::optional<Dims> dims = StaticDims(shape);
     if (!dims) {
       return Refuse(absl::StrCat(n.op_type(), " '", n.name(), "' has a shape that is not static ",
-                                      ShapeToString(*shape), ": a constant of it would take more nodes"));
+                                 ShapeToString(*shape), ": a constant of it would take more nodes"));
     }
     if (!assume_finite) {
-      return Refuse(absl::StrCat(n.op_type(), " '", n.name(), "' is over one element: ",
-                                      n.Is("Softmax") ? "1" : "0",
-                                      " for finite inputs but NaN for NaN or infinite ones; folded only with "
-                                      "assume-finite=true"));
+      return Refuse(absl::StrCat(n.op_type(), " '", n.name(), "' is over one element: ", n.Is("Softmax") ? "1" : "0",
+                                 " for finite inputs but NaN for NaN or infinite ones; folded only with "
+                                 "assume-finite=true"));
     }
     return *dims;
   };
@@ -200,14 +199,14 @@ void AddSizeOneAxisRules(std::vector<std::unique_ptr<RewriteRule>>& rules, bool 
   for (const char* op : {"ReduceMean", "ReduceMax", "ReduceMin", "ReduceSum", "ReduceProd"}) {
     Pattern p("reduce-over-ones");
     OpRef root = p.Op(op, {p.Any("x")}).AnyNumberOfInputs();
-    rules.push_back(std::make_unique<PatternRule<Axes>>("reduce-over-ones", std::move(p), root.id(), CheckReduceOverOnes,
-                                                        ReplaceReduceOverOnes));
+    rules.push_back(std::make_unique<PatternRule<Axes>>("reduce-over-ones", std::move(p), root.id(),
+                                                        CheckReduceOverOnes, ReplaceReduceOverOnes));
   }
   for (const char* op : {"ArgMax", "ArgMin"}) {
     Pattern p("arg-over-one");
     OpRef root = p.Op(op, {p.Any("x")});
-    rules.push_back(
-        std::make_unique<PatternRule<Dims>>("arg-over-one", std::move(p), root.id(), CheckArgOverOne, ReplaceArgOverOne));
+    rules.push_back(std::make_unique<PatternRule<Dims>>("arg-over-one", std::move(p), root.id(), CheckArgOverOne,
+                                                        ReplaceArgOverOne));
   }
   for (const char* op : {"Softmax", "LogSoftmax"}) {
     Pattern p("softmax-over-one");

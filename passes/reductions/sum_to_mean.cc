@@ -50,7 +50,8 @@ void AddSumToMeanRules(std::vector<std::unique_ptr<RewriteRule>>& rules) {
     OpRef sum = p.Op("ReduceSum", {p.Any("x")}).AnyNumberOfInputs();
     OpRef root = p.Op(op, {sum, p.Any("factor")});
     if (std::string(op) == "Mul") root.Commutative();
-    rules.push_back(std::make_unique<PatternRule<Axes>>("sum-to-mean", std::move(p), root.id(), CheckMean, EmitMean, 2));
+    rules.push_back(
+        std::make_unique<PatternRule<Axes>>("sum-to-mean", std::move(p), root.id(), CheckMean, EmitMean, 2));
   }
 }
 

@@ -16,8 +16,8 @@ namespace {
 
 struct Entry {
   Value* value;
-  Value* source;       // what the 2-D value is made from
-  bool bypass;         // source is already [M,c]
+  Value* source;  // what the 2-D value is made from
+  bool bypass;    // source is already [M,c]
   int64_t c;
 };
 struct Exit {
@@ -81,9 +81,9 @@ class FlattenRegionRule : public NodeRule<Region> {
       Grow(seed, region);
       Plan(region);
       if (region.delta < 0) return region;
-      reason = absl::StrCat("running the region of ", region.nodes.size(), " nodes on 2-D values would change the node count by ",
-                            region.delta, " (entries ", region.entry_cost, ", exits ", region.exit_cost, ", Gemms ",
-                            -region.gemms, ")");
+      reason = absl::StrCat("running the region of ", region.nodes.size(),
+                            " nodes on 2-D values would change the node count by ", region.delta, " (entries ",
+                            region.entry_cost, ", exits ", region.exit_cost, ", Gemms ", -region.gemms, ")");
       for (Node* n : region.nodes)
         if (n->op_type() == "MatMul") refused.insert(n);
       for (const auto& e : region.entries)
@@ -208,8 +208,8 @@ class FlattenRegionRule : public NodeRule<Region> {
         Value* v = n->input(i);
         if ((v->producer() && r.in.contains(v->producer())) || !seen.insert(v).second) continue;
         Entry e{v, v, false, *LastDimIfRegionShaped(v, r.leading)};
-        bool only_region = !v->IsGraphOutput() &&
-                           std::all_of(v->uses().begin(), v->uses().end(), [&](const Use& u) { return r.in.contains(u.node); });
+        bool only_region = !v->IsGraphOutput() && std::all_of(v->uses().begin(), v->uses().end(),
+                                                              [&](const Use& u) { return r.in.contains(u.node); });
         Node* p = v->producer();
         if (IsOp(p, "Reshape") && p->input(0)) {
           e.source = p->input(0);
@@ -224,8 +224,8 @@ class FlattenRegionRule : public NodeRule<Region> {
     }
     for (Node* n : r.nodes) {
       Value* v = n->output(0);
-      bool outside = v->IsGraphOutput() ||
-                     std::any_of(v->uses().begin(), v->uses().end(), [&](const Use& u) { return !r.in.contains(u.node); });
+      bool outside = v->IsGraphOutput() || std::any_of(v->uses().begin(), v->uses().end(),
+                                                       [&](const Use& u) { return !r.in.contains(u.node); });
       if (!outside) continue;
       Exit x{v, {}, {}, r.c_out[n]};
       std::vector<int64_t> shape = r.leading;
@@ -243,7 +243,8 @@ class FlattenRegionRule : public NodeRule<Region> {
           if (!d.is_static() || d.value <= 0) break;
           target.push_back(d.value);
         }
-        if (!t || target.size() != t->size() || std::find(x.reshapes.begin(), x.reshapes.end(), u.node) != x.reshapes.end()) {
+        if (!t || target.size() != t->size() ||
+            std::find(x.reshapes.begin(), x.reshapes.end(), u.node) != x.reshapes.end()) {
           all_reshapes = false;
           break;
         }
@@ -310,7 +311,7 @@ class FlattenRegionRule : public NodeRule<Region> {
     }
     // Everything new is created before anything is erased (the root may be an exit's Reshape).
     std::vector<std::pair<Node*, Value*>> bypassed;  // exit Reshape to [M,c] -> its 2-D value
-    std::map<std::vector<int64_t>, Value*> targets;     // one shape constant per target
+    std::map<std::vector<int64_t>, Value*> targets;  // one shape constant per target
     for (const Exit& x : r.exits) {
       Value* y = flat[x.value];
       if (!x.reshapes.empty()) {
@@ -351,7 +352,6 @@ class FlattenRegionRule : public NodeRule<Region> {
     rw.EraseDead(std::move(dead));
     return absl::OkStatus();
   }
-
 };
 
 }  // namespace

@@ -19,7 +19,6 @@ Shape StaticShape(const std::vector<int64_t>& v) {
   return s;
 }
 
-
 // The shape input of a Reshape (opset >= 5) as constants, or nullopt.
 std::optional<std::vector<int64_t>> ShapeInput(const Node& reshape) {
   if (reshape.num_inputs() < 2 || !reshape.input(1)) return std::nullopt;
@@ -132,9 +131,9 @@ std::string GemmBlocker(const Node& matmul, const Node& add, const std::optional
 
 bool IsUnary(const std::string& op) {
   static const absl::flat_hash_set<std::string> kOps = {
-      "Relu", "Tanh",  "Sigmoid", "Erf",   "Gelu",     "Exp",   "Log",  "Neg",  "Abs",      "Sqrt",
-      "Reciprocal", "Softplus", "Softsign", "Cast", "LeakyRelu", "Elu", "Selu", "Celu", "HardSigmoid",
-      "HardSwish", "Mish", "Sin", "Cos", "Floor", "Ceil", "Round", "Sign", "Not", "Identity"};
+      "Relu",       "Tanh",     "Sigmoid",  "Erf",   "Gelu",      "Exp",   "Log",  "Neg",  "Abs",         "Sqrt",
+      "Reciprocal", "Softplus", "Softsign", "Cast",  "LeakyRelu", "Elu",   "Selu", "Celu", "HardSigmoid", "HardSwish",
+      "Mish",       "Sin",      "Cos",      "Floor", "Ceil",      "Round", "Sign", "Not",  "Identity"};
   return kOps.contains(op);
 }
 bool IsBinary(const std::string& op) {

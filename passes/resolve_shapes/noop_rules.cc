@@ -27,7 +27,9 @@ class ForwardRule : public SymbolicRule<Value*> {
   using SymbolicRule::SymbolicRule;
 
  protected:
-  Status Replace(Node* n, Value* input, Rewriter& rw) const final { return rw.ReplaceAllUsesWith(n->output(0), input, GraphOutputs::kKeepNames); }
+  Status Replace(Node* n, Value* input, Rewriter& rw) const final {
+    return rw.ReplaceAllUsesWith(n->output(0), input, GraphOutputs::kKeepNames);
+  }
 };
 
 // Where(c, a, b), c decided all true (all false), the others broadcasting into a (b).
@@ -113,8 +115,9 @@ class SliceNoopRule : public ForwardRule {
       const SymbolicElem& en = ends->elems[i];
       const Dim& d = (*shape)[static_cast<size_t>(axis)];
       bool from_start = st.is_const && (st.c == 0 || (d.is_static() && st.c < 0 && st.c + d.value <= 0));
-      bool to_end = (en.is_const && (en.c == std::numeric_limits<int64_t>::max() || (d.is_static() && en.c >= d.value))) ||
-                    SymbolicShapes::DimOf(n->input(0), *shape, static_cast<size_t>(axis)).Same(en);
+      bool to_end =
+          (en.is_const && (en.c == std::numeric_limits<int64_t>::max() || (d.is_static() && en.c >= d.value))) ||
+          SymbolicShapes::DimOf(n->input(0), *shape, static_cast<size_t>(axis)).Same(en);
       if (steps[i] != 1 || !from_start || !to_end) {
         why = absl::StrCat("axis ", axis, " is not sliced whole with step 1");
         return std::nullopt;
@@ -133,7 +136,8 @@ class TileNoopRule : public ForwardRule {
   std::optional<Value*> Decide(Node* n, const SymbolicShapes& shapes, std::string&) const override {
     if (!Replaceable(n->output(0))) return std::nullopt;
     auto repeats = shapes.Int64s(n->input(1));
-    if (!repeats || !std::all_of(repeats->begin(), repeats->end(), [](int64_t r) { return r == 1; })) return std::nullopt;
+    if (!repeats || !std::all_of(repeats->begin(), repeats->end(), [](int64_t r) { return r == 1; }))
+      return std::nullopt;
     return n->input(0);
   }
 };

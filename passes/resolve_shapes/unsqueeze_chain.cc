@@ -92,8 +92,6 @@ class UnsqueezeChain : public SymbolicRule<MergedUnsqueeze> {
 
 }  // namespace
 
-std::unique_ptr<RewriteRule> UnsqueezeChainRule() {
-  return std::make_unique<UnsqueezeChain>();
-}
+std::unique_ptr<RewriteRule> UnsqueezeChainRule() { return std::make_unique<UnsqueezeChain>(); }
 
 }  // namespace onnxsurgeon::resolve_shapes

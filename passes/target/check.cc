@@ -8,11 +8,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/inspect/json.h"
 #include "core/ir/constant.h"
 #include "core/ir/function.h"
 #include "core/ir/graph.h"
 #include "core/ir/node.h"
-#include "core/inspect/json.h"
 #include "core/ir/value.h"
 #include "onnx/defs/schema.h"
 #include "passes/inferred_types.h"
@@ -20,7 +20,9 @@
 namespace onnxsurgeon::target {
 namespace {
 
-std::string NodeName(const Node& n) { return n.name().empty() ? absl::StrCat("<unnamed ", n.op_type(), ">") : n.name(); }
+std::string NodeName(const Node& n) {
+  return n.name().empty() ? absl::StrCat("<unnamed ", n.op_type(), ">") : n.name();
+}
 
 std::string OpName(const Node& n) {
   std::string_view d = CanonicalDomain(n.domain());
@@ -33,7 +35,8 @@ std::string Where(const Graph& g) {
     case GraphKind::kFunctionBody:
       return g.function() ? absl::StrCat("function ", g.function()->domain(), "::", g.function()->name()) : "function";
     case GraphKind::kSubgraph:
-      return absl::StrCat("subgraph '", g.name(), "' of node '", g.parent_node() ? NodeName(*g.parent_node()) : "?", "'");
+      return absl::StrCat("subgraph '", g.name(), "' of node '", g.parent_node() ? NodeName(*g.parent_node()) : "?",
+                          "'");
   }
   return "?";
 }
@@ -56,8 +59,8 @@ std::string ElemTypeName(int32_t t) {
 
 // The default value of a node's attribute from its schema, as text ("" when none).
 std::string DefaultOf(const Node& n, const std::string& attr) {
-  const auto* schema = onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(n.graph()->OpsetVersion(n.domain())),
-                                                      std::string(CanonicalDomain(n.domain())));
+  const auto* schema = onnx::OpSchemaRegistry::Schema(
+      n.op_type(), static_cast<int>(n.graph()->OpsetVersion(n.domain())), std::string(CanonicalDomain(n.domain())));
   if (!schema) return "";
   auto it = schema->attributes().find(attr);
   if (it == schema->attributes().end() || !it->second.default_value.has_name()) return "";
@@ -246,7 +249,8 @@ class Checker {
 
   std::string Fact(const std::string& text) const { return absl::StrCat(p_.name, ": ", text); }
 
-  void Block(const Node* n, std::string reason, std::string fact, std::string source, Step step, std::string no_fix = {}) {
+  void Block(const Node* n, std::string reason, std::string fact, std::string source, Step step,
+             std::string no_fix = {}) {
     Finding f;
     if (n) {
       f.node = NodeName(*n);
@@ -268,7 +272,8 @@ class Checker {
     int64_t opset = model_.OpsetVersion("");
     if (opset >= 0 && (opset > p_.opset_max || opset < p_.opset_min)) {
       Block(nullptr, absl::StrCat("the model imports ai.onnx opset ", opset),
-            Fact(absl::StrCat("ai.onnx opset ", p_.opset_min, "..", p_.opset_max)), p_.opset_source, Step::kConvertOpset);
+            Fact(absl::StrCat("ai.onnx opset ", p_.opset_min, "..", p_.opset_max)), p_.opset_source,
+            Step::kConvertOpset);
     }
     int64_t ml = model_.OpsetVersion("ai.onnx.ml");
     if (ml >= 0 && p_.ml_opset_max >= 0 && ml > p_.ml_opset_max) {
@@ -277,8 +282,8 @@ class Checker {
     }
     int64_t ir = model_.proto().ir_version();
     if (p_.ir_max >= 0 && ir > p_.ir_max) {
-      Block(nullptr, absl::StrCat("the model declares IR version ", ir), Fact(absl::StrCat("IR version <= ", p_.ir_max)),
-            p_.ir_source, Step::kLowerIr);
+      Block(nullptr, absl::StrCat("the model declares IR version ", ir),
+            Fact(absl::StrCat("IR version <= ", p_.ir_max)), p_.ir_source, Step::kLowerIr);
     }
     if (!p_.local_functions && !model_.functions().empty()) {
       std::vector<std::string> names;
@@ -311,7 +316,8 @@ class Checker {
           }
       if (n > 0) {
         Block(nullptr, absl::StrCat(n, " initializer(s) are stored in external-data files (first: '", first, "')"),
-              Fact("weights inline (external data is ignored or refused)"), p_.external_data_source, Step::kInlineWeights);
+              Fact("weights inline (external data is ignored or refused)"), p_.external_data_source,
+              Step::kInlineWeights);
       }
     }
     if (p_.value_info_everywhere) {
@@ -330,7 +336,8 @@ class Checker {
         }
       }
       if (n > 0) {
-        Block(nullptr, absl::StrCat(n, " computed value(s) have no type and shape (first: ", absl::StrJoin(first, ", "), ")"),
+        Block(nullptr,
+              absl::StrCat(n, " computed value(s) have no type and shape (first: ", absl::StrJoin(first, ", "), ")"),
               Fact("value_info on every tensor"), p_.value_info_source, Step::kAnnotateShapes);
       }
     }
@@ -343,13 +350,15 @@ class Checker {
       bool call = model_.FindFunction(n.domain(), op, n.proto().overload()) != nullptr;
       if (call) {
         if (!p_.local_functions)
-          Block(&n, "a call of a model-local function", Fact("no model-local functions"), p_.custom_source, Step::kInlineFunctions);
+          Block(&n, "a call of a model-local function", Fact("no model-local functions"), p_.custom_source,
+                Step::kInlineFunctions);
       } else if (!KnownDomain(n.domain())) {
         Step step = IsIndexPut(n) ? Step::kRewriteIndexPut : NamedLikeLayerNorm(op) ? Step::kFixLayerNorm : Step::kNone;
-        std::string fact = p_.custom_domains
-                               ? absl::StrCat("custom-domain ops only of ",
-                                              p_.known_domains.empty() ? "no domain" : absl::StrJoin(p_.known_domains, ", "))
-                               : "no custom-domain ops";
+        std::string fact =
+            p_.custom_domains
+                ? absl::StrCat("custom-domain ops only of ",
+                               p_.known_domains.empty() ? "no domain" : absl::StrJoin(p_.known_domains, ", "))
+                : "no custom-domain ops";
         Block(&n, absl::StrCat("custom-domain op ", OpName(n)), Fact(fact), p_.custom_source, step,
               "a custom op has no standard equivalent onnxsurgeon knows");
       }
@@ -369,7 +378,8 @@ class Checker {
         if (r && r->proto().s() != "none" && p_.scatternd_reduction != ScatterReduction::kNative) {
           bool lower = p_.scatternd_reduction == ScatterReduction::kLower;
           Block(&n, absl::StrCat("ScatterND reduction=", r->proto().s()),
-                Fact(lower ? "ScatterND without reduction (the attribute is ignored or refused)" : "no ScatterND reduction"),
+                Fact(lower ? "ScatterND without reduction (the attribute is ignored or refused)"
+                           : "no ScatterND reduction"),
                 p_.scatternd_source, lower ? Step::kLowerScatterND : Step::kNone,
                 "the profile says the lowered form is refused too");
         }
@@ -381,7 +391,8 @@ class Checker {
           if (constant) {
             Block(&n, "If with a constant condition", Fact(fact), p_.control_flow_source, Step::kSimplify);
           } else if (!o_.inputs_with_shapes.empty()) {
-            Block(&n, "If whose condition is computed at run time", Fact(fact), p_.control_flow_source, Step::kSimplify);
+            Block(&n, "If whose condition is computed at run time", Fact(fact), p_.control_flow_source,
+                  Step::kSimplify);
           } else {
             Block(&n, "If whose condition is computed at run time", Fact(fact), p_.control_flow_source, Step::kNone,
                   "fold-constants folds an If only when its condition is constant; if the condition depends on input "
@@ -390,7 +401,8 @@ class Checker {
         }
       }
       if ((op == "Loop" || op == "Scan") && !p_.loop) {
-        Block(&n, op, Fact("no Loop or Scan"), p_.control_flow_source, Step::kNone, "onnxsurgeon does not unroll loops");
+        Block(&n, op, Fact("no Loop or Scan"), p_.control_flow_source, Step::kNone,
+              "onnxsurgeon does not unroll loops");
       }
     }
     for (const MissingOp& m : p_.missing) {
@@ -412,7 +424,8 @@ class Checker {
       else if (op == "ReduceMean" && m.when == "channels-first-layernorm") step = Step::kCanonicalLayerNorm;
       else if (op == "ScatterND" && absl::StartsWith(m.when, "attribute:reduction")) step = Step::kLowerScatterND;
       else if ((op == "Shape" || op == "Size") && p_.static_shapes) {
-        if (o_.inputs_with_shapes.empty()) no_fix = "give --input-shapes: with static inputs, simplify folds shape arithmetic";
+        if (o_.inputs_with_shapes.empty())
+          no_fix = "give --input-shapes: with static inputs, simplify folds shape arithmetic";
         else step = Step::kSimplify;
       } else if (op == "If" && IsConstant(n.input(0))) step = Step::kSimplify;
       Block(&n, detail.empty() ? op : absl::StrCat(op, " (", detail, ")"),
@@ -443,7 +456,8 @@ class Checker {
     }
     if (p_.int64 != "full") {
       for (Value* v : model_.graph().inputs()) {
-        if (!v->type() || !v->type()->has_tensor_type() || v->type()->tensor_type().elem_type() != onnx::TensorProto::INT64)
+        if (!v->type() || !v->type()->has_tensor_type() ||
+            v->type()->tensor_type().elem_type() != onnx::TensorProto::INT64)
           continue;
         Finding f;
         f.node = v->name();
@@ -475,7 +489,8 @@ std::string StepText(Step step, const Profile& p, const Model& model, const std:
   switch (step) {
     case Step::kInlineFunctions: return "inline-functions";
     case Step::kRewriteIndexPut: return "rewrite-index-put";
-    case Step::kFixLayerNorm: return p.layernorm == Form::kDecomposed ? "fix-layernorm(to=decomposed)" : "fix-layernorm";
+    case Step::kFixLayerNorm:
+      return p.layernorm == Form::kDecomposed ? "fix-layernorm(to=decomposed)" : "fix-layernorm";
     case Step::kCanonicalLayerNorm:
       // fix-layernorm(to=decomposed) keeps a hand decomposition that is already standard;
       // fusing first rewrites it over the last axis (the form the backends ran).
@@ -499,12 +514,14 @@ std::string StepText(Step step, const Profile& p, const Model& model, const std:
     // before it: once typed, both are often identities (onnx2tf mistranslated them, measured).
     case Step::kRewriteCastLike: return "rewrite-castlike,strip-identity-cast";
     case Step::kLowerScatterND: return "lower-scatternd-reduction";
-    case Step::kSetInputShape: return input_shapes.empty() ? "set-input-shape" : absl::StrCat("set-input-shape(shapes=", input_shapes, ")");
+    case Step::kSetInputShape:
+      return input_shapes.empty() ? "set-input-shape" : absl::StrCat("set-input-shape(shapes=", input_shapes, ")");
     case Step::kSimplify: return "infer-shapes(reset=true),simplify";
     case Step::kAnnotateShapes: return "infer-shapes(reset=true)";
     case Step::kInlineWeights: return "inline-weights";
     case Step::kPruneImports: return "prune-opset-imports";
-    case Step::kLowerIr: return p.ir_max >= 0 ? absl::StrCat("lower-ir-version(max=", p.ir_max, ")") : "lower-ir-version";
+    case Step::kLowerIr:
+      return p.ir_max >= 0 ? absl::StrCat("lower-ir-version(max=", p.ir_max, ")") : "lower-ir-version";
     case Step::kNone: return "";
   }
   return "";
@@ -522,8 +539,14 @@ std::string CheckReportJson(const CheckReport& report, const Profile& profile, c
   for (auto [key, list] : {std::pair{"blockers", &report.blockers}, std::pair{"warnings", &report.warnings}}) {
     Json findings = Json::array();
     for (const auto& f : *list) {
-      findings.push_back({{"node", f.node}, {"op", f.op}, {"where", f.where}, {"reason", f.reason},
-                          {"fact", f.fact}, {"source", f.source}, {"fix", f.fix}, {"fixable", f.step != Step::kNone}});
+      findings.push_back({{"node", f.node},
+                          {"op", f.op},
+                          {"where", f.where},
+                          {"reason", f.reason},
+                          {"fact", f.fact},
+                          {"source", f.source},
+                          {"fix", f.fix},
+                          {"fixable", f.step != Step::kNone}});
     }
     j[key] = findings;
   }

@@ -22,7 +22,8 @@ enum class Step {
   kInlineFunctions,
   kRewriteIndexPut,
   kFixLayerNorm,
-  kCanonicalLayerNorm,  // fuse to LayerNormalization (Transposes for channels-first), then decompose if the profile wants
+  kCanonicalLayerNorm,  // fuse to LayerNormalization (Transposes for channels-first), then decompose if the profile
+                        // wants
   kConvertOpset,
   kDecomposeLayerNorm,
   kRewriteGelu,
@@ -50,7 +51,7 @@ struct Finding {
   std::string fact;    // the profile fact, e.g. "rknn2: If only with a constant condition"
   std::string source;  // where the fact comes from
   Step step = Step::kNone;
-  std::string fix;     // what --target does (the step's pipeline text), or why nothing can
+  std::string fix;  // what --target does (the step's pipeline text), or why nothing can
   std::string Describe() const;
 };
 

@@ -5,8 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "core/pass/pipeline.h"
 #include "core/pass/options.h"
+#include "core/pass/pipeline.h"
 
 namespace onnxsurgeon::target {
 namespace {
@@ -20,10 +20,9 @@ Status RemainingError(const Profile& profile, const CheckReport& report, const s
   std::vector<std::string> lines;
   for (size_t i = 0; i < report.blockers.size() && i < 10; ++i) lines.push_back(report.blockers[i].Describe());
   if (report.blockers.size() > 10) lines.push_back(absl::StrCat("... and ", report.blockers.size() - 10, " more"));
-  return absl::FailedPreconditionError(absl::StrCat("target ", profile.name, ": ", report.blockers.size(),
-                                                    " blocker(s) remain after the plan (",
-                                                    plan.empty() ? "nothing to run" : absl::StrJoin(plan, ","),
-                                                    "): ", absl::StrJoin(lines, "; ")));
+  return absl::FailedPreconditionError(
+      absl::StrCat("target ", profile.name, ": ", report.blockers.size(), " blocker(s) remain after the plan (",
+                   plan.empty() ? "nothing to run" : absl::StrJoin(plan, ","), "): ", absl::StrJoin(lines, "; ")));
 }
 
 }  // namespace
@@ -60,13 +59,16 @@ StatusOr<TargetRun> RunTarget(Model& model, const Profile& profile, const Target
       // (convert-opset decomposes Gelu, so rewrite-gelu has nothing left to do).
       if (recheck && step != Step::kSimplify) {
         CheckReport now = CheckTarget(model, profile, check);
-        bool still = std::any_of(now.blockers.begin(), now.blockers.end(), [&](const Finding& f) { return f.step == step; });
+        bool still =
+            std::any_of(now.blockers.begin(), now.blockers.end(), [&](const Finding& f) { return f.step == step; });
         recheck = false;
         if (!still) continue;
       }
       std::string text = StepText(step, profile, model, options.input_shapes);
       auto items = ParsePipeline(text);
-      if (!items.ok()) return Status(items.status().code(), absl::StrCat("target ", profile.name, ": step '", text, "': ", items.status().message()));
+      if (!items.ok())
+        return Status(items.status().code(),
+                      absl::StrCat("target ", profile.name, ": step '", text, "': ", items.status().message()));
       OS_ASSIGN_OR_RETURN(auto reports, RunPipeline(model, *items, pm));
       for (auto& r : reports) {
         changed |= r.result.changed;
@@ -79,7 +81,8 @@ StatusOr<TargetRun> RunTarget(Model& model, const Profile& profile, const Target
     if (!changed) break;  // a fixed point: another round would do the same again
   }
   run.remaining = CheckTarget(model, profile, check);
-  if (!run.remaining.blockers.empty() && !options.allow_remaining) return RemainingError(profile, run.remaining, run.plan);
+  if (!run.remaining.blockers.empty() && !options.allow_remaining)
+    return RemainingError(profile, run.remaining, run.plan);
   return run;
 }
 

@@ -25,7 +25,8 @@ class TargetPass : public Pass {
     PassResult result;
     for (size_t i = 0; i < run.plan.size(); ++i) result.counts[absl::StrCat("plan ", i + 1, ": ", run.plan[i])] = 1;
     for (const auto& r : run.reports) result.changed |= r.result.changed;
-    if (!run.remaining.blockers.empty()) result.counts["remaining-blockers"] = static_cast<int64_t>(run.remaining.blockers.size());
+    if (!run.remaining.blockers.empty())
+      result.counts["remaining-blockers"] = static_cast<int64_t>(run.remaining.blockers.size());
     return result;
   }
 

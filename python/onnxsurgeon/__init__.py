@@ -10,6 +10,7 @@
 or writes `output=` and returns its path: a path is never overwritten unless it is the
 `output=` given), so it can follow `torch.onnx.export` directly.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,16 +19,29 @@ from typing import Any, Sequence, Union
 
 from . import _core
 from ._core import Graph, Model, Node, OnnxSurgeonError, Value
-
 from .rules import Pattern, Rule, apply_rules, register_rules
 from .types import ValueType
 
 __version__: str = _core.__version__
 
 __all__ = [
-    "Graph", "Model", "Node", "OnnxSurgeonError", "Value", "ValueType",
-    "load", "save", "parse_text", "inspect", "run", "passes",
-    "Pattern", "Rule", "apply_rules", "register_rules", "__version__",
+    "Graph",
+    "Model",
+    "Node",
+    "OnnxSurgeonError",
+    "Value",
+    "ValueType",
+    "load",
+    "save",
+    "parse_text",
+    "inspect",
+    "run",
+    "passes",
+    "Pattern",
+    "Rule",
+    "apply_rules",
+    "register_rules",
+    "__version__",
     "check_target",
 ]
 
@@ -40,8 +54,13 @@ def load(source: Union[str, os.PathLike, bytes]) -> Model:
     return _core.load(os.fspath(source))
 
 
-def save(model: Model, path: Union[str, os.PathLike], external_data: str = "keep",
-         size_threshold: int = 1024, location: str = "") -> None:
+def save(
+    model: Model,
+    path: Union[str, os.PathLike],
+    external_data: str = "keep",
+    size_threshold: int = 1024,
+    location: str = "",
+) -> None:
     """Writes `model` atomically. external_data: 'keep', 'inline' or 'all'."""
     model.save(os.fspath(path), external_data, size_threshold, location)
 
@@ -74,10 +93,14 @@ def _inspect(self: Model) -> dict:
 Model.from_proto = staticmethod(_from_proto)
 Model.to_proto = _to_proto
 Model.inspect = _inspect
-Value.type = property(lambda self: ValueType._from_tuple(self._type_tuple()),
-                      doc="The value's type (ValueType), or None when the model does not say.")
-Node.attrs = property(lambda self: {name: self.attribute(name) for name in self.attribute_names},
-                      doc="Every attribute as {name: value}, in the types Rewriter.op(attrs=...) takes.")
+Value.type = property(
+    lambda self: ValueType._from_tuple(self._type_tuple()),
+    doc="The value's type (ValueType), or None when the model does not say.",
+)
+Node.attrs = property(
+    lambda self: {name: self.attribute(name) for name in self.attribute_names},
+    doc="Every attribute as {name: value}, in the types Rewriter.op(attrs=...) takes.",
+)
 
 
 def inspect(model: Union[Model, str, os.PathLike, Any]) -> dict:
@@ -128,8 +151,13 @@ def _pipeline_text(pipeline: Union[str, Sequence[str]]) -> str:
     return ",".join(items)
 
 
-def run(model: Any, pipeline: Union[str, Sequence[str]], output: Union[str, os.PathLike, None] = None,
-        verify_each: bool = False, report: list | None = None) -> Any:
+def run(
+    model: Any,
+    pipeline: Union[str, Sequence[str]],
+    output: Union[str, os.PathLike, None] = None,
+    verify_each: bool = False,
+    report: list | None = None,
+) -> Any:
     """Runs a pass pipeline: "fix-layernorm,downgrade-opset=15", or a list of pass strings
     (["fix-layernorm", "downgrade-opset=15"]). Rule sets registered with
     onnxsurgeon.register_rules can be named like passes.

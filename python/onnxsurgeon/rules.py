@@ -16,6 +16,7 @@ root's outputs. An optional check(match) returning False or a reason string refu
 match. Intermediate matched nodes must not be used outside the match unless
 allow_external_uses=True; the driver erases what the rewrite left dead.
 """
+
 from __future__ import annotations
 
 from typing import Callable, Iterable, Sequence, Union
@@ -75,26 +76,48 @@ class Pattern:
     def either(self, *alternatives: Operand, capture: str = "") -> PatternValue:
         return PatternValue(self, self._p.or_(self._ids(alternatives), capture))
 
-    def op(self, op_type: str, *inputs: Operand, domain: str = "", commutative: bool = False, capture: str = "",
-           allow_external_uses: bool = False, attrs: dict | None = None, opset: tuple[int, int] | None = None) -> PatternOp:
+    def op(
+        self,
+        op_type: str,
+        *inputs: Operand,
+        domain: str = "",
+        commutative: bool = False,
+        capture: str = "",
+        allow_external_uses: bool = False,
+        attrs: dict | None = None,
+        opset: tuple[int, int] | None = None,
+    ) -> PatternOp:
         lo, hi = opset if opset else (0, 0)
-        return PatternOp(self, self._p.op(op_type, self._ids(inputs), domain, commutative, capture, allow_external_uses,
-                                          dict(attrs or {}), lo, hi))
+        return PatternOp(
+            self,
+            self._p.op(
+                op_type, self._ids(inputs), domain, commutative, capture, allow_external_uses, dict(attrs or {}), lo, hi
+            ),
+        )
 
 
 class Rule:
-    def __init__(self, pattern: Pattern, root: PatternOp,
-                 replace: Callable[[_core.Match, _core.Rewriter], Union[_core.Value, Sequence[_core.Value]]],
-                 check: Callable[[_core.Match], Union[bool, str]] | None = None, name: str | None = None,
-                 benefit: int = 1):
+    def __init__(
+        self,
+        pattern: Pattern,
+        root: PatternOp,
+        replace: Callable[[_core.Match, _core.Rewriter], Union[_core.Value, Sequence[_core.Value]]],
+        check: Callable[[_core.Match], Union[bool, str]] | None = None,
+        name: str | None = None,
+        benefit: int = 1,
+    ):
         if root.pattern is not pattern:
             raise TypeError("root must be an op of the pattern")
         self.name = name or pattern.name
         self._rule = _core._Rule(self.name, pattern._p, root.id, replace, check, benefit)
 
 
-def apply_rules(model: "_core.Model", rules: Sequence[Rule], max_rewrites: int = -1,
-                explain: Callable[[str, str, str], None] | None = None) -> dict:
+def apply_rules(
+    model: "_core.Model",
+    rules: Sequence[Rule],
+    max_rewrites: int = -1,
+    explain: Callable[[str, str, str], None] | None = None,
+) -> dict:
     """Applies `rules` to a fixed point over the whole model; returns rewrites per rule.
     explain(rule, node_name, why) is called for every miss (what --debug-patterns prints)."""
     return _core._apply_rules(model, [r._rule for r in rules], max_rewrites, explain)

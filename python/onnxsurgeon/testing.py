@@ -95,9 +95,7 @@ def _session(model: ModelLike, label: str) -> ort.InferenceSession:
     try:
         return ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
     except Exception as exc:  # ORT raises its own exception types (Fail, InvalidGraph...)
-        raise RuntimeError(
-            f"onnxruntime cannot load the {label} model {_describe(model)}: {exc}"
-        ) from exc
+        raise RuntimeError(f"onnxruntime cannot load the {label} model {_describe(model)}: {exc}") from exc
 
 
 # ---------------------------------------------------------------------------- inputs
@@ -133,9 +131,7 @@ def random_inputs(
     feeds: dict[str, np.ndarray] = {}
     for vi in _graph_inputs(proto):
         if not vi.type.HasField("tensor_type"):
-            raise ValueError(
-                f"input {vi.name!r} is not a tensor ({vi.type.WhichOneof('value')}); pass inputs="
-            )
+            raise ValueError(f"input {vi.name!r} is not a tensor ({vi.type.WhichOneof('value')}); pass inputs=")
         tensor_type = vi.type.tensor_type
         if not tensor_type.HasField("shape"):
             raise ValueError(f"input {vi.name!r} has no shape (unknown rank); pass inputs=")
@@ -165,9 +161,7 @@ def _check_feeds(session: ort.InferenceSession, inputs: Mapping[str, np.ndarray]
     missing = [n for n in wanted if n not in inputs]
     unexpected = [n for n in inputs if n not in wanted]
     if missing or unexpected:
-        raise ValueError(
-            f"{label} model inputs are {wanted}; missing feeds {missing}, unexpected feeds {unexpected}"
-        )
+        raise ValueError(f"{label} model inputs are {wanted}; missing feeds {missing}, unexpected feeds {unexpected}")
 
 
 def _run(session: ort.InferenceSession, inputs: Mapping[str, np.ndarray], label: str) -> dict[str, np.ndarray]:
@@ -275,8 +269,7 @@ def assert_outputs_close(
             failures.append(failure)
     if failures:
         raise AssertionError(
-            f"{actual_label} does not match {desired_label} in {len(failures)} output(s):\n  "
-            + "\n  ".join(failures)
+            f"{actual_label} does not match {desired_label} in {len(failures)} output(s):\n  " + "\n  ".join(failures)
         )
 
 
@@ -361,9 +354,7 @@ def _op_key(node: onnx.NodeProto) -> str:
     return node.op_type if node.domain in _DEFAULT_DOMAINS else f"{node.domain}::{node.op_type}"
 
 
-def _walk_nodes(
-    model: onnx.ModelProto, include_subgraphs: bool, include_functions: bool
-) -> Iterable[onnx.NodeProto]:
+def _walk_nodes(model: onnx.ModelProto, include_subgraphs: bool, include_functions: bool) -> Iterable[onnx.NodeProto]:
     def walk(nodes: Iterable[onnx.NodeProto]) -> Iterable[onnx.NodeProto]:
         for node in nodes:
             yield node
@@ -438,4 +429,3 @@ def assert_ops(
         summary = ", ".join(f"{op}: {n}" for op, n in sorted(histogram.items()))
         raise AssertionError("op histogram check failed:\n  " + "\n  ".join(problems) + f"\nhistogram: {{{summary}}}")
     return histogram
-

@@ -1,5 +1,6 @@
 """Compares a backend's saved outputs (<model>.onnx.<tag>.npy) with onnxruntime.
 Usage: compare.py TAG   (nn, rk, ov, or an onnxruntime version such as 1.14.1)"""
+
 import glob
 import sys
 

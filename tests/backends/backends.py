@@ -13,6 +13,7 @@ with the corpus model's own tolerance if larger (fp16 models). fp32 backends get
 ulps of accumulated reassociation; rknn's simulator computes in fp16 (rknn-toolkit2 has
 no fp32 mode for rk3588), so its bound is fp16's: 1e-2 relative to the output's range.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -33,27 +34,66 @@ class Backend:
 
 _COMMON = "inline-functions,fix-layernorm,rewrite-index-put,simplify"
 
-BACKENDS: dict[str, Backend] = {b.name: b for b in (
-    Backend("ort-1.10", "onnxruntime 1.10 (Python 3.9): opset <= 15, IR <= 8",
-            ("ort-1.10",), f"{_COMMON},downgrade-opset=15"),
-    Backend("ort-1.14", "onnxruntime 1.14 (Python 3.9): opset <= 18, IR <= 8",
-            ("ort-1.14",), f"{_COMMON},downgrade-opset=18"),
-    Backend("ort-1.15", "onnxruntime 1.15 (Python 3.11): opset <= 19, IR <= 9",
-            ("ort-1.15", "ort-1.16"), f"{_COMMON},downgrade-opset=19"),
-    Backend("openvino", "OpenVINO 2026.4 CPU plugin, f32 inference precision",
-            ("openvino",), _COMMON, rtol=1e-3, atol=1e-4),
-    Backend("rknn2", "rknn-toolkit2 2.5, rk3588, x86 simulator (fp16)",
-            ("rknn2",), f"{_COMMON},downgrade-opset=19",
-            rtol=1e-2, atol=1e-2, timeout=600, tolerance_note="fp16 simulator"),
-    Backend("nncase-k210", "nncase 1.9 (Python 3.9), K210 target, simulator, no quantization",
+BACKENDS: dict[str, Backend] = {
+    b.name: b
+    for b in (
+        Backend(
+            "ort-1.10",
+            "onnxruntime 1.10 (Python 3.9): opset <= 15, IR <= 8",
+            ("ort-1.10",),
+            f"{_COMMON},downgrade-opset=15",
+        ),
+        Backend(
+            "ort-1.14",
+            "onnxruntime 1.14 (Python 3.9): opset <= 18, IR <= 8",
+            ("ort-1.14",),
+            f"{_COMMON},downgrade-opset=18",
+        ),
+        Backend(
+            "ort-1.15",
+            "onnxruntime 1.15 (Python 3.11): opset <= 19, IR <= 9",
+            ("ort-1.15", "ort-1.16"),
+            f"{_COMMON},downgrade-opset=19",
+        ),
+        Backend(
+            "openvino",
+            "OpenVINO 2026.4 CPU plugin, f32 inference precision",
+            ("openvino",),
+            _COMMON,
+            rtol=1e-3,
+            atol=1e-4,
+        ),
+        Backend(
+            "rknn2",
+            "rknn-toolkit2 2.5, rk3588, x86 simulator (fp16)",
+            ("rknn2",),
+            f"{_COMMON},downgrade-opset=19",
+            rtol=1e-2,
+            atol=1e-2,
+            timeout=600,
+            tolerance_note="fp16 simulator",
+        ),
+        Backend(
+            "nncase-k210",
+            "nncase 1.9 (Python 3.9), K210 target, simulator, no quantization",
             ("nncase-k210",),
             "set-input-shape(shapes={shapes}),inline-functions,fix-layernorm,rewrite-index-put,simplify,"
             "fix-layernorm(to=decomposed),decompose-layernorm,rewrite-gelu(to=erf),downgrade-opset=13,"
             "set-input-shape(shapes={shapes})",
-            static=True, rtol=1e-3, atol=1e-3),
-    Backend("tflite", "onnx2tf 1.29 -> float32 .tflite, TensorFlow 2.19 interpreter",
+            static=True,
+            rtol=1e-3,
+            atol=1e-3,
+        ),
+        Backend(
+            "tflite",
+            "onnx2tf 1.29 -> float32 .tflite, TensorFlow 2.19 interpreter",
             ("tflite",),
             "set-input-shape(shapes={shapes}),inline-functions,fix-layernorm,rewrite-index-put,simplify,"
             "fix-layernorm(to=decomposed),decompose-layernorm,lower-scatternd-reduction,set-input-shape(shapes={shapes})",
-            static=True, rtol=1e-3, atol=1e-3, timeout=900),
-)}
+            static=True,
+            rtol=1e-3,
+            atol=1e-3,
+            timeout=900,
+        ),
+    )
+}

@@ -21,6 +21,7 @@ failure; an original the backend refuses is the reason to rewrite, not a failure
 otherwise, 2 on a usage error. --smoke runs one small model per backend and fails when a
 requested backend is not installed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,7 +30,6 @@ import os
 import shlex
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -87,19 +87,23 @@ def find_models(corpora: list[Path], only: list[str] | None) -> list[CorpusModel
     if only:
         missing = set(only) - {m.name for m in models}
         if missing:
-            raise SystemExit(f"harness: no corpus model {', '.join(sorted(missing))} in "
-                             f"{', '.join(map(str, corpora))} (make models generates them)")
+            raise SystemExit(
+                f"harness: no corpus model {', '.join(sorted(missing))} in "
+                f"{', '.join(map(str, corpora))} (make models generates them)"
+            )
     return models
 
 
 def reference_outputs(model: CorpusModel) -> tuple[list[np.ndarray], str]:
     """onnxruntime (current) on the original; the torch outputs when it cannot run it."""
     import onnxruntime as ort
+
     try:
         session = ort.InferenceSession(str(model.path), providers=["CPUExecutionProvider"])
         inputs = model.inputs()
-        return session.run(None, {i.name: inputs[i.name] for i in session.get_inputs()}), \
-            f"onnxruntime {ort.__version__}"
+        return session.run(
+            None, {i.name: inputs[i.name] for i in session.get_inputs()}
+        ), f"onnxruntime {ort.__version__}"
     except Exception as e:
         if not model.expected_path.is_file():
             raise RuntimeError(f"onnxruntime cannot run {model.path.name} and there is no torch reference: {e}")
@@ -131,20 +135,34 @@ def run_backend(backend: Backend, python: Path, model: Path, inputs: Path, workd
     start = time.perf_counter()
     env = dict(os.environ, OMP_NUM_THREADS="1", TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
     try:
-        proc = subprocess.run([str(python), str(runner), str(model), str(inputs), str(workdir)],
-                              capture_output=True, text=True, timeout=backend.timeout, env=env,
-                              errors="replace", cwd=workdir)  # backends drop debug files in their cwd
+        proc = subprocess.run(
+            [str(python), str(runner), str(model), str(inputs), str(workdir)],
+            capture_output=True,
+            text=True,
+            timeout=backend.timeout,
+            env=env,
+            errors="replace",
+            cwd=workdir,
+        )  # backends drop debug files in their cwd
     except subprocess.TimeoutExpired:
-        return {"status": "refused", "stage": "run", "message": f"no answer within {backend.timeout} s (killed)",
-                "seconds": round(time.perf_counter() - start, 1)}
+        return {
+            "status": "refused",
+            "stage": "run",
+            "message": f"no answer within {backend.timeout} s (killed)",
+            "seconds": round(time.perf_counter() - start, 1),
+        }
     seconds = round(time.perf_counter() - start, 1)
     (workdir / "runner.log").write_text(proc.stdout + proc.stderr)
     result_path = workdir / "result.json"
     if not result_path.is_file():
         tail = [l for l in (proc.stderr or proc.stdout).splitlines() if l.strip()][-1:] or ["(no output)"]
         how = f"signal {-proc.returncode}" if proc.returncode < 0 else f"exit {proc.returncode}"
-        return {"status": "refused", "stage": "crash", "message": f"runner died ({how}): {tail[0][:300]}",
-                "seconds": seconds}
+        return {
+            "status": "refused",
+            "stage": "crash",
+            "message": f"runner died ({how}): {tail[0][:300]}",
+            "seconds": seconds,
+        }
     result = json.loads(result_path.read_text())
     result["seconds"] = seconds
     if result["status"] == "ok":
@@ -194,8 +212,11 @@ def compare(outputs: list[np.ndarray], refs: list[np.ndarray], rtol: float, atol
         out, ref = np.asarray(out), np.asarray(ref)
         candidates = _layouts(out, ref)
         if not candidates:
-            return {"match": False, "max_abs_err": None,
-                    "why": f"output {i}: shape {list(out.shape)}, expected {list(ref.shape)}"}
+            return {
+                "match": False,
+                "max_abs_err": None,
+                "why": f"output {i}: shape {list(out.shape)}, expected {list(ref.shape)}",
+            }
         judged = [(_error(c, ref, rtol, atol), note) for c, note in candidates]
         (err, ok), note = next((j for j in judged if j[0][1]), judged[0])
         if note:
@@ -219,7 +240,9 @@ def available_targets(cli: Path) -> set[str]:
     return {line.split()[0] for line in proc.stdout.splitlines() if line.strip() and not line.startswith(" ")}
 
 
-def rewrite_command(cli: Path, backend: Backend, model: CorpusModel, out: Path, targets: set[str]) -> tuple[list[str], str]:
+def rewrite_command(
+    cli: Path, backend: Backend, model: CorpusModel, out: Path, targets: set[str]
+) -> tuple[list[str], str]:
     target = next((t for t in backend.targets if t in targets), None)
     if target:
         cmd = [str(cli), "--target", target]
@@ -234,9 +257,12 @@ def rewrite(cmd: list[str]) -> dict:
     start = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     lines = [l for l in proc.stderr.splitlines() if l.strip()]
-    return {"exit": proc.returncode, "seconds": round(time.perf_counter() - start, 2),
-            "message": (lines[-1] if lines else "")[:400] if proc.returncode else "",
-            "command": " ".join(shlex.quote(c) for c in cmd)}
+    return {
+        "exit": proc.returncode,
+        "seconds": round(time.perf_counter() - start, 2),
+        "message": (lines[-1] if lines else "")[:400] if proc.returncode else "",
+        "command": " ".join(shlex.quote(c) for c in cmd),
+    }
 
 
 # --------------------------------------------------------------------------- the run
@@ -338,12 +364,18 @@ def main(argv: list[str] | None = None) -> int:
         for name in names:
             freeze = BACKENDS_DIR / name / "freeze.txt"
             versions[name] = freeze.read_text().split() if freeze.is_file() else []
-        report = {"command": " ".join(shlex.quote(a) for a in [sys.executable, *sys.argv]),
-                  "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                  "targets_available": sorted(targets), "unavailable": unavailable,
-                  "backends": {n: BACKENDS[n].summary for n in names}, "versions": versions, "rows": rows}
+        report = {
+            "command": " ".join(shlex.quote(a) for a in [sys.executable, *sys.argv]),
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "targets_available": sorted(targets),
+            "unavailable": unavailable,
+            "backends": {n: BACKENDS[n].summary for n in names},
+            "versions": versions,
+            "rows": rows,
+        }
         (args.out / "results.json").write_text(json.dumps(report, indent=1, default=float))
         import report as report_md
+
         text = report_md.markdown(report)
         (args.out / "results.md").write_text(text)
         if args.markdown:
@@ -366,11 +398,17 @@ def main(argv: list[str] | None = None) -> int:
     counts = {}
     for r in rows:
         counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
-    print(f"harness: {len(rows)} runs: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
-          + f"; unavailable backends: {', '.join(unavailable) or 'none'}; results in {args.out}")
+    print(
+        f"harness: {len(rows)} runs: "
+        + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+        + f"; unavailable backends: {', '.join(unavailable) or 'none'}; results in {args.out}"
+    )
     if args.smoke and unavailable:
-        print("harness: --smoke needs every requested backend installed: " + "; ".join(
-            f"{k}: {v}" for k, v in unavailable.items()), file=sys.stderr)
+        print(
+            "harness: --smoke needs every requested backend installed: "
+            + "; ".join(f"{k}: {v}" for k, v in unavailable.items()),
+            file=sys.stderr,
+        )
         return 1
     return 1 if failed else 0
 

@@ -17,6 +17,7 @@ kokoro's package __init__ imports its G2P front end (misaki, spacy); the model m
 do not, so they are imported from the unpacked wheel without running it. The wheel is
 fetched with pip into .backends/kokoro-src (nothing is installed into any venv).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,8 +36,7 @@ NAME = "kokoro_predictor_op17"
 def kokoro_modules():
     if not (SRC / "kokoro" / "modules.py").is_file():
         SRC.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(SRC), KOKORO],
-                       check=True)
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(SRC), KOKORO], check=True)
         wheel = next(SRC.glob("kokoro-*.whl"))
         with zipfile.ZipFile(wheel) as z:
             z.extractall(SRC)
@@ -48,6 +48,7 @@ def kokoro_modules():
     package.__path__ = [str(SRC / "kokoro")]
     sys.modules["kokoro"] = package
     from kokoro import modules
+
     return modules
 
 
@@ -63,9 +64,17 @@ def build():
 
         def __init__(self):
             super().__init__()
-            self.bert = m.CustomAlbert(AlbertConfig(
-                vocab_size=n_token, embedding_size=32, hidden_size=hidden, num_attention_heads=2,
-                intermediate_size=128, num_hidden_layers=2, max_position_embeddings=64))
+            self.bert = m.CustomAlbert(
+                AlbertConfig(
+                    vocab_size=n_token,
+                    embedding_size=32,
+                    hidden_size=hidden,
+                    num_attention_heads=2,
+                    intermediate_size=128,
+                    num_hidden_layers=2,
+                    max_position_embeddings=64,
+                )
+            )
             self.bert_encoder = torch.nn.Linear(hidden, hidden)
             self.predictor = m.ProsodyPredictor(style_dim=style, d_hid=hidden, nlayers=2, max_dur=20, dropout=0.2)
             self.text_encoder = m.TextEncoder(channels=hidden, kernel_size=5, depth=2, n_symbols=n_token)
@@ -108,8 +117,15 @@ def main(argv=None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     names = ["input_ids", "ref_s", "alignment"]
     with torch.no_grad():
-        torch.onnx.export(model, inputs, str(args.out / f"{NAME}.onnx"), opset_version=17, dynamo=False,
-                          input_names=names, output_names=["duration", "f0", "n", "asr"])
+        torch.onnx.export(
+            model,
+            inputs,
+            str(args.out / f"{NAME}.onnx"),
+            opset_version=17,
+            dynamo=False,
+            input_names=names,
+            output_names=["duration", "f0", "n", "asr"],
+        )
     np.savez(args.out / f"{NAME}.inputs.npz", **{n: t.numpy() for n, t in zip(names, inputs)})
     print(f"kokoro: wrote {args.out / NAME}.onnx")
     return 0

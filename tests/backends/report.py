@@ -1,4 +1,5 @@
 """The harness's markdown: one model x backend table, then every refusal with its message."""
+
 from __future__ import annotations
 
 
@@ -38,9 +39,12 @@ def markdown(report: dict) -> str:
     models = list(dict.fromkeys(r["model"] for r in rows))
     by = {(r["backend"], r["model"]): r for r in rows}
     modes = sorted({r["rewrite"]["mode"] for r in rows if "rewrite" in r})
-    out = [f"Produced by `{report['command']}` on {report['date']}; rewrite: {', '.join(modes) or '-'}.",
-           "Each cell: the original on the backend → after the rewrite (max abs error against "
-           "onnxruntime on the original). Details and exact messages below the table.", ""]
+    out = [
+        f"Produced by `{report['command']}` on {report['date']}; rewrite: {', '.join(modes) or '-'}.",
+        "Each cell: the original on the backend → after the rewrite (max abs error against "
+        "onnxruntime on the original). Details and exact messages below the table.",
+        "",
+    ]
     out.append("| model | " + " | ".join(backends) + " |")
     out.append("| --- |" + " --- |" * len(backends))
     for m in models:
@@ -69,7 +73,9 @@ def markdown(report: dict) -> str:
             if o.get("status") == "refused":
                 lines.append(f"original refused at {o['stage']}: `{o['message']}`")
             elif o.get("status") == "ok" and not o.get("match"):
-                lines.append(f"original runs but is wrong: max abs err {_err(o.get('max_abs_err'))} {o.get('why', '')}".rstrip())
+                lines.append(
+                    f"original runs but is wrong: max abs err {_err(o.get('max_abs_err'))} {o.get('why', '')}".rstrip()
+                )
             if r["verdict"] not in ("ok as is", "fixed (was refused)", "fixed (was wrong)"):
                 lines.append(f"after rewrite: {r['verdict']}: `{r.get('why', '')}`")
             if lines:
@@ -80,8 +86,15 @@ def markdown(report: dict) -> str:
 
 def merge(reports: list[dict]) -> dict:
     """Several harness runs (e.g. one per backend) as one report: their rows and commands."""
-    merged = {"command": "`; `".join(r["command"] for r in reports), "date": max(r["date"] for r in reports),
-              "unavailable": {}, "backends": {}, "versions": {}, "rows": [], "targets_available": []}
+    merged = {
+        "command": "`; `".join(r["command"] for r in reports),
+        "date": max(r["date"] for r in reports),
+        "unavailable": {},
+        "backends": {},
+        "versions": {},
+        "rows": [],
+        "targets_available": [],
+    }
     rows = {}  # a later run of the same backend and model replaces an earlier one
     for r in reports:
         merged["unavailable"].update(r["unavailable"])

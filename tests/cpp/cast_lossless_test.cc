@@ -48,16 +48,16 @@ TEST(CastIsLossless, NarrowingOrChangingKindIsNot) {
   EXPECT_FALSE(CastIsLossless(T::BFLOAT16, T::FLOAT16));  // range
   EXPECT_FALSE(CastIsLossless(T::FLOAT, T::INT32));
   EXPECT_FALSE(CastIsLossless(T::FLOAT, T::BOOL));
-  EXPECT_FALSE(CastIsLossless(T::INT32, T::FLOAT));       // 2^24 + 1
+  EXPECT_FALSE(CastIsLossless(T::INT32, T::FLOAT));  // 2^24 + 1
   EXPECT_FALSE(CastIsLossless(T::INT64, T::DOUBLE));
-  EXPECT_FALSE(CastIsLossless(T::INT16, T::FLOAT16));     // 2049
+  EXPECT_FALSE(CastIsLossless(T::INT16, T::FLOAT16));  // 2049
   EXPECT_FALSE(CastIsLossless(T::INT64, T::INT32));
-  EXPECT_FALSE(CastIsLossless(T::INT8, T::UINT8));        // negatives
-  EXPECT_FALSE(CastIsLossless(T::UINT8, T::INT8));        // 255
+  EXPECT_FALSE(CastIsLossless(T::INT8, T::UINT8));  // negatives
+  EXPECT_FALSE(CastIsLossless(T::UINT8, T::INT8));  // 255
   EXPECT_FALSE(CastIsLossless(T::UINT64, T::INT64));
   EXPECT_FALSE(CastIsLossless(T::INT32, T::BOOL));
   EXPECT_FALSE(CastIsLossless(T::FLOAT16, T::FLOAT8E4M3FN));
-  EXPECT_FALSE(CastIsLossless(T::FLOAT8E5M2, T::FLOAT8E4M3FN));   // range, infinities
+  EXPECT_FALSE(CastIsLossless(T::FLOAT8E5M2, T::FLOAT8E4M3FN));      // range, infinities
   EXPECT_FALSE(CastIsLossless(T::FLOAT8E4M3FN, T::FLOAT8E4M3FNUZ));  // no -0, smaller range
   EXPECT_FALSE(CastIsLossless(T::FLOAT, T::STRING));
   EXPECT_FALSE(CastIsLossless(T::STRING, T::FLOAT));

@@ -42,8 +42,9 @@ struct OneNode {
   }
 };
 
-StatusOr<std::vector<Array>> Eval(const std::string& op, std::vector<Array> inputs, std::vector<onnx::AttributeProto> attrs = {},
-                                 int num_outputs = 1, int64_t opset = 18, int64_t max_bytes = 1 << 20) {
+StatusOr<std::vector<Array>> Eval(const std::string& op, std::vector<Array> inputs,
+                                  std::vector<onnx::AttributeProto> attrs = {}, int num_outputs = 1, int64_t opset = 18,
+                                  int64_t max_bytes = 1 << 20) {
   OneNode n(op, static_cast<int>(inputs.size()), num_outputs, std::move(attrs));
   std::vector<const Array*> ptrs;
   for (const Array& a : inputs) ptrs.push_back(&a);
@@ -53,16 +54,64 @@ StatusOr<std::vector<Array>> Eval(const std::string& op, std::vector<Array> inpu
 TEST(EvalTest, EveryShapeOpHasAKernelAtEverySignature) {
   // (op, opset) pairs spanning the signature changes: attribute vs input axes, Slice 1/10,
   // Split 2/13/18, Reshape 1/5/14, Reduce* 13/18.
-  const std::vector<std::pair<std::string, int>> cases = {
-      {"Shape", 1}, {"Shape", 15}, {"Size", 1}, {"Gather", 1}, {"Gather", 13}, {"Unsqueeze", 11}, {"Unsqueeze", 13},
-      {"Squeeze", 11}, {"Squeeze", 13}, {"Concat", 4}, {"Concat", 13}, {"Reshape", 1}, {"Reshape", 5}, {"Reshape", 14},
-      {"Slice", 1}, {"Slice", 10}, {"Slice", 13}, {"Split", 2}, {"Split", 13}, {"Split", 18}, {"Cast", 6}, {"Cast", 19},
-      {"Range", 11}, {"ConstantOfShape", 9}, {"ConstantOfShape", 20}, {"Expand", 8}, {"Transpose", 1}, {"Equal", 11},
-      {"Equal", 19}, {"Where", 9}, {"Where", 16}, {"Not", 1}, {"And", 7}, {"Or", 7}, {"Add", 7}, {"Add", 14},
-      {"Div", 14}, {"Neg", 13}, {"Abs", 13}, {"Sqrt", 13}, {"Pow", 7}, {"Pow", 15}, {"ReduceProd", 13},
-      {"ReduceProd", 18}, {"ReduceSum", 11}, {"ReduceSum", 13}, {"ReduceMax", 18}, {"ReduceMin", 20},
-      {"Identity", 1}, {"Identity", 21}, {"Flatten", 1}, {"Flatten", 13}, {"Tile", 6}, {"Tile", 13}, {"NonZero", 13},
-      {"Constant", 1}, {"Constant", 13}, {"Constant", 21}};
+  const std::vector<std::pair<std::string, int>> cases = {{"Shape", 1},
+                                                          {"Shape", 15},
+                                                          {"Size", 1},
+                                                          {"Gather", 1},
+                                                          {"Gather", 13},
+                                                          {"Unsqueeze", 11},
+                                                          {"Unsqueeze", 13},
+                                                          {"Squeeze", 11},
+                                                          {"Squeeze", 13},
+                                                          {"Concat", 4},
+                                                          {"Concat", 13},
+                                                          {"Reshape", 1},
+                                                          {"Reshape", 5},
+                                                          {"Reshape", 14},
+                                                          {"Slice", 1},
+                                                          {"Slice", 10},
+                                                          {"Slice", 13},
+                                                          {"Split", 2},
+                                                          {"Split", 13},
+                                                          {"Split", 18},
+                                                          {"Cast", 6},
+                                                          {"Cast", 19},
+                                                          {"Range", 11},
+                                                          {"ConstantOfShape", 9},
+                                                          {"ConstantOfShape", 20},
+                                                          {"Expand", 8},
+                                                          {"Transpose", 1},
+                                                          {"Equal", 11},
+                                                          {"Equal", 19},
+                                                          {"Where", 9},
+                                                          {"Where", 16},
+                                                          {"Not", 1},
+                                                          {"And", 7},
+                                                          {"Or", 7},
+                                                          {"Add", 7},
+                                                          {"Add", 14},
+                                                          {"Div", 14},
+                                                          {"Neg", 13},
+                                                          {"Abs", 13},
+                                                          {"Sqrt", 13},
+                                                          {"Pow", 7},
+                                                          {"Pow", 15},
+                                                          {"ReduceProd", 13},
+                                                          {"ReduceProd", 18},
+                                                          {"ReduceSum", 11},
+                                                          {"ReduceSum", 13},
+                                                          {"ReduceMax", 18},
+                                                          {"ReduceMin", 20},
+                                                          {"Identity", 1},
+                                                          {"Identity", 21},
+                                                          {"Flatten", 1},
+                                                          {"Flatten", 13},
+                                                          {"Tile", 6},
+                                                          {"Tile", 13},
+                                                          {"NonZero", 13},
+                                                          {"Constant", 1},
+                                                          {"Constant", 13},
+                                                          {"Constant", 21}};
   for (const auto& [op, opset] : cases) EXPECT_NE(FindKernel(op, "", opset), nullptr) << op << " at opset " << opset;
   EXPECT_EQ(FindKernel("Add", "com.example", 18), nullptr);
   EXPECT_EQ(FindKernel("Softmax", "", 18), nullptr);
@@ -105,10 +154,10 @@ TEST(EvalTest, BroadcastingBothWays) {
 TEST(EvalTest, Float16RoundsToNearestEven) {
   EXPECT_EQ(FloatToHalf(1.0f), 0x3c00);
   EXPECT_EQ(FloatToHalf(65504.0f), 0x7bff);
-  EXPECT_EQ(FloatToHalf(65520.0f), 0x7c00);                  // rounds up to inf
-  EXPECT_EQ(FloatToHalf(1.0f + 1.0f / 2048), 0x3c00);        // tie -> even
-  EXPECT_EQ(FloatToHalf(1.0f + 3.0f / 2048), 0x3c02);        // tie -> even (up)
-  EXPECT_EQ(FloatToHalf(std::ldexp(1.0f, -24)), 0x0001);     // smallest subnormal
+  EXPECT_EQ(FloatToHalf(65520.0f), 0x7c00);               // rounds up to inf
+  EXPECT_EQ(FloatToHalf(1.0f + 1.0f / 2048), 0x3c00);     // tie -> even
+  EXPECT_EQ(FloatToHalf(1.0f + 3.0f / 2048), 0x3c02);     // tie -> even (up)
+  EXPECT_EQ(FloatToHalf(std::ldexp(1.0f, -24)), 0x0001);  // smallest subnormal
   EXPECT_EQ(HalfBitsToFloat(FloatToHalf(0.1f)), HalfBitsToFloat(0x2e66));
   EXPECT_EQ(FloatToBFloat16(1.0f), 0x3f80);
 }
@@ -126,7 +175,7 @@ TEST(EvalTest, ReshapeSqueezeAreViews) {
   ASSERT_TRUE(s.ok());
   EXPECT_EQ((*s)[0].dims, (std::vector<int64_t>{2, 3}));
   auto allowzero = Eval("Reshape", {Make<float>(DT::FLOAT, {0, 3}, {}), Make<int64_t>(DT::INT64, {2}, {3, 0})},
-                       {Rewriter::AttrInt("allowzero", 1)});
+                        {Rewriter::AttrInt("allowzero", 1)});
   ASSERT_TRUE(allowzero.ok());
   EXPECT_EQ((*allowzero)[0].dims, (std::vector<int64_t>{3, 0}));
 }
@@ -134,7 +183,7 @@ TEST(EvalTest, ReshapeSqueezeAreViews) {
 TEST(EvalTest, SliceNegativeStepsAndClamping) {
   Array a = Make<int64_t>(DT::INT64, {5}, {0, 1, 2, 3, 4});
   auto r = Eval("Slice", {a, Make<int64_t>(DT::INT64, {1}, {-1}), Make<int64_t>(DT::INT64, {1}, {INT64_MIN}),
-                         Make<int64_t>(DT::INT64, {1}, {0}), Make<int64_t>(DT::INT64, {1}, {-2})});
+                          Make<int64_t>(DT::INT64, {1}, {0}), Make<int64_t>(DT::INT64, {1}, {-2})});
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(Values<int64_t>((*r)[0]), (std::vector<int64_t>{4, 2, 0}));
   auto c = Eval("Slice", {a, Make<int64_t>(DT::INT64, {1}, {1}), Make<int64_t>(DT::INT64, {1}, {1000})});
@@ -146,7 +195,7 @@ TEST(EvalTest, SliceNegativeStepsAndClamping) {
 TEST(EvalTest, SliceStepInt64Min) {
   Array a = Make<float>(DT::FLOAT, {4}, {0, 1, 2, 3});
   auto r = Eval("Slice", {a, Make<int64_t>(DT::INT64, {1}, {3}), Make<int64_t>(DT::INT64, {1}, {INT64_MIN}),
-                         Make<int64_t>(DT::INT64, {1}, {0}), Make<int64_t>(DT::INT64, {1}, {INT64_MIN})});
+                          Make<int64_t>(DT::INT64, {1}, {0}), Make<int64_t>(DT::INT64, {1}, {INT64_MIN})});
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(Values<float>((*r)[0]), (std::vector<float>{3}));
 }
@@ -219,7 +268,7 @@ TEST(EvalTest, TriluKeepsTheBand) {
 
 TEST(EvalTest, RangeAccumulatesLikeOnnxruntime) {
   auto r = Eval("Range", {Make<int64_t>(DT::INT64, {}, {10}), Make<int64_t>(DT::INT64, {}, {4}),
-                         Make<int64_t>(DT::INT64, {}, {-3})});
+                          Make<int64_t>(DT::INT64, {}, {-3})});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(Values<int64_t>((*r)[0]), (std::vector<int64_t>{10, 7}));
 }
@@ -233,7 +282,8 @@ TEST(EvalTest, ReduceKeepdimsAndEmptyAxes) {
   auto all = Eval("ReduceMax", {a});
   EXPECT_EQ((*all)[0].dims, (std::vector<int64_t>{1, 1}));
   EXPECT_EQ(Values<float>((*all)[0]), (std::vector<float>{6}));
-  auto noop = Eval("ReduceProd", {a, Make<int64_t>(DT::INT64, {0}, {})}, {Rewriter::AttrInt("noop_with_empty_axes", 1)});
+  auto noop =
+      Eval("ReduceProd", {a, Make<int64_t>(DT::INT64, {0}, {})}, {Rewriter::AttrInt("noop_with_empty_axes", 1)});
   EXPECT_EQ((*noop)[0].dims, (std::vector<int64_t>{2, 3}));
   auto old = Eval("ReduceMin", {a}, {Rewriter::AttrInts("axes", {0})}, 1, 13);  // axes attribute before 18
   ASSERT_TRUE(old.ok());

@@ -32,7 +32,8 @@ bool Equal(const onnx::ModelProto& a, const onnx::ModelProto& b) {
 class TempDir {
  public:
   TempDir() {
-    path_ = fs::temp_directory_path() / ("onnxsurgeon_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++));
+    path_ = fs::temp_directory_path() /
+            ("onnxsurgeon_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++));
     fs::remove_all(path_);
     fs::create_directories(path_);
   }
@@ -276,8 +277,8 @@ TEST(Wire, ExternalDataLocationsFindsEveryExternalTensorOnce) {
   onnx::ModelProto m;
   onnx::GraphProto* g = m.mutable_graph();
   SetExternal(g->add_initializer(), "a.bin");
-  SetExternal(g->add_initializer(), "a.bin");                   // the same file again: listed once
-  SetExternal(g->add_initializer(), "inline.bin", false);       // a location without EXTERNAL: not read
+  SetExternal(g->add_initializer(), "a.bin");              // the same file again: listed once
+  SetExternal(g->add_initializer(), "inline.bin", false);  // a location without EXTERNAL: not read
   SetExternal(g->add_sparse_initializer()->mutable_values(), "sparse.bin");
   onnx::AttributeProto* branch = g->add_node()->add_attribute();
   SetExternal(branch->mutable_g()->add_initializer(), "sub.bin");
@@ -285,7 +286,8 @@ TEST(Wire, ExternalDataLocationsFindsEveryExternalTensorOnce) {
   SetExternal(m.add_functions()->add_node()->add_attribute()->mutable_t(), "function.bin");
   auto locations = wire::ExternalDataLocations(m.SerializeAsString());
   ASSERT_TRUE(locations.ok()) << locations.status();
-  EXPECT_EQ(*locations, (std::vector<std::string>{"nested.bin", "sub.bin", "a.bin", "sparse.bin", "function.bin"}));  // file order: nodes first
+  EXPECT_EQ(*locations, (std::vector<std::string>{"nested.bin", "sub.bin", "a.bin", "sparse.bin",
+                                                  "function.bin"}));  // file order: nodes first
   EXPECT_FALSE(wire::ExternalDataLocations(m.SerializeAsString().substr(0, 20)).ok());
 }
 

@@ -25,10 +25,9 @@ std::unique_ptr<RewriteRule> MulByOne(bool commutative = true) {
   auto mul = p.Op("Mul", {x, p.ScalarNear("one", 1.0)});
   if (commutative) mul.Commutative();
   int root = mul.id();
-  return std::make_unique<PatternRule<>>("mul-by-one", std::move(p), root,
-                                       [](const Match& m, Rewriter&) -> StatusOr<std::vector<Value*>> {
-                                         return std::vector<Value*>{m.value("x")};
-                                       });
+  return std::make_unique<PatternRule<>>(
+      "mul-by-one", std::move(p), root,
+      [](const Match& m, Rewriter&) -> StatusOr<std::vector<Value*>> { return std::vector<Value*>{m.value("x")}; });
 }
 
 StatusOr<std::map<std::string, int64_t>> Apply(Model& m, const std::vector<const RewriteRule*>& rules,
@@ -213,9 +212,10 @@ TEST(Driver, RewritesInsideSubgraphsAndStampsProvenance) {
   Pattern p("double-neg");
   ValueRef x = p.Any("x");
   int root = p.Op("Neg", {p.Op("Neg", {x})}).id();
-  PatternRule<> rule("double-neg", std::move(p), root, [](const Match& m, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
-    return std::vector<Value*>{rw.Op("Identity", {m.value("x")})};
-  });
+  PatternRule<> rule("double-neg", std::move(p), root,
+                     [](const Match& m, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
+                       return std::vector<Value*>{rw.Op("Identity", {m.value("x")})};
+                     });
   auto m = Parse(R"(<ir_version: 10, opset_import: ["" : 18]>
 g (bool c, float[2] X) => (float[2] Y) {
   Y = If(c) <
@@ -263,7 +263,9 @@ TEST(Driver, BenefitOrdersRulesOnTheSameRoot) {
     int root = p.Op("Relu", {p.Any("x")}).id();
     return std::make_unique<PatternRule<>>(
         name, std::move(p), root,
-        [op](const Match& m, Rewriter& rw) -> StatusOr<std::vector<Value*>> { return std::vector<Value*>{rw.Op(op, {m.value("x")})}; },
+        [op](const Match& m, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
+          return std::vector<Value*>{rw.Op(op, {m.value("x")})};
+        },
         benefit);
   };
   auto low = make("to-abs", "Abs", 1);
@@ -301,14 +303,17 @@ namespace {
 TEST(Matcher, TypeAndRankPredicatesUseShapeInference) {
   // Relu(x) where x has rank 2: the rank is known only after shape inference.
   Pattern p;
-  ValueRef x = p.Where(p.Any("x"), [](const Value* v, std::string* why) {
-    const onnx::TypeProto* t = v->type();
-    if (!t || !t->tensor_type().has_shape()) {
-      if (why) *why = "rank unknown";
-      return false;
-    }
-    return t->tensor_type().shape().dim_size() == 2;
-  }, "a rank-2 tensor");
+  ValueRef x = p.Where(
+      p.Any("x"),
+      [](const Value* v, std::string* why) {
+        const onnx::TypeProto* t = v->type();
+        if (!t || !t->tensor_type().has_shape()) {
+          if (why) *why = "rank unknown";
+          return false;
+        }
+        return t->tensor_type().shape().dim_size() == 2;
+      },
+      "a rank-2 tensor");
   int root = p.Op("Relu", {x}).id();
   auto m = Parse(R"(<ir_version: 10, opset_import: ["" : 18]>
 g (float[N,4] X, float[N,4,4] Z) => (float[N,4] Y, float[N,4,4] W) { a = Neg(X)  Y = Relu(a)  b = Neg(Z)  W = Relu(b) })");

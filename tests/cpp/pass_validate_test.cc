@@ -48,7 +48,8 @@ TEST(PassValidate, NodeBreakingItsSchemaIsRefusedBeforeAnyPass) {
 // loader's validation, so the IR can hold these nodes.
 TEST(PassValidate, LoaderAndPassManagerJudgeArityAlike) {
   for (const char* node : {"y = MatMul(x)", "y = Relu(x, \"\")", "y = Add(\"\", x)"}) {
-    std::string text = std::string(R"(<ir_version: 10, opset_import: ["" : 18]> g (float[2] x) => (float[2] y) { )") + node + " }";
+    std::string text =
+        std::string(R"(<ir_version: 10, opset_import: ["" : 18]> g (float[2] x) => (float[2] y) { )") + node + " }";
     auto m = Parse(text.c_str());
     Status pass = ValidateStructure(*m);
     auto proto = ExportModel(*m);
@@ -63,8 +64,10 @@ TEST(PassValidate, LoaderAndPassManagerJudgeArityAlike) {
 }
 
 TEST(PassValidate, WrongAttributeTypeAndMissingRequiredAttribute) {
-  auto perm = Parse(R"(<ir_version: 10, opset_import: ["" : 18]> g (float[2,2] x) => (float[2,2] y) { y = Transpose <perm = [1.0, 0.0]> (x) })");
-  EXPECT_THAT(std::string(ValidateStructure(*perm).message()), HasSubstr("attribute 'perm' is FLOATS, the schema wants INTS"));
+  auto perm = Parse(
+      R"(<ir_version: 10, opset_import: ["" : 18]> g (float[2,2] x) => (float[2,2] y) { y = Transpose <perm = [1.0, 0.0]> (x) })");
+  EXPECT_THAT(std::string(ValidateStructure(*perm).message()),
+              HasSubstr("attribute 'perm' is FLOATS, the schema wants INTS"));
   auto cast = Parse(R"(<ir_version: 10, opset_import: ["" : 18]> g (float[2] x) => (float[2] y) { y = Cast(x) })");
   EXPECT_THAT(std::string(ValidateStructure(*cast).message()), HasSubstr("lacks its required attribute 'to'"));
 }
@@ -80,7 +83,8 @@ TEST(PassValidate, SubgraphMayReadOuterValues) {
 
 // The loader accepts nodes out of order (toposort sorts them), so the pre-check does too.
 TEST(PassValidate, UnsortedGraphIsNotRefused) {
-  auto m = Parse(R"(<ir_version: 10, opset_import: ["" : 18]> g (float[2] x) => (float[2] y) { y = Neg(a)  a = Relu(x) })");
+  auto m =
+      Parse(R"(<ir_version: 10, opset_import: ["" : 18]> g (float[2] x) => (float[2] y) { y = Neg(a)  a = Relu(x) })");
   EXPECT_TRUE(ValidateStructure(*m).ok());
   EXPECT_TRUE(RunPasses(*m, "toposort").ok());
 }
@@ -107,7 +111,8 @@ TEST(PassValidate, OutputThatOnnxRefusesFailsTheRunWhenTheInputPassed) {
 // A pass that leaves an initializer of data type UNDEFINED is caught by the structural
 // check even without onnx's checker.
 TEST(PassValidate, UndefinedInitializerTypeIsStructural) {
-  auto m = Parse(R"(<ir_version: 10, opset_import: ["" : 18]> g (float[4] x) => (float[4] y) <float[4] w = {1, 2, 3, 4}> { y = Add(x, w) })");
+  auto m = Parse(
+      R"(<ir_version: 10, opset_import: ["" : 18]> g (float[4] x) => (float[4] y) <float[4] w = {1, 2, 3, 4}> { y = Add(x, w) })");
   m->graph().initializers()[0]->mutable_initializer()->mutable_meta().set_data_type(onnx::TensorProto::UNDEFINED);
   EXPECT_THAT(std::string(ValidateStructure(*m).message()), HasSubstr("initializer 'w' has data type 0"));
 }

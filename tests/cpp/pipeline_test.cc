@@ -104,11 +104,13 @@ TEST(Pipeline, EnumAndListChoicesSuggest) {
   auto p = ParsePipeline("rewrite-gelu(to=tahn)");
   ASSERT_FALSE(p.ok());
   std::string m(p.status().message());
-  EXPECT_NE(m.find("option 'to' wants erf, tanh or sigmoid, got 'tahn' (did you mean 'tanh'?)"), std::string::npos) << m;
+  EXPECT_NE(m.find("option 'to' wants erf, tanh or sigmoid, got 'tahn' (did you mean 'tanh'?)"), std::string::npos)
+      << m;
   p = ParsePipeline("simplify(skip=cse;fuse-conv-nb)");
   ASSERT_FALSE(p.ok());
   m = std::string(p.status().message());
-  EXPECT_NE(m.find("option 'skip' has no choice 'fuse-conv-nb' (did you mean 'fuse-conv-bn'?)"), std::string::npos) << m;
+  EXPECT_NE(m.find("option 'skip' has no choice 'fuse-conv-nb' (did you mean 'fuse-conv-bn'?)"), std::string::npos)
+      << m;
   EXPECT_NE(m.find("column 15"), std::string::npos) << m;
   EXPECT_TRUE(ParsePipeline("simplify(skip=cse;fuse-conv-bn), rewrite-gelu=tanh").ok());
 }

@@ -46,7 +46,9 @@ TEST(RuleApi, RefusalReasonReachesExplainAndNothingChanges) {
   int root = p.Op("Neg", {p.Op("Neg", {p.Any("x")})}).id();
   PatternRule<> rule(
       "double-neg", std::move(p), root, [](const Match&) -> Verdict<> { return Refuse("x is not worth it"); },
-      [](const Match& m, NoPlan, Rewriter&) -> StatusOr<std::vector<Value*>> { return std::vector<Value*>{m.value("x")}; });
+      [](const Match& m, NoPlan, Rewriter&) -> StatusOr<std::vector<Value*>> {
+        return std::vector<Value*>{m.value("x")};
+      });
   auto m = Parse(kNegNeg);
   std::vector<std::string> reasons;
   GreedyOptions options;
@@ -64,7 +66,9 @@ TEST(RuleApi, CheckErrorFailsThePassWithTheRuleAndNode) {
   PatternRule<> rule(
       "bad", std::move(p), root,
       [](const Match&) -> Verdict<> { return absl::InvalidArgumentError("the model is broken here"); },
-      [](const Match& m, NoPlan, Rewriter&) -> StatusOr<std::vector<Value*>> { return std::vector<Value*>{m.value("x")}; });
+      [](const Match& m, NoPlan, Rewriter&) -> StatusOr<std::vector<Value*>> {
+        return std::vector<Value*>{m.value("x")};
+      });
   auto m = Parse(kNegNeg);
   auto counts = ApplyRulesGreedily(*m, {&rule});
   ASSERT_FALSE(counts.ok());

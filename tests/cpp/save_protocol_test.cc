@@ -117,8 +117,7 @@ TEST(SaveProtocol, InputFilesAreRefusedHoweverSpelled) {
   }
   EXPECT_EQ(ReadBytes(dir / "w.bin"), data);
   EXPECT_EQ(ReadBytes(dir / "in.onnx"), onnx_bytes);
-  EXPECT_EQ(Entries(dir.path()),
-            (std::set<std::string>{"in.onnx", "w.bin", "link.bin", "hard.bin", "in_link.onnx"}));
+  EXPECT_EQ(Entries(dir.path()), (std::set<std::string>{"in.onnx", "w.bin", "link.bin", "hard.bin", "in_link.onnx"}));
   // Once the model is gone its files are no one's input any more.
   model = absl::CancelledError("dropped");
   auto again = LoadModel(dir / "in.onnx");
@@ -183,9 +182,9 @@ TEST(SaveProtocol, AKilledSaveThatNeverCommittedIsUndone) {
   WriteBytes(dir / live, "busy");
   WriteBytes(dir / ".out.onnx.tmp.notapid.AbCdE1", "other");
   ASSERT_TRUE(SaveModel(*model, dir / "out.onnx", AllExternal()).ok());
-  EXPECT_EQ(Entries(dir.path()), (std::set<std::string>{"out.onnx", "out.onnx.data", "keep_me.bin",
-                                                        "same_name_other_inode.bin", live,
-                                                        ".out.onnx.tmp.notapid.AbCdE1"}));
+  EXPECT_EQ(Entries(dir.path()),
+            (std::set<std::string>{"out.onnx", "out.onnx.data", "keep_me.bin", "same_name_other_inode.bin", live,
+                                   ".out.onnx.tmp.notapid.AbCdE1"}));
   EXPECT_TRUE(LoadModel(dir / "out.onnx").ok());
   EXPECT_EQ(ReadBytes(dir / "same_name_other_inode.bin"), "someone else's, written later");
 }

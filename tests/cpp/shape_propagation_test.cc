@@ -7,13 +7,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/match.h"
 #include "core/io/importer.h"
 #include "core/shape/propagate.h"
-#include "core/shape/slicing.h"
 #include "core/shape/rules.h"
+#include "core/shape/slicing.h"
 #include "tests/cpp/test_util.h"
 
 namespace onnxsurgeon {
@@ -137,10 +137,10 @@ TEST(ShapePropagation, BroadcastWithSymbolicDims) {
       a = Add(x, y)  b = Mul(x, w)  c = Sub(x, z)  d = Div(z, five)  e = Add(one, x)
       f = Add(u, u)  g = Add(u, one)  h = Less(x, y)  k = Where(h, x, y) })");
   EXPECT_EQ(At(t, "b"), "float[N,1,4]");
-  EXPECT_EQ(At(t, "c"), "none");  // N against M: undecidable, so nothing
+  EXPECT_EQ(At(t, "c"), "none");          // N against M: undecidable, so nothing
   EXPECT_EQ(At(t, "d"), "float[5,1,1]");  // a static size other than 1 decides
   EXPECT_EQ(At(t, "e"), "float[N,1,4]");
-  EXPECT_EQ(At(t, "f"), "none");  // two unknown dims
+  EXPECT_EQ(At(t, "f"), "none");        // two unknown dims
   EXPECT_EQ(At(t, "g"), "float[?,4]");  // an unknown dim against 1 stays unknown
   EXPECT_EQ(At(t, "h"), "bool[N,3,4]");
   EXPECT_EQ(At(t, "k"), "float[N,3,4]");
@@ -171,7 +171,8 @@ TEST(ShapePropagation, MatMulRanks) {
 }
 
 TEST(ShapePropagation, Gemm) {
-  auto t = Propagate(std::string(kHeader17) + R"(g (float[N,4] a, float[6,4] b, float[6] c, float[4,N] t, float[4] w) => (float[N,6] y) {
+  auto t = Propagate(std::string(kHeader17) +
+                     R"(g (float[N,4] a, float[6,4] b, float[6] c, float[4,N] t, float[4] w) => (float[N,6] y) {
       y = Gemm<transB = 1>(a, b, c)  z = Gemm<transA = 1, transB = 1>(t, b)  u = Gemm(a, w) })");
   EXPECT_EQ(At(t, "y"), "float[N,6]");
   EXPECT_EQ(At(t, "z"), "float[N,6]");
@@ -208,7 +209,8 @@ TEST(ShapePropagation, UnsqueezeSqueezeByOpset) {
 }
 
 TEST(ShapePropagation, TransposeConcatFlattenExpand) {
-  auto t = Propagate(std::string(kHeader17) + R"(g (float[N,3,5] x, float[N,2,5] y, float[2,3,4] s) => (float[5,3,N] a) {
+  auto t =
+      Propagate(std::string(kHeader17) + R"(g (float[N,3,5] x, float[N,2,5] y, float[2,3,4] s) => (float[5,3,N] a) {
       a = Transpose(x)  b = Transpose<perm = [0, 2, 1]>(x)  c = Concat<axis = 1>(x, y)
       d = Concat<axis = 0>(x, y)  e = Flatten<axis = 1>(x)  f = Flatten<axis = 2>(s)  g = Flatten<axis = 0>(s)
       k = Constant<value = int64[3] {4, 1, 1}>()  h = Expand(x, k) })");
@@ -223,7 +225,8 @@ TEST(ShapePropagation, TransposeConcatFlattenExpand) {
 }
 
 TEST(ShapePropagation, ReductionsGatherShapeLayerNorm) {
-  auto t = Propagate(R"(<ir_version: 8, opset_import: ["" : 18]> g (float[N,5,32] x, float[32] w, float[32] b) => (float[N,5,32] y) {
+  auto t = Propagate(
+      R"(<ir_version: 8, opset_import: ["" : 18]> g (float[N,5,32] x, float[32] w, float[32] b) => (float[N,5,32] y) {
       axes = Constant<value = int64[1] {-1}>()  m = ReduceMean(x, axes)  n = ReduceMean<keepdims = 0>(x, axes)
       all = ReduceSum(x)  s = Shape(x)  s2 = Shape<start = 1>(x)  i = Constant<value = int64 {1}>()
       d = Gather(s, i)  gg = Gather<axis = 1>(x, axes)
@@ -279,9 +282,9 @@ TEST(ShapePropagation, SliceConstantOfShapeExpandFromShape) {
   EXPECT_EQ(At(t, "b"), "float[N,0,6]");  // backwards from the end towards INT64_MAX: empty
   EXPECT_EQ(At(t, "c"), "float[?,?,?]");  // bounds not constant: onnx keeps only the rank
   EXPECT_EQ(At(t, "tail"), "int64[1]");
-  EXPECT_EQ(At(t, "f"), "int32[N,6]");    // the shape's values, symbol and all
+  EXPECT_EQ(At(t, "f"), "int32[N,6]");  // the shape's values, symbol and all
   EXPECT_EQ(At(t, "e"), "int32[N,6]");
-  EXPECT_EQ(At(t, "r"), "none");           // a computed shape with a symbol: left to onnx
+  EXPECT_EQ(At(t, "r"), "none");  // a computed shape with a symbol: left to onnx
   EXPECT_EQ(At(t, "g"), "float[N,10,6]");
   EXPECT_EQ(At(t, "sc"), "float[N,10,6]");
 }
@@ -295,7 +298,7 @@ TEST(ShapePropagation, IfBranchesAndLoopBody) {
       l = Loop(trip, c, x) <body = body (int64 i, bool cin, float[N,4] h) => (bool cout, float[N,4] hout) {
           cout = Identity(cin)  hout = Tanh(h) }> })");
   EXPECT_EQ(At(t, "a"), "float[N,4]");
-  EXPECT_EQ(At(t, "b"), "none");  // ranks differ: onnx knows no shape
+  EXPECT_EQ(At(t, "b"), "none");     // ranks differ: onnx knows no shape
   EXPECT_EQ(At(t, "cout"), "none");  // a subgraph output declares its type
   EXPECT_EQ(At(t, "l"), "none");     // Loop outputs are left to onnx
 }
@@ -329,9 +332,12 @@ TEST(ShapePropagation, EnsureShapesSkipsOnnxWhenRulesSuffice) {
   InferShapesOptions options;
   options.record_value_info = false;
   int asked = 0;
-  auto needs_a = [&](const Model& m) { ++asked; return !m.graph().FindValue("a")->has_type(); };
+  auto needs_a = [&](const Model& m) {
+    ++asked;
+    return !m.graph().FindValue("a")->has_type();
+  };
   EXPECT_EQ(*EnsureShapes(*model, options, needs_a), 1);
-  EXPECT_EQ(asked, 2);  // before and after the rules; onnx not needed
+  EXPECT_EQ(asked, 2);                     // before and after the rules; onnx not needed
   EXPECT_TRUE(HasUntypedOutputs(*model));  // b: a custom op
 }
 

@@ -51,7 +51,7 @@ TEST(SymbolicShapes, ShapeArithmeticKeepsSymbols) {
   EXPECT_EQ(Elements(a->shapes, (*a)["n2"]), "((* s:N s:N))");
   EXPECT_EQ(Elements(a->shapes, (*a)["sz"]), "((* #4 (* #8 s:N)))");  // symbolic: not folded
   EXPECT_TRUE(a->shapes.IsComputed((*a)["c"]));
-  EXPECT_FALSE(a->shapes.IsComputed((*a)["minus1"]));  // a constant, not derived
+  EXPECT_FALSE(a->shapes.IsComputed((*a)["minus1"]));    // a constant, not derived
   EXPECT_EQ(a->shapes.Int64s((*a)["c"]), std::nullopt);  // N is not constant
   EXPECT_EQ(a->shapes.Int64s((*a)["minus1"]), (std::vector<int64_t>{-1}));
   EXPECT_EQ(SymbolicShapes::DimOf((*a)["x"], *ShapeOf((*a)["x"]), 0).Key(), "s:N");

@@ -46,7 +46,8 @@ TEST(Profiles, UnknownKeyIsAnError) {
   auto p = ParseProfile(std::string(kMinimal) + "[shapes]\nstatik = true\nsource = \"s\"\n", "x.toml");
   ASSERT_FALSE(p.ok());
   // The misspelt key is named beside the one it should have been.
-  EXPECT_NE(p.status().message().find("x.toml: shapes.static: missing (the table has: "), std::string::npos) << p.status().message();
+  EXPECT_NE(p.status().message().find("x.toml: shapes.static: missing (the table has: "), std::string::npos)
+      << p.status().message();
   EXPECT_NE(p.status().message().find("statik"), std::string::npos) << p.status().message();
   auto q = ParseProfile(std::string(kMinimal) + "[shapes]\nstatic = true\nstatik = true\nsource = \"s\"\n", "x.toml");
   ASSERT_FALSE(q.ok());
@@ -60,7 +61,8 @@ TEST(Profiles, FactWithoutSourceIsAnError) {
 }
 
 TEST(Profiles, BadWhenIsAnError) {
-  auto p = ParseProfile(std::string(kMinimal) + "[[missing]]\nops = [\"TopK\"]\nwhen = \"sometimes\"\nsource = \"s\"\n", "x.toml");
+  auto p = ParseProfile(std::string(kMinimal) + "[[missing]]\nops = [\"TopK\"]\nwhen = \"sometimes\"\nsource = \"s\"\n",
+                        "x.toml");
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.status().message().find("missing[0].when"), std::string::npos) << p.status().message();
 }
@@ -78,9 +80,9 @@ TEST(Profiles, UnknownNameListsKnownOnes) {
 }
 
 TEST(Check, MissingOpWhenAttributeIsNonDefault) {
-  auto p = ParseProfile(std::string(kMinimal) +
-                            "[[missing]]\nops = [\"Resize\"]\nwhen = \"attribute:mode=cubic\"\nsource = \"doc\"\n",
-                        "x.toml");
+  auto p = ParseProfile(
+      std::string(kMinimal) + "[[missing]]\nops = [\"Resize\"]\nwhen = \"attribute:mode=cubic\"\nsource = \"doc\"\n",
+      "x.toml");
   ASSERT_TRUE(p.ok()) << p.status().message();
   auto cubic = ParseModelText(R"(<ir_version: 7, opset_import: ["" : 13]>
 g (float[1,1,2,2] X, float[4] S) => (float[1,1,4,4] Y) { R = Constant<value=float[0] {}>() Y = Resize<mode="cubic">(X, R, S) })");

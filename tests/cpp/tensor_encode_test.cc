@@ -39,9 +39,9 @@ TEST(TensorEncode, Float) {
   EXPECT_EQ(f[0], 1.0f);
   EXPECT_EQ(f[1], static_cast<float>(0.1));
   EXPECT_EQ(f[2], -2.5f);
-  EXPECT_EQ(f[3], std::numeric_limits<float>::infinity());   // overflow: inf, not undefined behaviour
+  EXPECT_EQ(f[3], std::numeric_limits<float>::infinity());  // overflow: inf, not undefined behaviour
   EXPECT_EQ(f[4], -std::numeric_limits<float>::infinity());
-  EXPECT_EQ(f[5], 0.0f);                                     // below half the least subnormal
+  EXPECT_EQ(f[5], 0.0f);  // below half the least subnormal
   EXPECT_TRUE(std::isnan(Encode<float>(DT::FLOAT, {std::nan("")})[0]));
 }
 
@@ -152,9 +152,9 @@ TEST(TensorEncode, ShapeAndTypeErrors) {
   ASSERT_TRUE(matrix.ok());
   EXPECT_EQ(matrix->meta().dims_size(), 2);
   EXPECT_EQ(matrix->storage(), TensorStorage::kRaw);
-  EXPECT_FALSE(Tensor::FromDoubles(DT::FLOAT, {2}, {1.0}).ok());           // count != dims
-  EXPECT_FALSE(Tensor::FromDoubles(DT::FLOAT, {-1}, {}).ok());             // negative dim
-  EXPECT_FALSE(Tensor::FromDoubles(DT::STRING, {1}, {1.0}).ok());          // not numeric
+  EXPECT_FALSE(Tensor::FromDoubles(DT::FLOAT, {2}, {1.0}).ok());   // count != dims
+  EXPECT_FALSE(Tensor::FromDoubles(DT::FLOAT, {-1}, {}).ok());     // negative dim
+  EXPECT_FALSE(Tensor::FromDoubles(DT::STRING, {1}, {1.0}).ok());  // not numeric
   EXPECT_FALSE(Tensor::FromDoubles(DT::COMPLEX64, {1}, {1.0}).ok());
   EXPECT_FALSE(Tensor::FromInt64s(DT::UNDEFINED, {1}, {1}).ok());
 }

@@ -42,7 +42,8 @@ inline void ExpectUseListsConsistent(const Graph& g) {
   }
   for (size_t i = 0; i < g.outputs().size(); ++i) {
     bool found = false;
-    for (const auto& o : g.outputs()[i]->graph_outputs()) found |= (o.graph == &g && o.output_index == static_cast<int>(i));
+    for (const auto& o : g.outputs()[i]->graph_outputs())
+      found |= (o.graph == &g && o.output_index == static_cast<int>(i));
     EXPECT_TRUE(found) << "graph output " << i;
   }
 }

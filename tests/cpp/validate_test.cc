@@ -25,10 +25,10 @@ std::string LoadError(const onnx::ModelProto& p) {
   return m.ok() ? "" : std::string(m.status().message());
 }
 
-#define EXPECT_REFUSED(proto, ...)                                          \
-  do {                                                                      \
-    std::string err = LoadError(proto);                                     \
-    EXPECT_FALSE(err.empty()) << "loaded";                                  \
+#define EXPECT_REFUSED(proto, ...)                                                              \
+  do {                                                                                          \
+    std::string err = LoadError(proto);                                                         \
+    EXPECT_FALSE(err.empty()) << "loaded";                                                      \
     for (const char* part : {__VA_ARGS__}) EXPECT_NE(err.find(part), std::string::npos) << err; \
   } while (0)
 

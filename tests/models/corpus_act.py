@@ -10,9 +10,8 @@ from __future__ import annotations
 import math
 
 import torch
-from torch import nn
-
 from corpus_lib import TORCHSCRIPT, Spec
+from torch import nn
 
 D = 32
 

@@ -30,7 +30,9 @@ def _walk(nodes):
 
 def _has_subgraph(nodes) -> bool:
     return any(
-        attr.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for node in nodes for attr in node.attribute
+        attr.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+        for node in nodes
+        for attr in node.attribute
     )
 
 
@@ -69,7 +71,13 @@ def derived_tags(model: onnx.ModelProto) -> set[str]:
         tags.add("fp16")
     if any(d.HasField("dim_param") for v in model.graph.input for d in v.type.tensor_type.shape.dim):
         tags.add("dynamic-shape")
-    for op, tag in (("ScatterND", "scatternd"), ("Identity", "identity"), ("Cast", "cast"), ("If", "if"), ("Loop", "loop")):
+    for op, tag in (
+        ("ScatterND", "scatternd"),
+        ("Identity", "identity"),
+        ("Cast", "cast"),
+        ("If", "if"),
+        ("Loop", "loop"),
+    ):
         if op in ops:
             tags.add(tag)
     return tags

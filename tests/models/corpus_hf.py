@@ -10,9 +10,8 @@ from __future__ import annotations
 import contextlib
 
 import torch
-from torch import nn
-
 from corpus_lib import DYNAMO, TORCHSCRIPT, Spec
+from torch import nn
 
 VOCAB = 99
 BATCH, SEQ = 2, 8

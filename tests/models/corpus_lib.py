@@ -22,7 +22,6 @@ from typing import Any, Callable, ContextManager, Optional
 import numpy as np
 import onnx
 import torch
-
 from corpus_common import _all_nodes, _walk, default_opset, derived_tags, histogram  # noqa: F401
 
 TORCHSCRIPT = "torchscript"

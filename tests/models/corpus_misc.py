@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
-from torch import nn
-
 from corpus_lib import DYNAMO, TORCHSCRIPT, Spec
-
+from torch import nn
 
 # ------------------------------------------------------------------------ index_put
 

@@ -12,9 +12,8 @@ from __future__ import annotations
 import contextlib
 
 import torch
-from torch import nn
-
 from corpus_lib import DYNAMO, TORCHSCRIPT, Spec
+from torch import nn
 
 D = 32  # hidden size
 SHAPE = (2, 5, D)  # (batch, sequence, hidden)
@@ -360,4 +359,3 @@ def ln_local_function_op17() -> Spec:
         export_kwargs={"export_modules_as_functions": {LocalLayerNorm}},
         notes=["export_modules_as_functions: one FunctionProto local::LocalLayerNorm, called twice"],
     )
-

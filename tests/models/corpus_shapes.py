@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
-from torch import nn
-
 from corpus_lib import TORCHSCRIPT, Spec
+from torch import nn
 
 
 class CRNN(nn.Module):
@@ -16,8 +15,15 @@ class CRNN(nn.Module):
     def __init__(self):
         super().__init__()
         self.backbone = nn.Sequential(
-            nn.Conv2d(3, 8, 3, 1, 1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2, 2),
-            nn.Conv2d(8, 16, 3, 1, 1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d((2, 1), (2, 1)))
+            nn.Conv2d(3, 8, 3, 1, 1),
+            nn.BatchNorm2d(8),
+            nn.ReLU(),
+            nn.MaxPool2d(2, 2),
+            nn.Conv2d(8, 16, 3, 1, 1),
+            nn.BatchNorm2d(16),
+            nn.ReLU(),
+            nn.MaxPool2d((2, 1), (2, 1)),
+        )
         self.rnn = nn.LSTM(16, 8, bidirectional=True, batch_first=True)
         self.fc = nn.Linear(16, 12)
 
@@ -30,9 +36,18 @@ class CRNN(nn.Module):
 
 
 def crnn_dynamic_w_op13() -> Spec:
-    return Spec(module=CRNN(), args=(torch.randn(2, 3, 8, 20),), input_names=["x"], output_names=["y"],
-                exporter=TORCHSCRIPT, opset=13, dynamic_axes={"x": {0: "batch", 3: "width"}},
-                tags=["shape-chain", "lstm", "cnn"], rtol=1e-3, atol=1e-4)
+    return Spec(
+        module=CRNN(),
+        args=(torch.randn(2, 3, 8, 20),),
+        input_names=["x"],
+        output_names=["y"],
+        exporter=TORCHSCRIPT,
+        opset=13,
+        dynamic_axes={"x": {0: "batch", 3: "width"}},
+        tags=["shape-chain", "lstm", "cnn"],
+        rtol=1e-3,
+        atol=1e-4,
+    )
 
 
 class FPN(nn.Module):
@@ -60,9 +75,18 @@ class FPN(nn.Module):
 
 
 def fpn_dynamic_hw_op13() -> Spec:
-    return Spec(module=FPN(), args=(torch.randn(2, 3, 16, 24),), input_names=["x"], output_names=["y"],
-                exporter=TORCHSCRIPT, opset=13, dynamic_axes={"x": {0: "batch", 2: "height", 3: "width"}},
-                tags=["cnn", "resize"], rtol=1e-3, atol=1e-4)
+    return Spec(
+        module=FPN(),
+        args=(torch.randn(2, 3, 16, 24),),
+        input_names=["x"],
+        output_names=["y"],
+        exporter=TORCHSCRIPT,
+        opset=13,
+        dynamic_axes={"x": {0: "batch", 2: "height", 3: "width"}},
+        tags=["cnn", "resize"],
+        rtol=1e-3,
+        atol=1e-4,
+    )
 
 
 class ImageWrapper(nn.Module):
@@ -82,7 +106,15 @@ def swin_op17() -> Spec:
 
     transformers.logging.set_verbosity_error()
     config = SwinConfig(image_size=32, patch_size=4, embed_dim=16, depths=[1, 1], num_heads=[2, 2], window_size=4)
-    return Spec(module=ImageWrapper(SwinModel(config)), args=(torch.randn(2, 3, 32, 32),),
-                input_names=["pixel_values"], output_names=["y"], exporter=TORCHSCRIPT, opset=17,
-                dynamic_axes={"pixel_values": {0: "batch"}, "y": {0: "batch"}},
-                tags=["shape-chain", "transformer", "layernorm"], rtol=1e-3, atol=1e-4)
+    return Spec(
+        module=ImageWrapper(SwinModel(config)),
+        args=(torch.randn(2, 3, 32, 32),),
+        input_names=["pixel_values"],
+        output_names=["y"],
+        exporter=TORCHSCRIPT,
+        opset=17,
+        dynamic_axes={"pixel_values": {0: "batch"}, "y": {0: "batch"}},
+        tags=["shape-chain", "transformer", "layernorm"],
+        rtol=1e-3,
+        atol=1e-4,
+    )

@@ -65,71 +65,227 @@ class Entry:
 
 CATALOG: tuple[Entry, ...] = (
     # transformers models with random weights, built from small configs
-    Entry("bert_op14", "corpus_hf:bert_op14", "BERT encoder, TorchScript opset 14: decomposed LayerNorm, Erf GELU, dynamic batch/sequence"),
-    Entry("bert_dynamo18", "corpus_hf:bert_dynamo18", "BERT encoder, dynamo opset 18: LayerNormalization ops, Erf GELU"),
-    Entry("gpt2_dynamo18", "corpus_hf:gpt2_dynamo18", "GPT-2 LM, dynamo opset 18: tanh GELU with Pow(x,3), causal mask"),
-    Entry("vit_op14", "corpus_hf:vit_op14", "ViT encoder, TorchScript opset 14: patch Conv, decomposed LayerNorm, Erf GELU"),
-    Entry("t5_op14", "corpus_hf:t5_op14", "T5 encoder-decoder, TorchScript opset 14: RMSNorm (must not become LayerNorm)"),
-    Entry("llama_dynamo18", "corpus_hf:llama_dynamo18", "LLaMA decoder layer, dynamo opset 18: RMSNorm, SiLU, rotary embeddings, GQA"),
+    Entry(
+        "bert_op14",
+        "corpus_hf:bert_op14",
+        "BERT encoder, TorchScript opset 14: decomposed LayerNorm, Erf GELU, dynamic batch/sequence",
+    ),
+    Entry(
+        "bert_dynamo18", "corpus_hf:bert_dynamo18", "BERT encoder, dynamo opset 18: LayerNormalization ops, Erf GELU"
+    ),
+    Entry(
+        "gpt2_dynamo18", "corpus_hf:gpt2_dynamo18", "GPT-2 LM, dynamo opset 18: tanh GELU with Pow(x,3), causal mask"
+    ),
+    Entry(
+        "vit_op14",
+        "corpus_hf:vit_op14",
+        "ViT encoder, TorchScript opset 14: patch Conv, decomposed LayerNorm, Erf GELU",
+    ),
+    Entry(
+        "t5_op14", "corpus_hf:t5_op14", "T5 encoder-decoder, TorchScript opset 14: RMSNorm (must not become LayerNorm)"
+    ),
+    Entry(
+        "llama_dynamo18",
+        "corpus_hf:llama_dynamo18",
+        "LLaMA decoder layer, dynamo opset 18: RMSNorm, SiLU, rotary embeddings, GQA",
+    ),
     # nn.LayerNorm across opsets
-    Entry("layernorm_op13", "corpus_norm:layernorm_op13", "nn.LayerNorm, opset 13: exporter decomposes it (ReduceMean axes attribute)"),
+    Entry(
+        "layernorm_op13",
+        "corpus_norm:layernorm_op13",
+        "nn.LayerNorm, opset 13: exporter decomposes it (ReduceMean axes attribute)",
+    ),
     Entry("layernorm_op15", "corpus_norm:layernorm_op15", "nn.LayerNorm, opset 15: decomposed"),
     Entry("layernorm_op16", "corpus_norm:layernorm_op16", "nn.LayerNorm, opset 16: decomposed"),
     Entry("layernorm_op17", "corpus_norm:layernorm_op17", "nn.LayerNorm, opset 17: LayerNormalization"),
     Entry("layernorm_op18", "corpus_norm:layernorm_op18", "nn.LayerNorm, opset 18: LayerNormalization"),
     Entry("layernorm_op20", "corpus_norm:layernorm_op20", "nn.LayerNorm, opset 20: LayerNormalization"),
     # hand-written LayerNorms
-    Entry("ln_pow_div_op17", "corpus_norm:ln_pow_div_op17", "hand LayerNorm: Pow(d,2) variance, Div by Sqrt; ReduceMean axes attribute"),
-    Entry("ln_mul_rsqrt_op18", "corpus_norm:ln_mul_rsqrt_op18", "hand LayerNorm: Mul(d,d) variance, rsqrt as Div(1,Sqrt) then Mul; ReduceMean axes input"),
-    Entry("ln_reciprocal_dynamo18", "corpus_norm:ln_reciprocal_dynamo18", "hand LayerNorm via dynamo: rsqrt as Sqrt+Reciprocal, Mul(d,d)"),
-    Entry("ln_dup_sub_dynamo18", "corpus_norm:ln_dup_sub_dynamo18", "hand LayerNorm computing x-mean twice (two Sub nodes), unoptimized dynamo export"),
-    Entry("ln_noaffine_op18", "corpus_norm:ln_noaffine_op18", "hand LayerNorm without weight and bias, on a rank-2 input"),
-    Entry("ln_fp16_casts_op17", "corpus_norm:ln_fp16_casts_op17", "fp16 model with Cast to fp32 around a hand LayerNorm"),
-    Entry("ln2d_channels_first_op17", "corpus_norm:ln2d_channels_first_op17", "ConvNeXt/SAM LayerNorm2d over axis 1 of NCHW between convs"),
-    Entry("ln_std_eps_op17", "corpus_norm:ln_std_eps_op17", "NOT a LayerNorm: (x-mean)/(std+eps), eps outside the sqrt"),
-    Entry("ln_unbiased_var_op17", "corpus_norm:ln_unbiased_var_op17", "NOT a LayerNorm: unbiased variance (torch.var default)"),
-    Entry("ln_custom_domain_op17", "corpus_norm:ln_custom_domain_op17", "LayerNorm exported as custom::Custom_LayerNorm (custom symbolic); not runnable"),
-    Entry("ln_local_function_op17", "corpus_norm:ln_local_function_op17", "hand LayerNorm exported as a model-local function local::LocalLayerNorm"),
+    Entry(
+        "ln_pow_div_op17",
+        "corpus_norm:ln_pow_div_op17",
+        "hand LayerNorm: Pow(d,2) variance, Div by Sqrt; ReduceMean axes attribute",
+    ),
+    Entry(
+        "ln_mul_rsqrt_op18",
+        "corpus_norm:ln_mul_rsqrt_op18",
+        "hand LayerNorm: Mul(d,d) variance, rsqrt as Div(1,Sqrt) then Mul; ReduceMean axes input",
+    ),
+    Entry(
+        "ln_reciprocal_dynamo18",
+        "corpus_norm:ln_reciprocal_dynamo18",
+        "hand LayerNorm via dynamo: rsqrt as Sqrt+Reciprocal, Mul(d,d)",
+    ),
+    Entry(
+        "ln_dup_sub_dynamo18",
+        "corpus_norm:ln_dup_sub_dynamo18",
+        "hand LayerNorm computing x-mean twice (two Sub nodes), unoptimized dynamo export",
+    ),
+    Entry(
+        "ln_noaffine_op18", "corpus_norm:ln_noaffine_op18", "hand LayerNorm without weight and bias, on a rank-2 input"
+    ),
+    Entry(
+        "ln_fp16_casts_op17", "corpus_norm:ln_fp16_casts_op17", "fp16 model with Cast to fp32 around a hand LayerNorm"
+    ),
+    Entry(
+        "ln2d_channels_first_op17",
+        "corpus_norm:ln2d_channels_first_op17",
+        "ConvNeXt/SAM LayerNorm2d over axis 1 of NCHW between convs",
+    ),
+    Entry(
+        "ln_std_eps_op17", "corpus_norm:ln_std_eps_op17", "NOT a LayerNorm: (x-mean)/(std+eps), eps outside the sqrt"
+    ),
+    Entry(
+        "ln_unbiased_var_op17",
+        "corpus_norm:ln_unbiased_var_op17",
+        "NOT a LayerNorm: unbiased variance (torch.var default)",
+    ),
+    Entry(
+        "ln_custom_domain_op17",
+        "corpus_norm:ln_custom_domain_op17",
+        "LayerNorm exported as custom::Custom_LayerNorm (custom symbolic); not runnable",
+    ),
+    Entry(
+        "ln_local_function_op17",
+        "corpus_norm:ln_local_function_op17",
+        "hand LayerNorm exported as a model-local function local::LocalLayerNorm",
+    ),
     # GELU forms
     Entry("gelu_erf_op17", "corpus_act:gelu_erf_op17", "nn.GELU() at opset 17: Erf form"),
-    Entry("gelu_tanh_op17", "corpus_act:gelu_tanh_op17", "nn.GELU('tanh') at opset 17, TorchScript: tanh form with x*x*x"),
+    Entry(
+        "gelu_tanh_op17", "corpus_act:gelu_tanh_op17", "nn.GELU('tanh') at opset 17, TorchScript: tanh form with x*x*x"
+    ),
     Entry("gelu_tanh_cube_op17", "corpus_act:gelu_tanh_cube_op17", "hand-written tanh GELU with x*x*x"),
-    Entry("gelu_tanh_pow_op17", "corpus_act:gelu_tanh_pow_op17", "hand-written tanh GELU with Pow(x,3) (GPT-2 NewGELU)"),
+    Entry(
+        "gelu_tanh_pow_op17", "corpus_act:gelu_tanh_pow_op17", "hand-written tanh GELU with Pow(x,3) (GPT-2 NewGELU)"
+    ),
     Entry("gelu_op20", "corpus_act:gelu_op20", "nn.GELU() and nn.GELU('tanh') at opset 20: Gelu op"),
     # misc structures
-    Entry("index_put_op16", "corpus_misc:index_put_op16", "x[idx]=v and index_put(accumulate=True), TorchScript: ScatterND (+Add)"),
-    Entry("index_put_dynamo18", "corpus_misc:index_put_dynamo18", "same via dynamo: ScatterND and ScatterND(reduction='add')"),
-    Entry("cnn_clutter_op13", "corpus_misc:cnn_clutter_op13", "small CNN, dynamic batch: Shape->Gather->Unsqueeze->Concat->Reshape, Cast, Identity"),
-    Entry("control_flow_op17", "corpus_misc:control_flow_op17", "torch.jit.script If and Loop, hand LayerNorm inside the Loop body"),
-    Entry("control_flow_cond_dynamo18", "corpus_misc:control_flow_cond_dynamo18", "torch.cond through dynamo: If with GELU and LayerNorm in branches"),
-    Entry("crnn_dynamic_w_op13", "corpus_shapes:crnn_dynamic_w_op13", "OCR CRNN: BiLSTM over a dynamic width, shapes from Shape/Gather"),
-    Entry("fpn_dynamic_hw_op13", "corpus_shapes:fpn_dynamic_hw_op13", "detector neck: Resize to dynamic H/W sizes, Conv + bias/scale, Transpose pair"),
-    Entry("swin_op17", "corpus_shapes:swin_op17", "Swin encoder, TorchScript opset 17: window reshapes whose shapes chain layer to layer (dynamic batch)"),
-    Entry("styletts_block_op14", "corpus_misc:styletts_block_op14", "StyleTTS/Kokoro-like block: AdaIN, ConvTranspose1d, BiLSTM, AdaLayerNorm"),
+    Entry(
+        "index_put_op16",
+        "corpus_misc:index_put_op16",
+        "x[idx]=v and index_put(accumulate=True), TorchScript: ScatterND (+Add)",
+    ),
+    Entry(
+        "index_put_dynamo18",
+        "corpus_misc:index_put_dynamo18",
+        "same via dynamo: ScatterND and ScatterND(reduction='add')",
+    ),
+    Entry(
+        "cnn_clutter_op13",
+        "corpus_misc:cnn_clutter_op13",
+        "small CNN, dynamic batch: Shape->Gather->Unsqueeze->Concat->Reshape, Cast, Identity",
+    ),
+    Entry(
+        "control_flow_op17",
+        "corpus_misc:control_flow_op17",
+        "torch.jit.script If and Loop, hand LayerNorm inside the Loop body",
+    ),
+    Entry(
+        "control_flow_cond_dynamo18",
+        "corpus_misc:control_flow_cond_dynamo18",
+        "torch.cond through dynamo: If with GELU and LayerNorm in branches",
+    ),
+    Entry(
+        "crnn_dynamic_w_op13",
+        "corpus_shapes:crnn_dynamic_w_op13",
+        "OCR CRNN: BiLSTM over a dynamic width, shapes from Shape/Gather",
+    ),
+    Entry(
+        "fpn_dynamic_hw_op13",
+        "corpus_shapes:fpn_dynamic_hw_op13",
+        "detector neck: Resize to dynamic H/W sizes, Conv + bias/scale, Transpose pair",
+    ),
+    Entry(
+        "swin_op17",
+        "corpus_shapes:swin_op17",
+        "Swin encoder, TorchScript opset 17: window reshapes whose shapes chain layer to layer (dynamic batch)",
+    ),
+    Entry(
+        "styletts_block_op14",
+        "corpus_misc:styletts_block_op14",
+        "StyleTTS/Kokoro-like block: AdaIN, ConvTranspose1d, BiLSTM, AdaLayerNorm",
+    ),
     # TensorFlow/Keras through tf2onnx (exporters/corpus_tf.py)
     *(
         Entry(f"tf_{kind}_op{opset}", f"corpus_tf:{kind}_op{opset}", f"{summary}, tf2onnx opset {opset}", stack="tf")
         for kind, summary in (
-            ("keras_layernorm", "keras.layers.LayerNormalization between Dense layers: GlobalAveragePool moments, x*inv + (-mean*inv + beta)"),
-            ("moments_layernorm", "tf.nn.moments LayerNorm with rsqrt, then tf.nn.batch_normalization over the last axis"),
+            (
+                "keras_layernorm",
+                "keras.layers.LayerNormalization between Dense layers: GlobalAveragePool moments, x*inv + (-mean*inv + beta)",
+            ),
+            (
+                "moments_layernorm",
+                "tf.nn.moments LayerNorm with rsqrt, then tf.nn.batch_normalization over the last axis",
+            ),
             ("dense_gelu", "Dense + tf.nn.gelu(approximate=True) (Pow(x,3) tanh form) + Dense + erf GELU"),
             ("vit_block", "Keras ViT encoder block: LayerNormalization, MultiHeadAttention (einsum), Dense gelu MLP"),
         )
         for opset in (13, 15, 17)
     ),
     # JAX/Flax nnx through jax2onnx (exporters/corpus_jax.py)
-    Entry("flax_layernorm_op13", "corpus_jax:flax_layernorm_op13", "Flax LayerNorm x2 (variance max(0, E[x^2]-E[x]^2)) between Linear layers, jax2onnx opset 13", stack="jax"),
-    Entry("flax_layernorm_op17", "corpus_jax:flax_layernorm_op17", "Flax LayerNorm x2 (variance max(0, E[x^2]-E[x]^2)) between Linear layers, jax2onnx opset 17", stack="jax"),
-    Entry("flax_gelu_op17", "corpus_jax:flax_gelu_op17", "jax.nn.gelu tanh (x*x*x) and exact (Erf of x*(1/sqrt 2)) between Linear layers, jax2onnx opset 17", stack="jax"),
-    Entry("flax_mixer_op17", "corpus_jax:flax_mixer_op17", "small MLP-Mixer (patch Conv, 2 blocks, 5 LayerNorms, tanh GELUs, mean-pool head), jax2onnx opset 17", stack="jax"),
+    Entry(
+        "flax_layernorm_op13",
+        "corpus_jax:flax_layernorm_op13",
+        "Flax LayerNorm x2 (variance max(0, E[x^2]-E[x]^2)) between Linear layers, jax2onnx opset 13",
+        stack="jax",
+    ),
+    Entry(
+        "flax_layernorm_op17",
+        "corpus_jax:flax_layernorm_op17",
+        "Flax LayerNorm x2 (variance max(0, E[x^2]-E[x]^2)) between Linear layers, jax2onnx opset 17",
+        stack="jax",
+    ),
+    Entry(
+        "flax_gelu_op17",
+        "corpus_jax:flax_gelu_op17",
+        "jax.nn.gelu tanh (x*x*x) and exact (Erf of x*(1/sqrt 2)) between Linear layers, jax2onnx opset 17",
+        stack="jax",
+    ),
+    Entry(
+        "flax_mixer_op17",
+        "corpus_jax:flax_mixer_op17",
+        "small MLP-Mixer (patch Conv, 2 blocks, 5 LayerNorms, tanh GELUs, mean-pool head), jax2onnx opset 17",
+        stack="jax",
+    ),
     # Flax linen through jax2tf + tf2onnx (exporters/corpus_jax2tf.py)
-    Entry("flax_jax2tf_layernorm_op13", "corpus_jax2tf:flax_jax2tf_layernorm_op13", "Flax LayerNorm x2 between Dense layers, jax2tf + tf2onnx opset 13: means as ReduceSum * (1/N), Reshape/Expand back", stack="jax2tf"),
-    Entry("flax_jax2tf_layernorm_op17", "corpus_jax2tf:flax_jax2tf_layernorm_op17", "Flax LayerNorm x2 between Dense layers, jax2tf + tf2onnx opset 17: means as ReduceSum * (1/N), Reshape/Expand back", stack="jax2tf"),
+    Entry(
+        "flax_jax2tf_layernorm_op13",
+        "corpus_jax2tf:flax_jax2tf_layernorm_op13",
+        "Flax LayerNorm x2 between Dense layers, jax2tf + tf2onnx opset 13: means as ReduceSum * (1/N), Reshape/Expand back",
+        stack="jax2tf",
+    ),
+    Entry(
+        "flax_jax2tf_layernorm_op17",
+        "corpus_jax2tf:flax_jax2tf_layernorm_op17",
+        "Flax LayerNorm x2 between Dense layers, jax2tf + tf2onnx opset 17: means as ReduceSum * (1/N), Reshape/Expand back",
+        stack="jax2tf",
+    ),
     # PaddlePaddle through paddle2onnx (exporters/corpus_paddle.py)
-    Entry("paddle_layernorm_op11", "corpus_paddle:paddle_layernorm_op11", "paddle LayerNorm + GELU MLP block, paddle2onnx opset 11: decomposed LayerNorm", stack="paddle"),
-    Entry("paddle_layernorm_op17", "corpus_paddle:paddle_layernorm_op17", "paddle LayerNorm + GELU MLP block, paddle2onnx opset 17: LayerNormalization", stack="paddle"),
-    Entry("paddle_lcnet_op11", "corpus_paddle:paddle_lcnet_op11", "PP-LCNet-like CNN (depthwise convs, BN, hardswish, SE), paddle2onnx opset 11: HardSigmoid*x", stack="paddle"),
-    Entry("paddle_lcnet_op17", "corpus_paddle:paddle_lcnet_op17", "PP-LCNet-like CNN (depthwise convs, BN, hardswish, SE), paddle2onnx opset 17: HardSwish", stack="paddle"),
+    Entry(
+        "paddle_layernorm_op11",
+        "corpus_paddle:paddle_layernorm_op11",
+        "paddle LayerNorm + GELU MLP block, paddle2onnx opset 11: decomposed LayerNorm",
+        stack="paddle",
+    ),
+    Entry(
+        "paddle_layernorm_op17",
+        "corpus_paddle:paddle_layernorm_op17",
+        "paddle LayerNorm + GELU MLP block, paddle2onnx opset 17: LayerNormalization",
+        stack="paddle",
+    ),
+    Entry(
+        "paddle_lcnet_op11",
+        "corpus_paddle:paddle_lcnet_op11",
+        "PP-LCNet-like CNN (depthwise convs, BN, hardswish, SE), paddle2onnx opset 11: HardSigmoid*x",
+        stack="paddle",
+    ),
+    Entry(
+        "paddle_lcnet_op17",
+        "corpus_paddle:paddle_lcnet_op17",
+        "PP-LCNet-like CNN (depthwise convs, BN, hardswish, SE), paddle2onnx opset 17: HardSwish",
+        stack="paddle",
+    ),
     # benchmarks only
     Entry("large", "corpus_misc:large", "stack of 8 Linear(4096,4096): ~537 MB fp32; benchmarks only", default=False),
 )
@@ -148,8 +304,13 @@ def source_hash(stack: str = "torch") -> str:
     rebuilt from that file, so the pins are the versions)."""
     digest = hashlib.sha256()
     if stack != "torch":
-        files = [HERE / "corpus_common.py", EXPORTERS / "exporter_lib.py", EXPORTERS / "run.py",
-                 EXPORTERS / f"corpus_{stack}.py", EXPORTERS / f"requirements-{stack}.txt"]
+        files = [
+            HERE / "corpus_common.py",
+            EXPORTERS / "exporter_lib.py",
+            EXPORTERS / "run.py",
+            EXPORTERS / f"corpus_{stack}.py",
+            EXPORTERS / f"requirements-{stack}.txt",
+        ]
         for path in files:
             digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
         return digest.hexdigest()
@@ -170,7 +331,10 @@ def source_hash_for(name: str) -> str:
 
 def cache_root() -> Path:
     """Where exporter venvs and their models are kept across clones."""
-    base = os.environ.get("ONNXSURGEON_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "onnxsurgeon"
+    base = (
+        os.environ.get("ONNXSURGEON_CACHE")
+        or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "onnxsurgeon"
+    )
     return Path(base)
 
 
@@ -204,21 +368,30 @@ def build_stack(stack: str, entries: list[Entry], out: Path, digest: str) -> lis
     failures = []
     if missing:
         start = time.perf_counter()
-        venv = subprocess.run(["bash", str(REPO / "scripts" / "exporter-venv.sh"), stack], capture_output=True, text=True)
+        venv = subprocess.run(
+            ["bash", str(REPO / "scripts" / "exporter-venv.sh"), stack], capture_output=True, text=True
+        )
         if venv.returncode != 0:
             for e in missing:
                 (out / f"{e.name}.error").write_text(f"the {stack} exporter venv could not be made:\n{venv.stderr}")
             print(f"  {stack}: exporter venv FAILED: {venv.stderr.strip().splitlines()[-1:]}", flush=True)
             return [e.name for e in missing]
         python = Path(venv.stdout.strip().splitlines()[-1]) / "bin" / "python"
-        command = [str(python), str(EXPORTERS / "run.py"), "--out", str(cache), "--stamp", stamp,
-                   *(f"{e.name}={e.builder}={e.summary}" for e in missing)]
+        command = [
+            str(python),
+            str(EXPORTERS / "run.py"),
+            "--out",
+            str(cache),
+            "--stamp",
+            stamp,
+            *(f"{e.name}={e.builder}={e.summary}" for e in missing),
+        ]
         log = cache / f"{stack}.log"  # the frameworks' own chatter, for when an export fails
         with log.open("w") as sink:
             proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=sink, text=True)
             for line in proc.stdout:
                 if line.startswith("corpus-progress:"):
-                    print(line[len("corpus-progress:"):].rstrip(), flush=True)
+                    print(line[len("corpus-progress:") :].rstrip(), flush=True)
                 else:
                     sink.write(line)
             proc.wait()
@@ -250,7 +423,15 @@ def prune_stale(out: Path) -> list[str]:
         name = stamp.name[: -len(".stamp")]
         if name in BY_NAME:
             continue
-        for suffix in (".onnx", ".json", ".inputs.npz", ".expected.npz", ".error", "_external.onnx", "_external.onnx.data"):
+        for suffix in (
+            ".onnx",
+            ".json",
+            ".inputs.npz",
+            ".expected.npz",
+            ".error",
+            "_external.onnx",
+            "_external.onnx.data",
+        ):
             (out / f"{name}{suffix}").unlink(missing_ok=True)
         stamp.unlink()
         pruned.append(name)
@@ -263,10 +444,9 @@ def seed_for(name: str) -> int:
 
 def build(entry: Entry, out: Path, stamp: str, external: bool):
     """Seeds every RNG from the model name, runs the builder and writes the files."""
+    import corpus_lib
     import numpy as np
     import torch
-
-    import corpus_lib
 
     seed = seed_for(entry.name)
     random.seed(seed)
@@ -353,7 +533,9 @@ def main(argv: list[str] | None = None) -> int:
             for e in entries:
                 (cache_root() / "corpus" / f"{e.name}.stamp").unlink(missing_ok=True)
         failures += build_stack(stack, entries, out, source_hash(stack))
-    print(f"corpus: {len(names) - len(failures)}/{len(names)} models in {out} ({time.perf_counter() - total_start:.1f}s)")
+    print(
+        f"corpus: {len(names) - len(failures)}/{len(names)} models in {out} ({time.perf_counter() - total_start:.1f}s)"
+    )
     if failures:
         print(f"corpus: FAILED: {', '.join(failures)}", file=sys.stderr)
         return 1

@@ -5,6 +5,7 @@ is empty), but it ships the test cases themselves (onnx.backend.test.case.node).
 writes every case as <dir>/<name>/model.onnx plus test_data_set_N/{input,output}_K.pb,
 the layout the onnx repository uses, cached per onnx version.
 """
+
 from __future__ import annotations
 
 import os

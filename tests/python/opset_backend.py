@@ -12,6 +12,7 @@ already verified at t+1 (same nodes, same attributes: the kernels are the same o
 Used by tests/python/test_opset_backend.py (onnxsurgeon, with a floor) and by
 bench/opset_backend_report.py (both converters, for docs/opset-conversion.md).
 """
+
 from __future__ import annotations
 
 import collections
@@ -20,9 +21,8 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
-
 from backend_node_cases import node_models
+from onnx import numpy_helper
 
 LOWEST = 7
 # Tests whose expected outputs cannot be compared (random outputs, or ORT builds lacking
@@ -66,8 +66,13 @@ def load_cases() -> list[Case]:
         sets = sorted(path.parent.glob("test_data_set_*"))
         inputs, outputs = [], []
         for d in sets:
-            inputs.append({vi.name: _load_proto(d / f"input_{i}.pb", vi) for i, vi in enumerate(model.graph.input)
-                           if (d / f"input_{i}.pb").exists()})
+            inputs.append(
+                {
+                    vi.name: _load_proto(d / f"input_{i}.pb", vi)
+                    for i, vi in enumerate(model.graph.input)
+                    if (d / f"input_{i}.pb").exists()
+                }
+            )
             outputs.append([_load_proto(d / f"output_{i}.pb", vi) for i, vi in enumerate(model.graph.output)])
         if not sets:
             continue
@@ -100,7 +105,9 @@ def _runs(model: onnx.ModelProto, case: Case) -> bool:
                 if g.shape != e.shape:
                     return False
                 if e.dtype.kind in "fc":
-                    if not np.allclose(g.astype(np.float64), e.astype(np.float64), rtol=RTOL, atol=ATOL, equal_nan=True):
+                    if not np.allclose(
+                        g.astype(np.float64), e.astype(np.float64), rtol=RTOL, atol=ATOL, equal_nan=True
+                    ):
                         return False
                 elif not np.array_equal(g, e):
                     return False
@@ -114,9 +121,12 @@ def ort_runs_opset(opset: int) -> bool:
     import onnxruntime as ort
     from onnx import TensorProto, helper
 
-    g = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g",
-                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+    g = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
+    )
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
     try:
         ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])

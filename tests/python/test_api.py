@@ -1,4 +1,5 @@
 """The Python package: load/save, onnx.ModelProto interop, the IR views, run(), errors."""
+
 from __future__ import annotations
 
 import subprocess
@@ -7,10 +8,9 @@ import textwrap
 
 import numpy as np
 import onnx
+import onnxsurgeon as osg
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-
-import onnxsurgeon as osg
 
 TEXT = """
 <ir_version: 10, opset_import: ["" : 18]>

@@ -1,6 +1,7 @@
 """The Python package's surface from issue 15: __version__, typed stubs, reprs, structured
 types, attributes of every kind both ways, pipelines as lists, path inputs never written
 unless output= names them, zero-copy ModelProto interop, rule sets named in pipelines."""
+
 from __future__ import annotations
 
 import ast
@@ -10,10 +11,9 @@ import sys
 
 import numpy as np
 import onnx
+import onnxsurgeon as osg
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-
-import onnxsurgeon as osg
 from onnxsurgeon.rules import Pattern, Rule
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -36,14 +36,22 @@ def test_version_matches_pyproject():
 def test_stubs_and_py_typed_ship_with_the_package():
     assert (PKG / "py.typed").exists()
     stub = ast.parse((PKG / "_core.pyi").read_text())
-    classes = {n.name: {m.name for m in n.body if isinstance(m, ast.FunctionDef)}
-               for n in stub.body if isinstance(n, ast.ClassDef)}
+    classes = {
+        n.name: {m.name for m in n.body if isinstance(m, ast.FunctionDef)}
+        for n in stub.body
+        if isinstance(n, ast.ClassDef)
+    }
     # Every public method of the extension's classes is declared in the stub.
     for cls in (osg.Model, osg.Graph, osg.Node, osg.Value):
         public = {name for name in dir(cls) if not name.startswith(("__", "_pybind11"))}
         missing = public - classes[cls.__name__] - {"from_proto", "to_proto", "inspect", "type", "attrs"}
-        declared_props = {a.target.id for n in stub.body if isinstance(n, ast.ClassDef) and n.name == cls.__name__
-                          for a in n.body if isinstance(a, ast.AnnAssign)}
+        declared_props = {
+            a.target.id
+            for n in stub.body
+            if isinstance(n, ast.ClassDef) and n.name == cls.__name__
+            for a in n.body
+            if isinstance(a, ast.AnnAssign)
+        }
         assert missing - declared_props == set(), cls.__name__
 
 
@@ -78,11 +86,28 @@ def test_producer_and_uses_are_both_methods():
 
 def attr_model():
     t = numpy_helper.from_array(np.arange(6, dtype=np.int32).reshape(2, 3))
-    node = helper.make_node("Custom", ["X"], ["Y"], domain="custom", name="n", i=3, f=0.5, s="héllo",
-                            ints=[1, 2], floats=[0.5, 1.5], strings=["a", "b"], t=t, tensors=[t],
-                            tp=helper.make_tensor_type_proto(TensorProto.FLOAT, [2]))
-    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2])],
-                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2])])
+    node = helper.make_node(
+        "Custom",
+        ["X"],
+        ["Y"],
+        domain="custom",
+        name="n",
+        i=3,
+        f=0.5,
+        s="héllo",
+        ints=[1, 2],
+        floats=[0.5, 1.5],
+        strings=["a", "b"],
+        t=t,
+        tensors=[t],
+        tp=helper.make_tensor_type_proto(TensorProto.FLOAT, [2]),
+    )
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2])],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("custom", 1)])
 
 
@@ -144,10 +169,15 @@ def test_run_takes_a_list_of_pass_strings():
 
 
 def test_a_path_input_is_never_written_without_output(tmp_path):
-    model = helper.make_model(helper.make_graph(
-        [helper.make_node("Identity", ["X"], ["A"]), helper.make_node("Relu", ["A"], ["Y"])], "g",
-        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2])],
-        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2])]), opset_imports=[helper.make_opsetid("", 18)])
+    model = helper.make_model(
+        helper.make_graph(
+            [helper.make_node("Identity", ["X"], ["A"]), helper.make_node("Relu", ["A"], ["Y"])],
+            "g",
+            [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2])],
+            [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2])],
+        ),
+        opset_imports=[helper.make_opsetid("", 18)],
+    )
     src = tmp_path / "m.onnx"
     onnx.save(model, src)
     before = src.read_bytes()
@@ -168,11 +198,16 @@ def test_a_path_input_is_never_written_without_output(tmp_path):
 
 def test_model_proto_path_shares_bytes_and_leaves_the_proto_alone():
     w = numpy_helper.from_array(np.arange(1 << 16, dtype=np.float32), "W")
-    model = helper.make_model(helper.make_graph(
-        [helper.make_node("Add", ["X", "W"], ["Y"])], "g",
-        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1 << 16])],
-        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1 << 16])], [w]),
-        opset_imports=[helper.make_opsetid("", 18)])
+    model = helper.make_model(
+        helper.make_graph(
+            [helper.make_node("Add", ["X", "W"], ["Y"])],
+            "g",
+            [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1 << 16])],
+            [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1 << 16])],
+            [w],
+        ),
+        opset_imports=[helper.make_opsetid("", 18)],
+    )
     copy = onnx.ModelProto()
     copy.CopyFrom(model)
     out = osg.run(model, "simplify")
@@ -223,5 +258,6 @@ g (float[2,8] X) => (float[2,8] Y) { s = Sigmoid(X)  a = Mul(s, X)  t = Sigmoid(
     assert scope["counts"] == {"silu-to-quickgelu": 2}
     fused = model.to_proto()
     assert [n.op_type for n in fused.graph.node] == ["QuickGelu", "QuickGelu"]
-    oracle.assert_equivalent(original, fused, inputs={"X": np.linspace(-4, 4, 16, dtype=np.float32).reshape(2, 8)},
-                             rtol=1e-5, atol=1e-6)
+    oracle.assert_equivalent(
+        original, fused, inputs={"X": np.linspace(-4, 4, 16, dtype=np.float32).reshape(2, 8)}, rtol=1e-5, atol=1e-6
+    )

@@ -1,9 +1,9 @@
 """Lossless load -> save on every ONNX backend node test model (all ~1,900 of them):
 the saved ModelProto equals the input, through the file path and through bytes."""
+
 from __future__ import annotations
 
 import onnx
-
 import onnxsurgeon as osg
 from backend_node_cases import node_models
 

@@ -5,6 +5,7 @@ A backend whose venv is not installed (scripts/backends/setup.sh, or make backen
 is skipped with that reason, never passed; one whose install failed fails here with the
 recorded error. `make backends-smoke` installs what is missing and runs the same check;
 `make backends` runs the whole corpus."""
+
 from __future__ import annotations
 
 import json
@@ -41,9 +42,24 @@ def test_backend_smoke(backend, tmp_path, request):
     if not (CORPUS / f"{model}.onnx").is_file():
         pytest.skip(f"corpus model {model} not generated (make models)")
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "tests/backends/harness.py"), "--smoke", "--backends", backend,
-         "--models", model, "--out", str(tmp_path), "--cli", str(CLI)],
-        capture_output=True, text=True, timeout=1200, env=dict(os.environ, BACKENDS_DIR=str(BACKENDS_DIR)))
+        [
+            sys.executable,
+            str(ROOT / "tests/backends/harness.py"),
+            "--smoke",
+            "--backends",
+            backend,
+            "--models",
+            model,
+            "--out",
+            str(tmp_path),
+            "--cli",
+            str(CLI),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        env=dict(os.environ, BACKENDS_DIR=str(BACKENDS_DIR)),
+    )
     report = json.loads((tmp_path / "results.json").read_text())
     [row] = report["rows"]
     assert proc.returncode == 0, f"{backend} on {model}: {row['verdict']}: {row.get('why')}\n{proc.stdout[-2000:]}"

@@ -9,7 +9,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from bad_inputs import BadInput, all_cases
 
 CASES = all_cases()

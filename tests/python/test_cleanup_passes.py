@@ -1,14 +1,13 @@
 """The cleanup passes of issue 6 beyond the golden text tests: the CLI, onnxruntime runs
 after set-input-shape, torch exports with initializers as inputs, and `simplify`."""
+
 from __future__ import annotations
 
 import numpy as np
 import onnx
+import onnxsurgeon as osg
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-
-import onnxsurgeon as osg
-
 
 
 def dynamic_model() -> onnx.ModelProto:
@@ -37,8 +36,13 @@ def test_cli_runs_the_cleanup_passes(tmp_path, run_cli, oracle):
     source = tmp_path / "in.onnx"
     source.write_bytes(dynamic_model().SerializeToString())
     out = tmp_path / "out.onnx"
-    proc = run_cli("--pass", "remove-initializer-inputs,strip-identity-cast,dedupe-initializers,extract-constants,dce",
-                   source, "-o", out)
+    proc = run_cli(
+        "--pass",
+        "remove-initializer-inputs,strip-identity-cast,dedupe-initializers,extract-constants,dce",
+        source,
+        "-o",
+        out,
+    )
     del proc
     result = onnx.load(out)
     oracle.assert_valid(result)
@@ -52,8 +56,14 @@ def test_cli_runs_the_cleanup_passes(tmp_path, run_cli, oracle):
 
 def test_cli_lists_the_new_passes_and_rejects_bad_options(tmp_path, run_cli):
     listing = run_cli("passes").stdout
-    for name in ("strip-identity-cast", "remove-initializer-inputs", "dedupe-initializers", "extract-constants",
-                 "set-input-shape", "simplify"):
+    for name in (
+        "strip-identity-cast",
+        "remove-initializer-inputs",
+        "dedupe-initializers",
+        "extract-constants",
+        "set-input-shape",
+        "simplify",
+    ):
         assert name in listing
     source = tmp_path / "in.onnx"
     source.write_bytes(dynamic_model().SerializeToString())
@@ -65,7 +75,9 @@ def test_cli_lists_the_new_passes_and_rejects_bad_options(tmp_path, run_cli):
 def test_set_input_shape_then_onnxruntime_runs_the_fixed_shape(oracle):
     model = osg.run(dynamic_model(), "remove-initializer-inputs,set-input-shape(shapes=X:2x?x4, dims=seq:3)")
     oracle.assert_valid(model)
-    dims = [d.dim_value if d.HasField("dim_value") else d.dim_param for d in model.graph.input[0].type.tensor_type.shape.dim]
+    dims = [
+        d.dim_value if d.HasField("dim_value") else d.dim_param for d in model.graph.input[0].type.tensor_type.shape.dim
+    ]
     assert dims == [2, 3, 4]
     out_dims = [d.dim_value for d in model.graph.output[0].type.tensor_type.shape.dim]
     assert out_dims == [2, 12], "shape inference carried the new shape to the output"
@@ -92,8 +104,9 @@ def test_remove_initializer_inputs_on_a_torch_export_with_initializers_as_inputs
     module = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2)).eval()
     path = tmp_path / "m.onnx"
     x = torch.randn(3, 4)
-    torch.onnx.export(module, (x,), str(path), keep_initializers_as_inputs=True, dynamo=False,
-                      input_names=["x"], output_names=["y"])
+    torch.onnx.export(
+        module, (x,), str(path), keep_initializers_as_inputs=True, dynamo=False, input_names=["x"], output_names=["y"]
+    )
     original = onnx.load(path)
     assert len(original.graph.input) > 1, "the export lists its weights as inputs"
     report: list = []
@@ -121,9 +134,13 @@ def test_dedupe_initializers_compares_in_full_what_the_sampled_hash_cannot_tell_
     differs[5000] += 1.0  # byte 20000: outside the three sampled windows
     tensors = {"A": base, "B": differs, "C": base.copy()}
     nodes = [helper.make_node("Add", ["X", name], [f"y{name}"]) for name in tensors]
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [16384])],
-                              [helper.make_tensor_value_info(f"y{n}", TensorProto.FLOAT, [16384]) for n in tensors],
-                              [numpy_helper.from_array(a, n) for n, a in tensors.items()])
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [16384])],
+        [helper.make_tensor_value_info(f"y{n}", TensorProto.FLOAT, [16384]) for n in tensors],
+        [numpy_helper.from_array(a, n) for n, a in tensors.items()],
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
     report: list = []
     result = osg.run(model, "dedupe-initializers", report=report)
@@ -140,8 +157,9 @@ def test_dedupe_initializers_reads_external_data_in_place(tmp_path, oracle):
     model.graph.node.insert(0, helper.make_node("Add", ["E1", "E2"], ["e"]))
     model.graph.output.append(helper.make_tensor_value_info("e", TensorProto.FLOAT, [4096]))
     path = tmp_path / "ext.onnx"
-    onnx.save(model, path, save_as_external_data=True, all_tensors_to_one_file=True, location="w.bin",
-              size_threshold=1024)
+    onnx.save(
+        model, path, save_as_external_data=True, all_tensors_to_one_file=True, location="w.bin", size_threshold=1024
+    )
     (tmp_path / "out").mkdir()
     out = tmp_path / "out" / "dedup.onnx"  # its own folder: its w.bin must not replace the source's
     report: list = []
@@ -201,8 +219,9 @@ def test_simplify_on_the_corpus_removes_every_identity(corpus_model, oracle):
     # value that cannot take it: a graph input, an outer-scope value, another output.
     assert not list(identities_not_naming_an_output(result.graph))
     if corpus_model.runnable:
-        oracle.assert_equivalent(original, result, inputs=corpus_model.inputs,
-                                 rtol=corpus_model.rtol, atol=corpus_model.atol)
+        oracle.assert_equivalent(
+            original, result, inputs=corpus_model.inputs, rtol=corpus_model.rtol, atol=corpus_model.atol
+        )
 
 
 def test_set_input_shape_on_the_corpus_keeps_models_equivalent(corpus_model, oracle):
@@ -210,8 +229,11 @@ def test_set_input_shape_on_the_corpus_keeps_models_equivalent(corpus_model, ora
     re-inferred model is valid, and onnxruntime computes the same outputs with it."""
     original = onnx.load(corpus_model.path)
     inputs = {i.name: i for i in original.graph.input}
-    shapes = ";".join(f"{name}:{'x'.join(map(str, array.shape))}" for name, array in corpus_model.inputs.items()
-                      if name in inputs and array.ndim > 0)
+    shapes = ";".join(
+        f"{name}:{'x'.join(map(str, array.shape))}"
+        for name, array in corpus_model.inputs.items()
+        if name in inputs and array.ndim > 0
+    )
     if not shapes:
         pytest.skip("no non-scalar inputs")
     result = osg.run(original, f"set-input-shape={shapes}")
@@ -221,8 +243,9 @@ def test_set_input_shape_on_the_corpus_keeps_models_equivalent(corpus_model, ora
             dims = [d.dim_value if d.HasField("dim_value") else None for d in value.type.tensor_type.shape.dim]
             assert dims == list(corpus_model.inputs[value.name].shape)
     if corpus_model.runnable:
-        oracle.assert_equivalent(original, result, inputs=corpus_model.inputs,
-                                 rtol=corpus_model.rtol, atol=corpus_model.atol)
+        oracle.assert_equivalent(
+            original, result, inputs=corpus_model.inputs, rtol=corpus_model.rtol, atol=corpus_model.atol
+        )
 
 
 def test_extract_constants_both_ways_on_the_corpus(corpus_model, oracle):
@@ -237,8 +260,9 @@ def test_extract_constants_both_ways_on_the_corpus(corpus_model, oracle):
     oracle.assert_valid(back)
     if corpus_model.runnable:
         for model in (as_constants, back):
-            oracle.assert_equivalent(original, model, inputs=corpus_model.inputs,
-                                     rtol=corpus_model.rtol, atol=corpus_model.atol)
+            oracle.assert_equivalent(
+                original, model, inputs=corpus_model.inputs, rtol=corpus_model.rtol, atol=corpus_model.atol
+            )
 
 
 def test_fuse_conv_bn_matches_torch_conv_bn(oracle):
@@ -248,9 +272,13 @@ def test_fuse_conv_bn_matches_torch_conv_bn(oracle):
     import io
 
     torch.manual_seed(0)
-    net = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1, groups=1), torch.nn.BatchNorm2d(8),
-                              torch.nn.ReLU(), torch.nn.Conv2d(8, 8, 3, groups=4, bias=False),
-                              torch.nn.BatchNorm2d(8)).eval()
+    net = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3, padding=1, groups=1),
+        torch.nn.BatchNorm2d(8),
+        torch.nn.ReLU(),
+        torch.nn.Conv2d(8, 8, 3, groups=4, bias=False),
+        torch.nn.BatchNorm2d(8),
+    ).eval()
     for bn in (net[1], net[4]):
         bn.running_mean.uniform_(-1, 1)
         bn.running_var.uniform_(0.5, 2)
@@ -258,8 +286,15 @@ def test_fuse_conv_bn_matches_torch_conv_bn(oracle):
         bn.bias.data.uniform_(-1, 1)
     x = torch.randn(2, 3, 10, 10)
     buffer = io.BytesIO()
-    torch.onnx.export(net, (x,), buffer, opset_version=17, dynamo=False,
-                      training=torch.onnx.TrainingMode.PRESERVE, do_constant_folding=False)
+    torch.onnx.export(
+        net,
+        (x,),
+        buffer,
+        opset_version=17,
+        dynamo=False,
+        training=torch.onnx.TrainingMode.PRESERVE,
+        do_constant_folding=False,
+    )
     model = onnx.load_from_string(buffer.getvalue())
     assert oracle.op_histogram(model).get("BatchNormalization") == 2
     fused = osg.run(model, "fuse-conv-bn")

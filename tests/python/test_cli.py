@@ -1,8 +1,8 @@
 """The CLI end to end: exit codes, atomic output, inspect, external data, bad input."""
+
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -127,8 +127,14 @@ def test_external_data_roundtrip_and_conversions(run_cli, tmp_path):
     model = small_model()
     src_dir = tmp_path / "src"
     src_dir.mkdir()
-    onnx.save_model(model, src_dir / "m.onnx", save_as_external_data=True, all_tensors_to_one_file=True,
-                    location="weights.bin", size_threshold=0)
+    onnx.save_model(
+        model,
+        src_dir / "m.onnx",
+        save_as_external_data=True,
+        all_tensors_to_one_file=True,
+        location="weights.bin",
+        size_threshold=0,
+    )
     original = onnx.load(src_dir / "m.onnx", load_external_data=False)
 
     out_dir = tmp_path / "out"
@@ -140,8 +146,17 @@ def test_external_data_roundtrip_and_conversions(run_cli, tmp_path):
     run_cli(src_dir / "m.onnx", "-o", tmp_path / "inline.onnx", "--external-data", "inline")
     assert inline_equal(onnx.load(tmp_path / "inline.onnx"), onnx.load(src_dir / "m.onnx"))
 
-    run_cli(tmp_path / "inline.onnx", "-o", tmp_path / "all.onnx", "--external-data", "all",
-            "--external-threshold", "32", "--external-location", "w.data")
+    run_cli(
+        tmp_path / "inline.onnx",
+        "-o",
+        tmp_path / "all.onnx",
+        "--external-data",
+        "all",
+        "--external-threshold",
+        "32",
+        "--external-location",
+        "w.data",
+    )
     converted = onnx.load(tmp_path / "all.onnx", load_external_data=False)
     external = [t.name for t in converted.graph.initializer if t.data_location == TensorProto.EXTERNAL]
     assert external == ["W"], "only tensors of at least 32 bytes go external"
@@ -195,13 +210,15 @@ def test_inspect_reports_what_blocks_deployment(run_cli, tmp_path):
 
 
 def test_inspect_lists_local_functions(run_cli, tmp_path):
-    fn = helper.make_function("local", "Twice", ["x"], ["y"],
-                              [helper.make_node("Add", ["x", "x"], ["y"])], [helper.make_opsetid("", 17)])
+    fn = helper.make_function(
+        "local", "Twice", ["x"], ["y"], [helper.make_node("Add", ["x", "x"], ["y"])], [helper.make_opsetid("", 17)]
+    )
     x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [2])
     y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2])
     graph = helper.make_graph([helper.make_node("Twice", ["X"], ["Y"], domain="local")], "g", [x], [y])
-    model = helper.make_model(graph, functions=[fn],
-                              opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("local", 1)])
+    model = helper.make_model(
+        graph, functions=[fn], opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("local", 1)]
+    )
     src = write(model, tmp_path / "f.onnx")
     report = json.loads(run_cli("inspect", "--json", src).stdout)
     assert report["functions"] == ["local::Twice (1 nodes)"]

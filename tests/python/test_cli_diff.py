@@ -1,12 +1,12 @@
 """`onnxsurgeon diff A B`: nodes, ops, initializers, shapes and opsets that changed, as
 text and JSON, on hand-made pairs and on a real before/after pair."""
+
 from __future__ import annotations
 
 import json
 
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
-
 from test_cli import small_model, write
 
 
@@ -22,11 +22,11 @@ def test_every_kind_of_change(run_cli, tmp_path):
     before = small_model(opset=17)
     after = small_model(opset=17)
     after.opset_import[0].version = 18
-    after.graph.node[2].op_type = "Sigmoid"                                    # relu: op changed
-    after.graph.node[1].attribute.append(helper.make_attribute("note", 1))   # add: attribute
+    after.graph.node[2].op_type = "Sigmoid"  # relu: op changed
+    after.graph.node[1].attribute.append(helper.make_attribute("note", 1))  # add: attribute
     after.graph.initializer[1].CopyFrom(numpy_helper.from_array(np.full(4, 2, np.float32), "B"))  # data
     after.graph.initializer.append(numpy_helper.from_array(np.zeros(2, np.int64), "extra"))
-    after.graph.input[0].type.tensor_type.shape.dim[0].dim_value = 1        # X: N -> 1
+    after.graph.input[0].type.tensor_type.shape.dim[0].dim_value = 1  # X: N -> 1
     after.graph.node.append(helper.make_node("Identity", ["Y"], ["Z"], name="new"))
     after.graph.output[0].name = "Z"
     a, b = write(before, tmp_path / "a.onnx"), write(after, tmp_path / "b.onnx")
@@ -56,7 +56,9 @@ def test_unnamed_nodes_match_by_structure(run_cli, tmp_path):
     y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2])
 
     def model(*nodes):
-        return helper.make_model(helper.make_graph(list(nodes), "g", [x], [y]), opset_imports=[helper.make_opsetid("", 17)])
+        return helper.make_model(
+            helper.make_graph(list(nodes), "g", [x], [y]), opset_imports=[helper.make_opsetid("", 17)]
+        )
 
     a = write(model(helper.make_node("Relu", ["X"], ["t"]), helper.make_node("Neg", ["t"], ["Y"])), tmp_path / "a.onnx")
     b = write(model(helper.make_node("Relu", ["X"], ["t"]), helper.make_node("Abs", ["t"], ["Y"])), tmp_path / "b.onnx")

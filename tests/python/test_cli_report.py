@@ -1,5 +1,6 @@
 """`onnxsurgeon report`: one self-contained HTML page, loaded in a real headless Chromium
 (Debian's `chromium`): its DOM must carry the report's key text and it must render."""
+
 from __future__ import annotations
 
 import os
@@ -9,7 +10,6 @@ import subprocess
 import sys
 
 import pytest
-
 from test_cli import small_model, write
 from test_cli_ux import foldable_model
 
@@ -24,8 +24,17 @@ def chromium() -> str:
 
 
 def browse(html, tmp_path, *flags: str) -> subprocess.CompletedProcess:
-    command = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-               "--no-first-run", "--user-data-dir=" + str(tmp_path / "chromium-profile"), *flags, html.as_uri()]
+    command = [
+        chromium(),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--no-first-run",
+        "--user-data-dir=" + str(tmp_path / "chromium-profile"),
+        *flags,
+        html.as_uri(),
+    ]
     return subprocess.run(command, capture_output=True, text=True, timeout=180)
 
 
@@ -36,8 +45,25 @@ def report(tmp_path_factory, corpus, cli_path):
     model = corpus.model("cnn_clutter_op13")
     html = tmp / "report.html"
     env = {**os.environ, "ONNXSURGEON_PYTHON": sys.executable}
-    proc = subprocess.run([str(cli_path), "report", "--pass", "simplify", "--check", "2", model.path, "-o", html,
-                           "--save", tmp / "out.onnx"], capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [
+            str(cli_path),
+            "report",
+            "--pass",
+            "simplify",
+            "--check",
+            "2",
+            model.path,
+            "-o",
+            html,
+            "--save",
+            tmp / "out.onnx",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     return html
 
@@ -54,9 +80,20 @@ def test_report_in_headless_chromium(report, tmp_path):
     proc = browse(report, tmp_path, "--dump-dom")
     assert proc.returncode == 0, proc.stderr[-2000:]
     dom = proc.stdout
-    for text in ("onnxsurgeon report", "Summary", "Checks", "PASSED", "numeric check in onnxruntime",
-                 "onnx checker (full) on the result", "Op histogram", "Passes", "simplify", "Rewritten regions",
-                 "before", "after"):
+    for text in (
+        "onnxsurgeon report",
+        "Summary",
+        "Checks",
+        "PASSED",
+        "numeric check in onnxruntime",
+        "onnx checker (full) on the result",
+        "Op histogram",
+        "Passes",
+        "simplify",
+        "Rewritten regions",
+        "before",
+        "after",
+    ):
         assert text in dom, text
     assert "graphviz is not installed" not in dom, "dot is installed on the test machine: regions are drawn"
 
@@ -73,8 +110,9 @@ def test_report_without_graphviz_says_so(tmp_path, cli_path):
     src = write(foldable_model(), tmp_path / "in.onnx")
     html = tmp_path / "r.html"
     env = {**os.environ, "PATH": str(tmp_path / "empty-bin")}  # no `dot` on PATH
-    proc = subprocess.run([str(cli_path), "report", "--pass", "fold-constants", src, "-o", html],
-                          capture_output=True, text=True, env=env)
+    proc = subprocess.run(
+        [str(cli_path), "report", "--pass", "fold-constants", src, "-o", html], capture_output=True, text=True, env=env
+    )
     assert proc.returncode == 0, proc.stderr
     page = html.read_text()
     assert "graphviz is not installed" in page and "apt-get install graphviz" in page
@@ -93,8 +131,13 @@ def test_report_shows_a_failed_check_and_exits_1(tmp_path, cli_path):
     src = write(amplified_gelu_model(), tmp_path / "in.onnx")
     html, out = tmp_path / "r.html", tmp_path / "out.onnx"
     env = {**os.environ, "ONNXSURGEON_PYTHON": sys.executable}
-    proc = subprocess.run([str(cli_path), "report", "--pass", "rewrite-gelu(to=sigmoid)", "--check", src, "-o", html,
-                           "--save", out], capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [str(cli_path), "report", "--pass", "rewrite-gelu(to=sigmoid)", "--check", src, "-o", html, "--save", out],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 1, proc.stderr
     page = html.read_text()
     assert "FAILED</span> numeric check in onnxruntime" in page and "FAIL Y: max abs" in page
@@ -114,8 +157,12 @@ def test_report_with_a_target_shows_its_verdict(tmp_path, cli_path, corpus):
     """report --target: the plan's passes are in the pass table, the target's verdict in Checks."""
     model = corpus.model("gelu_op20")
     html = tmp_path / "r.html"
-    proc = subprocess.run([str(cli_path), "report", "--target", "trt-8.6", model.path, "-o", html],
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [str(cli_path), "report", "--target", "trt-8.6", model.path, "-o", html],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     page = html.read_text()
     assert "PASSED</span> target trt-8.6: accepted" in page

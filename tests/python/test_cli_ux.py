@@ -1,5 +1,6 @@
 """The CLI's user-facing behaviour (issue 15): the summary, --check, the flags people bring
 from onnx-simplifier, the pipeline grammar's quoting, "did you mean", passes --json."""
+
 from __future__ import annotations
 
 import json
@@ -11,7 +12,6 @@ import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-
 from test_cli import small_model, write
 
 
@@ -83,8 +83,18 @@ def test_check_passes_on_a_real_model_with_symbolic_dims(run_cli, corpus, tmp_pa
     assert out.exists()
 
 
-@pytest.mark.parametrize("name", ["gpt2_dynamo18", "t5_op14", "llama_dynamo18", "control_flow_op17",
-                                  "control_flow_cond_dynamo18", "ln_fp16_casts_op17", "styletts_block_op14"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "gpt2_dynamo18",
+        "t5_op14",
+        "llama_dynamo18",
+        "control_flow_op17",
+        "control_flow_cond_dynamo18",
+        "ln_fp16_casts_op17",
+        "styletts_block_op14",
+    ],
+)
 def test_check_passes_simplify_on_real_exports(run_cli, corpus, tmp_path, check_env, name):
     """Integer token inputs, symbolic dims, If/Loop bodies, fp16: --check runs them all."""
     model = corpus.model(name)
@@ -123,7 +133,10 @@ def amplified_gelu_model() -> onnx.ModelProto:
     x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [4, 64])
     y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, [4, 64])
     scale = numpy_helper.from_array(np.array(1000, np.float32), "scale")
-    nodes = [helper.make_node("Gelu", ["X"], ["g"], name="gelu"), helper.make_node("Mul", ["g", "scale"], ["Y"], name="mul")]
+    nodes = [
+        helper.make_node("Gelu", ["X"], ["g"], name="gelu"),
+        helper.make_node("Mul", ["g", "scale"], ["Y"], name="mul"),
+    ]
     graph = helper.make_graph(nodes, "g", [x], [y], [scale])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
 
@@ -153,7 +166,7 @@ def test_check_when_onnxruntime_cannot_run_the_original(run_cli, corpus, tmp_pat
 
 def test_check_without_onnxruntime_says_what_to_install(run_cli, tmp_path, monkeypatch):
     fake = tmp_path / "python-without-ort"
-    fake.write_text("#!/bin/sh\nexec /usr/bin/env python3 -I -S \"$@\"\n")
+    fake.write_text('#!/bin/sh\nexec /usr/bin/env python3 -I -S "$@"\n')
     fake.chmod(0o755)
     monkeypatch.setenv("ONNXSURGEON_PYTHON", str(fake))
     src = write(small_model(), tmp_path / "in.onnx")
@@ -224,8 +237,13 @@ def test_check_reports_changed_output_shape_and_dtype(repo_root, tmp_path):
     script = load_check_script(repo_root)
     config = {"extra_atol": 0, "extra_rtol": 0}
     a = np.ones((2, 3), np.float32)
-    assert script.compare(np, "y", a, a.reshape(3, 2), "tensor(float)", config)["problem"] == "shape changed: [2, 3] -> [3, 2]"
-    assert "element type changed" in script.compare(np, "y", a, a.astype(np.float64), "tensor(float)", config)["problem"]
+    assert (
+        script.compare(np, "y", a, a.reshape(3, 2), "tensor(float)", config)["problem"]
+        == "shape changed: [2, 3] -> [3, 2]"
+    )
+    assert (
+        "element type changed" in script.compare(np, "y", a, a.astype(np.float64), "tensor(float)", config)["problem"]
+    )
     row = script.compare(np, "y", a, a + 1e-2, "tensor(float)", config)  # float32: 1e-4 + 1e-3 * |1| allowed
     assert not row["ok"] and row["max_abs"] == pytest.approx(1e-2, rel=1e-3)
     assert script.compare(np, "y", a, a + 1e-6, "tensor(float)", config)["ok"]
@@ -237,14 +255,29 @@ def test_check_reports_changed_output_shape_and_dtype(repo_root, tmp_path):
     # End to end: a result whose output shape differs from the original's.
     x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 3])
     y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)
-    same = helper.make_model(helper.make_graph([helper.make_node("Identity", ["X"], ["Y"])], "g", [x], [y]),
-                             opset_imports=[helper.make_opsetid("", 17)])
-    flat = helper.make_model(helper.make_graph([helper.make_node("Flatten", ["X"], ["Y"], axis=0)], "g", [x], [y]),
-                             opset_imports=[helper.make_opsetid("", 17)])
+    same = helper.make_model(
+        helper.make_graph([helper.make_node("Identity", ["X"], ["Y"])], "g", [x], [y]),
+        opset_imports=[helper.make_opsetid("", 17)],
+    )
+    flat = helper.make_model(
+        helper.make_graph([helper.make_node("Flatten", ["X"], ["Y"], axis=0)], "g", [x], [y]),
+        opset_imports=[helper.make_opsetid("", 17)],
+    )
     write(same, tmp_path / "a.onnx")
     write(flat, tmp_path / "b.onnx")
-    result = script.check(np, ort, {"original": str(tmp_path / "a.onnx"), "result": str(tmp_path / "b.onnx"),
-                                    "runs": 1, "seed": 0, "input_shapes": {}, "default_dim": 2, **config})
+    result = script.check(
+        np,
+        ort,
+        {
+            "original": str(tmp_path / "a.onnx"),
+            "result": str(tmp_path / "b.onnx"),
+            "runs": 1,
+            "seed": 0,
+            "input_shapes": {},
+            "default_dim": 2,
+            **config,
+        },
+    )
     assert not result["ok"] and result["outputs"][0]["problem"] == "shape changed: [2, 3] -> [1, 6]"
 
 
@@ -302,7 +335,9 @@ def conv_bn_model() -> onnx.ModelProto:
         helper.make_node("Conv", ["X", "W"], ["c"], pads=[1, 1, 1, 1], name="conv"),
         helper.make_node("BatchNormalization", ["c", "scale", "bias", "mean", "var"], ["Y"], name="bn"),
     ]
-    return helper.make_model(helper.make_graph(nodes, "g", [x], [y], inits), opset_imports=[helper.make_opsetid("", 17)])
+    return helper.make_model(
+        helper.make_graph(nodes, "g", [x], [y], inits), opset_imports=[helper.make_opsetid("", 17)]
+    )
 
 
 def ops(path: Path) -> list[str]:
@@ -327,10 +362,14 @@ def big_constant_model() -> onnx.ModelProto:
     """Y = X + Tile(c, 64): folding the Tile materialises 64 KiB."""
     x = helper.make_tensor_value_info("X", TensorProto.FLOAT, [64, 256])
     y = helper.make_tensor_value_info("Y", TensorProto.FLOAT, [64, 256])
-    inits = [numpy_helper.from_array(np.ones((1, 256), np.float32), "c"),
-             numpy_helper.from_array(np.array([64, 1], np.int64), "reps")]
+    inits = [
+        numpy_helper.from_array(np.ones((1, 256), np.float32), "c"),
+        numpy_helper.from_array(np.array([64, 1], np.int64), "reps"),
+    ]
     nodes = [helper.make_node("Tile", ["c", "reps"], ["t"]), helper.make_node("Add", ["X", "t"], ["Y"])]
-    return helper.make_model(helper.make_graph(nodes, "g", [x], [y], inits), opset_imports=[helper.make_opsetid("", 17)])
+    return helper.make_model(
+        helper.make_graph(nodes, "g", [x], [y], inits), opset_imports=[helper.make_opsetid("", 17)]
+    )
 
 
 @pytest.mark.parametrize("flag", ["--size-limit", "--no-large-tensor"])
@@ -340,7 +379,10 @@ def test_size_limit_reaches_fold_constants_inside_simplify(run_cli, tmp_path, fl
     assert "Tile" not in ops(tmp_path / "folded.onnx")
     run_cli("--pass", "simplify", flag, "32KB", src, "-o", tmp_path / "kept.onnx")
     assert "Tile" in ops(tmp_path / "kept.onnx")
-    assert "size such as" in run_cli("--pass", "simplify", flag, "lots", src, "-o", tmp_path / "x.onnx", expect_rc=2).stderr
+    assert (
+        "size such as"
+        in run_cli("--pass", "simplify", flag, "lots", src, "-o", tmp_path / "x.onnx", expect_rc=2).stderr
+    )
 
 
 def test_save_as_external_data(run_cli, tmp_path):
@@ -409,8 +451,9 @@ def test_progress_on_a_terminal_names_the_step_and_nodes_visited(cli_path, tmp_p
     env = {**os.environ, "ONNXSURGEON_PROGRESS_DELAY": "0"}
     command = [str(cli_path), "--pass", "simplify", src, "-o", tmp_path / "out.onnx"]
     leader, follower = pty.openpty()
-    proc = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=follower, env=env,
-                          timeout=300)
+    proc = subprocess.run(
+        command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=follower, env=env, timeout=300
+    )
     os.close(follower)
     chunks = []
     while True:

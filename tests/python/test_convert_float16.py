@@ -5,15 +5,15 @@ crosses between precisions (once per value and direction, never a Cast feeding a
 The tolerance is measured, not guessed: over the 31 runnable corpus models the largest
 error is 5.4e-3 absolute, and 2.5e-2 relative where |reference| > 0.1 (float16's unit
 roundoff is 2^-11 ~ 4.9e-4; errors grow with depth). The bounds below are ~2x that."""
+
 from __future__ import annotations
 
 from collections import Counter
 
 import numpy as np
 import onnx
-import pytest
-
 import onnxsurgeon as osg
+import pytest
 
 FP16_ATOL = 1e-2
 FP16_RTOL = 5e-2
@@ -21,8 +21,10 @@ FLOAT, FLOAT16 = onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16
 
 
 def io_signature(model: onnx.ModelProto):
-    return ([(v.name, v.type.SerializeToString()) for v in model.graph.input],
-            [(v.name, v.type.SerializeToString()) for v in model.graph.output])
+    return (
+        [(v.name, v.type.SerializeToString()) for v in model.graph.input],
+        [(v.name, v.type.SerializeToString()) for v in model.graph.output],
+    )
 
 
 def inserted_casts(original: onnx.ModelProto, half: onnx.ModelProto) -> list[onnx.NodeProto]:

@@ -1,12 +1,12 @@
 """Every registered pass, and every standard pipeline, on every corpus model: the result
 is valid ONNX and computes what the original computes (onnxruntime, fixed inputs, and the
 torch reference outputs). Passes join this test by being registered; nothing to add here."""
+
 from __future__ import annotations
 
 import onnx
-import pytest
-
 import onnxsurgeon as osg
+import pytest
 
 # `target` needs a profile name: tests/python/test_targets.py runs it per profile.
 # convert-float16 changes results within float16's precision by design: its own corpus
@@ -27,7 +27,8 @@ def test_pass_keeps_corpus_model_valid_and_equivalent(pipeline, corpus_model, or
     oracle.assert_valid(rewritten)
     if not corpus_model.runnable:
         return  # custom-domain models: validity only until a pass makes them runnable
-    oracle.assert_equivalent(original, rewritten, inputs=corpus_model.inputs,
-                             rtol=corpus_model.rtol, atol=corpus_model.atol)
+    oracle.assert_equivalent(
+        original, rewritten, inputs=corpus_model.inputs, rtol=corpus_model.rtol, atol=corpus_model.atol
+    )
     outputs = oracle.run_model(rewritten, corpus_model.inputs)
     oracle.assert_outputs_close(outputs, corpus_model.expected, rtol=corpus_model.rtol, atol=corpus_model.atol)

@@ -1,12 +1,12 @@
 """Declared shapes that contradict the computation (issue 13, defect 3): inspect reports them
 and names the repair; convert-opset refuses instead of writing a model onnx's checker
 rejects; fix-declared-shapes repairs them and the conversion is then valid."""
+
 from __future__ import annotations
 
 import json
 
 import onnx
-
 import onnxsurgeon as osg
 
 CONTRADICTION = """<ir_version: 7, opset_import: ["" : 11]>
@@ -22,8 +22,13 @@ def test_inspect_reports_the_contradiction_and_the_fix(run_cli, tmp_path):
     onnx.checker.check_model(onnx.load(path), full_check=True)  # the checker cannot see it at 11
     report = json.loads(run_cli("inspect", "--json", path).stdout)
     assert report["declared_shape_conflicts"] == [
-        {"value": "y", "where": "graph output", "declared": "float[6]", "computed": "float[2,3,4]",
-         "fix": "fix-declared-shapes"}
+        {
+            "value": "y",
+            "where": "graph output",
+            "declared": "float[6]",
+            "computed": "float[2,3,4]",
+            "fix": "fix-declared-shapes",
+        }
     ]
     assert "--pass fix-declared-shapes" in run_cli("inspect", path).stdout
 

@@ -1,4 +1,5 @@
 """docs/passes.md describes every registered pass."""
+
 from __future__ import annotations
 
 import re
@@ -22,7 +23,8 @@ def test_pass_reference_is_generated_from_the_pass_table(run_cli, repo_root):
     assert begin in text and end in text
     generated = text.split(begin, 1)[1].split(end, 1)[0]
     assert generated == run_cli("passes", "--markdown").stdout, (
-        "docs/passes.md is stale: run scripts/update-pass-docs.py")
+        "docs/passes.md is stale: run scripts/update-pass-docs.py"
+    )
 
 
 def test_passes_json_carries_the_typed_options_and_simplify_steps(run_cli):

@@ -3,17 +3,24 @@ through what their users run: the standard corpus checks (test_corpus*.py,
 test_fix_layernorm.py, test_opset_conversion.py) already cover them; here the GELU forms
 these exporters write and the mission pipelines down to opsets 13 and 11, against the
 framework's own outputs."""
+
 from __future__ import annotations
 
 import onnx
-import pytest
-
 import onnxsurgeon as osg
+import pytest
 from conftest import _catalog
 
 EXPORTER_MODELS = [e.name for e in _catalog.CATALOG if e.stack != "torch"]
-GELU_MODELS = ["tf_dense_gelu_op13", "tf_dense_gelu_op17", "tf_vit_block_op15", "flax_gelu_op17", "flax_mixer_op17",
-               "paddle_layernorm_op11", "paddle_layernorm_op17"]
+GELU_MODELS = [
+    "tf_dense_gelu_op13",
+    "tf_dense_gelu_op17",
+    "tf_vit_block_op15",
+    "flax_gelu_op17",
+    "flax_mixer_op17",
+    "paddle_layernorm_op11",
+    "paddle_layernorm_op17",
+]
 
 
 def _opset(model: onnx.ModelProto) -> int:
@@ -48,7 +55,9 @@ def test_rewrite_gelu_takes_every_exporter_form(name, corpus, oracle):
     rewritten = osg.run(onnx.load(model.path), "rewrite-gelu(to=sigmoid,subgraphs=true)")
     histogram = oracle.op_histogram(rewritten)
     assert histogram.get("Erf", 0) == 0 and histogram.get("Tanh", 0) == 0, histogram
-    assert histogram.get("Sigmoid", 0) == model.manifest["modules"]["GELU"] + oracle.op_histogram(model.path).get("Sigmoid", 0)
+    assert histogram.get("Sigmoid", 0) == model.manifest["modules"]["GELU"] + oracle.op_histogram(model.path).get(
+        "Sigmoid", 0
+    )
     oracle.assert_valid(rewritten)
 
 
@@ -64,6 +73,7 @@ def test_mission_pipeline_to_old_opsets(name, target, corpus, oracle, run_cli):
     oracle.assert_valid(rewritten)
     assert oracle.op_histogram(rewritten).get("LayerNormalization", 0) == 0
     oracle.assert_equivalent(original, rewritten, inputs=model.inputs, rtol=model.rtol, atol=model.atol)
-    oracle.assert_outputs_close(oracle.run_model(rewritten, model.inputs), model.expected, rtol=model.rtol,
-                                atol=model.atol)
+    oracle.assert_outputs_close(
+        oracle.run_model(rewritten, model.inputs), model.expected, rtol=model.rtol, atol=model.atol
+    )
     run_cli("check", "--opset", str(target), model.path)

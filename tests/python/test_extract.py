@@ -1,12 +1,12 @@
 """extract on the real-model corpus: a model cut in two at an intermediate value, head then
 tail, computes what the whole model computes (onnxruntime), and the head matches
 onnx.utils.extract_model's cut of the same value."""
+
 from __future__ import annotations
 
 import onnx
-import pytest
-
 import onnxsurgeon as osg
+import pytest
 
 
 def cut_point(model: onnx.ModelProto) -> str | None:
@@ -14,9 +14,13 @@ def cut_point(model: onnx.ModelProto) -> str | None:
     single-output node."""
     inferred = onnx.shape_inference.infer_shapes(model)
     # Of known rank: a graph input or output needs one, and extract refuses a cut without.
-    float_values = {vi.name for vi in inferred.graph.value_info
-                    if vi.type.HasField("tensor_type") and vi.type.tensor_type.elem_type == onnx.TensorProto.FLOAT
-                    and vi.type.tensor_type.HasField("shape")}
+    float_values = {
+        vi.name
+        for vi in inferred.graph.value_info
+        if vi.type.HasField("tensor_type")
+        and vi.type.tensor_type.elem_type == onnx.TensorProto.FLOAT
+        and vi.type.tensor_type.HasField("shape")
+    }
     outputs = {o.name for o in model.graph.output}
     nodes = list(model.graph.node)
     # Values that depend on a graph input (a cut of constants alone has no inputs).
@@ -28,7 +32,12 @@ def cut_point(model: onnx.ModelProto) -> str | None:
     order = sorted(range(len(nodes)), key=lambda i: abs(i - len(nodes) // 2))
     for i in order:
         n = nodes[i]
-        if len(n.output) == 1 and n.op_type != "Constant" and n.output[0] in float_values and n.output[0] not in outputs:
+        if (
+            len(n.output) == 1
+            and n.op_type != "Constant"
+            and n.output[0] in float_values
+            and n.output[0] not in outputs
+        ):
             return n.output[0]
     return None
 
@@ -58,11 +67,17 @@ def test_head_then_tail_computes_the_whole_model(corpus_model, oracle, tmp_path)
 
     # onnx's own extractor cuts the same head.
     onnx.save(original, tmp_path / "m.onnx")
-    onnx.utils.extract_model(str(tmp_path / "m.onnx"), str(tmp_path / "head.onnx"),
-                             [i.name for i in head.graph.input], [mid], check_model=False)
+    onnx.utils.extract_model(
+        str(tmp_path / "m.onnx"),
+        str(tmp_path / "head.onnx"),
+        [i.name for i in head.graph.input],
+        [mid],
+        check_model=False,
+    )
     reference = onnx.load(tmp_path / "head.onnx")
-    oracle.assert_outputs_close(oracle.run_model(reference, head_feeds), {mid: mid_value},
-                                rtol=corpus_model.rtol, atol=corpus_model.atol)
+    oracle.assert_outputs_close(
+        oracle.run_model(reference, head_feeds), {mid: mid_value}, rtol=corpus_model.rtol, atol=corpus_model.atol
+    )
     assert len(head.graph.node) <= len(reference.graph.node)
 
 
@@ -74,7 +89,11 @@ def test_extract_errors_leave_the_file_alone(tmp_path, cli_path):
 g (float[2] X) => (float[2] Y) { h = Relu(X)  Y = Add(h, X) }""")
     src, out = tmp_path / "m.onnx", tmp_path / "o.onnx"
     onnx.save(model, src)
-    proc = subprocess.run([str(cli_path), "--pass", "extract(inputs=h)", str(src), "-o", str(out)],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [str(cli_path), "--pass", "extract(inputs=h)", str(src), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 1 and not out.exists()
     assert "graph input 'X'" in proc.stderr and "inputs= does not list" in proc.stderr

@@ -6,17 +6,25 @@ lower opsets every LayerNorm is in the decomposed form), the model stays valid, 
 computes what the original (and the torch module) computed. Models whose manifest says a
 block is NOT a LayerNorm (std + eps, unbiased variance, RMSNorm) record LayerNorm: 0
 and must come out with no LayerNormalization."""
+
 from __future__ import annotations
 
 import json
 
 import onnx
+import onnxsurgeon as osg
 import pytest
 
-import onnxsurgeon as osg
-
-LAYERNORM_NAMES = {"custom_layernorm", "customlayernorm", "customlayernormalization", "layernorm",
-                   "layernormalization", "layernormplugin", "layernormalizationplugin", "layer_norm"}
+LAYERNORM_NAMES = {
+    "custom_layernorm",
+    "customlayernorm",
+    "customlayernormalization",
+    "layernorm",
+    "layernormalization",
+    "layernormplugin",
+    "layernormalizationplugin",
+    "layer_norm",
+}
 
 
 def _default_opset(model: onnx.ModelProto) -> int:
@@ -24,8 +32,11 @@ def _default_opset(model: onnx.ModelProto) -> int:
 
 
 def _custom_layernorms(model: onnx.ModelProto) -> list[str]:
-    return [f"{n.domain}::{n.op_type}" for n in model.graph.node
-            if n.domain not in ("", "ai.onnx") and n.op_type.lower() in LAYERNORM_NAMES]
+    return [
+        f"{n.domain}::{n.op_type}"
+        for n in model.graph.node
+        if n.domain not in ("", "ai.onnx") and n.op_type.lower() in LAYERNORM_NAMES
+    ]
 
 
 def _check_equivalent(oracle, corpus_model, original, rewritten):
@@ -34,8 +45,9 @@ def _check_equivalent(oracle, corpus_model, original, rewritten):
     # The torch module's own outputs: also covers models onnxruntime cannot run as exported.
     oracle.assert_outputs_close(outputs, corpus_model.expected, rtol=corpus_model.rtol, atol=corpus_model.atol)
     if corpus_model.runnable:
-        oracle.assert_equivalent(original, rewritten, inputs=corpus_model.inputs,
-                                 rtol=corpus_model.rtol, atol=corpus_model.atol)
+        oracle.assert_equivalent(
+            original, rewritten, inputs=corpus_model.inputs, rtol=corpus_model.rtol, atol=corpus_model.atol
+        )
 
 
 def test_fix_layernorm_on_corpus(corpus_model, oracle):

@@ -2,6 +2,7 @@
 kernels, with all inputs turned into initializers, must fold completely, and the folded
 outputs must equal the test's expected outputs and onnxruntime's. Random inputs check
 broadcasting and dtypes against onnxruntime too."""
+
 from __future__ import annotations
 
 import itertools
@@ -9,20 +10,61 @@ import itertools
 import numpy as np
 import onnx
 import onnxruntime as ort
+import onnxsurgeon as osg
 import pytest
+from backend_node_cases import node_test_dir
 from onnx import helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
-
-import onnxsurgeon as osg
-from backend_node_cases import node_test_dir
 
 FOLD = "fold-constants(max-size=1073741824)"
 # Ops the issue names: each must be folded in at least one backend case.
 REQUIRED_OPS = {
-    "Shape", "Size", "Gather", "Unsqueeze", "Squeeze", "Concat", "Reshape", "Slice", "Cast", "Range",
-    "ConstantOfShape", "Expand", "Transpose", "Equal", "Less", "Greater", "Where", "Not", "And", "Or", "Xor",
-    "Add", "Sub", "Mul", "Div", "Neg", "Abs", "Sqrt", "Pow", "ReduceProd", "ReduceSum", "ReduceMax", "ReduceMin",
-    "Identity", "Flatten", "Tile", "NonZero", "Constant", "Min", "Max", "Mod", "Floor", "Ceil", "Exp", "Log", "Sign",
+    "Shape",
+    "Size",
+    "Gather",
+    "Unsqueeze",
+    "Squeeze",
+    "Concat",
+    "Reshape",
+    "Slice",
+    "Cast",
+    "Range",
+    "ConstantOfShape",
+    "Expand",
+    "Transpose",
+    "Equal",
+    "Less",
+    "Greater",
+    "Where",
+    "Not",
+    "And",
+    "Or",
+    "Xor",
+    "Add",
+    "Sub",
+    "Mul",
+    "Div",
+    "Neg",
+    "Abs",
+    "Sqrt",
+    "Pow",
+    "ReduceProd",
+    "ReduceSum",
+    "ReduceMax",
+    "ReduceMin",
+    "Identity",
+    "Flatten",
+    "Tile",
+    "NonZero",
+    "Constant",
+    "Min",
+    "Max",
+    "Mod",
+    "Floor",
+    "Ceil",
+    "Exp",
+    "Log",
+    "Sign",
 }
 # Why a node may legitimately stay: these mean "no kernel for this form", not a bug.
 NOT_OURS = {"left/no-kernel", "left/unsupported", "left/custom-domain", "left/non-deterministic"}
@@ -58,7 +100,9 @@ def _close(actual: np.ndarray, expected: np.ndarray) -> str | None:
         return None
     if actual.dtype.kind in "OSU":
         return None if actual.tolist() == expected.tolist() else "strings differ"
-    return None if np.array_equal(actual, expected) else f"values differ: {actual.ravel()[:8]} vs {expected.ravel()[:8]}"
+    return (
+        None if np.array_equal(actual, expected) else f"values differ: {actual.ravel()[:8]} vs {expected.ravel()[:8]}"
+    )
 
 
 def _load_tensor(path) -> onnx.TensorProto | None:
@@ -143,8 +187,19 @@ def test_backend_node_cases_fold_completely_and_match():
 
 # ---- random inputs vs onnxruntime ------------------------------------------------------
 BINARY = ["Add", "Sub", "Mul", "Div", "Pow", "Min", "Max", "Equal", "Less", "Greater", "Mod"]
-DTYPES = [np.float32, np.float64, np.float16, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
-          np.uint32, np.uint64]
+DTYPES = [
+    np.float32,
+    np.float64,
+    np.float16,
+    np.int8,
+    np.int16,
+    np.int32,
+    np.int64,
+    np.uint8,
+    np.uint16,
+    np.uint32,
+    np.uint64,
+]
 SHAPES = [((3, 1, 4), (2, 1)), ((), (5,)), ((2, 3), (2, 3)), ((4, 1), (1, 5)), ((1,), (0,))]
 
 
@@ -206,8 +261,9 @@ def test_binary_ops_random_inputs_match_onnxruntime(op):
     assert checked >= 10, f"only {checked} {op} combinations ran in onnxruntime"
 
 
-@pytest.mark.parametrize("target", [np.float32, np.float64, np.float16, np.int8, np.int32, np.int64, np.uint8,
-                                    np.uint16, np.bool_])
+@pytest.mark.parametrize(
+    "target", [np.float32, np.float64, np.float16, np.int8, np.int32, np.int64, np.uint8, np.uint16, np.bool_]
+)
 def test_cast_random_inputs_match_onnxruntime(target):
     rng = np.random.default_rng(1)
     for source in [np.float32, np.float64, np.float16, np.int64, np.int32, np.uint8, np.bool_]:
@@ -238,8 +294,9 @@ def test_where_and_expand_broadcast_match_onnxruntime():
         got = _run_both("Where", [cond, x, y], None, helper.np_dtype_to_tensor_dtype(np.dtype(dtype)))
         if got is not None:
             assert _close(*got) is None, f"Where {np.dtype(dtype).name}"
-        got = _run_both("Expand", [x, np.array([2, 4, 3], dtype=np.int64)], None,
-                        helper.np_dtype_to_tensor_dtype(np.dtype(dtype)))
+        got = _run_both(
+            "Expand", [x, np.array([2, 4, 3], dtype=np.int64)], None, helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+        )
         if got is not None:
             assert _close(*got) is None, f"Expand {np.dtype(dtype).name}"
 
@@ -254,14 +311,18 @@ def test_corpus_model_has_nothing_foldable_left(corpus_model, oracle):
     constant = {t.name for t in folded.graph.initializer} - {i.name for i in folded.graph.input}
     constant |= {o for n in folded.graph.node if n.op_type == "Constant" for o in n.output}
     left = sum(v for k, v in report[0]["counts"].items() if k.startswith("left/"))
-    foldable = [n.op_type for n in folded.graph.node
-                if n.op_type != "Constant" and all(not i or i in constant for i in n.input)]
+    foldable = [
+        n.op_type for n in folded.graph.node if n.op_type != "Constant" and all(not i or i in constant for i in n.input)
+    ]
     assert len(foldable) <= left, f"foldable nodes left: {foldable}, counts {report[0]['counts']}"
 
 
 def test_sparse_constant_is_refused_and_reported():
-    sparse = helper.make_sparse_tensor(numpy_helper.from_array(np.array([5.0], np.float32), "v"),
-                                       numpy_helper.from_array(np.array([2], np.int64), "i"), [4])
+    sparse = helper.make_sparse_tensor(
+        numpy_helper.from_array(np.array([5.0], np.float32), "v"),
+        numpy_helper.from_array(np.array([2], np.int64), "i"),
+        [4],
+    )
     nodes = [helper.make_node("Constant", [], ["s"], sparse_value=sparse), helper.make_node("Add", ["s", "k"], ["Y"])]
     k = numpy_helper.from_array(np.ones(4, np.float32), "k")
     graph = helper.make_graph(nodes, "g", [], [helper.make_tensor_value_info("Y", onnx.TensorProto.FLOAT, [4])], [k])
@@ -335,8 +396,17 @@ def test_movement_ops_random_inputs_match_onnxruntime():
         cases = [
             ("Transpose", [x], {"perm": [2, 0, 1]}),
             ("Gather", [x, np.array([[2, -1], [0, 1]], np.int64)], {"axis": 1}),
-            ("Slice", [x, np.array([-1, 1], np.int64), np.array([-100, 4], np.int64), np.array([2, 1], np.int64),
-                       np.array([-1, 2], np.int64)], None),
+            (
+                "Slice",
+                [
+                    x,
+                    np.array([-1, 1], np.int64),
+                    np.array([-100, 4], np.int64),
+                    np.array([2, 1], np.int64),
+                    np.array([-1, 2], np.int64),
+                ],
+                None,
+            ),
             ("Tile", [x, np.array([2, 1, 3], np.int64)], None),
             ("Concat", [x, x[:, :1]], {"axis": 1}),
             ("Reshape", [x, np.array([0, -1], np.int64)], None),

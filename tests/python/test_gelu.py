@@ -1,5 +1,6 @@
 """fuse-gelu, rewrite-gelu and rewrite-erf on real torch exports, and the measured error
 bounds of the approximations (bench/gelu_error.py)."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -8,10 +9,9 @@ from pathlib import Path
 import numpy as np
 import onnx
 import onnx.version_converter
+import onnxsurgeon as osg
 import pytest
 from onnx import numpy_helper
-
-import onnxsurgeon as osg
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -80,8 +80,13 @@ def test_fuse_gelu_on_corpus_at_opset_20(name, corpus, oracle):
     histogram = oracle.op_histogram(fused)
     assert histogram.get("Gelu", 0) == expected, histogram
     assert histogram.get("Erf" if kind == "erf" else "Tanh", 0) == 0, histogram
-    approximate = {a.s.decode() for n in _all_nodes(fused.graph) if n.op_type == "Gelu" for a in n.attribute
-                   if a.name == "approximate"}
+    approximate = {
+        a.s.decode()
+        for n in _all_nodes(fused.graph)
+        if n.op_type == "Gelu"
+        for a in n.attribute
+        if a.name == "approximate"
+    }
     assert approximate == ({"tanh"} if kind == "tanh" else set())
     oracle.assert_valid(fused)
     oracle.assert_equivalent(original, fused, inputs=model.inputs, rtol=1e-4, atol=1e-4)
@@ -132,11 +137,14 @@ def test_fuse_then_rewrite_round_trip(corpus, oracle):
     oracle.assert_equivalent(original, back, inputs=model.inputs, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("to, kind, bound_key", [
-    ("tanh", "erf", "gelu tanh form vs exact GELU"),
-    ("sigmoid", "erf", "gelu sigmoid form vs exact GELU"),
-    ("sigmoid", "tanh", "gelu sigmoid form vs tanh GELU"),
-])
+@pytest.mark.parametrize(
+    "to, kind, bound_key",
+    [
+        ("tanh", "erf", "gelu tanh form vs exact GELU"),
+        ("sigmoid", "erf", "gelu sigmoid form vs exact GELU"),
+        ("sigmoid", "tanh", "gelu sigmoid form vs tanh GELU"),
+    ],
+)
 def test_rewrite_gelu_approximations_on_corpus_within_stated_bound(to, kind, bound_key, corpus, oracle):
     """The GELU sits right before the last Linear: the output moves by at most
     gain(last Linear) * the stated bound of the approximation."""

@@ -10,20 +10,29 @@ is checked with onnxruntime against numpy's index_put semantics (np.add.at for
 accumulate), repeated indices included. The ScatterND forms real exports contain are
 covered on the corpus models index_put_op16 / index_put_dynamo18.
 """
+
 from __future__ import annotations
 
 import numpy as np
 import onnx
+import onnxsurgeon as osg
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-
-import onnxsurgeon as osg
 
 ATEN = "org.pytorch.aten"
 
 
-def aten_index_put(self_shape, index_shapes, values_shape, accumulate, opset, index_type=TensorProto.INT64,
-                   domain=ATEN, op="ATen", accumulate_as="input"):
+def aten_index_put(
+    self_shape,
+    index_shapes,
+    values_shape,
+    accumulate,
+    opset,
+    index_type=TensorProto.INT64,
+    domain=ATEN,
+    op="ATen",
+    accumulate_as="input",
+):
     index_names = [f"i{k}" for k in range(len(index_shapes))]
     inputs = ["x", *index_names, "v"]
     attrs = {"operator": "index_put", "overload_name": ""} if op == "ATen" else {}
@@ -36,14 +45,19 @@ def aten_index_put(self_shape, index_shapes, values_shape, accumulate, opset, in
         attrs["accumulate"] = int(accumulate)
     nodes.append(helper.make_node(op, inputs, ["y"], domain=domain, **attrs))
     graph = helper.make_graph(
-        nodes, "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(self_shape)),
-         *[helper.make_tensor_value_info(n, index_type, list(s)) for n, s in zip(index_names, index_shapes)],
-         helper.make_tensor_value_info("v", TensorProto.FLOAT, list(values_shape))],
+        nodes,
+        "g",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, list(self_shape)),
+            *[helper.make_tensor_value_info(n, index_type, list(s)) for n, s in zip(index_names, index_shapes)],
+            helper.make_tensor_value_info("v", TensorProto.FLOAT, list(values_shape)),
+        ],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(self_shape))],
-        initializers)
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset), helper.make_opsetid(domain, 1)],
-                             ir_version=8)
+        initializers,
+    )
+    return helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", opset), helper.make_opsetid(domain, 1)], ir_version=8
+    )
 
 
 def reference(x, indices, v, accumulate):
@@ -122,8 +136,9 @@ def test_tensorrt_pipeline_removes_the_reduction_too(oracle):
     x = rng.standard_normal((5, 4)).astype(np.float32)
     i0 = np.array([4, 0, 4, 4, 1, 0], np.int64)
     v = rng.standard_normal((6, 4)).astype(np.float32)
-    np.testing.assert_allclose(run(rewritten, {"x": x, "i0": i0, "v": v}), reference(x, [i0], v, True),
-                               rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(
+        run(rewritten, {"x": x, "i0": i0, "v": v}), reference(x, [i0], v, True), rtol=1e-6, atol=1e-6
+    )
 
 
 def test_errors_name_the_node():
@@ -150,8 +165,9 @@ def test_lower_scatternd_reduction_on_corpus(name, corpus, oracle):
     oracle.assert_valid(lowered)
     oracle.assert_equivalent(original, lowered, inputs=model.inputs, rtol=1e-5, atol=1e-5)
     # the torch reference, which sums the repeated accumulate index of the dynamo model
-    oracle.assert_outputs_close(oracle.run_model(lowered, model.inputs), model.expected, rtol=model.rtol,
-                                atol=model.atol)
+    oracle.assert_outputs_close(
+        oracle.run_model(lowered, model.inputs), model.expected, rtol=model.rtol, atol=model.atol
+    )
 
 
 # ------------------------------------------- lower-scatternd-reduction vs onnxruntime
@@ -160,16 +176,21 @@ def test_lower_scatternd_reduction_on_corpus(name, corpus, oracle):
 def scatter_model(reduction, opset, elem_type, data_shape, idx_shape, upd_shape):
     node = helper.make_node("ScatterND", ["data", "idx", "upd"], ["y"], reduction=reduction)
     graph = helper.make_graph(
-        [node], "g",
-        [helper.make_tensor_value_info("data", elem_type, list(data_shape)),
-         helper.make_tensor_value_info("idx", TensorProto.INT64, list(idx_shape)),
-         helper.make_tensor_value_info("upd", elem_type, list(upd_shape))],
-        [helper.make_tensor_value_info("y", elem_type, list(data_shape))])
+        [node],
+        "g",
+        [
+            helper.make_tensor_value_info("data", elem_type, list(data_shape)),
+            helper.make_tensor_value_info("idx", TensorProto.INT64, list(idx_shape)),
+            helper.make_tensor_value_info("upd", elem_type, list(upd_shape)),
+        ],
+        [helper.make_tensor_value_info("y", elem_type, list(data_shape))],
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=9)
 
 
-@pytest.mark.parametrize("reduction, opset", [("add", 16), ("mul", 16), ("add", 18), ("mul", 18), ("max", 18),
-                                              ("min", 18)])
+@pytest.mark.parametrize(
+    "reduction, opset", [("add", 16), ("mul", 16), ("add", 18), ("mul", 18), ("max", 18), ("min", 18)]
+)
 @pytest.mark.parametrize("dtype", [np.float32, np.int64])
 def test_lowered_reduction_matches_onnxruntime_with_repeats(reduction, opset, dtype, oracle):
     elem_type = TensorProto.FLOAT if dtype == np.float32 else TensorProto.INT64
@@ -228,5 +249,6 @@ def test_aten_fallback_of_the_corpus_export_matches_torch(opset, corpus, oracle)
     oracle.assert_valid(rewritten)
     # torch's own outputs: acc_idx repeats 3, and torch sums both updates
     assert len(set(model.inputs["acc_idx"].tolist())) < 3
-    oracle.assert_outputs_close(oracle.run_model(rewritten, model.inputs), model.expected, rtol=model.rtol,
-                                atol=model.atol)
+    oracle.assert_outputs_close(
+        oracle.run_model(rewritten, model.inputs), model.expected, rtol=model.rtol, atol=model.atol
+    )

@@ -6,15 +6,15 @@ The real export is in the corpus (flax_jax2tf_layernorm_op13/17, jax2tf venv); h
 form is built op for op with onnx.helper, in variants the exporter does not choose
 (ReduceSum / N, axes as attribute at opset 12, opset 18). It is first checked against
 numpy's LayerNorm in onnxruntime (it is a LayerNorm), then fused and checked again."""
+
 from __future__ import annotations
 
 import numpy as np
 import onnx
 import onnxruntime as ort
+import onnxsurgeon as osg
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-
-import onnxsurgeon as osg
 
 SHAPE = (2, 7, 16)
 EPS = 1e-6
@@ -59,8 +59,13 @@ def _flax_jax2tf_layernorm(opset: int, mean_form: str) -> onnx.ModelProto:
         helper.make_node("Mul", ["centred", "mul"], ["scaled"]),
         helper.make_node("Add", ["scaled", "bias"], ["y"]),
     ]
-    graph = helper.make_graph(nodes, "flax_layernorm", [helper.make_tensor_value_info("x", TensorProto.FLOAT, SHAPE)],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, SHAPE)], inits)
+    graph = helper.make_graph(
+        nodes,
+        "flax_layernorm",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, SHAPE)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, SHAPE)],
+        inits,
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=7)
     onnx.checker.check_model(model, full_check=True)
     return model

@@ -33,7 +33,9 @@ def _run(cli: Path, *args, timeout: float = 60) -> tuple[subprocess.CompletedPro
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
     start = time.monotonic()
-    proc = subprocess.run([str(cli), *map(str, args)], capture_output=True, text=True, timeout=timeout, preexec_fn=limit)
+    proc = subprocess.run(
+        [str(cli), *map(str, args)], capture_output=True, text=True, timeout=timeout, preexec_fn=limit
+    )
     return proc, time.monotonic() - start
 
 
@@ -41,29 +43,54 @@ def _huge_models() -> dict[str, onnx.ModelProto]:
     x = h.make_tensor_value_info("x", T.FLOAT, [HUGE])
     cases = {
         "size-unsqueeze-constantofshape": (
-            [h.make_node("Size", ["x"], ["s"]), h.make_node("Unsqueeze", ["s", "a"], ["u"]),
-             h.make_node("ConstantOfShape", ["u"], ["y"])],
-            [x], [h.make_tensor_value_info("y", T.FLOAT, ["q"])], [_ints("a", [0])]),
+            [
+                h.make_node("Size", ["x"], ["s"]),
+                h.make_node("Unsqueeze", ["s", "a"], ["u"]),
+                h.make_node("ConstantOfShape", ["u"], ["y"]),
+            ],
+            [x],
+            [h.make_tensor_value_info("y", T.FLOAT, ["q"])],
+            [_ints("a", [0])],
+        ),
         "shape-constantofshape": (
             [h.make_node("Shape", ["x"], ["s"]), h.make_node("ConstantOfShape", ["s"], ["y"])],
-            [x], [h.make_tensor_value_info("y", T.FLOAT, [HUGE])], []),
+            [x],
+            [h.make_tensor_value_info("y", T.FLOAT, [HUGE])],
+            [],
+        ),
         "range-of-a-dim": (
-            [h.make_node("Shape", ["x"], ["s"]), h.make_node("Squeeze", ["s"], ["n"]),
-             h.make_node("Range", ["z", "n", "o"], ["y"])],
-            [x], [h.make_tensor_value_info("y", T.INT64, [HUGE])], [_ints("z", 0), _ints("o", 1)]),
+            [
+                h.make_node("Shape", ["x"], ["s"]),
+                h.make_node("Squeeze", ["s"], ["n"]),
+                h.make_node("Range", ["z", "n", "o"], ["y"]),
+            ],
+            [x],
+            [h.make_tensor_value_info("y", T.INT64, [HUGE])],
+            [_ints("z", 0), _ints("o", 1)],
+        ),
         "constant-expand": (
             [h.make_node("Expand", ["c", "s"], ["y"])],
-            [], [h.make_tensor_value_info("y", T.FLOAT, [HUGE, HUGE])],
-            [nh.from_array(np.ones(1, np.float32), "c"), _ints("s", [HUGE, HUGE])]),
+            [],
+            [h.make_tensor_value_info("y", T.FLOAT, [HUGE, HUGE])],
+            [nh.from_array(np.ones(1, np.float32), "c"), _ints("s", [HUGE, HUGE])],
+        ),
         "constant-range": (
             [h.make_node("Range", ["z", "n", "o"], ["y"])],
-            [], [h.make_tensor_value_info("y", T.INT64, [HUGE])], [_ints("z", 0), _ints("n", HUGE), _ints("o", 1)]),
+            [],
+            [h.make_tensor_value_info("y", T.INT64, [HUGE])],
+            [_ints("z", 0), _ints("n", HUGE), _ints("o", 1)],
+        ),
         "tile-by-a-shape": (
             [h.make_node("Shape", ["x"], ["s"]), h.make_node("Tile", ["c", "s"], ["y"])],
-            [x], [h.make_tensor_value_info("y", T.FLOAT, [HUGE])], [nh.from_array(np.ones(1, np.float32), "c")]),
+            [x],
+            [h.make_tensor_value_info("y", T.FLOAT, [HUGE])],
+            [nh.from_array(np.ones(1, np.float32), "c")],
+        ),
     }
-    return {name: h.make_model(h.make_graph(n, "g", i, o, inits), opset_imports=OPSET)
-            for name, (n, i, o, inits) in cases.items()}
+    return {
+        name: h.make_model(h.make_graph(n, "g", i, o, inits), opset_imports=OPSET)
+        for name, (n, i, o, inits) in cases.items()
+    }
 
 
 HUGE_MODELS = _huge_models()
@@ -85,9 +112,15 @@ def test_huge_dims_end_quickly_in_bounded_memory(name, pipeline, cli_path, tmp_p
 def test_nan_and_inf_weights_are_allowed_input(cli_path, tmp_path):
     w = np.array([np.nan, np.inf, -np.inf, 1.0], np.float32)
     model = h.make_model(
-        h.make_graph([h.make_node("Add", ["x", "w"], ["y"])], "g", [h.make_tensor_value_info("x", T.FLOAT, [4])],
-                     [h.make_tensor_value_info("y", T.FLOAT, [4])], [nh.from_array(w, "w")]),
-        opset_imports=OPSET)
+        h.make_graph(
+            [h.make_node("Add", ["x", "w"], ["y"])],
+            "g",
+            [h.make_tensor_value_info("x", T.FLOAT, [4])],
+            [h.make_tensor_value_info("y", T.FLOAT, [4])],
+            [nh.from_array(w, "w")],
+        ),
+        opset_imports=OPSET,
+    )
     onnx.save(model, tmp_path / "m.onnx")
     proc, _ = _run(cli_path, "--pass", "simplify", tmp_path / "m.onnx", "-o", tmp_path / "out.onnx")
     assert proc.returncode == 0, proc.stderr
@@ -110,12 +143,25 @@ def test_100k_outputs_mission_pipeline_in_time(cli_path, tmp_path):
     n = 100_000
     nodes = [h.make_node("Identity", ["x"], [f"o{i}"]) for i in range(n)]
     model = h.make_model(
-        h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, [1])],
-                     [h.make_tensor_value_info(f"o{i}", T.FLOAT, [1]) for i in range(n)]),
-        opset_imports=OPSET)
+        h.make_graph(
+            nodes,
+            "g",
+            [h.make_tensor_value_info("x", T.FLOAT, [1])],
+            [h.make_tensor_value_info(f"o{i}", T.FLOAT, [1]) for i in range(n)],
+        ),
+        opset_imports=OPSET,
+    )
     onnx.save(model, tmp_path / "m.onnx")
-    proc, seconds = _run(cli_path, "--pass", "fix-layernorm,decompose-layernorm,simplify", "--report", "text",
-                         tmp_path / "m.onnx", "-o", tmp_path / "out.onnx")
+    proc, seconds = _run(
+        cli_path,
+        "--pass",
+        "fix-layernorm,decompose-layernorm,simplify",
+        "--report",
+        "text",
+        tmp_path / "m.onnx",
+        "-o",
+        tmp_path / "out.onnx",
+    )
     assert proc.returncode == 0, proc.stderr
     assert "stopped-at-max-rounds" not in proc.stderr, proc.stderr  # rounds end at a fixed point
     assert seconds < 20, f"{seconds:.1f} s"
@@ -125,10 +171,15 @@ def test_100k_outputs_mission_pipeline_in_time(cli_path, tmp_path):
 def _layernorm_stash0() -> onnx.ModelProto:
     node = h.make_node("LayerNormalization", ["x", "s", "b"], ["y"], axis=-1, stash_type=0)
     return h.make_model(
-        h.make_graph([node], "g", [h.make_tensor_value_info("x", T.FLOAT, [2, 4])],
-                     [h.make_tensor_value_info("y", T.FLOAT, [2, 4])],
-                     [nh.from_array(np.ones(4, np.float32), "s"), nh.from_array(np.zeros(4, np.float32), "b")]),
-        opset_imports=OPSET)
+        h.make_graph(
+            [node],
+            "g",
+            [h.make_tensor_value_info("x", T.FLOAT, [2, 4])],
+            [h.make_tensor_value_info("y", T.FLOAT, [2, 4])],
+            [nh.from_array(np.ones(4, np.float32), "s"), nh.from_array(np.zeros(4, np.float32), "b")],
+        ),
+        opset_imports=OPSET,
+    )
 
 
 @pytest.mark.parametrize("pipeline", ["decompose-layernorm", "downgrade-opset=16", "convert-opset=16"])
@@ -142,12 +193,21 @@ def test_stash_type_0_is_refused_not_emitted_as_undefined(pipeline, cli_path, tm
 
 def _reshape_from_concat() -> onnx.ModelProto:
     const = lambda name, v: h.make_node("Constant", [], [name], value=nh.from_array(np.array(v, np.int64)))  # noqa: E731
-    nodes = [const("a", [2**63 - 1]), const("b", [-(2**63)]), h.make_node("Concat", ["a", "b"], ["s"], axis=0),
-             h.make_node("Reshape", ["x", "s"], ["y"])]
+    nodes = [
+        const("a", [2**63 - 1]),
+        const("b", [-(2**63)]),
+        h.make_node("Concat", ["a", "b"], ["s"], axis=0),
+        h.make_node("Reshape", ["x", "s"], ["y"]),
+    ]
     return h.make_model(
-        h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, [2, 4])],
-                     [h.make_tensor_value_info("y", T.FLOAT, ["p", "q"])]),
-        opset_imports=OPSET)
+        h.make_graph(
+            nodes,
+            "g",
+            [h.make_tensor_value_info("x", T.FLOAT, [2, 4])],
+            [h.make_tensor_value_info("y", T.FLOAT, ["p", "q"])],
+        ),
+        opset_imports=OPSET,
+    )
 
 
 def test_output_onnx_refuses_fails_the_run_and_no_full_check_skips_it(cli_path, tmp_path):
@@ -170,9 +230,14 @@ def test_an_input_that_fails_the_checker_may_still_pass_through(cli_path, tmp_pa
     """Only checks the pipeline broke fail a run: an input onnx already refuses (here an
     output without a shape field) is rewritten as before."""
     model = h.make_model(
-        h.make_graph([h.make_node("Relu", ["x"], ["y"])], "g", [h.make_tensor_value_info("x", T.FLOAT, [2])],
-                     [h.make_tensor_value_info("y", T.FLOAT, None)]),
-        opset_imports=OPSET)
+        h.make_graph(
+            [h.make_node("Relu", ["x"], ["y"])],
+            "g",
+            [h.make_tensor_value_info("x", T.FLOAT, [2])],
+            [h.make_tensor_value_info("y", T.FLOAT, None)],
+        ),
+        opset_imports=OPSET,
+    )
     onnx.save(model, tmp_path / "m.onnx")
     with pytest.raises(Exception):
         onnx.checker.check_model(str(tmp_path / "m.onnx"), full_check=True)

@@ -3,6 +3,7 @@ a call is inlined only where that does not add nodes (or when asked, inline=alwa
 LayerNorm function below opset 17, which nothing can fuse, stays one call; at opset 17
 fix-layernorm takes its body and fuses it. Every output passes onnx's full checker and
 computes what torch computed."""
+
 from __future__ import annotations
 
 import io
@@ -10,11 +11,10 @@ import io
 import numpy as np
 import onnx
 import onnxruntime as ort
+import onnxsurgeon as osg
 import pytest
 import torch
 from torch import nn
-
-import onnxsurgeon as osg
 
 
 class LocalLayerNorm(nn.Module):
@@ -50,8 +50,16 @@ def _export(opset: int):
     module = TwoNorms().eval()
     x = torch.randn(2, 5, 16)
     buffer = io.BytesIO()
-    torch.onnx.export(module, (x,), buffer, dynamo=False, opset_version=opset, input_names=["x"],
-                      output_names=["y"], export_modules_as_functions={LocalLayerNorm})
+    torch.onnx.export(
+        module,
+        (x,),
+        buffer,
+        dynamo=False,
+        opset_version=opset,
+        input_names=["x"],
+        output_names=["y"],
+        export_modules_as_functions={LocalLayerNorm},
+    )
     model = onnx.load_from_string(buffer.getvalue())
     assert [f.name for f in model.functions] == ["LocalLayerNorm"]
     with torch.no_grad():

@@ -4,6 +4,7 @@ test's expected outputs in onnxruntime must not fall below the floor. Raise the 
 when coverage rises (docs/opset-conversion.md has the table, beside
 onnx.version_converter on the same cases; bench/opset_backend_report.py regenerates it).
 """
+
 from __future__ import annotations
 
 import re
@@ -12,8 +13,27 @@ import opset_backend as ob
 
 # Verified conversions per target opset (onnx 1.23.2, onnxruntime 1.32). Only ever raise.
 FLOOR = {
-    7: 411, 8: 421, 9: 551, 10: 650, 11: 1050, 12: 1072, 13: 915, 14: 876, 15: 862, 16: 840, 17: 790,
-    18: 732, 19: 700, 20: 681, 21: 680, 22: 475, 23: 289, 24: 259, 25: 160, 26: 160, 27: 115,
+    7: 411,
+    8: 421,
+    9: 551,
+    10: 650,
+    11: 1050,
+    12: 1072,
+    13: 915,
+    14: 876,
+    15: 862,
+    16: 840,
+    17: 790,
+    18: 732,
+    19: 700,
+    20: 681,
+    21: 680,
+    22: 475,
+    23: 289,
+    24: 259,
+    25: 160,
+    26: 160,
+    27: 115,
 }
 
 # Conversions that succeed but whose outputs onnxruntime does not reproduce, for reasons
@@ -28,7 +48,8 @@ EXPLAINED = re.compile(
     r"|maxunpool_export_with_output_shape|top_k_uint64|pow_types_float32_uint(32|64)"
     r"|(max|min)_u?int16|resize_downsample_scales_(cubic|linear)_align_corners"
     # swiglu: decomposed into Swish-24, which onnxruntime 1.32 only runs at opset 24.
-    r"|dft(_.*)?_opset19|linear_attention_.*_expanded|celu_bfloat16.*|swiglu.*)")
+    r"|dft(_.*)?_opset19|linear_attention_.*_expanded|celu_bfloat16.*|swiglu.*)"
+)
 
 
 def test_backend_node_cases_convert_to_every_lower_opset():
@@ -39,6 +60,7 @@ def test_backend_node_cases_convert_to_every_lower_opset():
     assert not below, f"verified conversions fell below the floor (target: (now, floor)): {below}"
     supported = {t for t in FLOOR if ob.ort_runs_opset(t)}
     assert {7, 13, 17, 21} <= supported
-    unexplained = sorted((name, t) for name, t in tally.unverified_pairs
-                         if t in supported and not EXPLAINED.fullmatch(name))
+    unexplained = sorted(
+        (name, t) for name, t in tally.unverified_pairs if t in supported and not EXPLAINED.fullmatch(name)
+    )
     assert not unexplained, f"converted models that compute something else: {unexplained[:30]}"

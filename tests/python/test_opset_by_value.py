@@ -2,15 +2,15 @@
 inputs and other attributes (passes/opset/adapters.cc): the golden cases of
 tests/golden/convert-opset that convert, checked in onnxruntime on inputs full of ties
 (small integers as floats), where select_last_index, TopK's order and ceil_mode show."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
 import onnx
-import pytest
-
 import onnxsurgeon as osg
+import pytest
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "convert-opset"
 CASES = [
@@ -100,16 +100,26 @@ def test_layout_golden_cases_run_the_same(name, oracle):
     oracle.assert_equivalent(original, converted, inputs=inputs, rtol=1e-6, atol=1e-6)
 
 
-def _recurrent_model(op: str, direction: str, with_initial: bool, outputs: tuple[str, ...], seq_lens: bool = False,
-                     layout: int = 1) -> onnx.ModelProto:
+def _recurrent_model(
+    op: str, direction: str, with_initial: bool, outputs: tuple[str, ...], seq_lens: bool = False, layout: int = 1
+) -> onnx.ModelProto:
     seq, inp, hidden = 5, 4, 6
     dirs = 2 if direction == "bidirectional" else 1
     gates = {"RNN": 1, "GRU": 3, "LSTM": 4}[op]
     rng = np.random.default_rng(7)
     inits = [
-        helper.make_tensor("W", TensorProto.FLOAT, [dirs, gates * hidden, inp], rng.standard_normal(dirs * gates * hidden * inp) * 0.5),
-        helper.make_tensor("R", TensorProto.FLOAT, [dirs, gates * hidden, hidden], rng.standard_normal(dirs * gates * hidden * hidden) * 0.5),
-        helper.make_tensor("B", TensorProto.FLOAT, [dirs, 2 * gates * hidden], rng.standard_normal(dirs * 2 * gates * hidden) * 0.1),
+        helper.make_tensor(
+            "W", TensorProto.FLOAT, [dirs, gates * hidden, inp], rng.standard_normal(dirs * gates * hidden * inp) * 0.5
+        ),
+        helper.make_tensor(
+            "R",
+            TensorProto.FLOAT,
+            [dirs, gates * hidden, hidden],
+            rng.standard_normal(dirs * gates * hidden * hidden) * 0.5,
+        ),
+        helper.make_tensor(
+            "B", TensorProto.FLOAT, [dirs, 2 * gates * hidden], rng.standard_normal(dirs * 2 * gates * hidden) * 0.1
+        ),
     ]
     batch_first = layout == 1
     x_shape = ["batch", seq, inp] if batch_first else [seq, "batch", inp]
@@ -168,7 +178,9 @@ def test_recurrent_batch_first_downgrade(op, direction, with_initial, outputs, t
     converted = osg.run(original, f"convert-opset={target}")
     oracle.assert_valid(converted)
     assert all(n.op_type != op or not any(a.name == "layout" for a in n.attribute) for n in converted.graph.node)
-    assert sum(n.op_type == "Transpose" for n in converted.graph.node) == 1 + (2 if with_initial and op == "LSTM" else int(with_initial)) + len(outputs)
+    assert sum(n.op_type == "Transpose" for n in converted.graph.node) == 1 + (
+        2 if with_initial and op == "LSTM" else int(with_initial)
+    ) + len(outputs)
     inputs = _recurrent_inputs(op, direction, with_initial)
     names = [o.name for o in original.graph.output]
     expected = dict(zip(names, ReferenceEvaluator(original).run(None, inputs)))
@@ -198,8 +210,10 @@ def _gathernd_model(data_shape, indices_shape, batch_dims: int, out_rank: int) -
     graph = helper.make_graph(
         [node],
         "g",
-        [helper.make_tensor_value_info("D", TensorProto.FLOAT, data_shape),
-         helper.make_tensor_value_info("I", TensorProto.INT64, indices_shape)],
+        [
+            helper.make_tensor_value_info("D", TensorProto.FLOAT, data_shape),
+            helper.make_tensor_value_info("I", TensorProto.INT64, indices_shape),
+        ],
         [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [f"y{i}" for i in range(out_rank)])],
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)], ir_version=7)
@@ -208,9 +222,9 @@ def _gathernd_model(data_shape, indices_shape, batch_dims: int, out_rank: int) -
 @pytest.mark.parametrize(
     "data, indices, batch_dims",
     [
-        ((2, 3, 4), (2, 1), 1),          # one index per batch, no index dims
-        ((2, 3, 4), (2, 5, 1), 1),       # k=1: rows
-        ((2, 3, 4), (2, 5, 2), 1),       # k=2: elements
+        ((2, 3, 4), (2, 1), 1),  # one index per batch, no index dims
+        ((2, 3, 4), (2, 5, 1), 1),  # k=1: rows
+        ((2, 3, 4), (2, 5, 2), 1),  # k=2: elements
         ((2, 3, 4, 5), (2, 3, 7, 1), 2),  # two batch dims
         ((2, 3, 4, 5), (2, 3, 2, 2, 2), 2),
     ],
@@ -239,8 +253,12 @@ def test_gathernd_batch_dims_downgrade(data, indices, batch_dims, dynamic, oracl
 def test_depth_to_space_crd_downgrade(blocksize, channels, dynamic, target, oracle):
     shape = ["n", channels, "h", "w"] if dynamic else [2, channels, 3, 5]
     node = helper.make_node("DepthToSpace", ["X"], ["Y"], blocksize=blocksize, mode="CRD")
-    graph = helper.make_graph([node], "d2s", [helper.make_tensor_value_info("X", TensorProto.FLOAT, shape)],
-                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["n", "c", "h", "w"])])
+    graph = helper.make_graph(
+        [node],
+        "d2s",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["n", "c", "h", "w"])],
+    )
     original = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)], ir_version=6)
     converted = osg.run(original, f"convert-opset={target}")
     oracle.assert_valid(converted)
@@ -261,14 +279,25 @@ def test_pixel_shuffle_export_downgrades(target, oracle):
 
     torch.manual_seed(0)
     net = torch.nn.Sequential(
-        torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.ReLU(), torch.nn.Conv2d(16, 3 * 9, 3, padding=1), torch.nn.PixelShuffle(3)
+        torch.nn.Conv2d(3, 16, 3, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.Conv2d(16, 3 * 9, 3, padding=1),
+        torch.nn.PixelShuffle(3),
     ).eval()
     x = torch.randn(2, 3, 5, 7)
     buffer = io.BytesIO()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(net, (x,), buffer, opset_version=11, dynamo=False, input_names=["x"], output_names=["y"],
-                          dynamic_axes={"x": {0: "n", 2: "h", 3: "w"}, "y": {0: "n", 2: "h3", 3: "w3"}})
+        torch.onnx.export(
+            net,
+            (x,),
+            buffer,
+            opset_version=11,
+            dynamo=False,
+            input_names=["x"],
+            output_names=["y"],
+            dynamic_axes={"x": {0: "n", 2: "h", 3: "w"}, "y": {0: "n", 2: "h3", 3: "w3"}},
+        )
     original = onnx.load_from_string(buffer.getvalue())
     assert any(n.op_type == "DepthToSpace" and any(a.s == b"CRD" for a in n.attribute) for n in original.graph.node)
     converted = osg.run(original, f"convert-opset={target}")
@@ -278,7 +307,9 @@ def test_pixel_shuffle_export_downgrades(target, oracle):
     oracle.assert_equivalent(original, converted, inputs={"x": x.numpy()}, expected=expected, rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("name", ["lstm_layout_batch_first_14_to_13", *LAYOUT_CASES, "gathernd_batch_dims_unknown_rank_refused"])
+@pytest.mark.parametrize(
+    "name", ["lstm_layout_batch_first_14_to_13", *LAYOUT_CASES, "gathernd_batch_dims_unknown_rank_refused"]
+)
 def test_check_agrees_with_convert(name, run_cli, tmp_path):
     """`check --opset N` says convertible exactly when convert-opset=N converts."""
     pipeline, source = _case(name)

@@ -4,14 +4,14 @@ Every corpus model above the target (exported at opset 14, 16, 17, 18 and 20) is
 downgraded to 15 and to 13: the result is valid (onnx's full checker), claims the target
 opset, holds only nodes the target defines, and computes what the original computes
 (onnxruntime on the same inputs, and the torch reference outputs)."""
+
 from __future__ import annotations
 
 import json
 
 import onnx
-import pytest
-
 import onnxsurgeon as osg
+import pytest
 
 
 def default_opset(model: onnx.ModelProto) -> int:
@@ -50,8 +50,9 @@ def test_corpus_model_downgrades_equivalently(corpus_model, target, oracle):
     assert_defined_at(converted, target)
     if not corpus_model.runnable:
         return
-    oracle.assert_equivalent(original, converted, inputs=corpus_model.inputs,
-                             rtol=corpus_model.rtol, atol=corpus_model.atol)
+    oracle.assert_equivalent(
+        original, converted, inputs=corpus_model.inputs, rtol=corpus_model.rtol, atol=corpus_model.atol
+    )
     outputs = oracle.run_model(converted, corpus_model.inputs)
     oracle.assert_outputs_close(outputs, corpus_model.expected, rtol=corpus_model.rtol, atol=corpus_model.atol)
 
@@ -62,8 +63,9 @@ def test_corpus_model_upgrades_equivalently(corpus_model, oracle):
     oracle.assert_valid(converted)
     assert default_opset(converted) == max(21, default_opset(original))
     if corpus_model.runnable:
-        oracle.assert_equivalent(original, converted, inputs=corpus_model.inputs,
-                                 rtol=corpus_model.rtol, atol=corpus_model.atol)
+        oracle.assert_equivalent(
+            original, converted, inputs=corpus_model.inputs, rtol=corpus_model.rtol, atol=corpus_model.atol
+        )
 
 
 def test_round_trip_down_and_up(corpus, oracle):

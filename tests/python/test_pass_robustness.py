@@ -2,15 +2,15 @@
 and opset): never a crash, and a pass either leaves a model onnx's checker accepts or
 refuses with an OnnxSurgeonError. Each pass runs in its own interpreter so that a crash
 fails its test instead of the whole session."""
+
 from __future__ import annotations
 
 import subprocess
 import sys
 import textwrap
 
-import pytest
-
 import onnxsurgeon as osg
+import pytest
 from backend_node_cases import node_models
 
 PASSES = [p["name"] for p in osg.passes()]
@@ -46,8 +46,13 @@ def models() -> list[str]:
 
 @pytest.mark.parametrize("pipeline", PASSES)
 def test_pass_never_crashes_and_never_writes_an_invalid_model(pipeline, models, repo_root):
-    proc = subprocess.run([sys.executable, "-c", SCRIPT, pipeline, *models], capture_output=True, text=True,
-                          timeout=600, env={"PYTHONPATH": str(repo_root / "python"), "PATH": "/usr/bin:/bin"})
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT, pipeline, *models],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={"PYTHONPATH": str(repo_root / "python"), "PATH": "/usr/bin:/bin"},
+    )
     assert proc.returncode == 0, f"{pipeline} crashed (exit {proc.returncode}):\n{proc.stderr[-3000:]}"
     invalid = [line for line in proc.stdout.splitlines() if line.startswith("INVALID")]
     assert not invalid, f"{pipeline} wrote {len(invalid)} models the checker rejects:\n" + "\n".join(invalid[:20])

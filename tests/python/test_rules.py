@@ -1,12 +1,11 @@
 """Rules written in Python run on the C++ matcher and driver, from a notebook, without
 recompiling: a pattern, a replacement, a check that can refuse and say why."""
+
 from __future__ import annotations
 
-import numpy as np
 import onnx
-import pytest
-
 import onnxsurgeon as osg
+import pytest
 from onnxsurgeon.rules import Pattern, Rule, apply_rules
 
 MODEL = """<ir_version: 10, opset_import: ["" : 18]>

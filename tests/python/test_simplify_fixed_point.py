@@ -4,6 +4,7 @@ its own output changes nothing (byte-identical again). The corpus holds exports 
 for this (tests/models/corpus_shapes.py): dynamic-H/W CNNs with Shape/Gather/Concat/Resize
 chains, a CRNN with a BiLSTM over a dynamic width, and a Swin encoder whose per-layer shape
 chains took one simplify round per layer (and a second run) before."""
+
 from __future__ import annotations
 
 import filecmp
@@ -29,4 +30,5 @@ def test_simplify_is_deterministic_and_idempotent(corpus_model, run_cli, tmp_pat
         ops = lambda m: sorted(n.op_type for n in m.graph.node)  # noqa: E731
         raise AssertionError(
             f"simplify on its own output changed it: {len(a.graph.node)} -> {len(b.graph.node)} nodes; "
-            f"ops removed: {sorted(set(ops(a)) - set(ops(b)))}")
+            f"ops removed: {sorted(set(ops(a)) - set(ops(b)))}"
+        )

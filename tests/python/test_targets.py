@@ -6,26 +6,39 @@ output passes onnx's full checker, its own `check --target`, a second `--target`
 nothing to do, and onnxruntime computes what the original computed. When it refuses, it
 names the blockers that remain, writes nothing, and `check --target` rejects the original
 too (the planner never gives up on something check would accept)."""
+
 from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import numpy as np
 import onnx
+import onnxsurgeon as osg
 import pytest
 from onnx import TensorProto, helper
 
-import onnxsurgeon as osg
-
-PROFILES = ["coreml", "ncnn", "nncase-k210", "nncase-k230", "openvino", "ort", "ort-1.10", "ort-1.14", "ort-1.16",
-            "ort-mobile", "rknn2", "tflite", "tidl", "trt-10", "trt-8.6"]
+PROFILES = [
+    "coreml",
+    "ncnn",
+    "nncase-k210",
+    "nncase-k230",
+    "openvino",
+    "ort",
+    "ort-1.10",
+    "ort-1.14",
+    "ort-1.16",
+    "ort-mobile",
+    "rknn2",
+    "tflite",
+    "tidl",
+    "trt-10",
+    "trt-8.6",
+]
 
 
 def _shapes_arg(inputs: dict[str, np.ndarray]) -> str:
-    return ";".join(f"{name}:{'x'.join(str(d) for d in a.shape) or '1'}" for name, a in inputs.items()
-                    if a.ndim > 0)
+    return ";".join(f"{name}:{'x'.join(str(d) for d in a.shape) or '1'}" for name, a in inputs.items() if a.ndim > 0)
 
 
 # ---------------------------------------------------------------------------- listing
@@ -52,7 +65,8 @@ def test_docs_targets_md_is_generated_from_the_profiles(run_cli, repo_root):
     assert begin in text and end in text
     generated = text.split(begin, 1)[1].split(end, 1)[0]
     assert generated == run_cli("targets", "--markdown").stdout, (
-        "docs/targets.md is stale: run scripts/update-targets-doc.py")
+        "docs/targets.md is stale: run scripts/update-targets-doc.py"
+    )
 
 
 def test_unknown_target_and_bad_profile_file(run_cli, tmp_path):
@@ -82,18 +96,24 @@ def test_user_profile_file(run_cli, tmp_path, repo_root):
 
 
 def _relu_model(opset: int, ir: int | None = None) -> onnx.ModelProto:
-    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
-                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4])])
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4])],
+    )
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
     m.ir_version = ir if ir is not None else 10
     return m
 
 
 def _gelu_model() -> onnx.ModelProto:
-    g = helper.make_graph([helper.make_node("Gelu", ["x"], ["y"])], "g",
-                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8])])
+    g = helper.make_graph(
+        [helper.make_node("Gelu", ["x"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8])],
+    )
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 20)])
     m.ir_version = 10
     return m
@@ -125,8 +145,18 @@ def test_check_target_python_matches_cli_json(run_cli, tmp_path):
         given = osg.check_target(dyn, "nncase-k210", input_shapes=shapes)
         blocker = next(b for b in given["blockers"] if b["where"] == "graph input")
         assert blocker["fixable"] and "set-input-shape" in blocker["fix"], blocker
-        cli = json.loads(run_cli("check", "--target", "nncase-k210", "--json", "--input-shapes", "x:2x8",
-                                 tmp_path / "dyn.onnx", expect_rc=1).stdout)
+        cli = json.loads(
+            run_cli(
+                "check",
+                "--target",
+                "nncase-k210",
+                "--json",
+                "--input-shapes",
+                "x:2x8",
+                tmp_path / "dyn.onnx",
+                expect_rc=1,
+            ).stdout
+        )
         assert given["blockers"] == cli["blockers"]
 
 
@@ -164,7 +194,9 @@ def test_gelu_rknn2_decomposed_and_equivalent(run_cli, tmp_path, oracle):
     out = onnx.load(tmp_path / "o.onnx")
     hist = oracle.op_histogram(out)
     assert "Gelu" not in hist and "Erf" in hist and out.ir_version == 9
-    oracle.assert_equivalent(tmp_path / "m.onnx", out, inputs={"x": np.linspace(-5, 5, 16, dtype=np.float32).reshape(2, 8)})
+    oracle.assert_equivalent(
+        tmp_path / "m.onnx", out, inputs={"x": np.linspace(-5, 5, 16, dtype=np.float32).reshape(2, 8)}
+    )
 
 
 def test_plan_is_printed_and_second_run_is_a_no_op(run_cli, tmp_path):
@@ -219,33 +251,48 @@ def test_paddle_minus_one_dims_made_static(run_cli, tmp_path):
 
 def test_external_data_inlined_for_nncase(run_cli, tmp_path, oracle):
     w = np.arange(16, dtype=np.float32).reshape(4, 4)
-    g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
-                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
-                          [onnx.numpy_helper.from_array(w, "w")])
+    g = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
+        [onnx.numpy_helper.from_array(w, "w")],
+    )
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     m.ir_version = 7
-    onnx.save(m, tmp_path / "m.onnx", save_as_external_data=True, all_tensors_to_one_file=True, location="m.data",
-              size_threshold=0)
+    onnx.save(
+        m,
+        tmp_path / "m.onnx",
+        save_as_external_data=True,
+        all_tensors_to_one_file=True,
+        location="m.data",
+        size_threshold=0,
+    )
     run_cli("check", "--target", "nncase-k210", tmp_path / "m.onnx", expect_rc=1)
     (tmp_path / "out").mkdir()
     run_cli("--target", "nncase-k210", tmp_path / "m.onnx", "-o", tmp_path / "out" / "o.onnx")
     out = onnx.load(tmp_path / "out" / "o.onnx", load_external_data=False)
     assert not any(t.data_location == TensorProto.EXTERNAL for t in out.graph.initializer)
     assert all(vi.type.tensor_type.HasField("shape") for vi in out.graph.value_info) or not out.graph.value_info
-    proc = run_cli("--target", "nncase-k210", "--external-data", "all", tmp_path / "m.onnx", "-o", tmp_path / "x.onnx",
-                   expect_rc=1)
+    proc = run_cli(
+        "--target", "nncase-k210", "--external-data", "all", tmp_path / "m.onnx", "-o", tmp_path / "x.onnx", expect_rc=1
+    )
     assert "inline" in proc.stderr
 
 
 def test_local_function_and_stray_import_for_openvino(run_cli, tmp_path, oracle):
-    body = helper.make_function("local", "Twice", ["a"], ["b"], [helper.make_node("Add", ["a", "a"], ["b"])],
-                                [helper.make_opsetid("", 18)])
-    g = helper.make_graph([helper.make_node("Twice", ["x"], ["y"], domain="local")], "g",
-                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
-    m = helper.make_model(g, functions=[body],
-                          opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("local", 1)])
+    body = helper.make_function(
+        "local", "Twice", ["a"], ["b"], [helper.make_node("Add", ["a", "a"], ["b"])], [helper.make_opsetid("", 18)]
+    )
+    g = helper.make_graph(
+        [helper.make_node("Twice", ["x"], ["y"], domain="local")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+    )
+    m = helper.make_model(
+        g, functions=[body], opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("local", 1)]
+    )
     m.ir_version = 10
     onnx.save(m, tmp_path / "m.onnx")
     run_cli("--target", "openvino", tmp_path / "m.onnx", "-o", tmp_path / "o.onnx")
@@ -257,11 +304,16 @@ def test_local_function_and_stray_import_for_openvino(run_cli, tmp_path, oracle)
 def test_rknn2_refuses_scatternd_trt_lowers_it(run_cli, tmp_path, oracle):
     """rknn-toolkit2 2.5's build crashed on every ScatterND model measured (as exported and
     lowered): rknn2 names the blocker and never lowers; TensorRT 8.6 lowers the reduction."""
-    g = helper.make_graph([helper.make_node("ScatterND", ["d", "i", "u"], ["y"], reduction="add")], "g",
-                          [helper.make_tensor_value_info("d", TensorProto.FLOAT, [4]),
-                           helper.make_tensor_value_info("u", TensorProto.FLOAT, [2])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])],
-                          [onnx.numpy_helper.from_array(np.array([[1], [1]], np.int64), "i")])
+    g = helper.make_graph(
+        [helper.make_node("ScatterND", ["d", "i", "u"], ["y"], reduction="add")],
+        "g",
+        [
+            helper.make_tensor_value_info("d", TensorProto.FLOAT, [4]),
+            helper.make_tensor_value_info("u", TensorProto.FLOAT, [2]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])],
+        [onnx.numpy_helper.from_array(np.array([[1], [1]], np.int64), "i")],
+    )
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     m.ir_version = 8
     onnx.save(m, tmp_path / "m.onnx")
@@ -278,14 +330,27 @@ def test_rknn2_refuses_scatternd_trt_lowers_it(run_cli, tmp_path, oracle):
 
 
 def test_if_on_runtime_condition_blocks_rknn2(run_cli, tmp_path):
-    then_g = helper.make_graph([helper.make_node("Identity", ["x"], ["t"])], "then", [],
-                              [helper.make_tensor_value_info("t", TensorProto.FLOAT, [2])])
-    else_g = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [],
-                              [helper.make_tensor_value_info("e", TensorProto.FLOAT, [2])])
-    g = helper.make_graph([helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)], "g",
-                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
-                           helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    then_g = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["t"])],
+        "then",
+        [],
+        [helper.make_tensor_value_info("t", TensorProto.FLOAT, [2])],
+    )
+    else_g = helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["e"])],
+        "else",
+        [],
+        [helper.make_tensor_value_info("e", TensorProto.FLOAT, [2])],
+    )
+    g = helper.make_graph(
+        [helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)],
+        "g",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
+            helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+    )
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     m.ir_version = 8
     onnx.save(m, tmp_path / "m.onnx")
@@ -338,8 +403,15 @@ def test_net_change_reported_when_passes_cancel_out(run_cli, tmp_path):
     """fix-layernorm fuses at 17, downgrade-opset=15 decomposes again: each pass did change
     the model, and the report says the op set ended where it began."""
     onnx.save(_ln_model_opset17(), tmp_path / "m.onnx")
-    proc = run_cli("--pass", "fix-layernorm,simplify,downgrade-opset=15", "--report", "text", tmp_path / "m.onnx",
-                   "-o", tmp_path / "o.onnx")
+    proc = run_cli(
+        "--pass",
+        "fix-layernorm,simplify,downgrade-opset=15",
+        "--report",
+        "text",
+        tmp_path / "m.onnx",
+        "-o",
+        tmp_path / "o.onnx",
+    )
     assert "fix-layernorm: changed" in proc.stderr
     assert "net: " in proc.stderr
     net = [line for line in proc.stderr.splitlines() if line.startswith("net: ")][0]
@@ -373,9 +445,11 @@ def test_erf_free_profile_lowers_gelu_then_erf(run_cli, tmp_path, repo_root, ora
     """A profile without Erf (a user's own file): Gelu is lowered to its Erf form and the
     Erf then rewritten, in one command; rewrite-erf's stated bound holds."""
     text = (repo_root / "targets" / "ort.toml").read_text()
-    text = text.replace('name = "ort"', 'name = "no-erf"').replace(
-        '[erf]\nsupported = true', '[erf]\nsupported = false').replace(
-        '[gelu]\nform = "op"', '[gelu]\nform = "decomposed"')
+    text = (
+        text.replace('name = "ort"', 'name = "no-erf"')
+        .replace("[erf]\nsupported = true", "[erf]\nsupported = false")
+        .replace('[gelu]\nform = "op"', '[gelu]\nform = "decomposed"')
+    )
     (tmp_path / "no-erf.toml").write_text(text)
     onnx.save(_gelu_model(), tmp_path / "m.onnx")
     proc = run_cli("--target", tmp_path / "no-erf.toml", tmp_path / "m.onnx", "-o", tmp_path / "o.onnx")
@@ -409,8 +483,14 @@ def test_ort110_no_allowzero_reshape_or_value_ints_constant(name, corpus, run_cl
     out = tmp_path / "o.onnx"
     run_cli("--target", "ort-1.10", model.path, "-o", out)
     nodes = _ops(out)
-    assert not [n.name for n in nodes if n.op_type == "Reshape" and any(a.name == "allowzero" and a.i for a in n.attribute)]
-    assert not [n.name for n in nodes if n.op_type == "Constant" and any(a.name in ("value_ints", "value_floats") for a in n.attribute)]
+    assert not [
+        n.name for n in nodes if n.op_type == "Reshape" and any(a.name == "allowzero" and a.i for a in n.attribute)
+    ]
+    assert not [
+        n.name
+        for n in nodes
+        if n.op_type == "Constant" and any(a.name in ("value_ints", "value_floats") for a in n.attribute)
+    ]
     run_cli("check", "--target", "ort-1.10", out)
     oracle.assert_equivalent(model.path, out, inputs=model.inputs, rtol=model.rtol, atol=model.atol)
 
@@ -477,9 +557,11 @@ def test_global_pool_below_rank_4_rewritten_for_nncase(run_cli, tmp_path, oracle
     refuses pooling below 4-D (measured), so --target writes it as ReduceMean; a 4-D pool
     alone is not a blocker."""
     g = helper.make_graph(
-        [helper.make_node("GlobalAveragePool", ["x"], ["m"]), helper.make_node("Sub", ["x", "m"], ["y"])], "g",
+        [helper.make_node("GlobalAveragePool", ["x"], ["m"]), helper.make_node("Sub", ["x", "m"], ["y"])],
+        "g",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5, 32])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 5, 32])])
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 5, 32])],
+    )
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     m.ir_version = 7
     onnx.save(m, tmp_path / "m.onnx")
@@ -491,14 +573,19 @@ def test_global_pool_below_rank_4_rewritten_for_nncase(run_cli, tmp_path, oracle
     hist = oracle.op_histogram(out)
     assert "GlobalAveragePool" not in hist and hist.get("ReduceMean") == 1
     run_cli("check", "--target", "nncase-k210", tmp_path / "o.onnx")
-    oracle.assert_equivalent(tmp_path / "m.onnx", out,
-                             inputs={"x": np.random.default_rng(0).standard_normal((2, 5, 32)).astype(np.float32)})
+    oracle.assert_equivalent(
+        tmp_path / "m.onnx", out, inputs={"x": np.random.default_rng(0).standard_normal((2, 5, 32)).astype(np.float32)}
+    )
 
-    image = helper.make_model(helper.make_graph(
-        [helper.make_node("GlobalAveragePool", ["x"], ["y"])], "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 1, 1])]),
-        opset_imports=[helper.make_opsetid("", 13)])
+    image = helper.make_model(
+        helper.make_graph(
+            [helper.make_node("GlobalAveragePool", ["x"], ["y"])],
+            "g",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 1, 1])],
+        ),
+        opset_imports=[helper.make_opsetid("", 13)],
+    )
     image.ir_version = 7
     onnx.save(image, tmp_path / "image.onnx")
     run_cli("check", "--target", "nncase-k210", tmp_path / "image.onnx")

@@ -1,5 +1,6 @@
 """A real torch export (a small transformer encoder) round-trips through the CLI
 unchanged and computes identical outputs in onnxruntime, inline and with external data."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -15,8 +16,16 @@ def export_encoder(path, external: bool) -> dict:
     layer = torch.nn.TransformerEncoderLayer(d_model=32, nhead=4, dim_feedforward=64, batch_first=True, dropout=0.0)
     model = torch.nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False).eval()
     x = torch.randn(2, 5, 32)
-    torch.onnx.export(model, (x,), str(path), dynamo=False, opset_version=17, input_names=["x"],
-                      output_names=["y"], dynamic_axes={"x": {0: "batch", 1: "seq"}})
+    torch.onnx.export(
+        model,
+        (x,),
+        str(path),
+        dynamo=False,
+        opset_version=17,
+        input_names=["x"],
+        output_names=["y"],
+        dynamic_axes={"x": {0: "batch", 1: "seq"}},
+    )
     if external:
         m = onnx.load(path)
         onnx.save_model(m, path, save_as_external_data=True, location=path.name + ".weights", size_threshold=128)
@@ -36,7 +45,9 @@ def test_transformer_export_roundtrip(run_cli, tmp_path, external):
     out_dir.mkdir()
     feeds = export_encoder(src_dir / "enc.onnx", external)
     run_cli(src_dir / "enc.onnx", "-o", out_dir / "enc.onnx")
-    assert onnx.load(out_dir / "enc.onnx", load_external_data=False) == onnx.load(src_dir / "enc.onnx", load_external_data=False)
+    assert onnx.load(out_dir / "enc.onnx", load_external_data=False) == onnx.load(
+        src_dir / "enc.onnx", load_external_data=False
+    )
     if external:
         assert (out_dir / "enc.onnx.weights").read_bytes() == (src_dir / "enc.onnx.weights").read_bytes()
     before, after = run(src_dir / "enc.onnx", feeds), run(out_dir / "enc.onnx", feeds)

@@ -15,10 +15,9 @@ from pathlib import Path
 import numpy as np
 import onnx
 import onnxruntime as ort
+import onnxsurgeon as osg
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-
-import onnxsurgeon as osg
 
 TENSOR_ELEMENTS = 4 << 20  # 16 MiB per tensor, two tensors: a write takes a while
 
@@ -28,9 +27,12 @@ def two_weight_model(value: float) -> onnx.ModelProto:
     a = numpy_helper.from_array(np.full(TENSOR_ELEMENTS, value, dtype=np.float32), "A")
     b = numpy_helper.from_array(np.full(TENSOR_ELEMENTS, value, dtype=np.float32), "B")
     graph = helper.make_graph(
-        [helper.make_node("Mul", ["X", "A"], ["t"]), helper.make_node("Add", ["t", "B"], ["Y"])], "g",
+        [helper.make_node("Mul", ["X", "A"], ["t"]), helper.make_node("Add", ["t", "B"], ["Y"])],
+        "g",
         [helper.make_tensor_value_info("X", TensorProto.FLOAT, [TENSOR_ELEMENTS])],
-        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [TENSOR_ELEMENTS])], [a, b])
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [TENSOR_ELEMENTS])],
+        [a, b],
+    )
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
     m.ir_version = 10
     return m
@@ -49,8 +51,14 @@ def temporaries(folder: Path) -> list[str]:
 def test_kill_minus_9_never_tears_model_and_data(cli_path: Path, tmp_path: Path) -> None:
     sources = {}
     for name, value in (("a", 1.0), ("b", 2.0)):
-        onnx.save_model(two_weight_model(value), str(tmp_path / f"{name}.onnx"), save_as_external_data=True,
-                        all_tensors_to_one_file=True, location=f"{name}.bin", size_threshold=0)
+        onnx.save_model(
+            two_weight_model(value),
+            str(tmp_path / f"{name}.onnx"),
+            save_as_external_data=True,
+            all_tensors_to_one_file=True,
+            location=f"{name}.bin",
+            size_threshold=0,
+        )
         sources[name] = value
     out_dir = tmp_path / "out"
     out_dir.mkdir()
@@ -120,8 +128,9 @@ def test_path_in_run_returns_a_model_and_writes_nothing(tmp_path: Path) -> None:
 
 
 def test_a_loaded_model_protects_its_files_from_other_saves(tmp_path: Path) -> None:
-    onnx.save_model(two_weight_model(1.0), str(tmp_path / "a.onnx"), save_as_external_data=True,
-                    location="a.bin", size_threshold=0)
+    onnx.save_model(
+        two_weight_model(1.0), str(tmp_path / "a.onnx"), save_as_external_data=True, location="a.bin", size_threshold=0
+    )
     a = osg.load(tmp_path / "a.onnx")
     other = osg.parse_text('<ir_version: 10, opset_import: ["" : 18]> g (float[2] X) => (float[2] Y) { Y = Relu(X) }')
     for target in ("a.onnx", "a.bin"):
@@ -134,16 +143,25 @@ def test_a_loaded_model_protects_its_files_from_other_saves(tmp_path: Path) -> N
 def invalid_utf8_model() -> bytes:
     """Node, value and graph names holding bytes that are not UTF-8 (protobuf's proto2
     strings do not check), spliced into the serialized model at placeholders."""
-    graph = helper.make_graph([helper.make_node("Relu", ["X"], ["VALUE_PLACEHOLDER"], name="NODE_PLACEHOLDER"),
-                               helper.make_node("Custom_Op", ["VALUE_PLACEHOLDER"], ["Y"], domain="DOMAIN_PLACEHOLD")],
-                              "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2])],
-                              [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2])])
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("DOMAIN_PLACEHOLD", 1)])
+    graph = helper.make_graph(
+        [
+            helper.make_node("Relu", ["X"], ["VALUE_PLACEHOLDER"], name="NODE_PLACEHOLDER"),
+            helper.make_node("Custom_Op", ["VALUE_PLACEHOLDER"], ["Y"], domain="DOMAIN_PLACEHOLD"),
+        ],
+        "g",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [2])],
+    )
+    m = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 18), helper.make_opsetid("DOMAIN_PLACEHOLD", 1)]
+    )
     m.ir_version = 10
     data = m.SerializeToString()
-    for placeholder, bad in ((b"VALUE_PLACEHOLDER", b"v\xff\xfe\x80\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80!!!!"),
-                             (b"NODE_PLACEHOLDER", b"n\xe2\x82\xac\xe2\x82\xff\xf0\x9f\x98\x80\xc3nnnn"),
-                             (b"DOMAIN_PLACEHOLD", b"d\xc3\xa9\xff\"\\\n\x01\x7fxxxxxxx")):
+    for placeholder, bad in (
+        (b"VALUE_PLACEHOLDER", b"v\xff\xfe\x80\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80!!!!"),
+        (b"NODE_PLACEHOLDER", b"n\xe2\x82\xac\xe2\x82\xff\xf0\x9f\x98\x80\xc3nnnn"),
+        (b"DOMAIN_PLACEHOLD", b'd\xc3\xa9\xff"\\\n\x01\x7fxxxxxxx'),
+    ):
         assert len(placeholder) == len(bad)
         data = data.replace(placeholder, bad)
     return data
@@ -164,6 +182,6 @@ def test_inspect_json_is_valid_utf8_whatever_the_names_hold(run_cli, tmp_path: P
 
     # Valid sequences (é) and escapes (", \, newline, control bytes) kept; each invalid byte
     # becomes U+FFFD.
-    assert "d\u00e9\ufffd\"\\\n\x01\x7fxxxxxxx" in strings(report), sorted(strings(report))
+    assert 'd\u00e9\ufffd"\\\n\x01\x7fxxxxxxx' in strings(report), sorted(strings(report))
     # The same through Python (which parses the same JSON).
     assert osg.inspect(osg.load(path))["op_histogram"]

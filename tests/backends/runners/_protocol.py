@@ -11,6 +11,7 @@ error); "ok" means OUTDIR/outputs.npz holds the outputs as out0, out1, ... in gr
 The inputs in INPUTS.npz are keyed by graph input name, in graph order.
 A runner that crashes or hangs leaves no result.json; the harness records that itself.
 """
+
 import json
 import os
 import re
@@ -63,8 +64,7 @@ def main(probe, run):
     try:
         result["backend_version"] = probe()
         outputs, note = run(model, inputs, outdir)
-        np.savez(os.path.join(outdir, "outputs.npz"),
-                 **{"out%d" % i: np.asarray(o) for i, o in enumerate(outputs)})
+        np.savez(os.path.join(outdir, "outputs.npz"), **{"out%d" % i: np.asarray(o) for i, o in enumerate(outputs)})
         result.update(status="ok", stage="run", message="", note=note or "")
     except Refused as e:
         result.update(stage=e.stage, message=one_line(e.message))

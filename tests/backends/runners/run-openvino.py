@@ -1,17 +1,21 @@
 """OpenVINO runner: read the ONNX file with OpenVINO's frontend, compile for CPU in f32, infer."""
+
 import sys
 
 from _protocol import Refused, main
 
 
 def probe():
-    import openvino  # noqa: F401  (the import itself is the check)
     from importlib.metadata import version
+
+    import openvino  # noqa: F401  (the import itself is the check)
+
     return version("openvino")
 
 
 def run(model, inputs, workdir):
     import openvino as ov
+
     core = ov.Core()
     try:
         m = core.read_model(model)

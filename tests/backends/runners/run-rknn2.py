@@ -1,5 +1,6 @@
 """rknn-toolkit2 runner: load_onnx, build without quantization for rk3588, run on the x86
 simulator (init_runtime() with no target). The simulator computes in fp16."""
+
 import os
 import re
 import sys
@@ -11,19 +12,27 @@ def probe():
     with CapturedOutput(os.devnull):
         from rknn.api import RKNN  # noqa: F401  (the import itself is the check)
     from importlib.metadata import version
+
     return version("rknn-toolkit2")
 
 
 def run(model, inputs, workdir):
     from rknn.api import RKNN
+
     log = CapturedOutput(os.path.join(workdir, "rknn.log"))
 
     def why(default):
         """rknn logs its errors instead of raising them: its API-level line ("E build: ..."),
         else the exception it caught, else the runtime's own ("E RKNN: ...")."""
         lines = log.lines()
-        api = [l for l in lines if re.match(r"^E \w+: ", l) and not l.endswith("(most recent call last):")
-               and "rknn-toolkit2 version" not in l and not l.startswith("E RKNN:")]
+        api = [
+            l
+            for l in lines
+            if re.match(r"^E \w+: ", l)
+            and not l.endswith("(most recent call last):")
+            and "rknn-toolkit2 version" not in l
+            and not l.startswith("E RKNN:")
+        ]
         caught = [l for l in lines if re.match(r"^(?:[a-z_0-9]+\.)+[A-Z]\w*: |^\w+(?:Error|Exception): ", l)]
         runtime = [l for l in lines if l.startswith("E RKNN:")]
         for found in (api, caught, runtime):
@@ -32,9 +41,11 @@ def run(model, inputs, workdir):
         return default
 
     import onnx
+
     graph = onnx.load(model, load_external_data=False).graph
-    dynamic = any(not d.HasField("dim_value") for i in graph.input if i.name in inputs
-                  for d in i.type.tensor_type.shape.dim)
+    dynamic = any(
+        not d.HasField("dim_value") for i in graph.input if i.name in inputs for d in i.type.tensor_type.shape.dim
+    )
     # A dynamic model needs its input shapes at conversion, as rknn's user guide says:
     # load_onnx(inputs=names, input_size_list=shapes) fixes them.
     fixed = {"inputs": list(inputs), "input_size_list": [list(a.shape) for a in inputs.values()]} if dynamic else {}
@@ -52,7 +63,7 @@ def run(model, inputs, workdir):
     with log:
         try:
             ret = rknn.build(do_quantization=False)
-        except Exception as e:
+        except Exception:
             ret = -1
     if ret != 0:
         raise Refused("build", why("build returned %s" % ret))

@@ -2,6 +2,7 @@
 runs it. Inputs keep the ONNX layout (keep_ncw_or_nchw_or_ncdhw_input_names); onnx2tf
 may still emit channels-last outputs, which the harness accounts for by trying the
 NHWC->NCHW permutation when the shapes say so (recorded in the note)."""
+
 import glob
 import os
 import re
@@ -12,6 +13,7 @@ from _protocol import CapturedOutput, Refused, main
 
 def probe():
     from importlib.metadata import version
+
     with CapturedOutput(os.devnull):
         import onnx2tf  # noqa: F401
         import tensorflow  # noqa: F401
@@ -25,7 +27,9 @@ def onnx2tf_error(lines):
     node = [l.split("onnx_op_name:", 1)[1].strip() for l in lines if "onnx_op_name:" in l]
     if caught:
         i = caught[-1]
-        text = " ".join([lines[i]] + [l.strip() for l in lines[i + 1:i + 3] if l.startswith(" ") or l.startswith("\t")])
+        text = " ".join(
+            [lines[i]] + [l.strip() for l in lines[i + 1 : i + 3] if l.startswith(" ") or l.startswith("\t")]
+        )
         return text + (" (onnx node %s)" % node[-1] if node else "")
     errors = [l for l in lines if l.startswith("ERROR:") and "trace log" not in l]
     return errors[0] if errors else ""
@@ -41,11 +45,15 @@ def run(model, inputs, workdir):
     with log:
         import onnx2tf
         import tensorflow as tf
+
         try:
             onnx2tf.convert(
-                input_onnx_file_path=model, output_folder_path=out, non_verbose=True,
+                input_onnx_file_path=model,
+                output_folder_path=out,
+                non_verbose=True,
                 # (onnx2tf accepts only 3-D to 5-D inputs in this list)
-                keep_ncw_or_nchw_or_ncdhw_input_names=[n for n, a in inputs.items() if 3 <= a.ndim <= 5] or None)
+                keep_ncw_or_nchw_or_ncdhw_input_names=[n for n, a in inputs.items() if 3 <= a.ndim <= 5] or None,
+            )
             exc = None
         except BaseException as e:  # onnx2tf calls sys.exit(1) on an unsupported model
             exc = e
@@ -53,6 +61,7 @@ def run(model, inputs, workdir):
     if exc is not None or not files:
         raise Refused("load", onnx2tf_error(log.lines()) or "onnx2tf produced no .tflite (%r)" % (exc,))
     import onnx
+
     output_names = [o.name for o in onnx.load(model, load_external_data=False).graph.output]
     try:
         interp = tf.lite.Interpreter(model_path=files[0])

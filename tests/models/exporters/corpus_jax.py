@@ -12,10 +12,9 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+from exporter_lib import Exported
 from flax import nnx
 from jax2onnx import to_onnx
-
-from exporter_lib import Exported
 
 D = 32
 SHAPE = (2, 5, D)
@@ -42,8 +41,17 @@ def _export(module, opset: int, modules: dict[str, int], seed: int, tags=(), not
     x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
     model = to_onnx(module, [shape], opset=opset, input_names=["x"], output_names=["y"])
     expected = [np.asarray(module(jnp.asarray(x)))]
-    return Exported(model, {"x": x}, expected, "jax2onnx", "jax", modules, opset,
-                    tags=["exporter-jax2onnx", *tags], notes=list(notes))
+    return Exported(
+        model,
+        {"x": x},
+        expected,
+        "jax2onnx",
+        "jax",
+        modules,
+        opset,
+        tags=["exporter-jax2onnx", *tags],
+        notes=list(notes),
+    )
 
 
 class LayerNormMLP(nnx.Module):
@@ -134,5 +142,6 @@ class Mixer(nnx.Module):
 def flax_mixer_op17(seed: int) -> Exported:
     module = Mixer(nnx.Rngs(seed))
     _randomize(module, seed)
-    return _export(module, 17, {"LayerNorm": 5, "GELU": 4, "Linear": 9, "Conv": 1}, seed, shape=(2, 16, 16, 3),
-                   tags=["mlp-mixer"])
+    return _export(
+        module, 17, {"LayerNorm": 5, "GELU": 4, "Linear": 9, "Conv": 1}, seed, shape=(2, 16, 16, 3), tags=["mlp-mixer"]
+    )

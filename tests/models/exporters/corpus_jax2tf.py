@@ -16,10 +16,9 @@ import jax.numpy as jnp
 import numpy as np
 import tensorflow as tf
 import tf2onnx
+from exporter_lib import Exported
 from flax import linen as nn
 from jax.experimental import jax2tf
-
-from exporter_lib import Exported
 
 D = 32
 SHAPE = (2, 5, D)
@@ -61,8 +60,16 @@ def _layernorm_mlp(opset: int, seed: int) -> Exported:
     function = tf.function(apply, input_signature=signature, autograph=False)
     model, _ = tf2onnx.convert.from_function(function, input_signature=signature, opset=opset)
     expected = [np.asarray(module.apply(params, jnp.asarray(x)))]
-    return Exported(model, {model.graph.input[0].name: x}, expected, "tf2onnx", "jax", {"LayerNorm": 2, "Linear": 3},
-                    opset, tags=["exporter-jax2tf", "flax-fast-variance", "layernorm-reduce-sum"])
+    return Exported(
+        model,
+        {model.graph.input[0].name: x},
+        expected,
+        "tf2onnx",
+        "jax",
+        {"LayerNorm": 2, "Linear": 3},
+        opset,
+        tags=["exporter-jax2tf", "flax-fast-variance", "layernorm-reduce-sum"],
+    )
 
 
 def flax_jax2tf_layernorm_op13(seed: int) -> Exported:

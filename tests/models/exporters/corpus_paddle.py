@@ -15,7 +15,6 @@ from pathlib import Path
 import numpy as np
 import onnx
 import paddle
-
 from exporter_lib import Exported
 
 D = 32
@@ -42,8 +41,9 @@ def _randomize(layer: paddle.nn.Layer, seed: int) -> None:
             sub._variance.set_value((0.5 + rng.random(sub._variance.shape)).astype(np.float32))
 
 
-def _export(layer: paddle.nn.Layer, shape: list[int], opset: int, modules: dict[str, int], seed: int,
-            tags=()) -> Exported:
+def _export(
+    layer: paddle.nn.Layer, shape: list[int], opset: int, modules: dict[str, int], seed: int, tags=()
+) -> Exported:
     layer.eval()
     x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
     expected = [layer(paddle.to_tensor(x)).numpy()]
@@ -52,8 +52,9 @@ def _export(layer: paddle.nn.Layer, shape: list[int], opset: int, modules: dict[
         spec = [paddle.static.InputSpec(shape, "float32", "x")]
         paddle.onnx.export(layer, prefix, input_spec=spec, opset_version=opset)
         model = onnx.load(Path(prefix + ".onnx"))
-    return Exported(model, {"x": x}, expected, "paddle2onnx", "paddlepaddle", modules, opset,
-                    tags=["exporter-paddle2onnx", *tags])
+    return Exported(
+        model, {"x": x}, expected, "paddle2onnx", "paddlepaddle", modules, opset, tags=["exporter-paddle2onnx", *tags]
+    )
 
 
 class LayerNormBlock(paddle.nn.Layer):
@@ -89,8 +90,9 @@ def paddle_layernorm_op17(seed: int) -> Exported:
 class ConvBNLayer(paddle.nn.Layer):
     def __init__(self, cin: int, cout: int, kernel: int, stride: int = 1, groups: int = 1, act: bool = True):
         super().__init__()
-        self.conv = paddle.nn.Conv2D(cin, cout, kernel, stride=stride, padding=(kernel - 1) // 2, groups=groups,
-                                     bias_attr=False)
+        self.conv = paddle.nn.Conv2D(
+            cin, cout, kernel, stride=stride, padding=(kernel - 1) // 2, groups=groups, bias_attr=False
+        )
         self.bn = paddle.nn.BatchNorm2D(cout)
         self.act = paddle.nn.Hardswish() if act else None
 
@@ -133,7 +135,9 @@ class PPLCNetLike(paddle.nn.Layer):
         super().__init__()
         self.stem = ConvBNLayer(3, 8, 3, stride=2)
         self.blocks = paddle.nn.Sequential(
-            DepthwiseSeparable(8, 16, 1, False), DepthwiseSeparable(16, 32, 2, False), DepthwiseSeparable(32, 32, 1, True)
+            DepthwiseSeparable(8, 16, 1, False),
+            DepthwiseSeparable(16, 32, 2, False),
+            DepthwiseSeparable(32, 32, 1, True),
         )
         self.pool = paddle.nn.AdaptiveAvgPool2D(1)
         self.last_conv = paddle.nn.Conv2D(32, 64, 1)
@@ -150,8 +154,14 @@ def _lcnet(opset: int, seed: int) -> Exported:
     paddle.seed(seed)
     layer = PPLCNetLike()
     _randomize(layer, seed)
-    return _export(layer, [2, 3, 32, 32], opset, {"Hardswish": 8, "Conv": 10, "BatchNorm": 7, "Linear": 1}, seed,
-                   tags=["cnn", "hardswish"])
+    return _export(
+        layer,
+        [2, 3, 32, 32],
+        opset,
+        {"Hardswish": 8, "Conv": 10, "BatchNorm": 7, "Linear": 1},
+        seed,
+        tags=["cnn", "hardswish"],
+    )
 
 
 def paddle_lcnet_op11(seed: int) -> Exported:

@@ -14,7 +14,6 @@ import math
 import numpy as np
 import tensorflow as tf
 import tf2onnx
-
 from exporter_lib import Exported
 
 D = 32
@@ -28,8 +27,17 @@ def _export(fn, inputs: dict[str, np.ndarray], opset: int, modules: dict[str, in
     expected = function(*[tf.constant(v) for v in inputs.values()])
     expected = [np.asarray(t) for t in (expected if isinstance(expected, (list, tuple)) else [expected])]
     # tf2onnx names inputs after the signature ("x:0" becomes "x") and outputs "Identity:0".
-    return Exported(model, dict(inputs), expected, "tf2onnx", "tensorflow", modules, opset,
-                    tags=["exporter-tf2onnx", *tags], notes=list(notes))
+    return Exported(
+        model,
+        dict(inputs),
+        expected,
+        "tf2onnx",
+        "tensorflow",
+        modules,
+        opset,
+        tags=["exporter-tf2onnx", *tags],
+        notes=list(notes),
+    )
 
 
 def _x(seed: int) -> dict[str, np.ndarray]:
@@ -142,10 +150,18 @@ def dense_gelu(opset: int, seed: int) -> Exported:
         layer.build((None, *SHAPE[1:-1], D if i == 0 else 2 * D))
         _randomize(layer, seed + i)
     fn = lambda x: layers[2](erf_gelu(layers[1](tf.nn.gelu(layers[0](x), approximate=True))))  # noqa: E731
-    return _export(fn, _x(seed), opset, {"GELU": 2, "Linear": 3}, tags=["gelu-tanh-pow"],
-                   notes=["tf.nn.gelu(approximate=False) is not exportable with tf2onnx 1.17 "
-                          "('Tensorflow op [Gelu/Erfc: Erfc] is not supported'): the exact GELU is written "
-                          "with tf.math.erf as TF BERT code does"])
+    return _export(
+        fn,
+        _x(seed),
+        opset,
+        {"GELU": 2, "Linear": 3},
+        tags=["gelu-tanh-pow"],
+        notes=[
+            "tf.nn.gelu(approximate=False) is not exportable with tf2onnx 1.17 "
+            "('Tensorflow op [Gelu/Erfc: Erfc] is not supported'): the exact GELU is written "
+            "with tf.math.erf as TF BERT code does"
+        ],
+    )
 
 
 def dense_gelu_op13(seed: int) -> Exported:
@@ -174,8 +190,9 @@ def vit_block(opset: int, seed: int) -> Exported:
     h = keras.layers.Dense(D)(h)
     model = keras.Model(x, keras.layers.Add()([x1, h]))
     _randomize(model, seed)
-    return _export(lambda t: model(t), _x(seed), opset, {"LayerNorm": 2, "GELU": 1, "Linear": 6},
-                   tags=["keras", "attention"])
+    return _export(
+        lambda t: model(t), _x(seed), opset, {"LayerNorm": 2, "GELU": 1, "Linear": 6}, tags=["keras", "attention"]
+    )
 
 
 def vit_block_op13(seed: int) -> Exported:

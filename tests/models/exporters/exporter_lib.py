@@ -14,13 +14,11 @@ from __future__ import annotations
 import dataclasses
 import importlib.metadata
 import json
-import time
 from pathlib import Path
 from typing import Any, Optional
 
 import numpy as np
 import onnx
-
 from corpus_common import default_opset, derived_tags, histogram
 
 
@@ -49,8 +47,15 @@ def versions(*packages: str) -> dict[str, str]:
     return found
 
 
-def write(name: str, exported: Exported, out_dir: Path, stamp: str, description: str, seconds: float,
-          extra: Optional[dict[str, Any]] = None) -> dict:
+def write(
+    name: str,
+    exported: Exported,
+    out_dir: Path,
+    stamp: str,
+    description: str,
+    seconds: float,
+    extra: Optional[dict[str, Any]] = None,
+) -> dict:
     """Checks the model and writes the corpus files; the stamp goes last, so a crash
     half-way leaves no stamp and the next run rebuilds the model."""
     model = exported.model

@@ -45,9 +45,8 @@ def main() -> int:
 
     import warnings
 
-    import numpy as np
-
     import exporter_lib
+    import numpy as np
 
     warnings.filterwarnings("ignore")
     failures = []
@@ -60,16 +59,19 @@ def main() -> int:
         try:
             module_name, function_name = builder.split(":")
             exported = getattr(importlib.import_module(module_name), function_name)(seed)
-            manifest = exporter_lib.write(name, exported, args.out, args.stamp, description,
-                                          time.perf_counter() - start)
+            manifest = exporter_lib.write(
+                name, exported, args.out, args.stamp, description, time.perf_counter() - start
+            )
         except Exception:
             failures.append(name)
             (args.out / f"{name}.error").write_text(traceback.format_exc())
             report(f"  {name:28s} FAILED (see {args.out / (name + '.error')})")
             continue
         (args.out / f"{name}.error").unlink(missing_ok=True)
-        report(f"  {name:28s} {manifest['exporter']:17s} opset {manifest['opset']:2d} {manifest['node_count']:5d} nodes"
-               f" {manifest['generation_seconds']:6.2f}s")
+        report(
+            f"  {name:28s} {manifest['exporter']:17s} opset {manifest['opset']:2d} {manifest['node_count']:5d} nodes"
+            f" {manifest['generation_seconds']:6.2f}s"
+        )
     return 1 if failures else 0
 
 

@@ -11,7 +11,7 @@ from typing import Callable
 
 import numpy as np
 import onnx
-from onnx import TensorProto, external_data_helper, helper, numpy_helper
+from onnx import TensorProto, helper, numpy_helper
 
 from . import BadInput
 
@@ -20,17 +20,25 @@ WEIGHTS = np.arange(1024, dtype=np.float32)  # 4096 bytes
 
 def small_model() -> onnx.ModelProto:
     graph = helper.make_graph(
-        [helper.make_node("Add", ["X", "W"], ["Y"], name="add")], "g",
+        [helper.make_node("Add", ["X", "W"], ["Y"], name="add")],
+        "g",
         [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1024])],
         [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [1024])],
-        [numpy_helper.from_array(WEIGHTS, "W")])
+        [numpy_helper.from_array(WEIGHTS, "W")],
+    )
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
     m.ir_version = 10
     return m
 
 
-def external_model(folder: Path, name: str = "m.onnx", location: str = "w.bin", offset: str | None = "0",
-                   length: str | None = "4096", write_data: bool = True) -> Path:
+def external_model(
+    folder: Path,
+    name: str = "m.onnx",
+    location: str = "w.bin",
+    offset: str | None = "0",
+    length: str | None = "4096",
+    write_data: bool = True,
+) -> Path:
     """folder/name with W in `location` (as given: not checked), and the 4096 data bytes there."""
     m = small_model()
     w = m.graph.initializer[0]
@@ -49,19 +57,24 @@ def external_model(folder: Path, name: str = "m.onnx", location: str = "w.bin", 
 
 def rewrite(*extra: str, output: str = "out.onnx") -> Callable[[Path], list[str]]:
     """m.onnx (data in w.bin) rewritten to `output` with `extra` flags."""
+
     def make(folder: Path) -> list[str]:
         external_model(folder)
         return ["m.onnx", "-o", output, *extra]
+
     return make
 
 
-def with_location(location: str, prepare: Callable[[Path], None] = lambda f: None, inspect: bool = False,
-                  **kwargs) -> Callable[[Path], list[str]]:
+def with_location(
+    location: str, prepare: Callable[[Path], None] = lambda f: None, inspect: bool = False, **kwargs
+) -> Callable[[Path], list[str]]:
     """m.onnx whose W points at `location`, which `prepare` creates."""
+
     def make(folder: Path) -> list[str]:
         prepare(folder)
         external_model(folder, location=location, write_data=False, **kwargs)
         return ["inspect", "m.onnx"] if inspect else ["m.onnx", "-o", "out.onnx"]
+
     return make
 
 
@@ -74,10 +87,12 @@ def _secret_outside(folder: Path) -> Path:
 
 def _in_subfolder(make_case: Callable[[Path], list[str]]) -> Callable[[Path], list[str]]:
     """Runs the case with the model in folder/model (so ".." has somewhere to go)."""
+
     def make(folder: Path) -> list[str]:
         (folder / "model").mkdir()
         argv = make_case(folder / "model")
         return [a if a.startswith("-") or a == "inspect" else f"model/{a}" for a in argv]
+
     return make
 
 
@@ -99,15 +114,18 @@ def _link(kind: str, target: str, name: str) -> Callable[[Path], None]:
             os.symlink(target, folder / name)
         else:
             os.link(folder / target, folder / name)
+
     return make
 
 
 def output_is(spelling: str, prepare: Callable[[Path], None] = lambda f: None, *extra: str):
     """m.onnx (data in w.bin) rewritten to `spelling`, a name for one of its own files."""
+
     def make(folder: Path) -> list[str]:
         external_model(folder)
         prepare(folder)
         return ["m.onnx", "-o", spelling, *extra]
+
     return make
 
 
@@ -116,6 +134,7 @@ def _location_is(location: str, prepare: Callable[[Path], None] = lambda f: None
         external_model(folder)
         prepare(folder)
         return ["m.onnx", "-o", "out.onnx", "--external-data", "all", "--external-location", location]
+
     return make
 
 
@@ -141,6 +160,7 @@ def _missing_folder(*extra: str):
     def make(folder: Path) -> list[str]:
         external_model(folder)
         return ["m.onnx", "-o", "no/such/folder/out.onnx", *extra]
+
     return make
 
 
@@ -149,6 +169,7 @@ def _output_is_folder(*extra: str):
         external_model(folder)
         (folder / "out.onnx").mkdir()
         return ["m.onnx", "-o", "out.onnx", *extra]
+
     return make
 
 
@@ -156,41 +177,103 @@ BIG = "18446744073709551615"  # 2^64 - 1
 
 CASES = [
     # where external data may come from
-    BadInput("ext-location-climbs-out", _in_subfolder(with_location("../outside/secret.bin", lambda f: _secret_outside(f.parent))), "'..'"),
+    BadInput(
+        "ext-location-climbs-out",
+        _in_subfolder(with_location("../outside/secret.bin", lambda f: _secret_outside(f.parent))),
+        "'..'",
+    ),
     BadInput("ext-location-absolute", with_location("/etc/hostname"), "absolute"),
     BadInput("ext-location-symlink-out", _in_subfolder(with_location("link.bin", _symlink_out)), "symbolic link"),
-    BadInput("ext-location-symlink-to-device", with_location("zero.bin", _link("symlink", "/dev/zero", "zero.bin")), "symbolic link"),
+    BadInput(
+        "ext-location-symlink-to-device",
+        with_location("zero.bin", _link("symlink", "/dev/zero", "zero.bin")),
+        "symbolic link",
+    ),
     BadInput("ext-location-fifo", with_location("fifo.bin", _fifo), "a FIFO", timeout=10.0),
     BadInput("ext-location-fifo-inspect", with_location("fifo.bin", _fifo, inspect=True), "a FIFO", timeout=10.0),
     BadInput("ext-location-directory", with_location("dir.bin", _directory), "a folder"),
     BadInput("ext-location-missing", with_location("absent.bin"), "absent.bin"),
     BadInput("ext-location-empty", with_location(""), "names no location"),
     # ranges
-    BadInput("ext-offset-past-end", with_location("w.bin", lambda f: (f / "w.bin").write_bytes(WEIGHTS.tobytes()), offset="8192"), "outside 'w.bin'"),
-    BadInput("ext-length-past-end", with_location("w.bin", lambda f: (f / "w.bin").write_bytes(WEIGHTS.tobytes()[:100])), "outside 'w.bin'"),
-    BadInput("ext-offset-plus-length-overflows", with_location("w.bin", lambda f: (f / "w.bin").write_bytes(WEIGHTS.tobytes()), offset=BIG), "outside 'w.bin'"),
-    BadInput("ext-length-overflows-64-bits", with_location("w.bin", lambda f: (f / "w.bin").write_bytes(WEIGHTS.tobytes()), length="99999999999999999999999"), "malformed external-data length"),
-    BadInput("ext-offset-negative", with_location("w.bin", lambda f: (f / "w.bin").write_bytes(WEIGHTS.tobytes()), offset="-1"), "malformed external-data offset"),
-    BadInput("ext-length-not-the-tensor-size", with_location("w.bin", lambda f: (f / "w.bin").write_bytes(WEIGHTS.tobytes()), length="4092"), "4092 bytes of external data"),
+    BadInput(
+        "ext-offset-past-end",
+        with_location("w.bin", lambda f: (f / "w.bin").write_bytes(WEIGHTS.tobytes()), offset="8192"),
+        "outside 'w.bin'",
+    ),
+    BadInput(
+        "ext-length-past-end",
+        with_location("w.bin", lambda f: (f / "w.bin").write_bytes(WEIGHTS.tobytes()[:100])),
+        "outside 'w.bin'",
+    ),
+    BadInput(
+        "ext-offset-plus-length-overflows",
+        with_location("w.bin", lambda f: (f / "w.bin").write_bytes(WEIGHTS.tobytes()), offset=BIG),
+        "outside 'w.bin'",
+    ),
+    BadInput(
+        "ext-length-overflows-64-bits",
+        with_location(
+            "w.bin", lambda f: (f / "w.bin").write_bytes(WEIGHTS.tobytes()), length="99999999999999999999999"
+        ),
+        "malformed external-data length",
+    ),
+    BadInput(
+        "ext-offset-negative",
+        with_location("w.bin", lambda f: (f / "w.bin").write_bytes(WEIGHTS.tobytes()), offset="-1"),
+        "malformed external-data offset",
+    ),
+    BadInput(
+        "ext-length-not-the-tensor-size",
+        with_location("w.bin", lambda f: (f / "w.bin").write_bytes(WEIGHTS.tobytes()), length="4092"),
+        "4092 bytes of external data",
+    ),
     # outputs that are an input's own files
     BadInput("out-is-input", output_is("m.onnx"), "is the input model"),
     BadInput("out-is-input-dot-spelling", output_is("./m.onnx"), "is the input model"),
-    BadInput("out-is-input-by-symlink", output_is("alias.onnx", _link("symlink", "m.onnx", "alias.onnx")), "is the input model"),
-    BadInput("out-is-input-by-hard-link", output_is("hard.onnx", _link("hard", "m.onnx", "hard.onnx")), "is the input model"),
+    BadInput(
+        "out-is-input-by-symlink",
+        output_is("alias.onnx", _link("symlink", "m.onnx", "alias.onnx")),
+        "is the input model",
+    ),
+    BadInput(
+        "out-is-input-by-hard-link", output_is("hard.onnx", _link("hard", "m.onnx", "hard.onnx")), "is the input model"
+    ),
     BadInput("out-is-input-data", output_is("w.bin"), "a file an input model reads"),
     BadInput("out-is-input-data-dot-spelling", output_is("./w.bin"), "a file an input model reads"),
-    BadInput("out-is-input-data-by-symlink", output_is("alias.bin", _link("symlink", "w.bin", "alias.bin")), "a file an input model reads"),
-    BadInput("out-is-input-data-by-hard-link", output_is("hard.bin", _link("hard", "w.bin", "hard.bin")), "a file an input model reads"),
-    BadInput("out-is-input-inline-all", output_is("m.onnx", lambda f: None, "--external-data", "inline"), "is the input model"),
+    BadInput(
+        "out-is-input-data-by-symlink",
+        output_is("alias.bin", _link("symlink", "w.bin", "alias.bin")),
+        "a file an input model reads",
+    ),
+    BadInput(
+        "out-is-input-data-by-hard-link",
+        output_is("hard.bin", _link("hard", "w.bin", "hard.bin")),
+        "a file an input model reads",
+    ),
+    BadInput(
+        "out-is-input-inline-all",
+        output_is("m.onnx", lambda f: None, "--external-data", "inline"),
+        "is the input model",
+    ),
     BadInput("ext-location-is-input-data", _location_is("w.bin"), "'w.bin': it is a file an input model reads"),
-    BadInput("ext-location-is-input-data-by-symlink", _location_is("alias.bin", _link("symlink", "w.bin", "alias.bin")), "a file an input model reads"),
-    BadInput("ext-location-is-input-data-by-hard-link", _location_is("hard.bin", _link("hard", "w.bin", "hard.bin")), "a file an input model reads"),
+    BadInput(
+        "ext-location-is-input-data-by-symlink",
+        _location_is("alias.bin", _link("symlink", "w.bin", "alias.bin")),
+        "a file an input model reads",
+    ),
+    BadInput(
+        "ext-location-is-input-data-by-hard-link",
+        _location_is("hard.bin", _link("hard", "w.bin", "hard.bin")),
+        "a file an input model reads",
+    ),
     BadInput("ext-location-is-input-model", _location_is("m.onnx"), "a file an input model reads"),
     BadInput("ext-location-is-the-output", _location_is("out.onnx"), "is the output model itself"),
     BadInput("ext-location-climbs-out-on-save", _location_is("../w.bin"), "'..'"),
     # outputs that are another model's files, a folder, or in no folder
     BadInput("out-folder-holds-another-models-data", _others_data_in_output_folder, "may hold another model's weights"),
-    BadInput("out-default-data-name-is-another-models", _others_default_data_name, "refusing to replace 'out.onnx.data'"),
+    BadInput(
+        "out-default-data-name-is-another-models", _others_default_data_name, "refusing to replace 'out.onnx.data'"
+    ),
     BadInput("out-folder-missing-external", _missing_folder(), "does not exist"),
     BadInput("out-folder-missing-external-all", _missing_folder("--external-data", "all"), "does not exist"),
     BadInput("out-folder-missing-inline", _missing_folder("--external-data", "inline"), "does not exist"),

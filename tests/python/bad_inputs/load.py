@@ -22,8 +22,12 @@ def model(nodes=None, initializers=None, outputs=("Y",), opset=18, functions=(),
     if initializers is None:
         initializers = [numpy_helper.from_array(np.arange(16, dtype=np.float32), "W")]
     graph = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [16])],
-        [helper.make_tensor_value_info(o, TensorProto.FLOAT, [16]) for o in outputs], initializers)
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [16])],
+        [helper.make_tensor_value_info(o, TensorProto.FLOAT, [16]) for o in outputs],
+        initializers,
+    )
     opsets = [helper.make_opsetid("", opset), *(helper.make_opsetid(d, v) for d, v in extra_opsets)]
     m = helper.make_model(graph, opset_imports=opsets, functions=list(functions))
     m.ir_version = 10
@@ -32,9 +36,11 @@ def model(nodes=None, initializers=None, outputs=("Y",), opset=18, functions=(),
 
 def writes(make_bytes: Callable[[], bytes]) -> Callable[[Path], list[str]]:
     """A case whose input is m.onnx with the given bytes, rewritten to out.onnx."""
+
     def make(folder: Path) -> list[str]:
         (folder / "m.onnx").write_bytes(make_bytes())
         return ["m.onnx", "-o", "out.onnx"]
+
     return make
 
 
@@ -43,6 +49,7 @@ def edited(edit: Callable[[onnx.ModelProto], None], base: Callable[[], onnx.Mode
         m = base()
         edit(m)
         return m.SerializeToString()
+
     return writes(make_bytes)
 
 
@@ -50,6 +57,7 @@ def _truncated(fraction: float) -> Callable[[], bytes]:
     def make() -> bytes:
         data = model().SerializeToString()
         return data[: max(1, int(len(data) * fraction))]
+
     return make
 
 
@@ -83,6 +91,7 @@ def _set(field: str, value):
 def _set_opset(version: int):
     def edit(m):
         m.opset_import[0].version = version
+
     return edit
 
 
@@ -109,14 +118,20 @@ def _unimported_domain(m):
 
 
 def _function(body_op: str):
-    return helper.make_function("local", "F", ["x"], ["y"], [helper.make_node(body_op, ["x"], ["y"])],
-                                [helper.make_opsetid("", 18)])
+    return helper.make_function(
+        "local", "F", ["x"], ["y"], [helper.make_node(body_op, ["x"], ["y"])], [helper.make_opsetid("", 18)]
+    )
 
 
 def _duplicate_functions() -> onnx.ModelProto:
-    return model(nodes=[helper.make_node("F", ["X"], ["T"], domain="local", name="call"),
-                        helper.make_node("Add", ["T", "W"], ["Y"])],
-                 functions=[_function("Neg"), _function("Relu")], extra_opsets=[("local", 1)])
+    return model(
+        nodes=[
+            helper.make_node("F", ["X"], ["T"], domain="local", name="call"),
+            helper.make_node("Add", ["T", "W"], ["Y"]),
+        ],
+        functions=[_function("Neg"), _function("Relu")],
+        extra_opsets=[("local", 1)],
+    )
 
 
 def _duplicate_output(m):
@@ -127,6 +142,7 @@ def _raw(size: int):
     def edit(m):
         m.graph.initializer[0].ClearField("float_data")
         m.graph.initializer[0].raw_data = b"\0" * size
+
     return edit
 
 
@@ -165,15 +181,28 @@ def _required_input_empty(m):
 def _constant_attr_mismatch() -> onnx.ModelProto:
     value = numpy_helper.from_array(np.ones(16, dtype=np.float32), "c")
     value.dims[0] = 17
-    return model(nodes=[helper.make_node("Constant", [], ["C"], name="const", value=value),
-                        helper.make_node("Add", ["X", "C"], ["Y"])], initializers=[])
+    return model(
+        nodes=[
+            helper.make_node("Constant", [], ["C"], name="const", value=value),
+            helper.make_node("Add", ["X", "C"], ["Y"]),
+        ],
+        initializers=[],
+    )
 
 
 def _subgraph_arity() -> onnx.ModelProto:
-    then = helper.make_graph([helper.make_node("Neg", ["X", "X"], ["T"], name="bad_neg")], "then", [],
-                             [helper.make_tensor_value_info("T", TensorProto.FLOAT, [16])])
-    other = helper.make_graph([helper.make_node("Identity", ["X"], ["E"])], "else", [],
-                              [helper.make_tensor_value_info("E", TensorProto.FLOAT, [16])])
+    then = helper.make_graph(
+        [helper.make_node("Neg", ["X", "X"], ["T"], name="bad_neg")],
+        "then",
+        [],
+        [helper.make_tensor_value_info("T", TensorProto.FLOAT, [16])],
+    )
+    other = helper.make_graph(
+        [helper.make_node("Identity", ["X"], ["E"])],
+        "else",
+        [],
+        [helper.make_tensor_value_info("E", TensorProto.FLOAT, [16])],
+    )
     m = model(nodes=[helper.make_node("If", ["c"], ["Y"], then_branch=then, else_branch=other)], initializers=[])
     m.graph.input.append(helper.make_tensor_value_info("c", TensorProto.BOOL, []))
     return m
@@ -210,18 +239,26 @@ CASES = [
     BadInput("load-no-opset-import", edited(_no_opset), "opset_import is empty"),
     BadInput("load-opset-imported-twice", edited(_opset_twice), "imports domain 'ai.onnx' twice"),
     BadInput("load-domain-not-imported", edited(_unimported_domain), "uses domain 'com.example'"),
-    BadInput("load-duplicate-functions", edited(lambda m: None, _duplicate_functions), "function 'local::F' is defined twice"),
+    BadInput(
+        "load-duplicate-functions", edited(lambda m: None, _duplicate_functions), "function 'local::F' is defined twice"
+    ),
     BadInput("load-duplicate-graph-output", edited(_duplicate_output), "lists output 'Y' twice"),
     BadInput("load-raw-data-short", edited(_raw(60)), "initializer 'W' holds 60 bytes"),
     BadInput("load-raw-data-long", edited(_raw(65)), "initializer 'W' holds 65 bytes"),
     BadInput("load-typed-data-count", edited(_typed_count), "initializer 'W' holds 15 data values"),
-    BadInput("load-typed-data-wrong-field", edited(_wrong_field), "has data type FLOAT but keeps values in a typed field of another type"),
+    BadInput(
+        "load-typed-data-wrong-field",
+        edited(_wrong_field),
+        "has data type FLOAT but keeps values in a typed field of another type",
+    ),
     BadInput("load-negative-dim", edited(_negative_dim), "negative dimension"),
     BadInput("load-undefined-data-type", edited(_undefined_type), "data type 0"),
     BadInput("load-arity-too-few-inputs", edited(_arity_inputs), "node 'add' (Add) has 1 inputs"),
     BadInput("load-arity-too-many-outputs", edited(_arity_outputs), "node 'add' (Add) has 2 outputs"),
     BadInput("load-required-input-empty", edited(_required_input_empty), "leaves required input 0"),
-    BadInput("load-constant-tensor-mismatch", edited(lambda m: None, _constant_attr_mismatch), "node 'const' (Constant)"),
+    BadInput(
+        "load-constant-tensor-mismatch", edited(lambda m: None, _constant_attr_mismatch), "node 'const' (Constant)"
+    ),
     BadInput("load-subgraph-arity", edited(lambda m: None, _subgraph_arity), "node 'bad_neg' (Neg) has 2 inputs"),
     BadInput("load-model-is-fifo", _fifo_model, "a FIFO", timeout=10.0),
     BadInput("load-model-is-fifo-inspect", _fifo_model_inspect, "a FIFO", timeout=10.0),

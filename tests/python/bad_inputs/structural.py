@@ -46,6 +46,7 @@ def _raw(model: onnx.ModelProto) -> bytes:
 
 # ---- structure -----------------------------------------------------------------------
 
+
 def _cycle() -> onnx.ModelProto:
     return _model([h.make_node("Add", ["x", "b"], ["a"]), h.make_node("Relu", ["a"], ["b"])], [_vi("x")], [_vi("b")])
 
@@ -81,6 +82,7 @@ def _subgraph_reads_undefined_value() -> onnx.ModelProto:
 
 
 # ---- arity and attributes (refused before any pass reads the node) --------------------
+
 
 def _matmul_inputs(n: int) -> onnx.ModelProto:
     return _model(
@@ -128,10 +130,15 @@ def _too_many_outputs() -> onnx.ModelProto:
 def _relu_two_inputs_in_subgraph() -> onnx.ModelProto:
     then = h.make_graph([h.make_node("Relu", ["x", "x"], ["t"])], "then", [], [_vi("t")])
     other = h.make_graph([h.make_node("Identity", ["x"], ["e"])], "else", [], [_vi("e")])
-    return _model([h.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other)], [_vi("x"), _vi("c", T.BOOL, [])], [_vi("y")])
+    return _model(
+        [h.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other)],
+        [_vi("x"), _vi("c", T.BOOL, [])],
+        [_vi("y")],
+    )
 
 
 # ---- sizes and nesting ------------------------------------------------------------------
+
 
 def _huge_initializer_dims() -> onnx.ModelProto:
     t = onnx.TensorProto()
@@ -177,18 +184,34 @@ def _nest_bytes(depth: int) -> bytes:
 
 
 def _recursive_function() -> onnx.ModelProto:
-    f = h.make_function("loc", "F", ["a"], ["b"], [h.make_node("F", ["a"], ["b"], domain="loc")],
-                        [h.make_opsetid("", 18), h.make_opsetid("loc", 1)])
-    return _model([h.make_node("F", ["x"], ["y"], domain="loc")], [_vi("x")], [_vi("y")],
-                  opset=OPSET + [h.make_opsetid("loc", 1)], functions=[f])
+    f = h.make_function(
+        "loc",
+        "F",
+        ["a"],
+        ["b"],
+        [h.make_node("F", ["a"], ["b"], domain="loc")],
+        [h.make_opsetid("", 18), h.make_opsetid("loc", 1)],
+    )
+    return _model(
+        [h.make_node("F", ["x"], ["y"], domain="loc")],
+        [_vi("x")],
+        [_vi("y")],
+        opset=OPSET + [h.make_opsetid("loc", 1)],
+        functions=[f],
+    )
 
 
 def _mutually_recursive_functions() -> onnx.ModelProto:
     opsets = [h.make_opsetid("", 18), h.make_opsetid("loc", 1)]
     f = h.make_function("loc", "F", ["a"], ["b"], [h.make_node("G", ["a"], ["b"], domain="loc")], opsets)
     g = h.make_function("loc", "G", ["a"], ["b"], [h.make_node("F", ["a"], ["b"], domain="loc")], opsets)
-    return _model([h.make_node("F", ["x"], ["y"], domain="loc")], [_vi("x")], [_vi("y")],
-                  opset=OPSET + [h.make_opsetid("loc", 1)], functions=[f, g])
+    return _model(
+        [h.make_node("F", ["x"], ["y"], domain="loc")],
+        [_vi("x")],
+        [_vi("y")],
+        opset=OPSET + [h.make_opsetid("loc", 1)],
+        functions=[f, g],
+    )
 
 
 def _many_outputs_one_dangling(n: int = 100_000) -> onnx.ModelProto:
@@ -209,6 +232,7 @@ def _many_outputs_bad_tail(n: int = 100_000) -> onnx.ModelProto:
 
 
 # ---- exit 0 with an invalid model (issue 12, item 4) ------------------------------------
+
 
 def _layernorm(scale_type: int = T.FLOAT, stash_type: int | None = None, sparse: bool = False) -> onnx.ModelProto:
     attrs = {"axis": -1} if stash_type is None else {"axis": -1, "stash_type": stash_type}
@@ -232,8 +256,12 @@ def _reshape_int64_extremes() -> onnx.ModelProto:
     evaluate, so the input passes it; once folding makes it a constant, the output does not."""
     const = lambda name, v: h.make_node("Constant", [], [name], value=nh.from_array(np.array(v, np.int64)))  # noqa: E731
     return _model(
-        [const("a", [2**63 - 1]), const("b", [-(2**63)]), h.make_node("Concat", ["a", "b"], ["shape"], axis=0),
-         h.make_node("Reshape", ["x", "shape"], ["y"])],
+        [
+            const("a", [2**63 - 1]),
+            const("b", [-(2**63)]),
+            h.make_node("Concat", ["a", "b"], ["shape"], axis=0),
+            h.make_node("Reshape", ["x", "shape"], ["y"]),
+        ],
         [_vi("x")],
         [_vi("y", shape=["p", "q"])],
     )
@@ -245,9 +273,15 @@ def _transpose_repeated_perm() -> onnx.ModelProto:
     unknown and the input passes; folding makes it static, and the output does not."""
     const = lambda name, v: h.make_node("Constant", [], [name], value=nh.from_array(np.array(v, np.int64)))  # noqa: E731
     return _model(
-        [const("start", 4), const("limit0", 0), h.make_node("Cast", ["limit0"], ["limit"], to=T.INT64),
-         const("delta", -2), h.make_node("Range", ["start", "limit", "delta"], ["shape"]),
-         h.make_node("Reshape", ["x", "shape"], ["r"]), h.make_node("Transpose", ["r"], ["y"], perm=[1, 1])],
+        [
+            const("start", 4),
+            const("limit0", 0),
+            h.make_node("Cast", ["limit0"], ["limit"], to=T.INT64),
+            const("delta", -2),
+            h.make_node("Range", ["start", "limit", "delta"], ["shape"]),
+            h.make_node("Reshape", ["x", "shape"], ["r"]),
+            h.make_node("Transpose", ["r"], ["y"], perm=[1, 1]),
+        ],
         [_vi("x")],
         [_vi("y", shape=["p", "q"])],
     )
@@ -307,19 +341,31 @@ CASES = [
     BadInput("recursive-local-function", _write(_recursive_function(), "inline-functions"), "recursive"),
     BadInput("recursive-local-function-simplify", _write(_recursive_function(), "simplify"), "recursive"),
     BadInput("mutually-recursive-functions", _write(_mutually_recursive_functions(), "simplify"), "recursive"),
-    BadInput("100k-outputs-one-dangling", _write(_many_outputs_one_dangling(), "fix-layernorm,decompose-layernorm,simplify"),
-             "dangling"),
-    BadInput("100k-outputs-mission-pipeline", _write(_many_outputs_bad_tail(), "fix-layernorm,decompose-layernorm,simplify"),
-             "INT32"),
+    BadInput(
+        "100k-outputs-one-dangling",
+        _write(_many_outputs_one_dangling(), "fix-layernorm,decompose-layernorm,simplify"),
+        "dangling",
+    ),
+    BadInput(
+        "100k-outputs-mission-pipeline",
+        _write(_many_outputs_bad_tail(), "fix-layernorm,decompose-layernorm,simplify"),
+        "INT32",
+    ),
     BadInput("layernorm-int32-scale", _write(_layernorm(scale_type=T.INT32), "decompose-layernorm"), "INT32"),
     BadInput("layernorm-stash-type-0", _write(_layernorm(stash_type=0), "decompose-layernorm"), "stash_type 0"),
-    BadInput("layernorm-stash-type-0-simplify", _write(_layernorm(stash_type=0), "fix-layernorm,decompose-layernorm"),
-             "stash_type 0"),
+    BadInput(
+        "layernorm-stash-type-0-simplify",
+        _write(_layernorm(stash_type=0), "fix-layernorm,decompose-layernorm"),
+        "stash_type 0",
+    ),
     BadInput("layernorm-sparse-scale", _write(_layernorm(sparse=True), "decompose-layernorm"), "sparse"),
     BadInput("reshape-int64-extremes-folded", _write(_reshape_int64_extremes(), "simplify"), "the input passes"),
     BadInput("transpose-repeated-perm-folded", _write(_transpose_repeated_perm(), "simplify"), "repeated value"),
-    BadInput("transpose-repeated-perm-fold-constants", _write(_transpose_repeated_perm(), "fold-constants"),
-             "the input passes"),
+    BadInput(
+        "transpose-repeated-perm-fold-constants",
+        _write(_transpose_repeated_perm(), "fold-constants"),
+        "the input passes",
+    ),
     BadInput("custom-domain-without-opset-import", _write(_custom_domain_without_import(), "dce"), "acme"),
     BadInput("initializer-size-mismatch", _write(_initializer_size_mismatch(), "simplify"), "'w'"),
     BadInput("value-info-without-element-type", _write(_value_info_without_element_type(), "cse"), "'r'"),
