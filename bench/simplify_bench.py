@@ -650,13 +650,15 @@ def goal(corpus: list[dict], large: dict | None) -> list[str]:
     return lines
 
 
-def write_docs(text: str) -> None:
+def write_docs(text: str, begin: str = BEGIN, end: str = END, section: str = SECTION) -> None:
+    """Replaces the block between `begin` and `end` in docs/benchmarks.md by `text`, or appends
+    `section` and the block when the markers are not there yet."""
     content = open(DOCS).read()
-    block = f"{BEGIN}\n{text}\n{END}"
-    if BEGIN in content:
-        content = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: block, content, flags=re.S)
+    block = f"{begin}\n{text}\n{end}"
+    if begin in content:
+        content = re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda _: block, content, flags=re.S)
     else:
-        content = content.rstrip("\n") + f"\n\n{SECTION}\n\n{block}\n"
+        content = content.rstrip("\n") + f"\n\n{section}\n\n{block}\n"
     open(DOCS, "w").write(content)
 
 

@@ -184,13 +184,7 @@ def report(rows: list[dict], args, started: float) -> str:
 
 
 def write_docs(text: str) -> None:
-    content = open(sb.DOCS).read()
-    block = f"{BEGIN}\n{text}\n{END}"
-    if BEGIN in content:
-        content = re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: block, content, flags=re.S)
-    else:
-        content = content.rstrip("\n") + f"\n\n{SECTION}\n\n{block}\n"
-    open(sb.DOCS, "w").write(content)
+    sb.write_docs(text, BEGIN, END, SECTION)
 
 
 def main() -> int:
