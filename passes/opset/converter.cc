@@ -309,13 +309,19 @@ StatusOr<std::unique_ptr<Model>> CopyForTrial(const Model& model) {
   return ImportModel(std::move(proto));
 }
 
+// One line, as every error is: the first blockers in full, then a count and where to see all.
 Status BlockersToError(const ConvertReport& r) {
-  std::vector<std::string> lines;
-  for (size_t i = 0; i < r.blockers.size() && i < 20; ++i) lines.push_back(r.blockers[i].Describe());
-  if (r.blockers.size() > 20) lines.push_back(absl::StrCat("... and ", r.blockers.size() - 20, " more"));
-  return absl::FailedPreconditionError(absl::StrCat("cannot convert to opset ", r.target, " (", r.blockers.size(),
-                                                    " node(s); allow-partial converts the rest):\n  ",
-                                                    absl::StrJoin(lines, "\n  ")));
+  constexpr size_t kShown = 3;
+  std::vector<std::string> shown;
+  for (size_t i = 0; i < r.blockers.size() && i < kShown; ++i) shown.push_back(r.blockers[i].Describe());
+  std::string rest;
+  if (r.blockers.size() > kShown) {
+    rest = absl::StrCat("; and ", r.blockers.size() - kShown, " more (`onnxsurgeon check --opset ", r.target,
+                        "` lists all)");
+  }
+  return absl::FailedPreconditionError(
+      absl::StrCat("cannot convert to opset ", r.target, " (", r.blockers.size(),
+                   " node(s); allow-partial converts the rest): ", absl::StrJoin(shown, "; "), rest));
 }
 
 }  // namespace
