@@ -3,8 +3,8 @@
 a refactor must not slow anything down).
 
     .venv/bin/python bench/ab_cli.py --a OLD/build/onnxsurgeon --b build/onnxsurgeon [--rounds 5]
-        [--models REGEX] [--pipeline simplify --pipeline convert-opset=13] [--large PATH | --no-large]
-        [--timeout 600] [--json PATH] [--write-docs]
+        [--a-label TEXT] [--b-label TEXT] [--models REGEX] [--pipeline simplify --pipeline convert-opset=13]
+        [--large PATH | --no-large] [--timeout 600] [--json PATH] [--write-docs]
 
 Models: every corpus model in tests/models/.generated/*.onnx (what bench/simplify_bench.py and
 bench/opset_convert.py run; tests/models/generate.py makes them) and bench/.data/large_inline.onnx
@@ -70,10 +70,11 @@ def run_once(cli: str, pipeline: str, src: str, dst: str, timeout: float) -> dic
         timer.start()
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
+        timed_out = timer.finished.is_set()  # set by the timer firing (cancel comes after)
         timer.cancel()
         proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
         err.seek(0)
-        tail = (err.read().strip().splitlines() or [""])[-1][:200]
+        tail = f"timed out after {timeout:.0f} s" if timed_out else (err.read().strip().splitlines() or [""])[-1][:200]
     return {
         "wall": wall,
         "cpu": usage.ru_utime + usage.ru_stime,
@@ -175,9 +176,9 @@ def ab_row(bins: dict[str, str], name: str, src: str, inputs: str, rtol: float, 
     return row
 
 
-def describe(path: str) -> str:
+def describe(path: str, label: str) -> str:
     version = subprocess.run([path, "--version"], capture_output=True, text=True).stdout.strip() or "?"
-    return f"`{path}` ({version}, sha256 {sha256(path)[:12]})"
+    return (f"{label}: " if label else "") + f"`{path}` ({version}, sha256 {sha256(path)[:12]})"
 
 
 def report(rows: list[dict], args, started: float, load_before: float) -> str:
@@ -239,6 +240,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--a", required=True, help="the baseline CLI binary")
     ap.add_argument("--b", required=True, help="the CLI binary under test")
+    ap.add_argument("--a-label", default="", help="what A is, for the report (e.g. 'git db05c42')")
+    ap.add_argument("--b-label", default="", help="what B is, for the report")
     ap.add_argument("--rounds", type=int, default=5, help="interleaved A/B rounds per model and pipeline")
     ap.add_argument("--models", default="", help="only models whose name matches this regex (large_inline included)")
     ap.add_argument("--pipeline", action="append", help=f"repeatable; default: {', '.join(DEFAULT_PIPELINES)}")
@@ -260,7 +263,7 @@ def main(argv=None) -> int:
     todo = models(args)
     if not todo:
         sys.exit(f"no models (corpus: {sb.CORPUS}; build it with tests/models/generate.py)")
-    args.a_desc, args.b_desc = describe(args.a), describe(args.b)
+    args.a_desc, args.b_desc = describe(args.a, args.a_label), describe(args.b, args.b_label)
     rows = []
     with tempfile.TemporaryDirectory(prefix="ab_cli.") as tmp:
         bins = {}
