@@ -8,6 +8,8 @@ downloads), exported like a user would: TorchScript at opsets 13 and 17 with dyn
 batch/sequence (or H/W) axes; the dynamo exporter where TorchScript fails. Files are
 written like tests/models (NAME.onnx, .inputs.npz, .expected.npz, .json, .stamp) by the
 same machinery (tests/models/corpus_lib.produce), into the git-ignored bench/.data/wide.
+The transformers models go through the test corpus's wrappers and inputs
+(tests/models/corpus_hf.py).
 
 Nothing in tests/ reads these models: they are for bench/simplify_bench.py --corpus wide
 only, so no rule can be fitted to them by a test that must pass.
@@ -28,29 +30,30 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "tests" / "models"))
 
 DEFAULT_OUT = HERE / ".data" / "wide"
-BATCH, SEQ, VOCAB = 2, 8, 99
 
 
 # ----------------------------------------------------------------------- transformers
 
 
-def _quiet():
-    import transformers
+def _model(model_cls, config_cls, **cfg):
+    """A builder of model_cls(config_cls(**cfg)); transformers' warnings are silenced when it runs."""
 
-    transformers.logging.set_verbosity_error()
-
-
-def _text(model_cls, config_cls, **cfg):
     def make():
-        _quiet()
-        config = config_cls(attn_implementation="eager", **cfg)
-        return model_cls(config)
+        import corpus_hf
+
+        corpus_hf._quiet_transformers()
+        return model_cls(config_cls(**cfg))
 
     return make
 
 
+def _text(model_cls, config_cls, **cfg):
+    return _model(model_cls, config_cls, attn_implementation="eager", **cfg)
+
+
 def _hf_text_models():
     import transformers as t
+    from corpus_hf import VOCAB  # the vocabulary its token ids are drawn from
 
     small = dict(
         vocab_size=VOCAB,
@@ -96,31 +99,12 @@ def _hf_text_models():
         "bloom": (_text(t.BloomModel, t.BloomConfig, vocab_size=VOCAB, hidden_size=32, n_layer=2, n_head=2), "decoder"),
         "llama": (_text(t.LlamaModel, t.LlamaConfig, num_key_value_heads=1, **small), "decoder"),
         "phi": (_text(t.PhiModel, t.PhiConfig, **small), "decoder"),
-        "clip_text": (
-            _text(
-                t.CLIPTextModel,
-                t.CLIPTextConfig,
-                vocab_size=VOCAB,
-                hidden_size=32,
-                num_hidden_layers=2,
-                num_attention_heads=2,
-                intermediate_size=64,
-                max_position_embeddings=64,
-            ),
-            "encoder",
-        ),
+        "clip_text": (_text(t.CLIPTextModel, t.CLIPTextConfig, **small), "encoder"),
     }
 
 
 def _hf_vision_models():
     import transformers as t
-
-    def make(model_cls, config_cls, **cfg):
-        def f():
-            _quiet()
-            return model_cls(config_cls(**cfg))
-
-        return f
 
     vit = dict(
         image_size=32,
@@ -133,10 +117,10 @@ def _hf_vision_models():
         attn_implementation="eager",
     )
     return {
-        "vit": (make(t.ViTModel, t.ViTConfig, **vit), 32),
-        "deit": (make(t.DeiTModel, t.DeiTConfig, **vit), 32),
+        "vit": (_model(t.ViTModel, t.ViTConfig, **vit), 32),
+        "deit": (_model(t.DeiTModel, t.DeiTConfig, **vit), 32),
         "swin": (
-            make(
+            _model(
                 t.SwinModel,
                 t.SwinConfig,
                 image_size=32,
@@ -149,7 +133,7 @@ def _hf_vision_models():
             32,
         ),
         "convnext": (
-            make(
+            _model(
                 t.ConvNextModel,
                 t.ConvNextConfig,
                 num_channels=3,
@@ -162,7 +146,7 @@ def _hf_vision_models():
             32,
         ),
         "segformer": (
-            make(
+            _model(
                 t.SegformerModel,
                 t.SegformerConfig,
                 num_encoder_blocks=2,
@@ -177,7 +161,7 @@ def _hf_vision_models():
             32,
         ),
         "mobilevit": (
-            make(
+            _model(
                 t.MobileViTModel,
                 t.MobileViTConfig,
                 image_size=32,
@@ -190,7 +174,7 @@ def _hf_vision_models():
             32,
         ),
         "clip_vision": (
-            make(
+            _model(
                 t.CLIPVisionModel,
                 t.CLIPVisionConfig,
                 image_size=32,
@@ -209,23 +193,22 @@ def _hf_vision_models():
 def _wav2vec2():
     import transformers as t
 
-    _quiet()
-    return t.Wav2Vec2Model(
-        t.Wav2Vec2Config(
-            hidden_size=32,
-            num_hidden_layers=2,
-            num_attention_heads=2,
-            intermediate_size=64,
-            conv_dim=(16, 16),
-            conv_stride=(5, 2),
-            conv_kernel=(10, 3),
-            num_conv_pos_embeddings=16,
-            num_conv_pos_embedding_groups=2,
-            do_stable_layer_norm=False,
-            feat_extract_norm="group",
-            attn_implementation="eager",
-        )
-    )
+    return _model(
+        t.Wav2Vec2Model,
+        t.Wav2Vec2Config,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        conv_dim=(16, 16),
+        conv_stride=(5, 2),
+        conv_kernel=(10, 3),
+        num_conv_pos_embeddings=16,
+        num_conv_pos_embedding_groups=2,
+        do_stable_layer_norm=False,
+        feat_extract_norm="group",
+        attn_implementation="eager",
+    )()
 
 
 # ------------------------------------------------------------------------- hand CNNs
@@ -428,63 +411,20 @@ def _cnns():
 # ---------------------------------------------------------------------------- catalog
 
 
-class Wrap:
-    """Module wrappers with positional signatures and one tensor output."""
+def _audio_wrapper(model):
+    """The audio model with a positional signature and one tensor output (corpus_hf's
+    TextWrapper and ImageWrapper do the same for text and images)."""
+    from torch import nn
 
-    @staticmethod
-    def text(model, kind):
-        from torch import nn
+    class AudioWrapper(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
 
-        class Text(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.model = model
+        def forward(self, input_values):
+            return self.model(input_values=input_values, return_dict=False)[0]
 
-            def forward(self, input_ids, attention_mask):
-                return self.model(input_ids=input_ids, attention_mask=attention_mask, return_dict=False)[0]
-
-        class Seq2Seq(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.model = model
-
-            def forward(self, input_ids, attention_mask, decoder_input_ids):
-                return self.model(
-                    input_ids=input_ids,
-                    attention_mask=attention_mask,
-                    decoder_input_ids=decoder_input_ids,
-                    return_dict=False,
-                )[0]
-
-        return Seq2Seq() if kind == "seq2seq" else Text()
-
-    @staticmethod
-    def image(model):
-        from torch import nn
-
-        class Image(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.model = model
-
-            def forward(self, pixel_values):
-                return self.model(pixel_values=pixel_values, return_dict=False)[0]
-
-        return Image()
-
-    @staticmethod
-    def audio(model):
-        from torch import nn
-
-        class Audio(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.model = model
-
-            def forward(self, input_values):
-                return self.model(input_values=input_values, return_dict=False)[0]
-
-        return Audio()
+    return AudioWrapper()
 
 
 def catalog() -> dict[str, tuple]:
@@ -508,26 +448,22 @@ def catalog() -> dict[str, tuple]:
 
 
 def spec_for(kind: str, arch: str, opset: int):
+    import corpus_hf as hf
     import torch
     from corpus_lib import TORCHSCRIPT, Spec
 
     if kind == "text":
         make, sub = _hf_text_models()[arch]
-        module = Wrap.text(make(), sub)
-        ids = torch.randint(0, VOCAB, (BATCH, SEQ))
-        mask = torch.ones(BATCH, SEQ, dtype=torch.long)
-        mask[1, SEQ - 3 :] = 0
-        axes = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}}
+        module = (hf.Seq2SeqWrapper if sub == "seq2seq" else hf.TextWrapper)(make())
+        args = (hf._ids(), hf._mask())
+        axes = dict(hf._TEXT_AXES)
         names = ["input_ids", "attention_mask"]
-        args = (ids, mask)
         if sub == "seq2seq":
             names.append("decoder_input_ids")
-            args = (ids, mask, torch.randint(0, VOCAB, (BATCH, 5)))
+            args = (*args, hf._ids(5))
             axes["decoder_input_ids"] = {0: "batch", 1: "dec_seq"}
-        if sub == "decoder":
-            ctx = _causal_context
-        else:
-            ctx = None
+        # transformers' vmap-based causal masks are not traceable by TorchScript; its older implementation is
+        ctx = hf._traceable_causal_masks if sub == "decoder" else None
         return Spec(
             module=module,
             args=args,
@@ -542,10 +478,10 @@ def spec_for(kind: str, arch: str, opset: int):
         )
     if kind == "vision":
         make, size = _hf_vision_models()[arch]
-        module = Wrap.image(make())
+        module = hf.ImageWrapper(make())
         return Spec(
             module=module,
-            args=(torch.randn(BATCH, 3, size, size),),
+            args=(torch.randn(hf.BATCH, 3, size, size),),
             input_names=["pixel_values"],
             output_names=["y"],
             exporter=TORCHSCRIPT,
@@ -555,10 +491,10 @@ def spec_for(kind: str, arch: str, opset: int):
             atol=1e-4,
         )
     if kind == "audio":
-        module = Wrap.audio(_wav2vec2())
+        module = _audio_wrapper(_wav2vec2())
         return Spec(
             module=module,
-            args=(torch.randn(BATCH, 400),),
+            args=(torch.randn(hf.BATCH, 400),),
             input_names=["input_values"],
             output_names=["y"],
             exporter=TORCHSCRIPT,
@@ -571,7 +507,7 @@ def spec_for(kind: str, arch: str, opset: int):
     if arch == "tts":
         return Spec(
             module=module,
-            args=(torch.randn(BATCH, 16, 12),),
+            args=(torch.randn(hf.BATCH, 16, 12),),
             input_names=["x"],
             output_names=["y"],
             exporter=TORCHSCRIPT,
@@ -581,10 +517,10 @@ def spec_for(kind: str, arch: str, opset: int):
             atol=1e-4,
         )
     if arch == "crnn":
-        x = torch.randn(BATCH, 3, 16, 40)
+        x = torch.randn(hf.BATCH, 3, 16, 40)
         axes = {"x": {0: "batch", 3: "width"}}
     else:
-        x = torch.randn(BATCH, 3, 32, 32)
+        x = torch.randn(hf.BATCH, 3, 32, 32)
         axes = {"x": {0: "batch", 2: "height", 3: "width"}}
     return Spec(
         module=module,
@@ -597,25 +533,6 @@ def spec_for(kind: str, arch: str, opset: int):
         rtol=1e-3,
         atol=1e-4,
     )
-
-
-def _causal_context():
-    """transformers' vmap-based causal masks are not traceable by TorchScript; its older
-    implementation is (as in tests/models/corpus_hf.py)."""
-    import contextlib
-
-    import transformers.masking_utils as masking
-
-    @contextlib.contextmanager
-    def ctx():
-        saved = masking.sdpa_mask
-        masking.sdpa_mask = masking.sdpa_mask_older_torch
-        try:
-            yield
-        finally:
-            masking.sdpa_mask = saved
-
-    return ctx()
 
 
 def main(argv=None) -> int:
@@ -638,7 +555,8 @@ def main(argv=None) -> int:
     from corpus_lib import DYNAMO
 
     corpus_lib.quiet_exporters()
-    stamp = (HERE / "wide_corpus.py").read_bytes()
+    # The models depend on this file and on the test corpus's wrappers and inputs.
+    stamp = (HERE / "wide_corpus.py").read_bytes() + (ROOT / "tests" / "models" / "corpus_hf.py").read_bytes()
     digest = f"{zlib.crc32(stamp):08x} torch={torch.__version__}"
     args.out.mkdir(parents=True, exist_ok=True)
     failures = []

@@ -116,6 +116,18 @@ struct OwnedBytes {
   std::string bytes;
 };
 
+// Match.__getitem__/node/scalar: a lookup by capture name; an unknown name is a KeyError.
+template <typename T>
+auto CaptureLookup(T (pattern::Match::*lookup)(std::string_view) const) {
+  return [lookup](const pattern::Match& mt, const std::string& k) {
+    try {
+      return (mt.*lookup)(k);
+    } catch (const std::out_of_range& e) {
+      throw py::key_error(e.what());
+    }
+  };
+}
+
 // A rule whose check and replacement are Python callables.
 std::unique_ptr<PatternRule<>> MakePythonRule(const std::string& name, pattern::Pattern pattern, int root,
                                               py::function replace, py::object check, int benefit) {
@@ -391,34 +403,9 @@ PYBIND11_MODULE(_core, m) {
       .def("out", [](pattern::Pattern& p, int op, int i) { return pattern::OpRef(&p, op).Out(i).id; });
 
   py::class_<pattern::Match>(m, "Match")
-      .def(
-          "__getitem__",
-          [](const pattern::Match& mt, const std::string& k) {
-            try {
-              return mt.value(k);
-            } catch (const std::out_of_range& e) {
-              throw py::key_error(e.what());
-            }
-          },
-          py::return_value_policy::reference)
-      .def(
-          "node",
-          [](const pattern::Match& mt, const std::string& k) {
-            try {
-              return mt.node(k);
-            } catch (const std::out_of_range& e) {
-              throw py::key_error(e.what());
-            }
-          },
-          py::return_value_policy::reference)
-      .def("scalar",
-           [](const pattern::Match& mt, const std::string& k) {
-             try {
-               return mt.scalar(k);
-             } catch (const std::out_of_range& e) {
-               throw py::key_error(e.what());
-             }
-           })
+      .def("__getitem__", CaptureLookup(&pattern::Match::value), py::return_value_policy::reference)
+      .def("node", CaptureLookup(&pattern::Match::node), py::return_value_policy::reference)
+      .def("scalar", CaptureLookup(&pattern::Match::scalar))
       .def("__contains__", &pattern::Match::has)
       .def_property_readonly("root", &pattern::Match::root, py::return_value_policy::reference);
 

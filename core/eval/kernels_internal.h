@@ -53,34 +53,25 @@ struct Elem<bool> {
   static bool Load(const char* base, int64_t i) { return base[i] != 0; }
   static void Store(char* base, int64_t i, bool v) { base[i] = v ? 1 : 0; }
 };
-template <>
-struct Elem<Half> {
+// A 16-bit float: stored as its bits, loaded to float and rounded back on store.
+template <float (*ToFloat)(uint16_t), uint16_t (*FromFloat)(float)>
+struct Float16Elem {
   using Compute = float;
   static constexpr size_t kSize = 2;
   static float Load(const char* base, int64_t i) {
     uint16_t h;
     std::memcpy(&h, base + i * 2, 2);
-    return HalfBitsToFloat(h);
+    return ToFloat(h);
   }
   static void Store(char* base, int64_t i, float v) {
-    uint16_t h = FloatToHalf(v);
+    uint16_t h = FromFloat(v);
     std::memcpy(base + i * 2, &h, 2);
   }
 };
 template <>
-struct Elem<BFloat16> {
-  using Compute = float;
-  static constexpr size_t kSize = 2;
-  static float Load(const char* base, int64_t i) {
-    uint16_t h;
-    std::memcpy(&h, base + i * 2, 2);
-    return BFloat16BitsToFloat(h);
-  }
-  static void Store(char* base, int64_t i, float v) {
-    uint16_t h = FloatToBFloat16(v);
-    std::memcpy(base + i * 2, &h, 2);
-  }
-};
+struct Elem<Half> : Float16Elem<HalfBitsToFloat, FloatToHalf> {};
+template <>
+struct Elem<BFloat16> : Float16Elem<BFloat16BitsToFloat, FloatToBFloat16> {};
 
 template <typename T>
 struct Tag {

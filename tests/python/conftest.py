@@ -88,6 +88,13 @@ def run_cli(cli_path: Path):
     return run
 
 
+@pytest.fixture(scope="session")
+def generated_docs() -> ModuleType:
+    """scripts/generated_docs.py: the sections of docs/*.md generated from the CLI (the
+    markers the update scripts write, and `section(text, command)` to read one back)."""
+    return _load_from_file("onnxsurgeon_generated_docs", REPO_ROOT / "scripts" / "generated_docs.py")
+
+
 # ------------------------------------------------------------------------ oracle
 
 

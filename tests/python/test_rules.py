@@ -51,6 +51,22 @@ def test_replacement_builds_nodes_with_provenance(oracle):
     oracle.assert_equivalent(original, proto)
 
 
+def test_match_lookups_by_capture_name():
+    seen = {}
+
+    def check(m):
+        seen["x"], seen["root"], seen["one"] = m["x"].name, m.node("mul").op_type, m.scalar("one")
+        for lookup in (m.__getitem__, m.node, m.scalar):
+            with pytest.raises(KeyError, match="nosuch"):
+                lookup("nosuch")
+        return False
+
+    p = Pattern("lookups")
+    mul = p.op("Mul", p.any("x"), p.scalar("one", 1.0), capture="mul")
+    apply_rules(osg.parse_text(MODEL), [Rule(p, root=mul, replace=lambda m, rw: m["x"], check=check)])
+    assert seen == {"x": "X", "root": "Mul", "one": 1.0}
+
+
 def test_node_set_input_goes_through_a_rewriter():
     model = osg.parse_text("""<ir_version: 10, opset_import: ["" : 18]>
 g (float[N] X) => (float[N] Y, float[N] Z) { n = Neg(X)  Y = Relu(n)  Z = Sigmoid(n) }""")

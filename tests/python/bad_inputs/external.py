@@ -55,14 +55,21 @@ def external_model(
     return folder / name
 
 
-def rewrite(*extra: str, output: str = "out.onnx") -> Callable[[Path], list[str]]:
-    """m.onnx (data in w.bin) rewritten to `output` with `extra` flags."""
+def rewrite_to(output: str, *extra: str, prepare: Callable[[Path], None] = lambda f: None):
+    """m.onnx (data in w.bin) rewritten to `output` with `extra` flags, after `prepare`
+    has made what the case needs beside it."""
 
     def make(folder: Path) -> list[str]:
         external_model(folder)
+        prepare(folder)
         return ["m.onnx", "-o", output, *extra]
 
     return make
+
+
+def _write_weights(size: int = WEIGHTS.nbytes) -> Callable[[Path], None]:
+    """Writes the first `size` bytes of W's data to folder/w.bin."""
+    return lambda folder: (folder / "w.bin").write_bytes(WEIGHTS.tobytes()[:size])
 
 
 def with_location(
@@ -118,24 +125,18 @@ def _link(kind: str, target: str, name: str) -> Callable[[Path], None]:
     return make
 
 
-def output_is(spelling: str, prepare: Callable[[Path], None] = lambda f: None, *extra: str):
-    """m.onnx (data in w.bin) rewritten to `spelling`, a name for one of its own files."""
-
-    def make(folder: Path) -> list[str]:
-        external_model(folder)
-        prepare(folder)
-        return ["m.onnx", "-o", spelling, *extra]
-
-    return make
-
-
 def _location_is(location: str, prepare: Callable[[Path], None] = lambda f: None):
-    def make(folder: Path) -> list[str]:
-        external_model(folder)
-        prepare(folder)
-        return ["m.onnx", "-o", "out.onnx", "--external-data", "all", "--external-location", location]
+    return rewrite_to("out.onnx", "--external-data", "all", "--external-location", location, prepare=prepare)
 
-    return make
+
+def _by_links(name: str, target: str, build: Callable, message: str) -> list[BadInput]:
+    """The case `name` under two more spellings of `target`: a symbolic link and a hard link
+    to it (`build(spelling, prepare)` makes the case; `prepare` makes the link)."""
+    suffix = Path(target).suffix
+    return [
+        BadInput(f"{name}-by-{label}", build(f"{stem}{suffix}", _link(kind, target, f"{stem}{suffix}")), message)
+        for label, kind, stem in (("symlink", "symlink", "alias"), ("hard-link", "hard", "hard"))
+    ]
 
 
 def _others_data_in_output_folder(folder: Path) -> list[str]:
@@ -156,24 +157,13 @@ def _inline_input(folder: Path) -> None:
     (folder / "m.onnx").write_bytes(small_model().SerializeToString())
 
 
-def _missing_folder(*extra: str):
-    def make(folder: Path) -> list[str]:
-        external_model(folder)
-        return ["m.onnx", "-o", "no/such/folder/out.onnx", *extra]
-
-    return make
-
-
-def _output_is_folder(*extra: str):
-    def make(folder: Path) -> list[str]:
-        external_model(folder)
-        (folder / "out.onnx").mkdir()
-        return ["m.onnx", "-o", "out.onnx", *extra]
-
-    return make
-
-
 BIG = "18446744073709551615"  # 2^64 - 1
+MISSING = "no/such/folder/out.onnx"
+
+
+def _out_folder(folder: Path) -> None:
+    (folder / "out.onnx").mkdir()
+
 
 CASES = [
     # where external data may come from
@@ -197,75 +187,46 @@ CASES = [
     # ranges
     BadInput(
         "ext-offset-past-end",
-        with_location("w.bin", lambda f: (f / "w.bin").write_bytes(WEIGHTS.tobytes()), offset="8192"),
+        with_location("w.bin", _write_weights(), offset="8192"),
         "outside 'w.bin'",
     ),
     BadInput(
         "ext-length-past-end",
-        with_location("w.bin", lambda f: (f / "w.bin").write_bytes(WEIGHTS.tobytes()[:100])),
+        with_location("w.bin", _write_weights(100)),
         "outside 'w.bin'",
     ),
     BadInput(
         "ext-offset-plus-length-overflows",
-        with_location("w.bin", lambda f: (f / "w.bin").write_bytes(WEIGHTS.tobytes()), offset=BIG),
+        with_location("w.bin", _write_weights(), offset=BIG),
         "outside 'w.bin'",
     ),
     BadInput(
         "ext-length-overflows-64-bits",
-        with_location(
-            "w.bin", lambda f: (f / "w.bin").write_bytes(WEIGHTS.tobytes()), length="99999999999999999999999"
-        ),
+        with_location("w.bin", _write_weights(), length="99999999999999999999999"),
         "malformed external-data length",
     ),
     BadInput(
         "ext-offset-negative",
-        with_location("w.bin", lambda f: (f / "w.bin").write_bytes(WEIGHTS.tobytes()), offset="-1"),
+        with_location("w.bin", _write_weights(), offset="-1"),
         "malformed external-data offset",
     ),
     BadInput(
         "ext-length-not-the-tensor-size",
-        with_location("w.bin", lambda f: (f / "w.bin").write_bytes(WEIGHTS.tobytes()), length="4092"),
+        with_location("w.bin", _write_weights(), length="4092"),
         "4092 bytes of external data",
     ),
     # outputs that are an input's own files
-    BadInput("out-is-input", output_is("m.onnx"), "is the input model"),
-    BadInput("out-is-input-dot-spelling", output_is("./m.onnx"), "is the input model"),
-    BadInput(
-        "out-is-input-by-symlink",
-        output_is("alias.onnx", _link("symlink", "m.onnx", "alias.onnx")),
-        "is the input model",
+    BadInput("out-is-input", rewrite_to("m.onnx"), "is the input model"),
+    BadInput("out-is-input-dot-spelling", rewrite_to("./m.onnx"), "is the input model"),
+    *_by_links("out-is-input", "m.onnx", lambda out, link: rewrite_to(out, prepare=link), "is the input model"),
+    BadInput("out-is-input-data", rewrite_to("w.bin"), "a file an input model reads"),
+    BadInput("out-is-input-data-dot-spelling", rewrite_to("./w.bin"), "a file an input model reads"),
+    *_by_links(
+        "out-is-input-data", "w.bin", lambda out, link: rewrite_to(out, prepare=link), "a file an input model reads"
     ),
-    BadInput(
-        "out-is-input-by-hard-link", output_is("hard.onnx", _link("hard", "m.onnx", "hard.onnx")), "is the input model"
-    ),
-    BadInput("out-is-input-data", output_is("w.bin"), "a file an input model reads"),
-    BadInput("out-is-input-data-dot-spelling", output_is("./w.bin"), "a file an input model reads"),
-    BadInput(
-        "out-is-input-data-by-symlink",
-        output_is("alias.bin", _link("symlink", "w.bin", "alias.bin")),
-        "a file an input model reads",
-    ),
-    BadInput(
-        "out-is-input-data-by-hard-link",
-        output_is("hard.bin", _link("hard", "w.bin", "hard.bin")),
-        "a file an input model reads",
-    ),
-    BadInput(
-        "out-is-input-inline-all",
-        output_is("m.onnx", lambda f: None, "--external-data", "inline"),
-        "is the input model",
-    ),
+    BadInput("out-is-input-inline-all", rewrite_to("m.onnx", "--external-data", "inline"), "is the input model"),
     BadInput("ext-location-is-input-data", _location_is("w.bin"), "'w.bin': it is a file an input model reads"),
-    BadInput(
-        "ext-location-is-input-data-by-symlink",
-        _location_is("alias.bin", _link("symlink", "w.bin", "alias.bin")),
-        "a file an input model reads",
-    ),
-    BadInput(
-        "ext-location-is-input-data-by-hard-link",
-        _location_is("hard.bin", _link("hard", "w.bin", "hard.bin")),
-        "a file an input model reads",
-    ),
+    *_by_links("ext-location-is-input-data", "w.bin", _location_is, "a file an input model reads"),
     BadInput("ext-location-is-input-model", _location_is("m.onnx"), "a file an input model reads"),
     BadInput("ext-location-is-the-output", _location_is("out.onnx"), "is the output model itself"),
     BadInput("ext-location-climbs-out-on-save", _location_is("../w.bin"), "'..'"),
@@ -274,9 +235,13 @@ CASES = [
     BadInput(
         "out-default-data-name-is-another-models", _others_default_data_name, "refusing to replace 'out.onnx.data'"
     ),
-    BadInput("out-folder-missing-external", _missing_folder(), "does not exist"),
-    BadInput("out-folder-missing-external-all", _missing_folder("--external-data", "all"), "does not exist"),
-    BadInput("out-folder-missing-inline", _missing_folder("--external-data", "inline"), "does not exist"),
-    BadInput("out-is-a-folder", _output_is_folder(), "it is a folder"),
-    BadInput("out-is-a-folder-external-all", _output_is_folder("--external-data", "all"), "it is a folder"),
+    BadInput("out-folder-missing-external", rewrite_to(MISSING), "does not exist"),
+    BadInput("out-folder-missing-external-all", rewrite_to(MISSING, "--external-data", "all"), "does not exist"),
+    BadInput("out-folder-missing-inline", rewrite_to(MISSING, "--external-data", "inline"), "does not exist"),
+    BadInput("out-is-a-folder", rewrite_to("out.onnx", prepare=_out_folder), "it is a folder"),
+    BadInput(
+        "out-is-a-folder-external-all",
+        rewrite_to("out.onnx", "--external-data", "all", prepare=_out_folder),
+        "it is a folder",
+    ),
 ]
