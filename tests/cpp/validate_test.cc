@@ -25,11 +25,15 @@ std::string LoadError(const onnx::ModelProto& p) {
   return m.ok() ? "" : std::string(m.status().message());
 }
 
-#define EXPECT_REFUSED(proto, ...)                                                              \
-  do {                                                                                          \
-    std::string err = LoadError(proto);                                                         \
-    EXPECT_FALSE(err.empty()) << "loaded";                                                      \
-    for (const char* part : {__VA_ARGS__}) EXPECT_NE(err.find(part), std::string::npos) << err; \
+// The parts are copied into strings: a part may be a temporary (std::to_string(v)) that a
+// `const char*` list would outlive (ASan: stack-use-after-scope).
+#define EXPECT_REFUSED(proto, ...)                                                    \
+  do {                                                                                \
+    std::string err = LoadError(proto);                                               \
+    EXPECT_FALSE(err.empty()) << "loaded";                                            \
+    for (const std::string& part : std::initializer_list<std::string>{__VA_ARGS__}) { \
+      EXPECT_NE(err.find(part), std::string::npos) << err;                            \
+    }                                                                                 \
   } while (0)
 
 TEST(Validate, ValidModelLoads) { EXPECT_EQ(LoadError(ParseProto(kAdd)), ""); }
