@@ -24,37 +24,35 @@ std::unique_ptr<Model> MakeChain(int64_t nodes) {
   auto model = std::make_unique<Model>();
   model->SetOpsetVersion("", 18);
   Graph& g = model->graph();
+  // Built through a Rewriter like any graph outside core/ir (core/ir/mutation_key.h).
+  Rewriter rw;
+  rw.SetRule("bench");
+  rw.SetInsertionPointAtEnd(&g);
   onnx::ValueInfoProto info;
   info.mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-  Value* x = *g.AddInput("X", info);
+  Value* x = *rw.AddGraphInput(&g, "X", info);
   auto scalar = [&](const char* name, float v) {
     Tensor t;
     t.mutable_meta().set_data_type(onnx::TensorProto::FLOAT);
     t.SetRawBytes(std::string(reinterpret_cast<const char*>(&v), 4));
-    return *g.AddInitializer(name, std::move(t));
+    return *rw.AddInitializer(&g, name, std::move(t));
   };
   Value* one = scalar("one", 1.0f);
   Value* zero = scalar("zero", 0.0f);
   Value* cur = x;
+  auto op = [&](const char* op_type, std::vector<Value*> inputs) {
+    return rw.Create(op_type, std::move(inputs), {}, 1, "", op_type)->output(0);
+  };
   for (int64_t i = 0; i < nodes; ++i) {
-    Value* in1[] = {cur};
     switch (i % 5) {
-      case 0: cur = g.CreateNode("Relu", in1, 1)->output(0); break;
-      case 1: {
-        Value* in[] = {cur, one};
-        cur = g.CreateNode("Mul", in, 1)->output(0);
-        break;
-      }
+      case 0: cur = op("Relu", {cur}); break;
+      case 1: cur = op("Mul", {cur, one}); break;
       case 2:
-      case 3: cur = g.CreateNode("Neg", in1, 1)->output(0); break;
-      case 4: {
-        Value* in[] = {cur, zero};
-        cur = g.CreateNode("Add", in, 1)->output(0);
-        break;
-      }
+      case 3: cur = op("Neg", {cur}); break;
+      case 4: cur = op("Add", {cur, zero}); break;
     }
   }
-  g.AddOutput(cur);
+  rw.AddGraphOutput(&g, cur);
   return model;
 }
 

@@ -37,6 +37,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "core/ir/constant.h"
+#include "core/rewrite/rewriter.h"
 #include "onnx/defs/schema.h"
 #include "passes/inferred_types.h"
 #include "passes/registry.h"
@@ -196,6 +197,9 @@ class ConvertFloat16Pass : public Pass {
 
     // ---- apply -----------------------------------------------------------------------
     Node* graph_start = g.first_node();
+    // Every change goes through it; the Casts it inserts carry kProvenanceKey = convert-float16.
+    Rewriter rw;
+    rw.SetRule("convert-float16");
     // Float weights read in float16: converted in place, or a float16 copy beside them.
     absl::flat_hash_map<const Value*, Value*> half_copy;
     std::vector<Value*> initializers = g.initializers();
@@ -221,7 +225,7 @@ class ConvertFloat16Pass : public Pass {
         SetElemType(v, kF16);
       } else {
         tensor.mutable_meta().set_name("");
-        OS_ASSIGN_OR_RETURN(Value * copy, g.AddInitializer(g.UniqueName(v->name() + "_fp16"), std::move(tensor)));
+        OS_ASSIGN_OR_RETURN(Value * copy, rw.AddInitializer(&g, g.UniqueName(v->name() + "_fp16"), std::move(tensor)));
         half_copy[v] = copy;
         have[v] = kF32;
       }
@@ -230,7 +234,7 @@ class ConvertFloat16Pass : public Pass {
     // Nodes: attributes that carry the output type, then float16 annotations.
     for (auto& [node_ptr, plan] : plans) {
       Node* n = const_cast<Node*>(node_ptr);
-      OS_RETURN_IF_ERROR(RewriteTypeAttributes(*n, result));
+      OS_RETURN_IF_ERROR(RewriteTypeAttributes(*n, rw, result));
       for (size_t i = 0; i < n->num_outputs(); ++i)
         if (plan.output_half[i]) SetElemType(n->output(i), kF16);
       result.Count("nodes-fp16");
@@ -251,13 +255,9 @@ class ConvertFloat16Pass : public Pass {
       if (auto it = casts.find(key); it != casts.end()) return it->second;
       Node* after = v->producer();
       Node* before = after ? after->next() : graph_start;
-      Value* in[] = {v};
-      Node* cast = g.CreateNode("Cast", in, 1, "", before);
-      onnx::AttributeProto a;
-      a.set_name("to");
-      a.set_type(onnx::AttributeProto::INT);
-      a.set_i(to);
-      cast->SetAttribute(std::move(a));
+      if (before) rw.SetInsertionPoint(before);
+      else rw.SetInsertionPointAtEnd(&g);
+      Node* cast = rw.Create("Cast", {v}, {Rewriter::AttrInt("to", to)}, 1, "", "Cast");
       Value* out = cast->output(0);
       (void)out->SetName(g.UniqueName(v->name() + (to == kF16 ? "_fp16" : "_fp32")));  // unique: cannot fail
       cast->set_name(out->name());
@@ -273,22 +273,22 @@ class ConvertFloat16Pass : public Pass {
         Precision want = reads_half(u) ? kF16 : kF32;
         if (want == h) continue;
         Value* source = want == kF16 && half_copy.contains(v) ? half_copy[v] : cast_of(v, want);
-        u.node->SetInput(u.input_index, source);
+        rw.SetInput(u.node, u.input_index, source);
       }
       // Graph outputs keep their float32 type (and name) with keep-io-types.
       if (h == kF16 && options_.keep_io_types && v->IsGraphOutput()) {
         std::string name = v->name();
         std::vector<GraphOutputUse> slots = v->graph_outputs();
         Value* full = cast_of(v, kF32);
-        for (const GraphOutputUse& slot : slots) slot.graph->SetOutput(slot.output_index, full);
+        for (const GraphOutputUse& slot : slots) rw.SetGraphOutput(slot.graph, slot.output_index, full);
         OS_RETURN_IF_ERROR(v->SetName(g.UniqueName(name + "_fp16")));
         OS_RETURN_IF_ERROR(full->SetName(name));
         full->producer()->set_name(name + "_cast");
       }
     }
     for (Node* n : identity_casts) {
-      OS_RETURN_IF_ERROR(n->output(0)->ReplaceAllUsesWith(n->input(0)));
-      OS_RETURN_IF_ERROR(g.EraseNode(n));
+      OS_RETURN_IF_ERROR(rw.ReplaceAllUsesWith(n->output(0), n->input(0), GraphOutputs::kRefuse));
+      OS_RETURN_IF_ERROR(rw.EraseNode(n));
       result.Count("identity-casts-removed");
     }
     return result;
@@ -353,12 +353,12 @@ class ConvertFloat16Pass : public Pass {
   }
 
   // Cast's `to`, Constant's and ConstantOfShape's `value` say float; make them float16.
-  static Status RewriteTypeAttributes(Node& n, PassResult& result) {
+  static Status RewriteTypeAttributes(Node& n, Rewriter& rw, PassResult& result) {
     if (n.Is("Cast")) {
       if (n.GetInt("to", 0) == T::FLOAT) {
         onnx::AttributeProto a = n.FindAttribute("to")->proto();
         a.set_i(T::FLOAT16);
-        n.SetAttribute(std::move(a));
+        rw.SetAttribute(&n, std::move(a));
       }
       return absl::OkStatus();
     }
@@ -385,13 +385,13 @@ class ConvertFloat16Pass : public Pass {
     if (n.Is("Constant")) {
       std::vector<std::string> names;
       for (const auto& a : n.attributes()) names.push_back(a.name());
-      for (const auto& name : names) n.RemoveAttribute(name);
+      for (const auto& name : names) rw.RemoveAttribute(&n, name);
     }
     onnx::AttributeProto a;
     a.set_name("value");
     a.set_type(onnx::AttributeProto::TENSOR);
     *a.mutable_t() = std::move(t);
-    n.SetAttribute(std::move(a));
+    rw.SetAttribute(&n, std::move(a));
     return absl::OkStatus();
   }
 

@@ -8,6 +8,7 @@
 // Before:  Y = Relu(X); Z = Neg(X)      (Z unused)      initializer W unused
 // After:   Y = Relu(X)
 #include "absl/container/flat_hash_set.h"
+#include "core/rewrite/rewriter.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
@@ -20,14 +21,14 @@ bool Dead(const Node& n) {
   return true;
 }
 
-void SweepGraph(Graph& g, PassResult& result) {
+void SweepGraph(Graph& g, Rewriter& rw, PassResult& result) {
   // Reverse order: a node's producers come earlier, so one sweep removes whole chains.
   for (Node* n = g.last_node(); n;) {
     Node* prev = n->prev();
     if (Dead(*n)) {
-      if (g.EraseNode(n).ok()) result.Count("nodes");
+      if (rw.EraseNode(n).ok()) result.Count("nodes");
     } else {
-      for (Graph* sub : n->subgraphs()) SweepGraph(*sub, result);
+      for (Graph* sub : n->subgraphs()) SweepGraph(*sub, rw, result);
     }
     n = prev;
   }
@@ -35,7 +36,7 @@ void SweepGraph(Graph& g, PassResult& result) {
   for (Value* v : g.initializers())
     if (!v->IsGraphInput() && !v->HasUsers()) unused.push_back(v);
   for (Value* v : unused)
-    if (g.RemoveInitializer(v).ok()) result.Count("initializers");
+    if (rw.RemoveInitializer(v).ok()) result.Count("initializers");
   result.Count("value_info", static_cast<int64_t>(g.RemoveOrphanValueInfo()));
 }
 
@@ -52,14 +53,16 @@ class DcePass : public Pass {
  public:
   StatusOr<PassResult> Run(Model& model, const PassContext&) override {
     PassResult result;
-    SweepGraph(model.graph(), result);
+    Rewriter rw;
+    rw.SetRule("dce");
+    SweepGraph(model.graph(), rw, result);
     absl::flat_hash_set<const Function*> used;
     MarkCalls(model.graph(), model, used);
     auto& functions = model.mutable_functions();
     size_t before = functions.size();
     std::erase_if(functions, [&](const std::unique_ptr<Function>& f) { return !used.contains(f.get()); });
     result.Count("functions", static_cast<int64_t>(before - functions.size()));
-    for (auto& f : functions) SweepGraph(f->body(), result);
+    for (auto& f : functions) SweepGraph(f->body(), rw, result);
     return result;
   }
 };

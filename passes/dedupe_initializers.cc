@@ -77,9 +77,11 @@ Status DedupeGraph(Graph& g, PassResult& result) {
       same_key.push_back({v, *bytes});
     }
   }
+  Rewriter rw;
+  rw.SetRule("dedupe-initializers");
   for (auto [duplicate, survivor] : merges) {
-    OS_RETURN_IF_ERROR(Rewriter().ReplaceAllUsesWith(duplicate, survivor, GraphOutputs::kRefuse));
-    OS_RETURN_IF_ERROR(g.RemoveInitializer(duplicate));
+    OS_RETURN_IF_ERROR(rw.ReplaceAllUsesWith(duplicate, survivor, GraphOutputs::kRefuse));
+    OS_RETURN_IF_ERROR(rw.RemoveInitializer(duplicate));
     result.Count("initializers-merged");
   }
   return absl::OkStatus();

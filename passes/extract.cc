@@ -28,6 +28,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_join.h"
 #include "core/interop/onnx_interop.h"
+#include "core/rewrite/rewriter.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
@@ -202,11 +203,13 @@ class ExtractPass : public Pass {
     auto set_type = [&](Value* v) {
       if (auto it = types.find(v); it != types.end()) *v->mutable_info()->mutable_type() = it->second;
     };
+    Rewriter rw;
+    rw.SetRule("extract");
     // Outputs first: a fed value that is also an output hands its slot to the new input.
-    for (size_t i = g.outputs().size(); i-- > 0;) g.RemoveOutput(i);
+    for (size_t i = g.outputs().size(); i-- > 0;) rw.RemoveGraphOutput(&g, i);
     for (Value* v : outputs) {
       set_type(v);
-      g.AddOutput(v);
+      rw.AddGraphOutput(&g, v);
     }
     result.Count("outputs", static_cast<int64_t>(outputs.size()));
     // Every input becomes a fresh graph input, in the order given; each takes over the
@@ -217,8 +220,9 @@ class ExtractPass : public Pass {
       onnx::ValueInfoProto info = v->info() ? *v->info() : onnx::ValueInfoProto();
       if (auto it = types.find(v); it != types.end()) *info.mutable_type() = it->second;
       info.clear_name();
-      OS_ASSIGN_OR_RETURN(Value * input, g.AddInput(g.UniqueName(v->name()), std::move(info)));
-      OS_RETURN_IF_ERROR(v->ReplaceAllUsesWith(input, /*allow_graph_outputs=*/true));
+      OS_ASSIGN_OR_RETURN(Value * input, rw.AddGraphInput(&g, g.UniqueName(v->name()), std::move(info)));
+      // The outputs were set above: an output slot returning v returns the new input.
+      OS_RETURN_IF_ERROR(rw.ReplaceAllUsesWith(v, input, GraphOutputs::kTakeValue));
       renames.emplace_back(input, v->name());
     }
     result.Count("inputs", static_cast<int64_t>(fed.size()));
@@ -226,7 +230,7 @@ class ExtractPass : public Pass {
     for (Node* n = g.last_node(); n;) {
       Node* prev = n->prev();
       if (!cut.nodes.contains(n)) {
-        OS_RETURN_IF_ERROR(g.EraseNode(n, /*force=*/true));
+        OS_RETURN_IF_ERROR(rw.EraseNodeLeavingUses(n));
         result.Count("nodes-removed");
       }
       n = prev;
@@ -236,20 +240,20 @@ class ExtractPass : public Pass {
     for (Value* v : old_inputs) {
       bool kept = !replaced.contains(v) &&
                   std::find(cut.graph_inputs.begin(), cut.graph_inputs.end(), v) != cut.graph_inputs.end();
-      if (!kept) OS_RETURN_IF_ERROR(g.RemoveInput(v));
+      if (!kept) OS_RETURN_IF_ERROR(rw.RemoveGraphInput(v));
     }
     std::vector<Value*> unused;
     for (Value* v : g.initializers())
       if (!v->HasUsers() && !v->IsGraphInput()) unused.push_back(v);
     for (Value* v : unused) {
-      OS_RETURN_IF_ERROR(g.RemoveInitializer(v));
+      OS_RETURN_IF_ERROR(rw.RemoveInitializer(v));
       result.Count("initializers-removed");
     }
     for (auto& [input, name] : renames) {
       Value* old = g.FindValue(name);
       if (old && old != input) {
-        if (old->IsInitializer()) OS_RETURN_IF_ERROR(g.RemoveInitializer(old));
-        if (g.FindValue(name) == old) OS_RETURN_IF_ERROR(g.EraseValue(old));
+        if (old->IsInitializer()) OS_RETURN_IF_ERROR(rw.RemoveInitializer(old));
+        if (g.FindValue(name) == old) OS_RETURN_IF_ERROR(rw.EraseValue(old));
       }
       OS_RETURN_IF_ERROR(input->SetName(name));
     }

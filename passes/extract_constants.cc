@@ -78,9 +78,11 @@ std::optional<onnx::TensorProto> ConstantTensor(const Node& n) {
 Status ConstantToInitializer(Graph& g, Node* n, onnx::TensorProto tensor) {
   Value* out = n->output(0);
   std::string name = out->name();
-  OS_ASSIGN_OR_RETURN(Value * init, g.AddInitializer(g.UniqueName(name), Tensor::FromProto(std::move(tensor))));
-  OS_RETURN_IF_ERROR(Rewriter().ReplaceAllUsesWith(out, init, GraphOutputs::kRefuse));
-  OS_RETURN_IF_ERROR(g.EraseNode(n));
+  Rewriter rw;
+  rw.SetRule("extract-constants");
+  OS_ASSIGN_OR_RETURN(Value * init, rw.AddInitializer(&g, g.UniqueName(name), Tensor::FromProto(std::move(tensor))));
+  OS_RETURN_IF_ERROR(rw.ReplaceAllUsesWith(out, init, GraphOutputs::kRefuse));
+  OS_RETURN_IF_ERROR(rw.EraseNode(n));
   return init->SetName(name);
 }
 
@@ -93,12 +95,15 @@ Status InitializerToConstant(Graph& g, Value* init, Node* before) {
   value.set_type(onnx::AttributeProto::TENSOR);
   *value.mutable_t() = init->initializer()->ToProto("");
   value.mutable_t()->clear_name();
-  Node* n = g.CreateNode("Constant", {}, 1, "", before, name);
-  n->SetAttribute(std::move(value));
-  Value* out = n->output(0);
+  Rewriter rw;
+  rw.SetRule("extract-constants");
+  if (before) rw.SetInsertionPoint(before);
+  else rw.SetInsertionPointAtEnd(&g);
+  // Named after the initializer it replaces, stamped with the pass (kProvenanceKey).
+  Value* out = rw.Create("Constant", {}, {std::move(value)}, 1, "", name)->output(0);
   // A graph output moves to `out` with its name; other readers are rewired.
-  OS_RETURN_IF_ERROR(Rewriter().ReplaceAllUsesWith(init, out, GraphOutputs::kTakeValue));
-  OS_RETURN_IF_ERROR(g.RemoveInitializer(init));
+  OS_RETURN_IF_ERROR(rw.ReplaceAllUsesWith(init, out, GraphOutputs::kTakeValue));
+  OS_RETURN_IF_ERROR(rw.RemoveInitializer(init));
   if (out->name() != name) OS_RETURN_IF_ERROR(out->SetName(name));
   return absl::OkStatus();
 }

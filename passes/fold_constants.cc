@@ -275,11 +275,12 @@ class Folder {
       if (!Within(out->graph(), branch)) map[out] = out;
     std::string prefix = (n->name().empty() ? std::string("If") : n->name()) + "/";
     for (Value* init : branch->initializers()) {
-      OS_ASSIGN_OR_RETURN(Value * v, g.AddInitializer(g.UniqueName(prefix + init->name()), *init->initializer()));
+      OS_ASSIGN_OR_RETURN(Value * v, rw_.AddInitializer(&g, g.UniqueName(prefix + init->name()), *init->initializer()));
       map[init] = v;
     }
     Node* before = n->prev();
-    for (Node* bn : branch->nodes()) OS_RETURN_IF_ERROR(CloneNode(*bn, g, n, map, prefix).status());
+    rw_.SetInsertionPoint(n);
+    for (Node* bn : branch->nodes()) OS_RETURN_IF_ERROR(rw_.Clone(*bn, map, prefix).status());
     for (size_t j = 0; j < n->num_outputs(); ++j) {
       Value* out = n->output(j);
       if (!out) continue;
@@ -295,7 +296,7 @@ class Folder {
       OS_RETURN_IF_ERROR(rw.ReplaceAllUsesWith(out, inner, GraphOutputs::kKeepNames));
     }
     Value* condition = n->input(0);
-    OS_RETURN_IF_ERROR(g.EraseNode(n));
+    OS_RETURN_IF_ERROR(rw_.EraseNode(n));
     inlined_conditions_.push_back(condition);
     result_.Count("if-inlined");
     resume = before ? before->next() : g.first_node();
@@ -328,7 +329,7 @@ class Folder {
       }
     }
     for (auto it = folded_.rbegin(); it != folded_.rend(); ++it) {
-      Status s = (*it)->graph()->EraseNode(*it);
+      Status s = rw_.EraseNode(*it);
       if (!s.ok()) return absl::InternalError(absl::StrCat("fold-constants: ", s.message()));
     }
     result_.Count("nodes-folded", static_cast<int64_t>(folded_.size()));
@@ -336,9 +337,9 @@ class Folder {
       if (v->HasUsers()) continue;
       Node* p = v->producer();
       if (p && (p->Is("Constant") || p->Is("Shape") || p->Is("Size")) && p->num_outputs() == 1) {
-        if (p->graph()->EraseNode(p).ok()) result_.Count("sources-removed");
+        if (rw_.EraseNode(p).ok()) result_.Count("sources-removed");
       } else if (!p && v->IsInitializer() && !v->IsGraphInput()) {
-        if (v->graph()->RemoveInitializer(v).ok()) result_.Count("initializers-removed");
+        if (rw_.RemoveInitializer(v).ok()) result_.Count("initializers-removed");
       }
     }
     return absl::OkStatus();
@@ -350,7 +351,7 @@ class Folder {
     Graph& g = *v->graph();
     std::string name = v->name();
     OS_RETURN_IF_ERROR(v->SetName(g.UniqueName(name)));
-    OS_ASSIGN_OR_RETURN(Value * c, g.AddInitializer(name, eval::ArrayToTensor(a)));
+    OS_ASSIGN_OR_RETURN(Value * c, rw_.AddInitializer(&g, name, eval::ArrayToTensor(a)));
     if (v->IsGraphOutput()) {
       onnx::ValueInfoProto* info = c->mutable_info();
       if (v->info()) *info = *v->info();
@@ -363,7 +364,7 @@ class Folder {
       info->set_name(name);
     }
     // The initializer has the output's name already: graph outputs return it as it is.
-    OS_RETURN_IF_ERROR(Rewriter().ReplaceAllUsesWith(v, c, GraphOutputs::kTakeValue));
+    OS_RETURN_IF_ERROR(rw_.ReplaceAllUsesWith(v, c, GraphOutputs::kTakeValue));
     result_.Count("initializers-created");
     return absl::OkStatus();
   }
@@ -371,6 +372,13 @@ class Folder {
   Model& model_;
   int64_t max_size_;
   PassResult& result_;
+  // Every change goes through it (folded values become initializers of their own names,
+  // an inlined If's branch nodes are clones keeping their metadata).
+  Rewriter rw_ = [] {
+    Rewriter rw;
+    rw.SetRule("fold-constants");
+    return rw;
+  }();
   // Arrays behind pointers: inputs gathered for one node stay valid while others are added.
   absl::flat_hash_map<const Value*, std::unique_ptr<Array>> known_;
   absl::flat_hash_set<const Value*> not_constant_;

@@ -95,7 +95,10 @@ Status InlineCall(Model& model, Node* call, const Function& f, PassResult& resul
   for (size_t i = 0; i < body.inputs().size(); ++i) map[body.inputs()[i]] = call->input(i);
   std::string prefix = (call->name().empty() ? f.name() : call->name()) + "/";
   AttributeFilter filter = ResolveAttributes(*call, f);
-  for (Node* n : body.nodes()) OS_RETURN_IF_ERROR(CloneNode(*n, g, call, map, prefix, filter).status());
+  Rewriter rw;
+  rw.SetRule("inline-functions");
+  rw.SetInsertionPoint(call);
+  for (Node* n : body.nodes()) OS_RETURN_IF_ERROR(rw.Clone(*n, map, prefix, filter).status());
   for (size_t j = 0; j < call->num_outputs(); ++j) {
     Value* out = call->output(j);
     if (!out) continue;
@@ -105,12 +108,9 @@ Status InlineCall(Model& model, Node* call, const Function& f, PassResult& resul
     }
     // A body that returns one of its inputs reaches a graph output through an Identity
     // that keeps the output's own name.
-    Rewriter rw;
-    rw.SetRule("inline-functions");
-    rw.SetInsertionPoint(call);
     OS_RETURN_IF_ERROR(rw.ReplaceAllUsesWith(out, inner, GraphOutputs::kKeepNames));
   }
-  OS_RETURN_IF_ERROR(g.EraseNode(call));
+  OS_RETURN_IF_ERROR(rw.EraseNode(call));
   result.Count("calls-inlined");
   return absl::OkStatus();
 }

@@ -13,6 +13,7 @@
 // Before:  g (float[N] X, float[4] W) => (Y) <float[4] W = {...}> { Y = Add(X, W) }
 // After:   g (float[N] X) => (Y) <float[4] W = {...}> { Y = Add(X, W) }
 #include "absl/container/flat_hash_set.h"
+#include "core/rewrite/rewriter.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
@@ -37,10 +38,11 @@ class RemoveInitializerInputsPass : public Pass {
       result.counts["skipped: ir_version < 4 needs initializers listed as inputs"] = 1;
       return result;
     }
-    std::vector<Value*> inputs = g.inputs();  // copy: RemoveInput edits the list
+    std::vector<Value*> inputs = g.inputs();  // copy: RemoveGraphInput edits the list
+    Rewriter rw;
     for (Value* v : inputs) {
       if (!v->IsInitializer() || keep_.contains(v->name())) continue;
-      OS_RETURN_IF_ERROR(g.RemoveInput(v));
+      OS_RETURN_IF_ERROR(rw.RemoveGraphInput(v));
       result.Count("inputs-removed");
     }
     return result;

@@ -188,7 +188,7 @@ class IndexPutRewrite {
     // The accumulate flag was only for the ATen op.
     if (accumulate_input && !accumulate_input->HasUsers() && !accumulate_input->IsGraphInput()) {
       if (accumulate_input->IsInitializer()) {
-        OS_RETURN_IF_ERROR(accumulate_input->graph()->RemoveInitializer(accumulate_input));
+        OS_RETURN_IF_ERROR(rw.RemoveInitializer(accumulate_input));
       } else if (Node* c = accumulate_input->producer(); c && c->Is("Constant")) {
         OS_RETURN_IF_ERROR(rw.EraseNode(c));
       }

@@ -229,8 +229,13 @@ PYBIND11_MODULE(_core, m) {
       // Outside a rule: a Rewriter without a driver. Inside one, use the rule's
       // rewriter.set_input, which keeps the driver's worklist right.
       .def(
-          "set_input", [](Node& n, size_t i, Value* v) { Rewriter().SetInput(&n, i, v); }, py::arg("index"),
-          py::arg("value").none(true))
+          "set_input",
+          [](Node& n, size_t i, Value* v) {
+            Rewriter rw;
+            rw.SetRule("python");
+            rw.SetInput(&n, i, v);
+          },
+          py::arg("index"), py::arg("value").none(true))
       .def_property_readonly("attribute_names",
                              [](const Node& n) {
                                std::vector<std::string> names;

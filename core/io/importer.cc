@@ -64,7 +64,7 @@ class GraphImporter {
       if (!v) {
         return absl::InvalidArgumentError(absl::StrCat(Describe(g), " output '", name, "' is not defined in its body"));
       }
-      g->AddOutput(v);
+      g->AddOutput(MutationKey(), v);
     }
     ImportValueInfo(g, std::move(value_info));
     return g->CheckAcyclic();
@@ -156,7 +156,7 @@ class GraphImporter {
         return absl::InvalidArgumentError(
             absl::StrCat(Describe(g), " output '", vi.name(), "' is not defined by any node, input or initializer"));
       }
-      g->AddOutput(v);
+      g->AddOutput(MutationKey(), v);
       std::string name = vi.name();
       vi.clear_name();
       if (!v->info_) {
@@ -237,7 +237,7 @@ class GraphImporter {
       for (int i = 0; i < p.inputs.size(); ++i) {
         const std::string& name = p.inputs[i];
         if (name.empty()) {
-          node->AddInput(nullptr);
+          node->AddInput(MutationKey(), nullptr);
           continue;
         }
         Value* v = g->LookupValue(name);
@@ -246,7 +246,7 @@ class GraphImporter {
                                                          " names '", name,
                                                          "', which no node, graph input or initializer defines"));
         }
-        node->AddInput(v);
+        node->AddInput(MutationKey(), v);
       }
       for (onnx::AttributeProto& ap : p.attributes) {
         bool has_graphs = ap.has_g() || ap.graphs_size() > 0;

@@ -22,7 +22,8 @@ using AttributeFilter = std::function<bool(const Attribute& source, onnx::Attrib
 // `name_prefix` + source name (made unique), outputs with fresh unique names derived from
 // the source names; subgraphs are deep-copied; `map` learns the new outputs.
 // Result the clone, or an error naming an input the map does not cover.
-StatusOr<Node*> CloneNode(const Node& source, Graph& destination, Node* insert_before, ValueMap& map,
+// Outside core/ir the key is the Rewriter's: passes clone through Rewriter::Clone.
+StatusOr<Node*> CloneNode(MutationKey key, const Node& source, Graph& destination, Node* insert_before, ValueMap& map,
                           std::string_view name_prefix = {}, const AttributeFilter& filter = {});
 
 }  // namespace onnxsurgeon

@@ -91,7 +91,7 @@ void Graph::Unlink(Node* node) {
   --num_nodes_;
 }
 
-Node* Graph::CreateNode(std::string_view op_type, std::span<Value* const> inputs, int num_outputs,
+Node* Graph::CreateNode(MutationKey key, std::string_view op_type, std::span<Value* const> inputs, int num_outputs,
                         std::string_view domain, Node* insert_before, std::string_view name_hint) {
   Node* node = new Node(this);
   node->proto_.set_op_type(std::string(op_type));
@@ -99,12 +99,12 @@ Node* Graph::CreateNode(std::string_view op_type, std::span<Value* const> inputs
   std::string base(name_hint.empty() ? op_type : name_hint);
   node->proto_.set_name(UniqueName(base));
   LinkBefore(node, insert_before);
-  for (Value* v : inputs) node->AddInput(v);
-  for (int i = 0; i < num_outputs; ++i) node->AddOutput(UniqueName(node->name() + "_out" + std::to_string(i)));
+  for (Value* v : inputs) node->AddInput(key, v);
+  for (int i = 0; i < num_outputs; ++i) node->AddOutput(key, UniqueName(node->name() + "_out" + std::to_string(i)));
   return node;
 }
 
-Status Graph::EraseNode(Node* node, bool force) {
+Status Graph::EraseNode(MutationKey key, Node* node, bool force) {
   if (node->graph_ != this) {
     return absl::InvalidArgumentError(absl::StrCat("node '", node->name(), "' is not in graph '", name(), "'"));
   }
@@ -116,7 +116,7 @@ Status Graph::EraseNode(Node* node, bool force) {
       }
     }
   }
-  for (size_t i = 0; i < node->inputs_.size(); ++i) node->SetInput(i, nullptr);
+  for (size_t i = 0; i < node->inputs_.size(); ++i) node->SetInput(key, i, nullptr);
   for (Value* out : node->outputs_) {
     if (!out) continue;
     out->producer_ = nullptr;
@@ -127,7 +127,7 @@ Status Graph::EraseNode(Node* node, bool force) {
   return absl::OkStatus();
 }
 
-void Graph::MoveBefore(Node* node, Node* position) {
+void Graph::MoveBefore(MutationKey, Node* node, Node* position) {
   if (node == position) return;
   Unlink(node);
   LinkBefore(node, position);
@@ -282,7 +282,7 @@ Status Graph::RenameValue(Value* v, std::string name) {
   return absl::OkStatus();
 }
 
-StatusOr<Value*> Graph::AddInput(std::string name, onnx::ValueInfoProto info) {
+StatusOr<Value*> Graph::AddInput(MutationKey, std::string name, onnx::ValueInfoProto info) {
   if (name.empty()) name = UniqueName("input");
   if (FindValue(name)) return absl::AlreadyExistsError(absl::StrCat("graph input '", name, "' already defined"));
   Value* v = NewValue(std::move(name));
@@ -293,7 +293,7 @@ StatusOr<Value*> Graph::AddInput(std::string name, onnx::ValueInfoProto info) {
   return v;
 }
 
-StatusOr<Value*> Graph::AddInitializer(std::string name, Tensor tensor) {
+StatusOr<Value*> Graph::AddInitializer(MutationKey, std::string name, Tensor tensor) {
   if (name.empty()) name = UniqueName("initializer");
   Value* v = FindValue(name);
   if (v && (v->producer_ || v->initializer_ || v->sparse_initializer_)) {
@@ -306,7 +306,7 @@ StatusOr<Value*> Graph::AddInitializer(std::string name, Tensor tensor) {
   return v;
 }
 
-Status Graph::RemoveInitializer(Value* value) {
+Status Graph::RemoveInitializer(MutationKey, Value* value) {
   if (!value->initializer_) {
     return absl::InvalidArgumentError(absl::StrCat("'", value->name(), "' is not an initializer"));
   }
@@ -319,7 +319,7 @@ Status Graph::RemoveInitializer(Value* value) {
   return absl::OkStatus();
 }
 
-Status Graph::RemoveInput(Value* value) {
+Status Graph::RemoveInput(MutationKey, Value* value) {
   if (!value->is_graph_input_) {
     return absl::InvalidArgumentError(absl::StrCat("'", value->name(), "' is not a graph input"));
   }
@@ -332,13 +332,13 @@ Status Graph::RemoveInput(Value* value) {
   return absl::OkStatus();
 }
 
-void Graph::AddOutput(Value* value) {
+void Graph::AddOutput(MutationKey, Value* value) {
   outputs_.push_back(value);
   output_info_.emplace_back();
   value->graph_outputs_.push_back({this, static_cast<int>(outputs_.size() - 1)});
 }
 
-void Graph::SetOutput(size_t i, Value* value) {
+void Graph::SetOutput(MutationKey, size_t i, Value* value) {
   Value* old = outputs_[i];
   if (old == value) return;
   auto& outs = old->graph_outputs_;
@@ -348,7 +348,7 @@ void Graph::SetOutput(size_t i, Value* value) {
   value->graph_outputs_.push_back({this, static_cast<int>(i)});
 }
 
-void Graph::RemoveOutput(size_t i) {
+void Graph::RemoveOutput(MutationKey, size_t i) {
   for (size_t k = i; k < outputs_.size(); ++k) {
     auto& outs = outputs_[k]->graph_outputs_;
     outs.erase(std::remove(outs.begin(), outs.end(), GraphOutputUse{this, static_cast<int>(k)}), outs.end());
@@ -358,7 +358,7 @@ void Graph::RemoveOutput(size_t i) {
   for (size_t k = i; k < outputs_.size(); ++k) outputs_[k]->graph_outputs_.push_back({this, static_cast<int>(k)});
 }
 
-Status Graph::EraseValue(Value* value) {
+Status Graph::EraseValue(MutationKey, Value* value) {
   if (value->producer_ || value->is_graph_input_ || value->initializer_ || value->sparse_initializer_) {
     return absl::FailedPreconditionError(absl::StrCat("value '", value->name(), "' is still defined"));
   }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "core/ir/mutation_key.h"
 #include "core/ir/node.h"
 #include "core/ir/status.h"
 #include "core/ir/value.h"
@@ -103,7 +104,7 @@ class Graph {
   //   Execute: CreateNode("Relu", {%1}, 1, "", /*insert_before=*/f)
   //   Result:  %3 = Relu(%1)
   //            %2 = f(%1)                       (%1 now has two uses)
-  Node* CreateNode(std::string_view op_type, std::span<Value* const> inputs, int num_outputs,
+  Node* CreateNode(MutationKey, std::string_view op_type, std::span<Value* const> inputs, int num_outputs,
                    std::string_view domain = "", Node* insert_before = nullptr, std::string_view name_hint = {});
 
   // Erases a node whose outputs nobody uses; its inputs lose it as a use and its outputs
@@ -113,12 +114,12 @@ class Graph {
   //            %3 = g(%1)
   //   Execute: EraseNode(f)
   //   Result:  %3 = g(%1)
-  Status EraseNode(Node* node, bool force = false);
+  Status EraseNode(MutationKey, Node* node, bool force = false);
 
   //   Given:   %2 = f(%1)   %3 = g(%1)
   //   Execute: MoveBefore(g, f)
   //   Result:  %3 = g(%1)   %2 = f(%1)
-  void MoveBefore(Node* node, Node* position);  // position null: to the end
+  void MoveBefore(MutationKey, Node* node, Node* position);  // position null: to the end
 
   // True when every node comes after the producers of its inputs.
   bool IsTopologicallySorted() const;
@@ -146,45 +147,45 @@ class Graph {
   //   Given:   g (%x) => (%y)
   //   Execute: AddInput("mask", bool[N])
   //   Result:  g (%x, bool[N] %mask) => (%y)
-  StatusOr<Value*> AddInput(std::string name, onnx::ValueInfoProto info = {});
+  StatusOr<Value*> AddInput(MutationKey, std::string name, onnx::ValueInfoProto info = {});
   // Adds an initializer, or attaches the tensor to the graph input of that name; error if
   // a node produces the name.
   //   Given:   g (%x) => (%y) { ... }
   //   Execute: AddInitializer("w", float[2] {1, 2})
   //   Result:  g (%x) => (%y) <float[2] w = {1, 2}> { ... }
-  StatusOr<Value*> AddInitializer(std::string name, Tensor tensor);
+  StatusOr<Value*> AddInitializer(MutationKey, std::string name, Tensor tensor);
   // Drops an initializer's tensor (and its value, unless it is also a graph input); error
   // while a node or output reads it.
   //   Given:   <float[2] w = {1, 2}>   (w unused)
   //   Execute: RemoveInitializer(%w)
   //   Result:  <>
-  Status RemoveInitializer(Value* value);
+  Status RemoveInitializer(MutationKey, Value* value);
   // Stops listing a graph input (an initializer of that name stays); error if that would
   // leave a used value undefined.
   //   Given:   g (%x, %mask) => (%y)        (%mask unused)
   //   Execute: RemoveInput(%mask)
   //   Result:  g (%x) => (%y)
-  Status RemoveInput(Value* value);
+  Status RemoveInput(MutationKey, Value* value);
 
   //   Given:   g (%x) => (%y) { %h = f(%x)  %y = g(%h) }
   //   Execute: AddOutput(%h)
   //   Result:  g (%x) => (%y, %h)
-  void AddOutput(Value* value);
+  void AddOutput(MutationKey, Value* value);
   //   Given:   g (%x) => (%y) { %h = f(%x)  %y = g(%h) }
   //   Execute: SetOutput(0, %h)
   //   Result:  g (%x) => (%h)                  (%y may now be dead)
-  void SetOutput(size_t i, Value* value);
+  void SetOutput(MutationKey, size_t i, Value* value);
   //   Given:   g (%x) => (%y, %h)
   //   Execute: RemoveOutput(1)
   //   Result:  g (%x) => (%y)
-  void RemoveOutput(size_t i);
+  void RemoveOutput(MutationKey, size_t i);
   // The output entry's own ValueInfoProto where it differs from the value's info()
   // (as loaded); null otherwise. Dropped when the slot is rewired.
   const onnx::ValueInfoProto* output_info_override(size_t i) const { return output_info_[i].get(); }
 
   // Marks dead a value that nothing defines any more (stale after an erase); error if it
   // is still used.
-  Status EraseValue(Value* value);
+  Status EraseValue(MutationKey, Value* value);
 
   // value_info: entries carry type info for intermediate values.
   // Given a value. Execute lists it in value_info (its info() is the entry).

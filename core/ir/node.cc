@@ -9,7 +9,7 @@ bool Node::Is(std::string_view op_type, std::string_view domain) const {
   return proto_.op_type() == op_type && CanonicalDomain(proto_.domain()) == CanonicalDomain(domain);
 }
 
-void Node::SetInput(size_t i, Value* value) {
+void Node::SetInput(MutationKey, size_t i, Value* value) {
   if (i >= inputs_.size()) inputs_.resize(i + 1, nullptr);
   if (inputs_[i] == value) return;
   if (inputs_[i]) inputs_[i]->RemoveUse(this, static_cast<int>(i));
@@ -17,12 +17,12 @@ void Node::SetInput(size_t i, Value* value) {
   if (value) value->AddUse(this, static_cast<int>(i));
 }
 
-void Node::AddInput(Value* value) {
+void Node::AddInput(MutationKey, Value* value) {
   inputs_.push_back(value);
   if (value) value->AddUse(this, static_cast<int>(inputs_.size() - 1));
 }
 
-void Node::RemoveInput(size_t i) {
+void Node::RemoveInput(MutationKey, size_t i) {
   if (i >= inputs_.size()) return;
   for (size_t k = i; k < inputs_.size(); ++k)
     if (inputs_[k]) inputs_[k]->RemoveUse(this, static_cast<int>(k));
@@ -31,7 +31,7 @@ void Node::RemoveInput(size_t i) {
     if (inputs_[k]) inputs_[k]->AddUse(this, static_cast<int>(k));
 }
 
-Value* Node::AddOutput(std::string name) {
+Value* Node::AddOutput(MutationKey, std::string name) {
   if (name.empty()) {
     name = graph_->UniqueName(proto_.name().empty() ? proto_.op_type() : proto_.name());
   } else if (graph_->FindValue(name)) {
@@ -50,7 +50,7 @@ const Attribute* Node::FindAttribute(std::string_view name) const {
   return nullptr;
 }
 
-Attribute* Node::FindAttribute(std::string_view name) {
+Attribute* Node::FindAttribute(MutationKey, std::string_view name) {
   for (Attribute& a : attributes_)
     if (a.name() == name) return &a;
   return nullptr;
@@ -66,16 +66,16 @@ float Node::GetFloat(std::string_view name, float fallback) const {
   return a ? a->f(fallback) : fallback;
 }
 
-void Node::SetAttribute(Attribute attribute) {
+void Node::SetAttribute(MutationKey key, Attribute attribute) {
   for (auto& g : attribute.mutable_graphs()) g->parent_node_ = this;
-  if (Attribute* existing = FindAttribute(attribute.name())) {
+  if (Attribute* existing = FindAttribute(key, attribute.name())) {
     *existing = std::move(attribute);
   } else {
     attributes_.push_back(std::move(attribute));
   }
 }
 
-bool Node::RemoveAttribute(std::string_view name) {
+bool Node::RemoveAttribute(MutationKey, std::string_view name) {
   for (auto it = attributes_.begin(); it != attributes_.end(); ++it) {
     if (it->name() == name) {
       attributes_.erase(it);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/ir/attribute.h"
+#include "core/ir/mutation_key.h"
 #include "core/ir/status.h"
 #include "core/ir/value.h"
 #include "onnx/onnx_pb.h"
@@ -48,27 +49,28 @@ class Node {
   //   Given:   %3 = f(%1, %2)
   //   Execute: f.SetInput(1, %4)
   //   Result:  %3 = f(%1, %4)                  (%2 lost a use)
-  void SetInput(size_t i, Value* value);
+  void SetInput(MutationKey, size_t i, Value* value);
   //   Given:   %3 = f(%1)
   //   Execute: f.AddInput(%2)
   //   Result:  %3 = f(%1, %2)
-  void AddInput(Value* value);
+  void AddInput(MutationKey, Value* value);
   //   Given:   %3 = f(%1, %2)
   //   Execute: f.RemoveInput(0)
   //   Result:  %3 = f(%2)                      (later slots shift left)
-  void RemoveInput(size_t i);
+  void RemoveInput(MutationKey, size_t i);
 
   // Appends an output (name empty: a fresh unique one derived from the node).
   //   Given:   %2 = f(%1)
   //   Execute: f.AddOutput()
   //   Result:  %2, %3 = f(%1)
-  Value* AddOutput(std::string name = {});
+  Value* AddOutput(MutationKey, std::string name = {});
   // Appends an omitted optional output (written as "").
-  void AddOmittedOutput() { outputs_.push_back(nullptr); }
+  void AddOmittedOutput(MutationKey) { outputs_.push_back(nullptr); }
 
   const std::vector<Attribute>& attributes() const { return attributes_; }
   const Attribute* FindAttribute(std::string_view name) const;
-  Attribute* FindAttribute(std::string_view name);
+  // The attribute to edit in place (the key: an attribute edit is a mutation).
+  Attribute* FindAttribute(MutationKey, std::string_view name);
   int64_t GetInt(std::string_view name, int64_t fallback) const;
   float GetFloat(std::string_view name, float fallback) const;
   // Replaces the attribute of that name or appends it (graph attributes: the subgraphs go
@@ -76,13 +78,13 @@ class Node {
   //   Given:   %2 = Softmax<axis=1>(%1)
   //   Execute: SetAttribute(axis=-1)
   //   Result:  %2 = Softmax<axis=-1>(%1)
-  void SetAttribute(Attribute attribute);
-  void SetAttribute(onnx::AttributeProto proto) { SetAttribute(Attribute(std::move(proto))); }
+  void SetAttribute(MutationKey, Attribute attribute);
+  void SetAttribute(MutationKey key, onnx::AttributeProto proto) { SetAttribute(key, Attribute(std::move(proto))); }
   // True if the attribute was there.
   //   Given:   %2 = Reshape<allowzero=1>(%1, %s)
   //   Execute: RemoveAttribute("allowzero")
   //   Result:  %2 = Reshape(%1, %s)
-  bool RemoveAttribute(std::string_view name);
+  bool RemoveAttribute(MutationKey, std::string_view name);
 
   // Subgraphs of all graph attributes, in attribute order.
   std::vector<Graph*> subgraphs() const;

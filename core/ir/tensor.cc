@@ -150,6 +150,25 @@ StatusOr<Tensor> Tensor::FromInt64s(int32_t data_type, std::vector<int64_t> dims
   });
 }
 
+StatusOr<Tensor> Tensor::FromUInt64s(int32_t data_type, std::vector<int64_t> dims,
+                                     const std::vector<uint64_t>& values) {
+  return Encode(data_type, std::move(dims), values, [data_type](std::string& out, uint64_t v) -> Status {
+    if (PutFloating(out, data_type, static_cast<double>(v))) return absl::OkStatus();
+    if (data_type == DT::BOOL) {
+      PutInteger(out, data_type, 0, v);
+      return absl::OkStatus();
+    }
+    auto range = IntRange(data_type);
+    if (!range) return absl::InvalidArgumentError(absl::StrCat("no numeric encoding for ", TypeName(data_type)));
+    bool fits = data_type == DT::UINT64 ||
+                (data_type == DT::INT64 ? v <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())
+                                        : static_cast<double>(v) <= range->second);
+    if (!fits) return absl::InvalidArgumentError(absl::StrCat(v, " is not a ", TypeName(data_type), " value"));
+    PutInteger(out, data_type, static_cast<int64_t>(v), v);
+    return absl::OkStatus();
+  });
+}
+
 Tensor Tensor::FromProto(onnx::TensorProto proto) {
   Tensor t;
   if (proto.has_raw_data()) {

@@ -45,6 +45,11 @@ class Tensor {
   // The same from integers: exact for integer types (error when out of range) and bool;
   // floating types get the nearest value.
   static StatusOr<Tensor> FromInt64s(int32_t data_type, std::vector<int64_t> dims, const std::vector<int64_t>& values);
+  // The same from unsigned integers (a uint64 beyond int64, e.g. an all-ones mask): exact
+  // for integer types (error when out of range) and bool; floating types get the nearest
+  // value of the integer read as a double.
+  static StatusOr<Tensor> FromUInt64s(int32_t data_type, std::vector<int64_t> dims,
+                                      const std::vector<uint64_t>& values);
 
   const onnx::TensorProto& meta() const { return meta_; }
   onnx::TensorProto& mutable_meta() { return meta_; }

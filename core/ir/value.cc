@@ -30,7 +30,7 @@ void Value::RemoveUse(Node* node, int input_index) {
   uses_.pop_back();
 }
 
-Status Value::ReplaceAllUsesWith(Value* other, bool allow_graph_outputs) {
+Status Value::ReplaceAllUsesWith(MutationKey key, Value* other, bool allow_graph_outputs) {
   if (other == this) return absl::OkStatus();
   if (other == nullptr) return absl::InvalidArgumentError("ReplaceAllUsesWith: null value");
   if (IsGraphOutput() && !allow_graph_outputs) {
@@ -47,7 +47,7 @@ Status Value::ReplaceAllUsesWith(Value* other, bool allow_graph_outputs) {
   }
   if (IsGraphOutput()) {
     std::vector<GraphOutputUse> outs = graph_outputs_;
-    for (const GraphOutputUse& out : outs) out.graph->SetOutput(out.output_index, other);
+    for (const GraphOutputUse& out : outs) out.graph->SetOutput(key, out.output_index, other);
     // Keep the output names: the replacement takes over this value's name when it is a
     // plain intermediate of the same graph (renaming an input would change the interface).
     bool other_is_plain = other->graph() == graph_ && !other->IsGraphInput() && !other->IsInitializer() &&

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/ir/mutation_key.h"
 #include "core/ir/status.h"
 #include "core/ir/tensor.h"
 #include "onnx/onnx_pb.h"
@@ -83,7 +84,7 @@ class Value {
   // Graph outputs returning this value are refused unless allow_graph_outputs; when
   // allowed, `other` takes over the output slots and, where it is a plain node output, this
   // value's name, so the model's interface is unchanged.
-  Status ReplaceAllUsesWith(Value* other, bool allow_graph_outputs = false);
+  Status ReplaceAllUsesWith(MutationKey, Value* other, bool allow_graph_outputs = false);
 
  private:
   friend class Graph;

@@ -151,8 +151,7 @@ StatusOr<std::map<std::string, int64_t>> ApplyRulesGreedily(Model& model, const 
   // Weights a rewrite replaced (a reshaped scale, a folded constant) go with it; graph
   // inputs stay, as do initializers that were unused before the pass.
   for (Value* v : worklist.TakeOrphanedInitializers()) {
-    if (v->IsInitializer() && !v->IsGraphInput() && !v->HasUsers())
-      OS_RETURN_IF_ERROR(v->graph()->RemoveInitializer(v));
+    if (v->IsInitializer() && !v->IsGraphInput() && !v->HasUsers()) OS_RETURN_IF_ERROR(rewriter.RemoveInitializer(v));
   }
   return counts;
 }

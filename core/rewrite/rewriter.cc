@@ -9,10 +9,11 @@
 namespace onnxsurgeon {
 
 Node* Rewriter::Create(std::string_view op_type, std::vector<Value*> inputs,
-                       std::vector<onnx::AttributeProto> attributes, int num_outputs, std::string_view domain) {
-  Node* n = graph_->CreateNode(op_type, inputs, num_outputs, domain, insert_before_,
-                               absl::StrCat(rule_, "/", std::string(op_type)));
-  for (auto& a : attributes) n->SetAttribute(std::move(a));
+                       std::vector<onnx::AttributeProto> attributes, int num_outputs, std::string_view domain,
+                       std::string_view name_hint) {
+  Node* n = graph_->CreateNode(MutationKey(), op_type, inputs, num_outputs, domain, insert_before_,
+                               name_hint.empty() ? absl::StrCat(rule_, "/", std::string(op_type)) : name_hint);
+  for (auto& a : attributes) n->SetAttribute(MutationKey(), std::move(a));
   auto* meta = n->mutable_proto().add_metadata_props();
   meta->set_key(kProvenanceKey);
   meta->set_value(rule_);
@@ -33,7 +34,7 @@ StatusOr<Value*> Rewriter::Constant(Tensor tensor, std::string_view name_hint) {
         absl::StrCat("rule '", rule_, "': constant '", std::string(name_hint), "' has no element type"));
   }
   if (graph_->kind() == GraphKind::kFunctionBody) return ConstantNode(tensor);
-  return graph_->AddInitializer(graph_->UniqueName(absl::StrCat(rule_, "/", std::string(name_hint))),
+  return graph_->AddInitializer(MutationKey(), graph_->UniqueName(absl::StrCat(rule_, "/", std::string(name_hint))),
                                 std::move(tensor));
 }
 
@@ -46,22 +47,14 @@ Value* Rewriter::ConstantNode(const Tensor& tensor) {
 }
 
 StatusOr<Value*> Rewriter::ScalarFloat(float v, int32_t data_type) {
-  Tensor t;
-  t.mutable_meta().set_data_type(data_type);
-  std::string bytes;
-  if (data_type == onnx::TensorProto::FLOAT) {
-    bytes.assign(reinterpret_cast<const char*>(&v), 4);
-  } else if (data_type == onnx::TensorProto::DOUBLE) {
-    double d = v;
-    bytes.assign(reinterpret_cast<const char*>(&d), 8);
-  } else if (data_type == onnx::TensorProto::FLOAT16 || data_type == onnx::TensorProto::BFLOAT16) {
-    uint16_t h = data_type == onnx::TensorProto::FLOAT16 ? FloatToHalf(v) : FloatToBFloat16(v);
-    bytes.assign(reinterpret_cast<const char*>(&h), 2);
-  } else {
+  if (data_type != onnx::TensorProto::FLOAT && data_type != onnx::TensorProto::DOUBLE &&
+      data_type != onnx::TensorProto::FLOAT16 && data_type != onnx::TensorProto::BFLOAT16) {
     return absl::InvalidArgumentError(absl::StrCat("rule '", rule_, "': a float scalar of element type ", data_type,
                                                    " (not float, double, float16 or bfloat16)"));
   }
-  t.SetRawBytes(std::move(bytes));
+  // One encoder (Tensor::FromDoubles): v is exact as a double, so float16 and bfloat16
+  // are rounded once, to nearest even, as FloatToHalf does.
+  OS_ASSIGN_OR_RETURN(Tensor t, Tensor::FromDoubles(data_type, {}, {static_cast<double>(v)}));
   return Constant(std::move(t), "scalar");
 }
 
@@ -73,7 +66,8 @@ Value* Rewriter::Int64s(const std::vector<int64_t>& v) {
   // Well-formed, under a fresh name: an initializer cannot be refused; should it be, a
   // Constant node carries the same tensor.
   if (graph_->kind() != GraphKind::kFunctionBody) {
-    if (auto added = graph_->AddInitializer(graph_->UniqueName(absl::StrCat(rule_, "/ints")), t); added.ok())
+    if (auto added = graph_->AddInitializer(MutationKey(), graph_->UniqueName(absl::StrCat(rule_, "/ints")), t);
+        added.ok())
       return *added;
   }
   return ConstantNode(t);
@@ -92,12 +86,12 @@ Status Rewriter::ReplaceAllUsesWith(Value* from, Value* to, GraphOutputs outputs
     if (!can_take_name) {
       for (const Use& u : moved) SetInput(u.node, u.input_index, to);
       Value* named = Op("Identity", {to});
-      OS_RETURN_IF_ERROR(from->ReplaceAllUsesWith(named, /*allow_graph_outputs=*/true));
+      OS_RETURN_IF_ERROR(from->ReplaceAllUsesWith(MutationKey(), named, /*allow_graph_outputs=*/true));
       if (listener_) listener_->UseRemoved(from);
       return absl::OkStatus();
     }
   }
-  OS_RETURN_IF_ERROR(from->ReplaceAllUsesWith(to, /*allow_graph_outputs=*/true));
+  OS_RETURN_IF_ERROR(from->ReplaceAllUsesWith(MutationKey(), to, /*allow_graph_outputs=*/true));
   if (listener_) {
     for (const Use& u : moved) listener_->NodeModified(u.node);
     listener_->UseRemoved(from);
@@ -123,7 +117,7 @@ Status Rewriter::ReplaceNode(Node* node, const std::vector<Value*>& replacements
 Status Rewriter::EraseNode(Node* node) {
   std::vector<Value*> inputs = node->inputs();
   if (listener_) listener_->NodeErased(node);
-  Status s = node->graph()->EraseNode(node);
+  Status s = node->graph()->EraseNode(MutationKey(), node);
   if (!s.ok()) return s;
   if (listener_)
     for (Value* v : inputs)
@@ -154,7 +148,7 @@ int Rewriter::EraseDead(std::vector<Node*> candidates) {
 
 void Rewriter::SetInput(Node* node, size_t i, Value* value) {
   Value* old = node->input(i);
-  node->SetInput(i, value);
+  node->SetInput(MutationKey(), i, value);
   if (listener_ && old != value) {
     listener_->NodeModified(node);
     if (old) listener_->UseRemoved(old);
@@ -162,13 +156,13 @@ void Rewriter::SetInput(Node* node, size_t i, Value* value) {
 }
 
 void Rewriter::AddInput(Node* node, Value* value) {
-  node->AddInput(value);
+  node->AddInput(MutationKey(), value);
   if (listener_) listener_->NodeModified(node);
 }
 
 void Rewriter::RemoveInput(Node* node, size_t i) {
   Value* old = node->input(i);
-  node->RemoveInput(i);
+  node->RemoveInput(MutationKey(), i);
   if (listener_) {
     listener_->NodeModified(node);
     if (old) listener_->UseRemoved(old);
@@ -176,12 +170,12 @@ void Rewriter::RemoveInput(Node* node, size_t i) {
 }
 
 void Rewriter::SetAttribute(Node* node, onnx::AttributeProto attribute) {
-  node->SetAttribute(std::move(attribute));
+  node->SetAttribute(MutationKey(), std::move(attribute));
   if (listener_) listener_->NodeModified(node);
 }
 
 bool Rewriter::RemoveAttribute(Node* node, std::string_view name) {
-  bool removed = node->RemoveAttribute(name);
+  bool removed = node->RemoveAttribute(MutationKey(), name);
   if (removed && listener_) listener_->NodeModified(node);
   return removed;
 }
@@ -203,6 +197,95 @@ StatusOr<Node*> Rewriter::InsertAfter(Value* y, std::string_view op_type, std::v
   for (Value* v : inputs) AddInput(n, v);
   return n;
 }
+
+StatusOr<Node*> Rewriter::DropOutputs(Node* node, size_t keep) {
+  for (size_t i = keep; i < node->num_outputs(); ++i) {
+    if (node->output(i) && node->output(i)->HasUsers()) {
+      return absl::FailedPreconditionError(absl::StrCat("rule '", rule_, "': output ", i, " ('",
+                                                        node->output(i)->name(), "') of node '", node->name(),
+                                                        "' is still used"));
+    }
+  }
+  bool trailing_only = true;
+  for (size_t i = keep; i < node->num_outputs(); ++i) trailing_only &= node->output(i) == nullptr;
+  if (trailing_only && node->num_outputs() <= keep) return node;
+  if (!node->subgraphs().empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("rule '", rule_, "': cannot drop outputs of node '", node->name(), "', which has subgraphs"));
+  }
+  MutationKey key;
+  Graph* g = node->graph();
+  std::vector<Value*> inputs(node->inputs().begin(), node->inputs().end());
+  Node* fresh = g->CreateNode(key, node->op_type(), inputs, 0, node->domain(), node, node->name());
+  for (size_t i = 0; i < keep && i < node->num_outputs(); ++i) {
+    if (node->output(i)) fresh->AddOutput(key);
+    else fresh->AddOmittedOutput(key);
+  }
+  for (const Attribute& a : node->attributes()) fresh->SetAttribute(key, a.proto());
+  std::string name = node->name();
+  *fresh->mutable_proto().mutable_metadata_props() = node->proto().metadata_props();
+  std::vector<Use> moved;
+  for (size_t i = 0; i < keep && i < node->num_outputs(); ++i) {
+    if (!node->output(i)) continue;
+    moved.insert(moved.end(), node->output(i)->uses().begin(), node->output(i)->uses().end());
+    OS_RETURN_IF_ERROR(node->output(i)->ReplaceAllUsesWith(key, fresh->output(i), true));
+  }
+  if (listener_) {
+    for (const Use& u : moved) listener_->NodeModified(u.node);
+    listener_->NodeErased(node);
+  }
+  OS_RETURN_IF_ERROR(g->EraseNode(key, node, /*force=*/true));
+  fresh->set_name(name);
+  if (listener_) listener_->NodeCreated(fresh);
+  return fresh;
+}
+
+Status Rewriter::EraseNodeLeavingUses(Node* node) {
+  std::vector<Value*> inputs = node->inputs();
+  if (listener_) listener_->NodeErased(node);
+  OS_RETURN_IF_ERROR(node->graph()->EraseNode(MutationKey(), node, /*force=*/true));
+  if (listener_)
+    for (Value* v : inputs)
+      if (v) listener_->UseRemoved(v);
+  return absl::OkStatus();
+}
+
+StatusOr<Node*> Rewriter::Clone(const Node& source, ValueMap& map, std::string_view name_prefix,
+                                const AttributeFilter& filter) {
+  if (!graph_)
+    return absl::FailedPreconditionError(absl::StrCat("rule '", rule_, "': a clone without an insertion point"));
+  OS_ASSIGN_OR_RETURN(Node * n, CloneNode(MutationKey(), source, *graph_, insert_before_, map, name_prefix, filter));
+  if (listener_) listener_->NodeCreated(n);
+  return n;
+}
+
+StatusOr<Value*> Rewriter::AddGraphInput(Graph* graph, std::string name, onnx::ValueInfoProto info) {
+  return graph->AddInput(MutationKey(), std::move(name), std::move(info));
+}
+
+Status Rewriter::RemoveGraphInput(Value* value) { return value->graph()->RemoveInput(MutationKey(), value); }
+
+void Rewriter::AddGraphOutput(Graph* graph, Value* value) { graph->AddOutput(MutationKey(), value); }
+
+void Rewriter::SetGraphOutput(Graph* graph, size_t i, Value* value) {
+  Value* old = graph->outputs()[i];
+  graph->SetOutput(MutationKey(), i, value);
+  if (listener_ && old != value) listener_->UseRemoved(old);
+}
+
+void Rewriter::RemoveGraphOutput(Graph* graph, size_t i) {
+  Value* old = graph->outputs()[i];
+  graph->RemoveOutput(MutationKey(), i);
+  if (listener_) listener_->UseRemoved(old);
+}
+
+StatusOr<Value*> Rewriter::AddInitializer(Graph* graph, std::string name, Tensor tensor) {
+  return graph->AddInitializer(MutationKey(), std::move(name), std::move(tensor));
+}
+
+Status Rewriter::RemoveInitializer(Value* value) { return value->graph()->RemoveInitializer(MutationKey(), value); }
+
+Status Rewriter::EraseValue(Value* value) { return value->graph()->EraseValue(MutationKey(), value); }
 
 onnx::AttributeProto Rewriter::AttrInt(std::string name, int64_t v) {
   onnx::AttributeProto a;

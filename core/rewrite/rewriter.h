@@ -1,12 +1,16 @@
-// Rewriter: the only thing that mutates a graph during a pattern pass. Every change goes
-// through it so its listener (the greedy driver) can keep its worklist right, and every
-// node it creates carries the name of the rule that made it.
+// Rewriter: the only thing that mutates a graph's structure outside core/ir and the
+// importer. The raw mutators of Graph, Node and Value take a MutationKey
+// (core/ir/mutation_key.h) that only the IR, the importer and the Rewriter can make, so
+// passes, rules, the opset adapters, the CLI and the Python bindings all change graphs
+// through a Rewriter: its listener (the greedy driver, when there is one) keeps its
+// worklist right, and every node it creates carries the name of the rule that made it.
 #pragma once
 
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/ir/clone.h"
 #include "core/ir/graph.h"
 #include "core/ir/model.h"
 #include "core/ir/status.h"
@@ -71,8 +75,9 @@ class Rewriter {
   //   Execute: Create("Div", {%one, %x})
   //   Result:  %d = Div(%one, %x)    <onnxsurgeon.rule: "reciprocal">
   //            %y = Reciprocal(%x)
+  // `name_hint` (default: "<rule>/<op_type>") is what the node's unique name derives from.
   Node* Create(std::string_view op_type, std::vector<Value*> inputs, std::vector<onnx::AttributeProto> attributes = {},
-               int num_outputs = 1, std::string_view domain = "");
+               int num_outputs = 1, std::string_view domain = "", std::string_view name_hint = {});
   // Create(...)->output(0): for the common single-output case.
   Value* Op(std::string_view op_type, std::vector<Value*> inputs, std::vector<onnx::AttributeProto> attributes = {},
             std::string_view domain = "");
@@ -131,6 +136,70 @@ class Rewriter {
   // their names stay) to the new node's output. Result the new node, the only reader of y.
   StatusOr<Node*> InsertAfter(Value* y, std::string_view op_type, std::vector<Value*> inputs,
                               std::vector<onnx::AttributeProto> attributes = {}, std::string_view domain = "");
+
+  // Given a node with no subgraphs whose outputs from `keep` on are unused (or omitted).
+  // Execute rebuilds it at its place with only its first `keep` output slots (omitted ones
+  // stay omitted; name, attributes and metadata kept, provenance included), the outputs'
+  // uses and names moved over. Result the new node (`node` itself when nothing was to
+  // drop), or an error with nothing changed.
+  //   Given:   %y, %mask = Dropout(%x)            (%mask unused)
+  //   Execute: DropOutputs(Dropout, 1)
+  //   Result:  %y = Dropout(%x)
+  StatusOr<Node*> DropOutputs(Node* node, size_t keep);
+  // Erases `node` although its outputs may still be read: those reads are left dangling
+  // for the caller to rewire or erase (deleting a whole region, extract's cut).
+  //   Given:   %2 = f(%1)   %3 = g(%2)
+  //   Execute: EraseNodeLeavingUses(f)
+  //   Result:  %3 = g(%2)                        (%2 now defined by nothing)
+  Status EraseNodeLeavingUses(Node* node);
+
+  // Given a source node (any graph, any model) and a map covering its inputs (and the
+  // outer values its subgraphs read). Execute copies it at the insertion point: op,
+  // attributes (through `filter`), shell and metadata as the source has them (a clone is
+  // the source's node, not the rule's), name `name_prefix` + source name; the map learns
+  // the outputs (core/ir/clone.h). Result the clone, reported to the listener.
+  StatusOr<Node*> Clone(const Node& source, ValueMap& map, std::string_view name_prefix = {},
+                        const AttributeFilter& filter = {});
+
+  // ---- the graph's interface and initializers ------------------------------------------
+  // Appends an input to `graph` (name empty: a fresh one); an error if the name is taken.
+  //   Given:   g (%x) => (%y)
+  //   Execute: AddGraphInput(g, "mask", bool[N])
+  //   Result:  g (%x, bool[N] %mask) => (%y)
+  StatusOr<Value*> AddGraphInput(Graph* graph, std::string name, onnx::ValueInfoProto info = {});
+  // Stops listing `value` as its graph's input; an error if that leaves a use undefined.
+  //   Given:   g (%x, %mask) => (%y)                   (%mask unused)
+  //   Execute: RemoveGraphInput(%mask)
+  //   Result:  g (%x) => (%y)
+  Status RemoveGraphInput(Value* value);
+  //   Given:   g (%x) => (%y) { %h = f(%x)  %y = g(%h) }
+  //   Execute: AddGraphOutput(g, %h)
+  //   Result:  g (%x) => (%y, %h)
+  void AddGraphOutput(Graph* graph, Value* value);
+  // Output slot i of `graph` returns `value`; the value it returned before lost a user.
+  //   Given:   g (%x) => (%y)
+  //   Execute: SetGraphOutput(g, 0, %h)
+  //   Result:  g (%x) => (%h)                          (%y may now be dead)
+  void SetGraphOutput(Graph* graph, size_t i, Value* value);
+  //   Given:   g (%x) => (%y, %h)
+  //   Execute: RemoveGraphOutput(g, 1)
+  //   Result:  g (%x) => (%y)                          (%h lost a user)
+  void RemoveGraphOutput(Graph* graph, size_t i);
+  // An initializer of `graph` under exactly `name` (or the tensor attached to the graph
+  // input of that name); an error if a node or initializer defines the name. Constant()
+  // is the rule-named form.
+  //   Given:   g (%x) => (%y)
+  //   Execute: AddInitializer(g, "w", float[2] {1, 2})
+  //   Result:  g (%x) => (%y) <float[2] w = {1, 2}>
+  StatusOr<Value*> AddInitializer(Graph* graph, std::string name, Tensor tensor);
+  // Drops an initializer (its value too unless it is also a graph input); an error while a
+  // node or output reads it.
+  //   Given:   <float[2] w = {1, 2}>                   (w unused)
+  //   Execute: RemoveInitializer(%w)
+  //   Result:  <>
+  Status RemoveInitializer(Value* value);
+  // Marks dead a value nothing defines or reads any more (left by EraseNodeLeavingUses).
+  Status EraseValue(Value* value);
 
   // Attribute builders.
   static onnx::AttributeProto AttrInt(std::string name, int64_t v);

@@ -233,17 +233,18 @@ absl::flat_hash_set<const Value*> UsedConstants(const Model& model) {
 int RemoveDroppedConstants(Model& model, const absl::flat_hash_set<const Value*>& used_before,
                            const absl::flat_hash_set<const Value*>& all_before) {
   int removed = 0;
+  Rewriter rw;
   for (Graph* g : model.AllGraphs()) {
     std::vector<Value*> inits = g->initializers();
     for (Value* v : inits) {
       if (v->HasUsers() || v->IsGraphInput()) continue;
-      if (used_before.count(v) || !all_before.count(v)) removed += g->RemoveInitializer(v).ok();
+      if (used_before.count(v) || !all_before.count(v)) removed += rw.RemoveInitializer(v).ok();
     }
     for (Node* n = g->first_node(); n;) {
       Node* next = n->next();
       if (n->Is("Constant") && n->output(0) && !n->output(0)->HasUsers() &&
           (used_before.count(n->output(0)) || !all_before.count(n->output(0))))
-        removed += g->EraseNode(n).ok();
+        removed += rw.EraseNode(n).ok();
       n = next;
     }
   }

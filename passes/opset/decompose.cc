@@ -19,6 +19,7 @@
 // After:                    S = Softplus(X)  T = Tanh(S)  Y = Mul(X, T)
 #include <algorithm>
 #include <functional>
+#include <limits>
 
 #include "absl/container/flat_hash_map.h"
 #include "passes/lowering/gelu.h"
@@ -162,14 +163,9 @@ StatusOr<bool> DecomposeBitwiseNot(DecomposeContext& ctx) {
   Node* n = ctx.node;
   int32_t dt = ctx.types->ElemType(n->input(0));
   Rewriter& rw = *ctx.rewriter;
-  auto scalar = [&](uint64_t bits) {
-    Tensor t;
-    t.mutable_meta().set_data_type(dt);
-    size_t width = dt == onnx::TensorProto::INT8 || dt == onnx::TensorProto::UINT8     ? 1
-                   : dt == onnx::TensorProto::INT16 || dt == onnx::TensorProto::UINT16 ? 2
-                   : dt == onnx::TensorProto::INT32 || dt == onnx::TensorProto::UINT32 ? 4
-                                                                                       : 8;
-    t.SetRawBytes(std::string(reinterpret_cast<const char*>(&bits), width));  // little-endian
+  // A rank-0 constant of x's type (Tensor::FromUInt64s: exact, an error out of range).
+  auto scalar = [&](uint64_t v) -> StatusOr<Value*> {
+    OS_ASSIGN_OR_RETURN(Tensor t, Tensor::FromUInt64s(dt, {}, {v}));
     return rw.Constant(std::move(t), "scalar");
   };
   Node* before = n->prev();
@@ -188,7 +184,11 @@ StatusOr<bool> DecomposeBitwiseNot(DecomposeContext& ctx) {
     case onnx::TensorProto::UINT16:
     case onnx::TensorProto::UINT32:
     case onnx::TensorProto::UINT64: {
-      OS_ASSIGN_OR_RETURN(Value * max, scalar(~0ull));  // all ones, cut to the type's width
+      uint64_t all_ones = dt == onnx::TensorProto::UINT8    ? std::numeric_limits<uint8_t>::max()
+                          : dt == onnx::TensorProto::UINT16 ? std::numeric_limits<uint16_t>::max()
+                          : dt == onnx::TensorProto::UINT32 ? std::numeric_limits<uint32_t>::max()
+                                                            : std::numeric_limits<uint64_t>::max();
+      OS_ASSIGN_OR_RETURN(Value * max, scalar(all_ones));
       y = rw.Op("Sub", {max, n->input(0)});
       break;
     }

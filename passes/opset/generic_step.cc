@@ -142,9 +142,9 @@ Status NormalizeNegativeAxes(StepContext& ctx) {
     return ctx.types->Rank(n->input(0));
   };
   for (const char* name : {"axis", "axes"}) {
-    Attribute* a = n->FindAttribute(name);
+    const Attribute* a = n->FindAttribute(name);
     if (!a) continue;
-    auto& p = a->mutable_proto();
+    onnx::AttributeProto p = a->proto();
     bool negative = (p.type() == onnx::AttributeProto::INT && p.i() < 0) ||
                     std::any_of(p.ints().begin(), p.ints().end(), [](int64_t x) { return x < 0; });
     if (!negative) continue;
@@ -153,6 +153,7 @@ Status NormalizeNegativeAxes(StepContext& ctx) {
     if (p.type() == onnx::AttributeProto::INT) p.set_i(p.i() + r);
     for (auto& x : *p.mutable_ints())
       if (x < 0) x += r;
+    ctx.rewriter->SetAttribute(n, std::move(p));
   }
   // Inputs named axes (Slice) that are constants.
   const auto& formals = ctx.from->inputs();
@@ -164,7 +165,7 @@ Status NormalizeNegativeAxes(StepContext& ctx) {
     if (r < 0) return ctx.Refuse("negative axes need the input's rank, which is unknown");
     for (auto& x : *ints)
       if (x < 0) x += r;
-    n->SetInput(i, ctx.Int64s(*ints));
+    ctx.rewriter->SetInput(n, i, ctx.Int64s(*ints));
   }
   return absl::OkStatus();
 }
@@ -180,20 +181,7 @@ StatusOr<Node*> DropOutputs(StepContext& ctx, size_t keep) {
   for (size_t i = keep; i < n->num_outputs(); ++i) trailing_only &= n->output(i) == nullptr;
   if (trailing_only && n->num_outputs() == keep) return n;
   if (!n->subgraphs().empty()) return ctx.Refuse("cannot drop outputs of a node with subgraphs");
-  std::vector<Value*> inputs(n->inputs().begin(), n->inputs().end());
-  Node* fresh = n->graph()->CreateNode(n->op_type(), inputs, 0, n->domain(), n, n->name());
-  for (size_t i = 0; i < keep && i < n->num_outputs(); ++i) {
-    if (n->output(i)) fresh->AddOutput();
-    else fresh->AddOmittedOutput();
-  }
-  for (const Attribute& a : n->attributes()) fresh->SetAttribute(a.proto());
-  std::string name = n->name();
-  *fresh->mutable_proto().mutable_metadata_props() = n->proto().metadata_props();
-  for (size_t i = 0; i < keep && i < n->num_outputs(); ++i)
-    if (n->output(i)) OS_RETURN_IF_ERROR(n->output(i)->ReplaceAllUsesWith(fresh->output(i), true));
-  OS_RETURN_IF_ERROR(n->graph()->EraseNode(n, /*force=*/true));
-  fresh->set_name(name);
-  return fresh;
+  return ctx.rewriter->DropOutputs(n, keep);
 }
 
 }  // namespace
@@ -323,14 +311,14 @@ Status GenericStep(StepContext& ctx) {
   while (!inputs.empty() && inputs.back() == nullptr) inputs.pop_back();
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (i < n->num_inputs()) {
-      if (n->input(i) != inputs[i]) n->SetInput(i, inputs[i]);
+      if (n->input(i) != inputs[i]) ctx.rewriter->SetInput(n, i, inputs[i]);
     } else {
-      n->AddInput(inputs[i]);
+      ctx.rewriter->AddInput(n, inputs[i]);
     }
   }
-  while (n->num_inputs() > inputs.size()) n->RemoveInput(n->num_inputs() - 1);
-  for (const auto& name : attrs_to_remove) n->RemoveAttribute(name);
-  for (auto& a : attrs_to_set) n->SetAttribute(std::move(a));
+  while (n->num_inputs() > inputs.size()) ctx.rewriter->RemoveInput(n, n->num_inputs() - 1);
+  for (const auto& name : attrs_to_remove) ctx.rewriter->RemoveAttribute(n, name);
+  for (auto& a : attrs_to_set) ctx.rewriter->SetAttribute(n, std::move(a));
 
   // ---- outputs
   if (to.max_output() >= 0 && n->num_outputs() > static_cast<size_t>(to.max_output())) {

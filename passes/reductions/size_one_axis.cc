@@ -80,23 +80,20 @@ StatusOr<std::vector<Value*>> ReplaceReduceOverOnes(const Match& m, Axes squeeze
 
 // A one-element tensor attribute `value` of `data_type` holding 1 (one=true) or 0.
 StatusOr<onnx::AttributeProto> FillValue(int32_t data_type, bool one) {
+  switch (data_type) {
+    case onnx::TensorProto::INT64:
+    case onnx::TensorProto::FLOAT:
+    case onnx::TensorProto::DOUBLE:
+    case onnx::TensorProto::FLOAT16:
+    case onnx::TensorProto::BFLOAT16: break;
+    default: return absl::InternalError("size-one fold: unexpected element type");
+  }
+  OS_ASSIGN_OR_RETURN(Tensor t, Tensor::FromDoubles(data_type, {1}, {one ? 1.0 : 0.0}));
   onnx::AttributeProto attr;
   attr.set_name("value");
   attr.set_type(onnx::AttributeProto::TENSOR);
-  onnx::TensorProto* t = attr.mutable_t();
-  t->set_data_type(data_type);
-  t->add_dims(1);
-  std::string bytes;
-  auto put = [&bytes](const auto v) { bytes.assign(reinterpret_cast<const char*>(&v), sizeof(v)); };
-  switch (data_type) {
-    case onnx::TensorProto::INT64: put(int64_t{one ? 1 : 0}); break;
-    case onnx::TensorProto::FLOAT: put(one ? 1.0f : 0.0f); break;
-    case onnx::TensorProto::DOUBLE: put(one ? 1.0 : 0.0); break;
-    case onnx::TensorProto::FLOAT16: put(uint16_t{one ? uint16_t{0x3C00} : uint16_t{0}}); break;
-    case onnx::TensorProto::BFLOAT16: put(uint16_t{one ? uint16_t{0x3F80} : uint16_t{0}}); break;
-    default: return absl::InternalError("size-one fold: unexpected element type");
-  }
-  t->set_raw_data(bytes);
+  *attr.mutable_t() = t.ToProto("");
+  attr.mutable_t()->clear_name();
   return attr;
 }
 

@@ -9,6 +9,7 @@
 #include "core/eval/kernel.h"
 #include "core/ir/model.h"
 #include "core/rewrite/rewriter.h"
+#include "tests/cpp/ir_test_access.h"
 
 namespace onnxsurgeon::eval {
 namespace {
@@ -36,9 +37,10 @@ struct OneNode {
   Node* node = nullptr;
   OneNode(const std::string& op, int num_inputs, int num_outputs, std::vector<onnx::AttributeProto> attrs = {}) {
     std::vector<Value*> inputs;
-    for (int i = 0; i < num_inputs; ++i) inputs.push_back(*model.graph().AddInput(absl::StrCat("x", i)));
-    node = model.graph().CreateNode(op, inputs, num_outputs);
-    for (auto& a : attrs) node->SetAttribute(std::move(a));
+    for (int i = 0; i < num_inputs; ++i)
+      inputs.push_back(*model.graph().AddInput(IrTestAccess::Key(), absl::StrCat("x", i)));
+    node = model.graph().CreateNode(IrTestAccess::Key(), op, inputs, num_outputs);
+    for (auto& a : attrs) node->SetAttribute(IrTestAccess::Key(), std::move(a));
   }
 };
 

@@ -3,6 +3,7 @@
 
 #include "core/io/exporter.h"
 #include "core/ir/shape.h"
+#include "tests/cpp/ir_test_access.h"
 #include "tests/cpp/test_util.h"
 
 namespace onnxsurgeon {
@@ -40,7 +41,7 @@ TEST(Value, ReplaceAllUsesWithRewiresEveryUse) {
   Graph& g = m->graph();
   Value* a = g.FindValue("A");
   Value* x = g.FindValue("X");
-  ASSERT_TRUE(a->ReplaceAllUsesWith(x).ok());
+  ASSERT_TRUE(a->ReplaceAllUsesWith(IrTestAccess::Key(), x).ok());
   EXPECT_TRUE(a->uses().empty());
   EXPECT_EQ(x->uses().size(), 3u);
   EXPECT_EQ(FindNode(g, "b")->input(0), x);
@@ -53,12 +54,12 @@ TEST(Value, ReplaceAllUsesWithRefusesGraphOutputsUnlessAsked) {
   Graph& g = m->graph();
   Value* y = g.FindValue("Y");
   Value* b = g.FindValue("B");
-  Status s = y->ReplaceAllUsesWith(b);
+  Status s = y->ReplaceAllUsesWith(IrTestAccess::Key(), b);
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("graph output"), std::string::npos);
   EXPECT_EQ(g.outputs()[0], y);  // nothing changed
 
-  ASSERT_TRUE(y->ReplaceAllUsesWith(b, /*allow_graph_outputs=*/true).ok());
+  ASSERT_TRUE(y->ReplaceAllUsesWith(IrTestAccess::Key(), b, /*allow_graph_outputs=*/true).ok());
   EXPECT_EQ(g.outputs()[0], b);
   EXPECT_EQ(b->name(), "Y") << "the replacement keeps the model's output name";
   EXPECT_NE(y->name(), "Y");
@@ -70,13 +71,13 @@ TEST(Graph, EraseNodeRefusesWhileUsed) {
   auto m = Parse(kChain);
   Graph& g = m->graph();
   Node* a = FindNode(g, "a");
-  EXPECT_FALSE(g.EraseNode(a).ok());
+  EXPECT_FALSE(g.EraseNode(IrTestAccess::Key(), a).ok());
   EXPECT_EQ(g.num_nodes(), 3u);
   // Make b dead, then erase it.
   Node* c = FindNode(g, "c");
-  c->SetInput(1, g.FindValue("A"));
+  c->SetInput(IrTestAccess::Key(), 1, g.FindValue("A"));
   Node* b = FindNode(g, "b");
-  ASSERT_TRUE(g.EraseNode(b).ok());
+  ASSERT_TRUE(g.EraseNode(IrTestAccess::Key(), b).ok());
   EXPECT_EQ(g.num_nodes(), 2u);
   EXPECT_EQ(g.FindValue("B"), nullptr);
   EXPECT_EQ(g.FindValue("A")->uses().size(), 2u);
@@ -89,12 +90,12 @@ TEST(Graph, CreateNodeInsertsAndNamesUniquely) {
   Node* c = FindNode(g, "c");
   Value* x = g.FindValue("X");
   Value* inputs[] = {x};
-  Node* n = g.CreateNode("Relu", inputs, 1, "", c, "a");
+  Node* n = g.CreateNode(IrTestAccess::Key(), "Relu", inputs, 1, "", c, "a");
   EXPECT_NE(n->name(), "a") << "node names are unique";
   EXPECT_EQ(n->next(), c);
   EXPECT_EQ(n->output(0)->producer(), n);
   EXPECT_EQ(x->uses().size(), 2u);
-  Node* n2 = g.CreateNode("Relu", inputs, 1);
+  Node* n2 = g.CreateNode(IrTestAccess::Key(), "Relu", inputs, 1);
   EXPECT_NE(n2->output(0)->name(), n->output(0)->name());
   EXPECT_EQ(g.last_node(), n2);
   ExpectUseListsConsistent(g);
@@ -103,7 +104,7 @@ TEST(Graph, CreateNodeInsertsAndNamesUniquely) {
 TEST(Graph, TopologicalSortRestoresOrderStably) {
   auto m = Parse(kChain);
   Graph& g = m->graph();
-  g.MoveBefore(FindNode(g, "c"), FindNode(g, "a"));  // c first: invalid order
+  g.MoveBefore(IrTestAccess::Key(), FindNode(g, "c"), FindNode(g, "a"));  // c first: invalid order
   EXPECT_FALSE(g.IsTopologicallySorted());
   ASSERT_TRUE(g.TopologicalSort().ok());
   EXPECT_TRUE(g.IsTopologicallySorted());
@@ -128,14 +129,14 @@ g (bool cond, float[2] X) => (float[2] Y) {
   ASSERT_EQ(r->uses().size(), 2u);
   EXPECT_EQ(r->uses()[0].node->graph()->parent_node(), FindNode(g, "iff"));
   // Replacing R rewires the subgraph nodes too.
-  ASSERT_TRUE(r->ReplaceAllUsesWith(g.FindValue("X")).ok());
+  ASSERT_TRUE(r->ReplaceAllUsesWith(IrTestAccess::Key(), g.FindValue("X")).ok());
   EXPECT_EQ(g.FindValue("X")->uses().size(), 3u);
   // The If can't move above R's replacement's producer... X is an input: any order works.
-  ASSERT_TRUE(g.EraseNode(FindNode(g, "r")).ok());
+  ASSERT_TRUE(g.EraseNode(IrTestAccess::Key(), FindNode(g, "r")).ok());
   ExpectUseListsConsistent(g);
   // Erasing the If drops its subgraphs' uses of outer values.
   Node* iff = FindNode(g, "iff");
-  ASSERT_TRUE(g.EraseNode(iff, /*force=*/true).ok());
+  ASSERT_TRUE(g.EraseNode(IrTestAccess::Key(), iff, /*force=*/true).ok());
   EXPECT_TRUE(g.FindValue("X")->uses().empty());
 }
 
@@ -150,11 +151,11 @@ g (float[2] X, float[2] W) => (float[2] Y) <float[2] W = {1, 2}> {
   Value* w = g.FindValue("W");
   EXPECT_TRUE(w->IsGraphInput());
   EXPECT_TRUE(w->IsInitializer());
-  ASSERT_TRUE(g.RemoveInput(w).ok());
+  ASSERT_TRUE(g.RemoveInput(IrTestAccess::Key(), w).ok());
   EXPECT_EQ(g.inputs().size(), 1u);
   EXPECT_TRUE(w->IsInitializer());
-  EXPECT_FALSE(g.RemoveInitializer(w).ok()) << "still used by Add";
-  EXPECT_FALSE(g.RemoveInput(g.FindValue("X")).ok()) << "still used";
+  EXPECT_FALSE(g.RemoveInitializer(IrTestAccess::Key(), w).ok()) << "still used by Add";
+  EXPECT_FALSE(g.RemoveInput(IrTestAccess::Key(), g.FindValue("X")).ok()) << "still used";
 }
 
 TEST(Model, UniqueNamesNeverCollide) {
@@ -181,7 +182,7 @@ TEST(Node, RemoveInputShiftsUses) {
   auto m = Parse(kChain);
   Graph& g = m->graph();
   Node* c = FindNode(g, "c");
-  c->RemoveInput(0);
+  c->RemoveInput(IrTestAccess::Key(), 0);
   EXPECT_EQ(c->num_inputs(), 1u);
   EXPECT_EQ(c->input(0), g.FindValue("B"));
   ASSERT_EQ(g.FindValue("B")->uses().size(), 1u);

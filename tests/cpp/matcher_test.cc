@@ -5,6 +5,7 @@
 #include "core/rewrite/greedy_driver.h"
 #include "core/rewrite/rule.h"
 #include "tests/cpp/canonical.h"
+#include "tests/cpp/ir_test_access.h"
 #include "tests/cpp/test_util.h"
 
 namespace onnxsurgeon {
@@ -340,11 +341,11 @@ g (float[N] X, float[N] Z) => (float[N] Y) { Y = Relu(X) })");
   std::vector<Node*> nodes;
   for (int i = 0; i < 200; ++i) {
     Value* in[] = {x, z, x};
-    nodes.push_back(g.CreateNode("Sum", in, 1));
+    nodes.push_back(g.CreateNode(IrTestAccess::Key(), "Sum", in, 1));
   }
-  for (size_t i = 0; i < nodes.size(); i += 3) nodes[i]->SetInput(0, z);
-  for (size_t i = 1; i < nodes.size(); i += 4) nodes[i]->RemoveInput(1);
-  for (size_t i = 2; i < nodes.size(); i += 5) ASSERT_TRUE(g.EraseNode(nodes[i]).ok());
+  for (size_t i = 0; i < nodes.size(); i += 3) nodes[i]->SetInput(IrTestAccess::Key(), 0, z);
+  for (size_t i = 1; i < nodes.size(); i += 4) nodes[i]->RemoveInput(IrTestAccess::Key(), 1);
+  for (size_t i = 2; i < nodes.size(); i += 5) ASSERT_TRUE(g.EraseNode(IrTestAccess::Key(), nodes[i]).ok());
   testing::ExpectUseListsConsistent(g);
   size_t x_uses = 0;
   for (Node* n : g.nodes())

@@ -169,5 +169,101 @@ g (float[N] X) => (float[N] Y) { a = Neg(X)  Y = Relu(a) })");
   testing::ExpectUseListsConsistent(m->graph());
 }
 
+// What the listener (the greedy driver) hears from the operations passes used to do raw.
+struct Recorder : RewriteListener {
+  std::vector<std::string> events;
+  void NodeCreated(Node* n) override { events.push_back("created " + n->op_type()); }
+  void NodeErased(Node* n) override { events.push_back("erased " + n->op_type()); }
+  void NodeModified(Node* n) override { events.push_back("modified " + n->op_type()); }
+  void UseRemoved(Value* v) override { events.push_back("use-removed " + v->name()); }
+};
+
+TEST(Rewriter, InterfaceAndEraseOperationsTellTheListener) {
+  auto m = Parse(R"(<ir_version: 10, opset_import: ["" : 18]>
+g (float[N] X) => (float[N] Y) { a = Neg(X)  Y = Relu(a) })");
+  Graph& g = m->graph();
+  Recorder rec;
+  Rewriter rw(&rec);
+  rw.SetRule("test");
+  Value* a = FindOp(*m, "Neg")->output(0);
+  Value* y = g.outputs()[0];
+  rw.SetGraphOutput(&g, 0, a);  // Y lost its only user
+  EXPECT_EQ(g.outputs()[0], a);
+  EXPECT_EQ(rec.events, (std::vector<std::string>{"use-removed Y"}));
+  rec.events.clear();
+  ASSERT_TRUE(rw.EraseNode(y->producer()).ok());
+  EXPECT_EQ(rec.events, (std::vector<std::string>{"erased Relu", "use-removed a"}));
+  rw.AddGraphOutput(&g, g.inputs()[0]);
+  rw.RemoveGraphOutput(&g, 1);
+  EXPECT_EQ(rec.events.back(), "use-removed X");
+  auto w = rw.AddGraphInput(&g, "W");
+  ASSERT_TRUE(w.ok());
+  EXPECT_TRUE((*w)->IsGraphInput());
+  EXPECT_FALSE(rw.AddGraphInput(&g, "W").ok()) << "the name is taken";
+  ASSERT_TRUE(rw.RemoveGraphInput(*w).ok());
+  Tensor t;
+  t.mutable_meta().set_data_type(onnx::TensorProto::FLOAT);
+  t.SetRawBytes(std::string(4, '\0'));
+  auto init = rw.AddInitializer(&g, "w0", std::move(t));
+  ASSERT_TRUE(init.ok());
+  EXPECT_EQ((*init)->name(), "w0") << "exactly the name asked for";
+  ASSERT_TRUE(rw.RemoveInitializer(*init).ok());
+  // Erasing a node whose output is still read leaves the read dangling for the caller.
+  rec.events.clear();
+  Node* neg = FindOp(*m, "Neg");
+  ASSERT_TRUE(rw.EraseNodeLeavingUses(neg).ok());
+  EXPECT_EQ(rec.events, (std::vector<std::string>{"erased Neg", "use-removed X"}));
+  EXPECT_EQ(g.num_nodes(), 0u);
+}
+
+TEST(Rewriter, DropOutputsRebuildsTheNodeKeepingNameAndMetadata) {
+  auto m = Parse(R"(<ir_version: 10, opset_import: ["" : 12]>
+g (float[N] X) => (float[N] Y) { [drop] Y, mask = Dropout(X)  })");
+  Node* dropout = FindOp(*m, "Dropout");
+  auto* meta = dropout->mutable_proto().add_metadata_props();
+  meta->set_key("origin");
+  meta->set_value("model");
+  Recorder rec;
+  Rewriter rw(&rec);
+  rw.SetRule("opset/test");
+  auto fresh = rw.DropOutputs(dropout, 1);
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  EXPECT_EQ((*fresh)->name(), "drop");
+  EXPECT_EQ((*fresh)->num_outputs(), 1u);
+  EXPECT_EQ((*fresh)->output(0)->name(), "Y");
+  EXPECT_EQ(m->graph().outputs()[0], (*fresh)->output(0));
+  ASSERT_EQ((*fresh)->proto().metadata_props_size(), 1) << "the node's own metadata, no new provenance";
+  EXPECT_EQ((*fresh)->proto().metadata_props(0).key(), "origin");
+  EXPECT_EQ(rec.events, (std::vector<std::string>{"erased Dropout", "created Dropout"}));
+  EXPECT_EQ(m->graph().num_nodes(), 1u);
+  testing::ExpectUseListsConsistent(m->graph());
+  // An output still read cannot be dropped; nothing changes.
+  auto m2 = Parse(R"(<ir_version: 10, opset_import: ["" : 12]>
+g (float[N] X) => (float[N] Y, bool[N] M) { Y, M = Dropout(X) })");
+  Node* d2 = FindOp(*m2, "Dropout");
+  EXPECT_FALSE(rw.DropOutputs(d2, 1).ok());
+  EXPECT_EQ(FindOp(*m2, "Dropout"), d2);
+  EXPECT_EQ(d2->num_outputs(), 2u);
+}
+
+TEST(Rewriter, CloneKeepsTheSourceNodeAndTellsTheListener) {
+  auto m = Parse(R"(<ir_version: 10, opset_import: ["" : 18]>
+g (float[N] X) => (float[N] Y) { [n] a = Neg(X)  Y = Relu(a) })");
+  Node* neg = FindOp(*m, "Neg");
+  Recorder rec;
+  Rewriter rw(&rec);
+  rw.SetRule("test");
+  rw.SetInsertionPoint(neg);
+  ValueMap map{{neg->input(0), neg->input(0)}};
+  auto clone = rw.Clone(*neg, map, "copy/");
+  ASSERT_TRUE(clone.ok()) << clone.status();
+  EXPECT_EQ((*clone)->next(), neg);
+  EXPECT_EQ((*clone)->name(), "copy/n");
+  EXPECT_EQ((*clone)->proto().metadata_props_size(), 0) << "a clone is the source's node, not the rule's";
+  EXPECT_EQ(map.at(neg->output(0)), (*clone)->output(0));
+  EXPECT_EQ(rec.events, (std::vector<std::string>{"created Neg"}));
+  testing::ExpectUseListsConsistent(m->graph());
+}
+
 }  // namespace
 }  // namespace onnxsurgeon

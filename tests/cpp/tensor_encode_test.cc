@@ -1,4 +1,4 @@
-// Tensor::FromDoubles / FromInt64s: one encoder for every numeric element type. Floating
+// Tensor::FromDoubles / FromInt64s / FromUInt64s: one encoder for every numeric element type. Floating
 // types round once to nearest even (float16 and bfloat16 straight from double); integer
 // types are exact or refused.
 #include <cmath>
@@ -142,6 +142,34 @@ TEST(TensorEncode, FromInt64sIsExact) {
   EXPECT_FALSE(Tensor::FromInt64s(DT::INT8, {}, {-129}).ok());
   EXPECT_FALSE(Tensor::FromInt64s(DT::UINT64, {}, {-1}).ok());
   EXPECT_FALSE(Tensor::FromInt64s(DT::UINT32, {}, {int64_t{1} << 32}).ok());
+}
+
+// BitwiseNot's all-ones mask (passes/opset/decompose.cc): a uint64 beyond int64 is exact.
+TEST(TensorEncode, FromUInt64sIsExact) {
+  auto u64 = Tensor::FromUInt64s(DT::UINT64, {2}, {UINT64_MAX, uint64_t{1} << 63});
+  ASSERT_TRUE(u64.ok());
+  EXPECT_EQ(Elements<uint64_t>(*u64), (std::vector<uint64_t>{UINT64_MAX, uint64_t{1} << 63}));
+  auto u8 = Tensor::FromUInt64s(DT::UINT8, {}, {255});
+  ASSERT_TRUE(u8.ok());
+  EXPECT_EQ(u8->meta().dims_size(), 0);
+  EXPECT_EQ(Elements<uint8_t>(*u8), (std::vector<uint8_t>{255}));
+  auto u32 = Tensor::FromUInt64s(DT::UINT32, {}, {UINT32_MAX});
+  ASSERT_TRUE(u32.ok());
+  EXPECT_EQ(Elements<uint32_t>(*u32), (std::vector<uint32_t>{UINT32_MAX}));
+  auto i64 = Tensor::FromUInt64s(DT::INT64, {}, {uint64_t{INT64_MAX}});
+  ASSERT_TRUE(i64.ok());
+  EXPECT_EQ(Elements<int64_t>(*i64), (std::vector<int64_t>{INT64_MAX}));
+  auto i8 = Tensor::FromUInt64s(DT::INT8, {}, {1});
+  ASSERT_TRUE(i8.ok());
+  EXPECT_EQ(Elements<int8_t>(*i8), (std::vector<int8_t>{1}));
+  auto b = Tensor::FromUInt64s(DT::BOOL, {}, {uint64_t{1} << 40});
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(Elements<uint8_t>(*b), (std::vector<uint8_t>{1}));
+  EXPECT_FALSE(Tensor::FromUInt64s(DT::UINT8, {}, {256}).ok());
+  EXPECT_FALSE(Tensor::FromUInt64s(DT::INT8, {}, {128}).ok());
+  EXPECT_FALSE(Tensor::FromUInt64s(DT::INT64, {}, {uint64_t{1} << 63}).ok());
+  EXPECT_FALSE(Tensor::FromUInt64s(DT::UINT32, {}, {uint64_t{1} << 32}).ok());
+  EXPECT_FALSE(Tensor::FromUInt64s(DT::STRING, {}, {1}).ok());
 }
 
 TEST(TensorEncode, ShapeAndTypeErrors) {
