@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "core/io/importer.h"
 #include "core/ir/model.h"
 #include "core/rewrite/greedy_driver.h"
 #include "core/rewrite/rule.h"
@@ -20,40 +21,44 @@ using pattern::Pattern;
 
 namespace {
 
+// The chain as a loaded model: a ModelProto through the importer, as a file would come in
+// (outside core/ir, graphs change only through a Rewriter; core/ir/mutation_key.h).
 std::unique_ptr<Model> MakeChain(int64_t nodes) {
-  auto model = std::make_unique<Model>();
-  model->SetOpsetVersion("", 18);
-  Graph& g = model->graph();
-  // Built through a Rewriter like any graph outside core/ir (core/ir/mutation_key.h).
-  Rewriter rw;
-  rw.SetRule("bench");
-  rw.SetInsertionPointAtEnd(&g);
-  onnx::ValueInfoProto info;
-  info.mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
-  Value* x = *rw.AddGraphInput(&g, "X", info);
+  onnx::ModelProto proto;
+  proto.set_ir_version(8);
+  proto.add_opset_import()->set_version(18);
+  onnx::GraphProto* g = proto.mutable_graph();
+  g->set_name("chain");
+  auto* x = g->add_input();
+  x->set_name("X");
+  x->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
   auto scalar = [&](const char* name, float v) {
-    Tensor t;
-    t.mutable_meta().set_data_type(onnx::TensorProto::FLOAT);
-    t.SetRawBytes(std::string(reinterpret_cast<const char*>(&v), 4));
-    return *rw.AddInitializer(&g, name, std::move(t));
+    onnx::TensorProto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT);
+    t->set_raw_data(std::string(reinterpret_cast<const char*>(&v), 4));
   };
-  Value* one = scalar("one", 1.0f);
-  Value* zero = scalar("zero", 0.0f);
-  Value* cur = x;
-  auto op = [&](const char* op_type, std::vector<Value*> inputs) {
-    return rw.Create(op_type, std::move(inputs), {}, 1, "", op_type)->output(0);
-  };
+  scalar("one", 1.0f);
+  scalar("zero", 0.0f);
+  std::string cur = "X";
   for (int64_t i = 0; i < nodes; ++i) {
-    switch (i % 5) {
-      case 0: cur = op("Relu", {cur}); break;
-      case 1: cur = op("Mul", {cur, one}); break;
-      case 2:
-      case 3: cur = op("Neg", {cur}); break;
-      case 4: cur = op("Add", {cur, zero}); break;
-    }
+    static const char* const kOps[] = {"Relu", "Mul", "Neg", "Neg", "Add"};
+    onnx::NodeProto* n = g->add_node();
+    n->set_op_type(kOps[i % 5]);
+    n->set_name("n" + std::to_string(i));
+    n->add_input(cur);
+    if (i % 5 == 1) n->add_input("one");
+    if (i % 5 == 4) n->add_input("zero");
+    cur = "v" + std::to_string(i);
+    n->add_output(cur);
   }
-  rw.AddGraphOutput(&g, cur);
-  return model;
+  g->add_output()->set_name(cur);
+  auto model = ImportModel(std::move(proto));
+  if (!model.ok()) {
+    std::fprintf(stderr, "chain import failed: %s\n", std::string(model.status().message()).c_str());
+    std::exit(1);
+  }
+  return std::move(*model);
 }
 
 std::unique_ptr<RewriteRule> Identity(const char* name, const char* op, double constant) {
