@@ -101,13 +101,32 @@ py::object TypeTuple(const onnx::TypeProto& t) {
 
 // Keeps a Python object (a bytes object whose buffer the tensors view) alive from C++;
 // released under the GIL, whichever thread drops the last tensor.
-std::shared_ptr<const void> HoldPythonObject(py::object obj) {
-  PyObject* raw = obj.release().ptr();
-  return std::shared_ptr<const void>(raw, [](const void* p) {
+// The deleter of HoldPythonObject's owners; named so that std::get_deleter recognizes an
+// owner that is a Python object (to hand the same bytes object back, see _to_parts).
+struct ReleasePythonObject {
+  void operator()(const void* p) const {
     if (!Py_IsInitialized()) return;
     py::gil_scoped_acquire gil;
     Py_DECREF(static_cast<PyObject*>(const_cast<void*>(p)));
-  });
+  }
+};
+
+std::shared_ptr<const void> HoldPythonObject(py::object obj) {
+  PyObject* raw = obj.release().ptr();
+  return std::shared_ptr<const void>(raw, ReleasePythonObject{});
+}
+
+// A detached payload as a Python bytes object: the bytes object it views when it is one
+// whole (what _load_parts was given and no pass replaced), else a copy.
+py::object PayloadAsBytes(const DetachedPayload& p) {
+  if (p.owner && std::get_deleter<ReleasePythonObject>(p.owner)) {
+    PyObject* obj = static_cast<PyObject*>(const_cast<void*>(p.owner.get()));
+    if (PyBytes_Check(obj) && PyBytes_AS_STRING(obj) == p.bytes.data() &&
+        static_cast<size_t>(PyBytes_GET_SIZE(obj)) == p.bytes.size()) {
+      return py::reinterpret_borrow<py::object>(obj);
+    }
+  }
+  return py::bytes(p.bytes.data(), p.bytes.size());
 }
 
 // Serialized model bytes owned by C++, exposed to Python through the buffer protocol:
@@ -338,15 +357,22 @@ PYBIND11_MODULE(_core, m) {
           py::arg("path"), py::arg("external_data") = "keep", py::arg("size_threshold") = 1024,
           py::arg("location") = "", py::arg("replace_source") = false)
       .def("to_bytes", [](const Model& m) { return py::bytes(Unwrap(SaveModelToBytes(m))); })
-      .def("_to_buffer",
-           [](const Model& m) {
-             StatusOr<std::string> bytes;
-             {
-               py::gil_scoped_release release;
-               bytes = SaveModelToBytes(m);
-             }
-             return OwnedBytes{Unwrap(std::move(bytes))};
-           })
+      // The model serialized without the raw_data of its main-graph initializers of at
+      // least min_bytes, and those payloads as [(initializer index, bytes)] (Model.to_proto).
+      .def(
+          "_to_parts",
+          [](const Model& m, size_t min_bytes) {
+            StatusOr<DetachedModel> detached;
+            {
+              py::gil_scoped_release release;
+              detached = SaveModelDetached(m, min_bytes);
+            }
+            DetachedModel d = Unwrap(std::move(detached));
+            py::list parts;
+            for (const DetachedPayload& p : d.parts) parts.append(py::make_tuple(p.index, PayloadAsBytes(p)));
+            return py::make_tuple(OwnedBytes{std::move(d.bytes)}, parts);
+          },
+          py::arg("min_bytes"))
       .def("to_text", [](const Model& m) { return PrintModelText(m); })
       .def("inspect_json", [](const Model& m) { return FormatInspectJson(Inspect(m)); })
       .def(
@@ -509,6 +535,38 @@ PYBIND11_MODULE(_core, m) {
         return Unwrap(std::move(model));
       },
       py::arg("data"), py::arg("base_dir") = "");
+  // Loads a serialized model whose listed main-graph initializers come apart, as
+  // [(initializer index, bytes-like)], each viewed without a copy and kept alive
+  // (Model.from_proto: protobuf never serializes the big weights).
+  m.def(
+      "_load_parts",
+      [](py::object data, py::list parts, const std::string& base_dir) {
+        auto view_of = [](const py::object& obj) {
+          py::buffer_info info = py::buffer(obj).request();
+          if (info.ndim != 1 || info.itemsize != 1) throw py::type_error("expected a 1-D buffer of bytes");
+          return std::string_view(static_cast<const char*>(info.ptr), static_cast<size_t>(info.size));
+        };
+        std::string_view view = view_of(data);
+        std::vector<DetachedPayload> payloads;
+        payloads.reserve(parts.size());
+        for (py::handle item : parts) {
+          auto pair = item.cast<py::tuple>();
+          if (pair.size() != 2) throw py::type_error("expected (index, bytes) pairs");
+          py::object obj = pair[1];
+          std::string_view bytes = view_of(obj);
+          payloads.push_back({pair[0].cast<int>(), HoldPythonObject(obj), bytes});
+        }
+        std::shared_ptr<const void> owner = HoldPythonObject(data);
+        LoadOptions o;
+        o.base_dir = base_dir;
+        StatusOr<std::unique_ptr<Model>> model;
+        {
+          py::gil_scoped_release release;
+          model = LoadModelFromParts(std::move(owner), view, std::move(payloads), o);
+        }
+        return Unwrap(std::move(model));
+      },
+      py::arg("data"), py::arg("parts"), py::arg("base_dir") = "");
   m.def("parse_text", [](const std::string& text) { return Unwrap(ParseModelText(text)); });
   m.def("passes", []() {
     py::list out;

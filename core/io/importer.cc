@@ -128,7 +128,9 @@ class GraphImporter {
       Tensor tensor;
       if (raw && static_cast<size_t>(i) < raw->size() && (*raw)[i]) {
         tensor = Tensor(std::move(tp));
-        tensor.AttachLoadedBytes(options_.raw_owner, *(*raw)[i], TensorStorage::kRaw);
+        const auto& owners = options_.main_initializer_owner;
+        bool own = raw == &options_.main_initializer_raw && static_cast<size_t>(i) < owners.size() && owners[i];
+        tensor.AttachLoadedBytes(own ? owners[i] : options_.raw_owner, *(*raw)[i], TensorStorage::kRaw);
       } else {
         tensor = Tensor::FromProto(std::move(tp));
       }

@@ -20,6 +20,9 @@ struct ImportOptions {
   // proto still holds its raw_data.
   std::vector<std::optional<std::string_view>> main_initializer_raw;
   std::shared_ptr<const void> raw_owner;
+  // Per-initializer owners (same indexing as main_initializer_raw), for payloads that
+  // came apart from the model (LoadModelFromParts); a null entry, or none, means raw_owner.
+  std::vector<std::shared_ptr<const void>> main_initializer_owner;
 };
 
 // Given a parsed model (consumed).

@@ -142,15 +142,36 @@ Status ParseFailure(std::string_view model) {
 
 StatusOr<std::unique_ptr<Model>> LoadFromBuffer(std::shared_ptr<const void> owner, std::string_view bytes,
                                                 const LoadOptions& options, const std::string& base_dir,
-                                                std::optional<FileIdentity> model_file) {
+                                                std::optional<FileIdentity> model_file,
+                                                std::vector<DetachedPayload>* parts = nullptr) {
   OS_ASSIGN_OR_RETURN(wire::StrippedModel stripped, wire::StripInitializerPayloads(bytes));
   onnx::ModelProto proto;
   if (!proto.ParseFromString(stripped.remainder)) return ParseFailure(stripped.remainder);
+  std::vector<std::shared_ptr<const void>> part_owners;
+  if (parts && !parts->empty()) {
+    const int count = proto.graph().initializer_size();
+    stripped.raw_data.resize(count);
+    part_owners.resize(count);
+    for (DetachedPayload& p : *parts) {
+      if (p.index < 0 || p.index >= count) {
+        return absl::InvalidArgumentError(absl::StrCat("detached payload for initializer #", p.index,
+                                                       ", but the main graph has ", count, " initializers"));
+      }
+      const onnx::TensorProto& tp = proto.graph().initializer(p.index);
+      if (stripped.raw_data[p.index]) {
+        return absl::InvalidArgumentError(absl::StrCat("initializer '", tp.name(), "' (#", p.index,
+                                                       ") has raw_data already, or two detached payloads"));
+      }
+      stripped.raw_data[p.index] = p.bytes;
+      part_owners[p.index] = std::move(p.owner);
+    }
+  }
   // Everything the IR and passes rely on, before the importer builds anything.
   OS_RETURN_IF_ERROR(ValidateModelProto(proto, &stripped.raw_data));
   ImportOptions import;
   import.main_initializer_raw = std::move(stripped.raw_data);
   import.raw_owner = std::move(owner);
+  import.main_initializer_owner = std::move(part_owners);
   OS_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, ImportModel(std::move(proto), std::move(import)));
   model->set_base_dir(base_dir);
   std::vector<FileIdentity> sources;
@@ -208,6 +229,11 @@ StatusOr<std::unique_ptr<Model>> LoadModelFromBytes(std::string bytes, const Loa
   auto owned = std::make_shared<std::string>(std::move(bytes));
   std::string_view view(*owned);
   return LoadFromBuffer(owned, view, options, options.base_dir, std::nullopt);
+}
+
+StatusOr<std::unique_ptr<Model>> LoadModelFromParts(std::shared_ptr<const void> owner, std::string_view bytes,
+                                                    std::vector<DetachedPayload> parts, const LoadOptions& options) {
+  return LoadFromBuffer(std::move(owner), bytes, options, options.base_dir, std::nullopt, &parts);
 }
 
 StatusOr<std::unique_ptr<Model>> LoadModelFromBuffer(std::shared_ptr<const void> owner, std::string_view bytes,
@@ -366,12 +392,16 @@ Status StreamModel(onnx::ModelProto& proto, const std::vector<std::string_view>&
   return absl::OkStatus();
 }
 
+// `detached`: when given, main-graph initializers with at least `min_bytes` raw bytes are
+// written without raw_data and listed there instead.
 Status SerializeTo(const Model& model, const absl::flat_hash_map<const Value*, Placement>* plan,
-                   const std::function<Status(std::string_view)>& write) {
+                   const std::function<Status(std::string_view)>& write,
+                   std::vector<DetachedPayload>* detached = nullptr, size_t min_bytes = 0) {
   std::vector<std::string_view> payloads;
   std::vector<bool> has_payload;
   ExportOptions eo;
   eo.main_initializer_writer = [&](const Value& v, const Tensor& t, onnx::TensorProto* out) {
+    const int index = static_cast<int>(payloads.size());
     *out = t.meta();
     out->set_name(v.name());
     const Placement* p = nullptr;
@@ -394,8 +424,10 @@ Status SerializeTo(const Model& model, const absl::flat_hash_map<const Value*, P
     } else if (t.has_raw_bytes()) {
       out->clear_external_data();
       out->clear_data_location();
-      payloads.push_back(t.raw_bytes());
-      has_payload.push_back(true);
+      bool detach = detached && t.raw_bytes().size() >= min_bytes;
+      if (detach) detached->push_back({index, t.owner(), t.raw_bytes()});
+      payloads.push_back(detach ? std::string_view() : t.raw_bytes());
+      has_payload.push_back(!detach);
     } else {
       payloads.emplace_back();
       has_payload.push_back(false);
@@ -625,6 +657,18 @@ Status SaveModel(const Model& model, const std::string& path, const SaveOptions&
   SyncDirectory(dir).IgnoreError();  // committed already; this only hastens durability
   for (const std::string& old : obsolete) ::unlink(old.c_str());
   return absl::OkStatus();
+}
+
+StatusOr<DetachedModel> SaveModelDetached(const Model& model, size_t min_bytes) {
+  DetachedModel out;
+  OS_RETURN_IF_ERROR(SerializeTo(
+      model, nullptr,
+      [&](std::string_view b) {
+        out.bytes.append(b);
+        return absl::OkStatus();
+      },
+      &out.parts, min_bytes));
+  return out;
 }
 
 StatusOr<std::string> SaveModelToBytes(const Model& model) {

@@ -34,6 +34,38 @@ StatusOr<std::unique_ptr<Model>> LoadModelFromBytes(std::string bytes, const Loa
 StatusOr<std::unique_ptr<Model>> LoadModelFromBuffer(std::shared_ptr<const void> owner, std::string_view bytes,
                                                      const LoadOptions& options = {});
 
+// A main-graph initializer's raw_data kept apart from a serialized model: the initializer's
+// position in GraphProto.initializer, its bytes, and what keeps them alive.
+struct DetachedPayload {
+  int index = 0;
+  std::shared_ptr<const void> owner;
+  std::string_view bytes;
+};
+
+// Given a serialized ModelProto whose listed main-graph initializers carry no raw_data,
+// and their payloads (the Python bindings pass a slimmed onnx.ModelProto's bytes and the
+// big tensors' raw_data objects, so protobuf never serializes the weights).
+// Execute loads as LoadModelFromBuffer, each listed initializer viewing its payload (no
+// copy) and keeping its owner alive.
+// Result the model; an error for an index out of range, given twice, or naming an
+// initializer that has raw_data of its own.
+StatusOr<std::unique_ptr<Model>> LoadModelFromParts(std::shared_ptr<const void> owner, std::string_view bytes,
+                                                    std::vector<DetachedPayload> parts,
+                                                    const LoadOptions& options = {});
+
+// A model serialized without its big main-graph initializer payloads, and those payloads
+// (views into the model's tensors: valid while the model and its tensors are unchanged).
+struct DetachedModel {
+  std::string bytes;
+  std::vector<DetachedPayload> parts;
+};
+// Given a model and a size. Execute serializes it as SaveModelToBytes, except that every
+// main-graph initializer with at least `min_bytes` raw bytes is written without raw_data
+// (and without external-data markers) and returned in `parts` instead.
+// Result setting parts[i].bytes as raw_data of initializer parts[i].index of the parsed
+// bytes gives what SaveModelToBytes gives.
+StatusOr<DetachedModel> SaveModelDetached(const Model& model, size_t min_bytes);
+
 enum class ExternalDataMode {
   kKeep,    // tensors loaded from external files stay external (same locations); others inline
   kInline,  // every tensor inline (error past protobuf's 2 GiB limit)

@@ -17,7 +17,7 @@ import json
 import os
 from typing import Any, Sequence, Union
 
-from . import _core
+from . import _core, _proto
 from ._core import Graph, Model, Node, OnnxSurgeonError, Value
 from .rules import Pattern, Rule, apply_rules, register_rules
 from .types import ValueType
@@ -71,19 +71,15 @@ def parse_text(text: str) -> Model:
 
 
 def _from_proto(proto: Any, base_dir: str = "") -> Model:
-    """Builds a Model from an onnx.ModelProto: one serialization by protobuf (upb), whose
-    bytes the Model's weights then view without another copy."""
-    return _core.load_buffer(proto.SerializeToString(), base_dir)
+    """Builds a Model from an onnx.ModelProto (not changed): the big initializers' raw_data
+    read once each and viewed by the Model, the rest serialized once by protobuf (_proto.py)."""
+    return _proto.from_proto(proto, base_dir)
 
 
 def _to_proto(self: Model) -> Any:
-    """The model as an onnx.ModelProto: serialized once in C++, parsed once by protobuf
-    straight from that buffer (no intermediate bytes object)."""
-    import onnx  # a dependency of the package; imported here so `import onnxsurgeon` stays light
-
-    proto = onnx.ModelProto()
-    proto.ParseFromString(memoryview(self._to_buffer()))
-    return proto
+    """The model as a new onnx.ModelProto: serialized in C++ without the big weights, parsed
+    once by protobuf, then each big initializer's raw_data set once (_proto.py)."""
+    return _proto.to_proto(self)
 
 
 def _inspect(self: Model) -> dict:

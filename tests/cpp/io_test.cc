@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -116,6 +117,87 @@ void MakeRaw(onnx::TensorProto* t) {
   std::string raw(reinterpret_cast<const char*>(t->float_data().data()), t->float_data_size() * sizeof(float));
   t->clear_float_data();
   t->set_raw_data(raw);
+}
+
+// kRich with its "bias" in raw_data and a second raw initializer of `n` floats.
+onnx::ModelProto RichWithRawWeights(int n) {
+  onnx::ModelProto p = ParseProto(kRich);
+  MakeRaw(p.mutable_graph()->mutable_initializer(0));
+  onnx::TensorProto* w = p.mutable_graph()->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(n);
+  std::string raw(n * sizeof(float), '\0');
+  for (int i = 0; i < n; ++i) {
+    float f = 0.5f * static_cast<float>(i);
+    std::memcpy(&raw[i * sizeof(float)], &f, sizeof(float));
+  }
+  w->set_raw_data(raw);
+  return p;
+}
+
+// Given:   a ModelProto with raw weights, "w" (#2) taken out of it into a buffer of its own
+// Execute: LoadModelFromParts(slim bytes, {{2, buffer}})
+// Result:  the model equals the original; "w" views the buffer (no copy) and keeps it alive
+TEST(RoundTrip, LoadModelFromPartsViewsPayloads) {
+  onnx::ModelProto original = RichWithRawWeights(8192);
+  onnx::ModelProto slim = original;
+  auto payload =
+      std::make_shared<std::string>(std::move(*slim.mutable_graph()->mutable_initializer(2)->mutable_raw_data()));
+  slim.mutable_graph()->mutable_initializer(2)->clear_raw_data();
+  auto bytes = std::make_shared<std::string>(slim.SerializeAsString());
+  std::string_view payload_view = *payload;
+  auto model = LoadModelFromParts(bytes, *bytes, {{2, payload, payload_view}});
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  const Tensor* w = (*model)->graph().FindValue("w")->initializer();
+  EXPECT_EQ(w->raw_bytes().data(), payload_view.data());
+  EXPECT_EQ(w->owner(), payload);
+  payload.reset();  // the model holds it
+  EXPECT_TRUE(Equal(ExportModel(**model), original));
+
+  // Wrong parts: an index past the initializers, and a part for a tensor with raw_data.
+  auto past = LoadModelFromParts(bytes, *bytes, {{3, nullptr, payload_view}});
+  EXPECT_FALSE(past.ok());
+  EXPECT_NE(past.status().message().find("initializer #3"), std::string::npos) << past.status().message();
+  auto twice = LoadModelFromParts(bytes, *bytes, {{0, nullptr, "0123456789abcdef"}});
+  EXPECT_FALSE(twice.ok());
+  EXPECT_NE(twice.status().message().find("'bias'"), std::string::npos) << twice.status().message();
+  // A payload of the wrong size is refused as a raw_data of that size would be.
+  auto short_part = LoadModelFromParts(bytes, *bytes, {{2, nullptr, payload_view.substr(4)}});
+  EXPECT_FALSE(short_part.ok());
+}
+
+// Given:   a model with a 16 B and a 32 KiB raw initializer
+// Execute: SaveModelDetached(model, 16 KiB)
+// Result:  only the big payload is apart, viewing the tensor's bytes; setting it back as
+//          raw_data gives exactly SaveModelToBytes's model
+TEST(RoundTrip, SaveModelDetachedRoundTrips) {
+  onnx::ModelProto original = RichWithRawWeights(8192);
+  auto model = LoadModelFromBytes(original.SerializeAsString());
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  auto detached = SaveModelDetached(**model, 16 * 1024);
+  ASSERT_TRUE(detached.ok()) << detached.status().message();
+  ASSERT_EQ(detached->parts.size(), 1u);
+  EXPECT_EQ(detached->parts[0].index, 2);
+  const Tensor* w = (*model)->graph().FindValue("w")->initializer();
+  EXPECT_EQ(detached->parts[0].bytes.data(), w->raw_bytes().data());
+  EXPECT_EQ(detached->parts[0].owner, w->owner());
+  onnx::ModelProto rebuilt;
+  ASSERT_TRUE(rebuilt.ParseFromString(detached->bytes));
+  EXPECT_FALSE(rebuilt.graph().initializer(2).has_raw_data());
+  EXPECT_TRUE(rebuilt.graph().initializer(0).has_raw_data());
+  rebuilt.mutable_graph()->mutable_initializer(2)->set_raw_data(std::string(detached->parts[0].bytes));
+  EXPECT_TRUE(Equal(rebuilt, original));
+  // And the slim bytes with that payload load back to the same model.
+  auto again = LoadModelFromParts(nullptr, detached->bytes, {detached->parts[0]});
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_TRUE(Equal(ExportModel(**again), original));
+  // min_bytes 0 takes every raw payload apart, none of the typed-field tensors ("axes").
+  auto all = SaveModelDetached(**model, 0);
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->parts.size(), 2u);
+  EXPECT_EQ(all->parts[0].index, 0);
+  EXPECT_EQ(all->parts[1].index, 2);
 }
 
 TEST(RoundTrip, FileSaveLoadKeepsWeightsMappedAndEqual) {
