@@ -69,13 +69,12 @@ class RewriteConstantScatterNDPass : public PatternPass {
           // D[:k] must be static; the rest may be anything.
           int64_t positions = 1;
           for (int64_t i = 0; i < k; ++i) {
-            if (dims[i] < 0)
-              return Refuse(absl::StrCat("dimension ", i, " of its data is not static"));
+            if (dims[i] < 0) return Refuse(absl::StrCat("dimension ", i, " of its data is not static"));
             plan.prefix.push_back(dims[i]);
             positions *= dims[i];
             if (positions > max_elements)
-              return Refuse(absl::StrCat("the indexed part of its data has more than max-elements=", max_elements,
-                                         " elements"));
+              return Refuse(
+                  absl::StrCat("the indexed part of its data has more than max-elements=", max_elements, " elements"));
           }
           plan.mask.assign(positions, 0);
           plan.map.assign(positions, 0);

@@ -504,6 +504,9 @@ class Checker {
       else if (op == "ReduceMean" && m.when == "channels-first-layernorm") step = Step::kCanonicalLayerNorm;
       else if (op == "ScatterND" && absl::StartsWith(m.when, "attribute:reduction")) step = Step::kLowerScatterND;
       else if (op == "ScatterND" && m.when == "constant-scatter-after-gemm") step = Step::kRewriteConstantScatterND;
+      else if (op == "ScatterND" && m.when.empty() && n.num_inputs() >= 3 && IsConstant(n.input(1)) &&
+               (!n.FindAttribute("reduction") || n.FindAttribute("reduction")->proto().s() == "none"))
+        step = Step::kRewriteConstantScatterND;  // a selection needs no ScatterND (it may refuse: then named)
       else if ((op == "Shape" || op == "Size") && p_.static_shapes) {
         if (o_.inputs_with_shapes.empty())
           no_fix = "give --input-shapes: with static inputs, simplify folds shape arithmetic";

@@ -373,6 +373,25 @@ def test_rknn2_constant_scatter_after_gemm_becomes_where(run_cli, tmp_path, orac
     run_cli("check", "--target", "rknn2", tmp_path / "rt.onnx")
 
 
+def test_nncase_constant_scatternd_becomes_where(run_cli, tmp_path, oracle):
+    """nncase 1.9 has no ScatterND (measured) but compiles the selection (measured on the
+    same model): a constant-index ScatterND is rewritten, one with runtime rows stays named."""
+    rng = np.random.default_rng(2)
+    feeds = {"x": rng.standard_normal((6, 8)).astype(np.float32), "v": rng.standard_normal((3, 8)).astype(np.float32)}
+    onnx.save(_scatter_after("MatMul", np.array([[0], [2], [5]], np.int64)), tmp_path / "m.onnx")
+    proc = run_cli(
+        "--target", "nncase-k210", "--input-shapes", "x:6x8;v:3x8", tmp_path / "m.onnx", "-o", tmp_path / "o.onnx"
+    )
+    assert "rewrite-constant-scatternd" in proc.stderr, proc.stderr
+    out = onnx.load(tmp_path / "o.onnx")
+    assert "ScatterND" not in oracle.op_histogram(out)
+    run_cli("check", "--target", "nncase-k210", tmp_path / "o.onnx")
+    oracle.assert_equivalent(tmp_path / "m.onnx", out, inputs=feeds, rtol=0, atol=0)
+    onnx.save(_scatter_after("MatMul", None), tmp_path / "rt.onnx")
+    report = json.loads(run_cli("check", "--target", "nncase-k210", "--json", tmp_path / "rt.onnx", expect_rc=1).stdout)
+    assert [b["fixable"] for b in report["blockers"] if b["op"] == "ScatterND"] == [False], report
+
+
 def test_rknn2_names_dropped_outputs(run_cli, tmp_path):
     """rknn-toolkit2 2.5 drops a graph output that copies another output, and a constant
     output (measured): check --target names them, --target writes nothing; a copy of an
