@@ -60,6 +60,10 @@ std::string TargetsMarkdown() {
     fact(absl::StrCat("int64: ", p.int64), p.int64_source);
     fact(p.external_data ? "external data accepted" : "weights must be inline", p.external_data_source);
     if (p.value_info_everywhere) fact("value_info on every tensor", p.value_info_source);
+    if (!p.output_copies || !p.output_constants)
+      fact(absl::StrCat("graph outputs: ", p.output_copies ? "" : "no copies of another output",
+                        !p.output_copies && !p.output_constants ? ", " : "", p.output_constants ? "" : "no constants"),
+           p.outputs_source);
     fact(absl::StrCat("custom domains: ", p.custom_domains ? "yes" : "no",
                       ", local functions: ", p.local_functions ? "yes" : "no"),
          p.custom_source);
@@ -101,6 +105,10 @@ int CmdTargets(const std::vector<std::string>& args) {
               << p->scatternd_source << "\n";
     std::cout << "  " << IfLoopText(*p) << ": " << p->control_flow_source << "\n";
     std::cout << "  static shapes " << (p->static_shapes ? "needed" : "not needed") << ": " << p->shapes_source << "\n";
+    if (!p->output_copies || !p->output_constants)
+      std::cout << "  graph outputs: " << (p->output_copies ? "" : "no copies of another output")
+                << (!p->output_copies && !p->output_constants ? ", " : "")
+                << (p->output_constants ? "" : "no constants") << ": " << p->outputs_source << "\n";
     for (const auto& m : p->missing)
       std::cout << "  lacks " << absl::StrJoin(m.ops, ", ") << (m.when.empty() ? "" : " when " + m.when) << ": "
                 << m.source << "\n";

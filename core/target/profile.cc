@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -125,15 +126,30 @@ StatusOr<Form> ParseForm(TableReader& r) {
 
 Status CheckWhen(const std::string& when, TableReader& r) {
   if (when.empty() || when == "unknown-rank-output" || when == "unknown-rank-branch-output" ||
-      when == "mixed-precision-layernorm" || when == "channels-first-layernorm")
+      when == "mixed-precision-layernorm" || when == "channels-first-layernorm" ||
+      when == "constant-scatter-after-gemm")
     return absl::OkStatus();
-  for (const char* prefix : {"attribute:", "dtype:", "rank>", "rank<", "dynamic-input:"}) {
+  for (const char* prefix : {"attribute:", "dtype:", "rank>", "rank<", "dynamic-input:", "compute-dtype:"}) {
     if (when.rfind(prefix, 0) == 0 && when.size() > std::string(prefix).size()) return absl::OkStatus();
   }
+  if (when.rfind("dim:", 0) == 0) {  // dim:I:A>N
+    std::string spec = when.substr(4);
+    size_t colon = spec.find(':'), gt = spec.find('>');
+    int64_t i = -1, a = -1, n = -1;
+    if (colon != std::string::npos && gt != std::string::npos && gt > colon &&
+        absl::SimpleAtoi(spec.substr(0, colon), &i) && absl::SimpleAtoi(spec.substr(colon + 1, gt - colon - 1), &a) &&
+        absl::SimpleAtoi(spec.substr(gt + 1), &n) && i >= 0 && a >= 0)
+      return absl::OkStatus();
+  }
+  if (when.rfind("input:", 0) == 0) {
+    int64_t i = -1;
+    if (absl::SimpleAtoi(when.substr(6), &i) && i >= 0) return absl::OkStatus();
+  }
   return r.Error("when", absl::StrCat("'", when,
-                                      "' (want attribute:NAME, attribute:NAME=V, dtype:TYPE, rank>N, rank<N, "
-                                      "dynamic-input:I, unknown-rank-output, unknown-rank-branch-output or "
-                                      "mixed-precision-layernorm or channels-first-layernorm)"));
+                                      "' (want attribute:NAME, attribute:NAME=V, dtype:TYPE, compute-dtype:TYPE, "
+                                      "rank>N, rank<N, dim:I:A>N, input:I, dynamic-input:I, unknown-rank-output, "
+                                      "unknown-rank-branch-output, mixed-precision-layernorm, "
+                                      "channels-first-layernorm or constant-scatter-after-gemm)"));
 }
 
 }  // namespace
@@ -259,6 +275,12 @@ StatusOr<Profile> ParseProfile(const std::string& toml_text, const std::string& 
   OS_ASSIGN_OR_RETURN(p.custom_source, custom.SourceOf());
   OS_RETURN_IF_ERROR(custom.CheckNoUnknownKeys());
 
+  TableReader outputs = sub("outputs");
+  OS_ASSIGN_OR_RETURN(p.output_copies, outputs.Bool("copies", false, true));
+  OS_ASSIGN_OR_RETURN(p.output_constants, outputs.Bool("constants", false, true));
+  OS_ASSIGN_OR_RETURN(p.outputs_source, outputs.SourceOf());
+  OS_RETURN_IF_ERROR(outputs.CheckNoUnknownKeys());
+
   top.String("missing", false).IgnoreError();
   if (const toml::node* m = root.get("missing")) {
     const toml::array* entries = m->as_array();
@@ -279,6 +301,9 @@ StatusOr<Profile> ParseProfile(const std::string& toml_text, const std::string& 
       OS_ASSIGN_OR_RETURN(op.domain, r.String("domain", false));
       OS_ASSIGN_OR_RETURN(op.when, r.String("when", false));
       OS_RETURN_IF_ERROR(CheckWhen(op.when, r));
+      if (std::find(op.ops.begin(), op.ops.end(), "*") != op.ops.end() && (op.ops.size() != 1 || op.when.empty()))
+        return r.Error("ops",
+                       "'*' (every op) stands alone and needs a `when` (a target lacking every op is no target)");
       OS_ASSIGN_OR_RETURN(op.source, r.SourceOf());
       OS_RETURN_IF_ERROR(r.CheckNoUnknownKeys());
       p.missing.push_back(std::move(op));

@@ -35,6 +35,13 @@ struct Source {
 //                               computed on Cast(float16/bfloat16 x) and subtracted from it
 //   when = "channels-first-layernorm" (on ReduceMean) the mean of a hand-written LayerNorm
 //                               over axes that exclude the last one (NCHW channels)
+//   when = "dim:I:A>N"          dim A of input I is static and above N (LSTM's batch: dim:0:1>1)
+//   when = "input:I"            input I is given (an optional input, or axes given as an input)
+//   when = "compute-dtype:TYPE" the node computes in TYPE: an output of element type TYPE
+//                               (Cast, CastLike and Constant compute nothing and never match)
+//   when = "constant-scatter-after-gemm" (on ScatterND) constant indices, and data computed by
+//                               a Gemm
+// ops = ["*"] matches every op of the domain (with a `when`: a dtype the target cannot compute).
 struct MissingOp {
   std::vector<std::string> ops;
   std::string domain;  // "" = ai.onnx
@@ -87,6 +94,13 @@ struct Profile {
   std::vector<std::string> known_domains;
   bool local_functions = false;
   std::string custom_source;
+
+  // Graph outputs the runtime keeps: a copy (Identity, or a chain of them) of another graph
+  // output, and a constant output (an initializer or a Constant's value), are dropped by
+  // some converters without an error.
+  bool output_copies = true;
+  bool output_constants = true;
+  std::string outputs_source;
 
   std::vector<MissingOp> missing;
   std::string origin;  // "built-in" or the file it was read from

@@ -125,6 +125,55 @@ bool Holds(const Node& n, const std::string& when, const passes::InferredTypes& 
       return true;
     });
   }
+  if (absl::StartsWith(when, "dim:")) {
+    std::string spec = when.substr(4);
+    size_t colon = spec.find(':'), gt = spec.find('>');
+    int64_t i = 0, axis = 0, limit = 0;
+    if (colon == std::string::npos || gt == std::string::npos || !absl::SimpleAtoi(spec.substr(0, colon), &i) ||
+        !absl::SimpleAtoi(spec.substr(colon + 1, gt - colon - 1), &axis) ||
+        !absl::SimpleAtoi(spec.substr(gt + 1), &limit))
+      return false;
+    if (i < 0 || static_cast<size_t>(i) >= n.num_inputs() || !n.input(i)) return false;
+    const Value* v = n.input(i);
+    if (!v->type() || !v->type()->has_tensor_type() || !v->type()->tensor_type().has_shape()) return false;
+    const auto& shape = v->type()->tensor_type().shape();
+    if (axis < 0 || axis >= shape.dim_size() || !shape.dim(axis).has_dim_value()) return false;
+    const int64_t d = shape.dim(axis).dim_value();
+    if (d <= limit) return false;
+    *detail = absl::StrCat("input ", i, " '", v->name(), "' has dim ", axis, " = ", d);
+    return true;
+  }
+  if (absl::StartsWith(when, "input:")) {
+    int64_t i = 0;
+    if (!absl::SimpleAtoi(when.substr(6), &i) || i < 0 || static_cast<size_t>(i) >= n.num_inputs() || !n.input(i))
+      return false;
+    *detail = absl::StrCat("input ", i, " '", n.input(i)->name(), "' is given");
+    return true;
+  }
+  if (absl::StartsWith(when, "compute-dtype:")) {
+    // Conversions and constants compute nothing; every other op computes in its outputs' type.
+    if (n.Is("Cast") || n.Is("CastLike") || n.Is("Constant")) return false;
+    std::string want = absl::AsciiStrToLower(when.substr(14));
+    for (const Value* v : n.outputs()) {
+      if (!v) continue;
+      int32_t t = types.ElemType(v);
+      if (t == 0 || ElemTypeName(t) != want) continue;
+      *detail = absl::StrCat("computes '", v->name(), "' in ", want);
+      return true;
+    }
+    return false;
+  }
+  if (when == "constant-scatter-after-gemm") {
+    // ScatterND(data, indices, updates) with constant indices whose data a Gemm computes
+    // (rknn-toolkit2 builds a Gemm as a conv, and its conv rules then fail on the slices it
+    // makes of a constant-index ScatterND; after MatMul or Conv it builds).
+    if (!n.Is("ScatterND") || n.num_inputs() < 3 || !IsConstant(n.input(1)) || !n.input(0)) return false;
+    const Node* producer = n.input(0)->producer();
+    if (!producer || !producer->Is("Gemm")) return false;
+    *detail =
+        absl::StrCat("constant indices '", n.input(1)->name(), "', data computed by Gemm '", NodeName(*producer), "'");
+    return true;
+  }
   if (absl::StartsWith(when, "dynamic-input:")) {
     int64_t i = 0;
     if (!absl::SimpleAtoi(when.substr(14), &i) || i < 0 || static_cast<size_t>(i) >= n.num_inputs() || !n.input(i))
@@ -226,6 +275,35 @@ std::string ShapeText(const Value& v) {
   return absl::StrCat("[", absl::StrJoin(dims, ","), "]");
 }
 
+// The opset before the version of `n`'s op in force at its graph's opset (ReduceSum-13 ->
+// 12), or -1 without a schema.
+int64_t OpsetBeforeForm(const Node& n) {
+  const auto* schema = onnx::OpSchemaRegistry::Schema(
+      n.op_type(), static_cast<int>(n.graph()->OpsetVersion(n.domain())), std::string(CanonicalDomain(n.domain())));
+  return schema ? schema->SinceVersion() - 1 : -1;
+}
+
+// The opset convert-opset must reach for every `input:I` fact that holds in the model: the
+// one before the form that takes the input (-1 when none holds).
+int64_t OpsetBeforeForms(const Profile& p, const Model& model) {
+  int64_t goal = -1;
+  for (Graph* g : model.AllGraphs()) {
+    for (Node* n : g->nodes()) {
+      if (!CanonicalDomain(n->domain()).empty()) continue;
+      for (const MissingOp& m : p.missing) {
+        if (!absl::StartsWith(m.when, "input:") || !CanonicalDomain(m.domain).empty()) continue;
+        if (std::find(m.ops.begin(), m.ops.end(), n->op_type()) == m.ops.end()) continue;
+        int64_t i = 0;
+        if (!absl::SimpleAtoi(m.when.substr(6), &i) || static_cast<size_t>(i) >= n->num_inputs() || !n->input(i))
+          continue;
+        int64_t before = OpsetBeforeForm(*n);
+        if (before >= 1 && (goal < 0 || before < goal)) goal = before;
+      }
+    }
+  }
+  return goal;
+}
+
 class Checker {
  public:
   Checker(const Model& model, const Profile& p, const CheckOptions& o) : model_(model), p_(p), o_(o), types_(&model) {}
@@ -234,6 +312,7 @@ class Checker {
     ModelLevel();
     for (Graph* g : model_.AllGraphs())
       for (Node* n : g->nodes()) NodeLevel(*n);
+    Outputs();
     Shapes();
     return std::move(report_);
   }
@@ -407,7 +486,8 @@ class Checker {
     }
     for (const MissingOp& m : p_.missing) {
       if (CanonicalDomain(m.domain) != CanonicalDomain(n.domain())) continue;
-      if (std::find(m.ops.begin(), m.ops.end(), op) == m.ops.end()) continue;
+      const bool every_op = m.ops.size() == 1 && m.ops[0] == "*";
+      if (!every_op && std::find(m.ops.begin(), m.ops.end(), op) == m.ops.end()) continue;
       std::string detail;
       if (!Holds(n, m.when, types_, &detail)) continue;
       Step step = Step::kNone;
@@ -423,14 +503,61 @@ class Checker {
       else if (op == "ReduceMean" && m.when == "mixed-precision-layernorm") step = Step::kFixLayerNorm;
       else if (op == "ReduceMean" && m.when == "channels-first-layernorm") step = Step::kCanonicalLayerNorm;
       else if (op == "ScatterND" && absl::StartsWith(m.when, "attribute:reduction")) step = Step::kLowerScatterND;
+      else if (op == "ScatterND" && m.when == "constant-scatter-after-gemm") step = Step::kRewriteConstantScatterND;
+      else if (op == "ScatterND" && m.when.empty() && n.num_inputs() >= 3 && IsConstant(n.input(1)) &&
+               (!n.FindAttribute("reduction") || n.FindAttribute("reduction")->proto().s() == "none"))
+        step = Step::kRewriteConstantScatterND;  // a selection needs no ScatterND (it may refuse: then named)
       else if ((op == "Shape" || op == "Size") && p_.static_shapes) {
         if (o_.inputs_with_shapes.empty())
           no_fix = "give --input-shapes: with static inputs, simplify folds shape arithmetic";
         else step = Step::kSimplify;
       } else if (op == "If" && IsConstant(n.input(0))) step = Step::kSimplify;
+      else if (absl::StartsWith(m.when, "input:")) {
+        // The op's earlier form takes no such input (ReduceSum before 13: axes an attribute).
+        int64_t before = OpsetBeforeForm(n);
+        if (before >= p_.opset_min) step = Step::kConvertOpsetBeforeForm;
+        else
+          no_fix = absl::StrCat("the form of ", op, " without input ", m.when.substr(6), " is older than opset ",
+                                before + 1, ", outside the target's opsets ", p_.opset_min, "..", p_.opset_max);
+      } else if (every_op && absl::StartsWith(m.when, "compute-dtype:"))
+        no_fix = absl::StrCat("onnxsurgeon does not widen a model's compute type; export it in another type than ",
+                              m.when.substr(14));
       Block(&n, detail.empty() ? op : absl::StrCat(op, " (", detail, ")"),
-            Fact(absl::StrCat("lacks ", op, m.when.empty() ? "" : absl::StrCat(" when ", m.when))), m.source, step,
-            no_fix);
+            Fact(absl::StrCat("lacks ", every_op ? "every op" : op,
+                              m.when.empty() ? "" : absl::StrCat(" when ", m.when))),
+            m.source, step, no_fix);
+    }
+  }
+
+  // Graph outputs the runtime drops silently: copies of another output, and constants.
+  void Outputs() {
+    if (p_.output_copies && p_.output_constants) return;
+    const Graph& g = model_.graph();
+    std::set<const Value*> outputs(g.outputs().begin(), g.outputs().end());
+    for (const Value* v : g.outputs()) {
+      if (!v) continue;
+      Finding f;
+      f.node = v->name();
+      f.where = "graph output";
+      f.source = p_.outputs_source;
+      f.step = Step::kNone;
+      if (!p_.output_constants && IsConstant(v)) {
+        f.reason = absl::StrCat("graph output '", v->name(), "' is a constant");
+        f.fact = Fact("no constant graph outputs (dropped from the compiled model)");
+        f.fix = "none: a constant output is not computed; take its value from the model instead";
+        report_.blockers.push_back(std::move(f));
+        continue;
+      }
+      if (p_.output_copies) continue;
+      // Follow Identity copies back to what they copy.
+      const Value* src = v;
+      while (src->producer() && src->producer()->Is("Identity") && src->producer()->input(0))
+        src = src->producer()->input(0);
+      if (src == v || !outputs.count(src)) continue;
+      f.reason = absl::StrCat("graph output '", v->name(), "' is a copy of graph output '", src->name(), "'");
+      f.fact = Fact("no graph output that copies another one (dropped from the compiled model)");
+      f.fix = absl::StrCat("none: the copy is the same tensor; read '", src->name(), "' instead");
+      report_.blockers.push_back(std::move(f));
     }
   }
 
@@ -503,6 +630,12 @@ std::string StepText(Step step, const Profile& p, const Model& model, const std:
         return absl::StrCat("convert-opset(opset=", goal, ",ml-opset=", p.ml_opset_max, ")");
       return absl::StrCat("convert-opset=", goal);
     }
+    case Step::kConvertOpsetBeforeForm: {
+      int64_t goal = std::clamp<int64_t>(model.OpsetVersion(""), p.opset_min, p.opset_max);
+      int64_t before = OpsetBeforeForms(p, model);
+      if (before >= p.opset_min) goal = std::min(goal, before);
+      return absl::StrCat("convert-opset=", goal);
+    }
     case Step::kDecomposeLayerNorm: return "decompose-layernorm";
     case Step::kRewriteGelu: return "rewrite-gelu";
     case Step::kRewriteErf: return "rewrite-erf";
@@ -514,6 +647,7 @@ std::string StepText(Step step, const Profile& p, const Model& model, const std:
     // before it: once typed, both are often identities (onnx2tf mistranslated them, measured).
     case Step::kRewriteCastLike: return "rewrite-castlike,strip-identity-cast";
     case Step::kLowerScatterND: return "lower-scatternd-reduction";
+    case Step::kRewriteConstantScatterND: return "rewrite-constant-scatternd";
     case Step::kSetInputShape:
       return input_shapes.empty() ? "set-input-shape" : absl::StrCat("set-input-shape(shapes=", input_shapes, ")");
     case Step::kSimplify: return "infer-shapes(reset=true),simplify";

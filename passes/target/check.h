@@ -25,6 +25,7 @@ enum class Step {
   kCanonicalLayerNorm,  // fuse to LayerNormalization (Transposes for channels-first), then decompose if the profile
                         // wants
   kConvertOpset,
+  kConvertOpsetBeforeForm,  // below the opset whose form of an op the target refuses (ReduceSum-13's axes input)
   kDecomposeLayerNorm,
   kRewriteGelu,
   kRewriteErf,
@@ -32,6 +33,7 @@ enum class Step {
   kRewriteGlobalPool,
   kDropReshapeAllowzero,
   kLowerScatterND,
+  kRewriteConstantScatterND,
   kSetInputShape,
   kExtractConstants,
   kSimplify,  // with infer-shapes(reset=true) first: fold If, shape arithmetic, stale types

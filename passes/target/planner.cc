@@ -14,7 +14,12 @@ namespace {
 constexpr int kMaxRounds = 6;
 
 // Steps that may run again in a later round (their effect depends on what changed since).
-bool Repeatable(Step s) { return s == Step::kSimplify || s == Step::kAnnotateShapes || s == Step::kRewriteCastLike; }
+// (rewrite-constant-scatternd needs the indexed dims static, which set-input-shape may only
+// make so in a later round.)
+bool Repeatable(Step s) {
+  return s == Step::kSimplify || s == Step::kAnnotateShapes || s == Step::kRewriteCastLike ||
+         s == Step::kRewriteConstantScatterND;
+}
 
 Status RemainingError(const Profile& profile, const CheckReport& report, const std::vector<std::string>& plan) {
   std::vector<std::string> lines;

@@ -252,3 +252,42 @@ def test_aten_fallback_of_the_corpus_export_matches_torch(opset, corpus, oracle)
     oracle.assert_outputs_close(
         oracle.run_model(rewritten, model.inputs), model.expected, rtol=model.rtol, atol=model.atol
     )
+
+
+@pytest.mark.parametrize(
+    "data_shape, indices",
+    [
+        ((6, 8), [[0], [2], [-1]]),  # rows (k = 1), a negative index
+        ((3, 2), [[[2, 1]], [[0, 0]]]),  # elements (k = rank), two levels of tuples: GatherND
+        ((2, 3, 4), [[1, 2], [0, 0], [1, 0]]),  # slices of the last axis (k = 2)
+        ((4, 5), [[3, 4], [0, 1], [2, 2], [1, 0]]),  # elements, one level: Gather
+    ],
+)
+def test_rewrite_constant_scatternd_is_bit_exact(data_shape, indices, oracle):
+    """rewrite-constant-scatternd selects, it computes nothing: onnxruntime gives the same
+    bits for ScatterND and for Where(mask, Gather(updates, map), data), NaN and inf
+    included."""
+    idx = np.array(indices, np.int64)
+    updates_shape = idx.shape[:-1] + data_shape[idx.shape[-1] :]
+    g = helper.make_graph(
+        [helper.make_node("ScatterND", ["d", "i", "u"], ["y"])],
+        "g",
+        [
+            helper.make_tensor_value_info("d", TensorProto.FLOAT, list(data_shape)),
+            helper.make_tensor_value_info("u", TensorProto.FLOAT, list(updates_shape)),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(data_shape))],
+        [numpy_helper.from_array(idx, "i")],
+    )
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 16)])
+    model.ir_version = 8
+    rewritten = osg.run(model, "rewrite-constant-scatternd")
+    assert "ScatterND" not in oracle.op_histogram(rewritten) and "Where" in oracle.op_histogram(rewritten)
+    rng = np.random.default_rng(0)
+    d = rng.standard_normal(data_shape).astype(np.float32)
+    u = rng.standard_normal(updates_shape).astype(np.float32)
+    d.flat[0], u.flat[-1] = np.nan, np.inf
+    want = oracle.run_model(model, {"d": d, "u": u})
+    got = oracle.run_model(rewritten, {"d": d, "u": u})
+    np.testing.assert_array_equal(got["y"], want["y"])
+    assert np.isinf(got["y"]).any() and np.isnan(got["y"]).any() == np.isnan(want["y"]).any()

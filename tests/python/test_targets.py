@@ -298,9 +298,9 @@ def test_local_function_and_stray_import_for_openvino(run_cli, tmp_path, oracle)
     oracle.assert_equivalent(tmp_path / "m.onnx", out, inputs={"x": np.array([1, 2], np.float32)})
 
 
-def test_rknn2_refuses_scatternd_trt_lowers_it(run_cli, tmp_path, oracle):
-    """rknn-toolkit2 2.5's build crashed on every ScatterND model measured (as exported and
-    lowered): rknn2 names the blocker and never lowers; TensorRT 8.6 lowers the reduction."""
+def test_rknn2_keeps_scatternd_add_trt_lowers_it(run_cli, tmp_path, oracle):
+    """rknn-toolkit2 2.5 computes ScatterND add correctly (measured): rknn2 accepts it as is
+    and never lowers it (the lowered form breaks its build); TensorRT 8.6 lowers it."""
     g = helper.make_graph(
         [helper.make_node("ScatterND", ["d", "i", "u"], ["y"], reduction="add")],
         "g",
@@ -314,16 +314,158 @@ def test_rknn2_refuses_scatternd_trt_lowers_it(run_cli, tmp_path, oracle):
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     m.ir_version = 8
     onnx.save(m, tmp_path / "m.onnx")
-    proc = run_cli("--target", "rknn2", tmp_path / "m.onnx", "-o", tmp_path / "r.onnx", expect_rc=1)
-    assert "lacks ScatterND" in proc.stderr and "IndexError" in proc.stderr, proc.stderr
-    assert "lower-scatternd-reduction" not in proc.stderr
-    assert not (tmp_path / "r.onnx").exists()
+    run_cli("check", "--target", "rknn2", tmp_path / "m.onnx")
+    proc = run_cli("--target", "rknn2", tmp_path / "m.onnx", "-o", tmp_path / "r.onnx")
+    assert "nothing to do" in proc.stderr and "lower-scatternd-reduction" not in proc.stderr
     proc = run_cli("--target", "trt-8.6", tmp_path / "m.onnx", "-o", tmp_path / "t.onnx")
     assert "lower-scatternd-reduction" in proc.stderr
     out = onnx.load(tmp_path / "t.onnx")
     assert not any(a.name == "reduction" and a.s != b"none" for n in out.graph.node for a in n.attribute)
     feeds = {"d": np.zeros(4, np.float32), "u": np.array([1, 2], np.float32)}
     oracle.assert_equivalent(tmp_path / "m.onnx", out, inputs=feeds)
+
+
+def _scatter_after(op: str, indices: np.ndarray | None) -> onnx.ModelProto:
+    """x[rows] = v after a Linear (index_put's first half): Gemm or MatMul, then ScatterND
+    with constant rows (or rows as an input when indices is None)."""
+    rng = np.random.default_rng(0)
+    inits = [onnx.numpy_helper.from_array(rng.standard_normal((8, 8)).astype(np.float32), "w")]
+    inputs = [
+        helper.make_tensor_value_info("x", TensorProto.FLOAT, [6, 8]),
+        helper.make_tensor_value_info("v", TensorProto.FLOAT, [3, 8]),
+    ]
+    if indices is None:
+        inputs.append(helper.make_tensor_value_info("rows", TensorProto.INT64, [3, 1]))
+    else:
+        inits.append(onnx.numpy_helper.from_array(indices, "rows"))
+    g = helper.make_graph(
+        [helper.make_node(op, ["x", "w"], ["h"]), helper.make_node("ScatterND", ["h", "rows", "v"], ["y"])],
+        "g",
+        inputs,
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [6, 8])],
+        inits,
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 16)])
+    m.ir_version = 8
+    return m
+
+
+def test_rknn2_constant_scatter_after_gemm_becomes_where(run_cli, tmp_path, oracle):
+    """rknn-toolkit2 2.5's build crashes on a constant-index ScatterND after a Gemm
+    (measured, targets/probes/edge_models.py); --target rknn2 writes it as Where(mask,
+    Gather(v, map), h), exactly. After a MatMul, or with runtime rows, it is left alone."""
+    rng = np.random.default_rng(1)
+    feeds = {"x": rng.standard_normal((6, 8)).astype(np.float32), "v": rng.standard_normal((3, 8)).astype(np.float32)}
+    onnx.save(_scatter_after("Gemm", np.array([[0], [2], [-1]], np.int64)), tmp_path / "m.onnx")
+    proc = run_cli("check", "--target", "rknn2", tmp_path / "m.onnx", expect_rc=1)
+    assert "constant-scatter-after-gemm" in proc.stdout and "IndexError" in proc.stdout, proc.stdout
+    proc = run_cli("--target", "rknn2", tmp_path / "m.onnx", "-o", tmp_path / "o.onnx")
+    assert "rewrite-constant-scatternd" in proc.stderr, proc.stderr
+    out = onnx.load(tmp_path / "o.onnx")
+    hist = oracle.op_histogram(out)
+    assert "ScatterND" not in hist and hist.get("Where") == 1 and hist.get("Gather") == 1, hist
+    run_cli("check", "--target", "rknn2", tmp_path / "o.onnx")
+    oracle.assert_equivalent(tmp_path / "m.onnx", out, inputs=feeds, rtol=0, atol=0)
+
+    onnx.save(_scatter_after("MatMul", np.array([[0], [2], [5]], np.int64)), tmp_path / "mm.onnx")
+    run_cli("check", "--target", "rknn2", tmp_path / "mm.onnx")
+    onnx.save(_scatter_after("Gemm", None), tmp_path / "rt.onnx")
+    run_cli("check", "--target", "rknn2", tmp_path / "rt.onnx")
+
+
+def test_nncase_constant_scatternd_becomes_where(run_cli, tmp_path, oracle):
+    """nncase 1.9 has no ScatterND (measured) but compiles the selection (measured on the
+    same model): a constant-index ScatterND is rewritten, one with runtime rows stays named."""
+    rng = np.random.default_rng(2)
+    feeds = {"x": rng.standard_normal((6, 8)).astype(np.float32), "v": rng.standard_normal((3, 8)).astype(np.float32)}
+    onnx.save(_scatter_after("MatMul", np.array([[0], [2], [5]], np.int64)), tmp_path / "m.onnx")
+    proc = run_cli(
+        "--target", "nncase-k210", "--input-shapes", "x:6x8;v:3x8", tmp_path / "m.onnx", "-o", tmp_path / "o.onnx"
+    )
+    assert "rewrite-constant-scatternd" in proc.stderr, proc.stderr
+    out = onnx.load(tmp_path / "o.onnx")
+    assert "ScatterND" not in oracle.op_histogram(out)
+    run_cli("check", "--target", "nncase-k210", tmp_path / "o.onnx")
+    oracle.assert_equivalent(tmp_path / "m.onnx", out, inputs=feeds, rtol=0, atol=0)
+    onnx.save(_scatter_after("MatMul", None), tmp_path / "rt.onnx")
+    report = json.loads(run_cli("check", "--target", "nncase-k210", "--json", tmp_path / "rt.onnx", expect_rc=1).stdout)
+    assert [b["fixable"] for b in report["blockers"] if b["op"] == "ScatterND"] == [False], report
+
+
+def test_rknn2_names_dropped_outputs(run_cli, tmp_path):
+    """rknn-toolkit2 2.5 drops a graph output that copies another output, and a constant
+    output (measured): check --target names them, --target writes nothing; a copy of an
+    input is kept (measured), so it does not block."""
+
+    def model(nodes, outputs):
+        g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])], outputs)
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+        m.ir_version = 8
+        return m
+
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
+    z = helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 4])
+    relu = helper.make_node("Relu", ["x"], ["y"])
+    onnx.save(model([relu, helper.make_node("Identity", ["y"], ["z"])], [y, z]), tmp_path / "copy.onnx")
+    proc = run_cli("check", "--target", "rknn2", tmp_path / "copy.onnx", expect_rc=1)
+    assert "graph output 'z' is a copy of graph output 'y'" in proc.stdout, proc.stdout
+    proc = run_cli("--target", "rknn2", tmp_path / "copy.onnx", "-o", tmp_path / "o.onnx", expect_rc=1)
+    assert "blocker(s) remain" in proc.stderr and not (tmp_path / "o.onnx").exists()
+    const = helper.make_node("Constant", [], ["z"], value=onnx.numpy_helper.from_array(np.ones((1, 4), np.float32)))
+    onnx.save(model([relu, const], [y, z]), tmp_path / "const.onnx")
+    proc = run_cli("check", "--target", "rknn2", tmp_path / "const.onnx", expect_rc=1)
+    assert "graph output 'z' is a constant" in proc.stdout, proc.stdout
+    onnx.save(model([relu, helper.make_node("Identity", ["x"], ["z"])], [y, z]), tmp_path / "input.onnx")
+    run_cli("check", "--target", "rknn2", tmp_path / "input.onnx")
+
+
+def test_nncase_reducesum_axes_input_goes_to_opset_12(run_cli, tmp_path, oracle):
+    """nncase 1.9 reads ReduceSum-13's axes input as 'every axis' (measured): --target
+    nncase-k210 converts the model to opset 12, where axes is an attribute."""
+    g = helper.make_graph(
+        [helper.make_node("ReduceSum", ["x", "a"], ["y"], keepdims=1)],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 1])],
+        [onnx.numpy_helper.from_array(np.array([-1], np.int64), "a")],
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 7
+    onnx.save(m, tmp_path / "m.onnx")
+    proc = run_cli("check", "--target", "nncase-k210", tmp_path / "m.onnx", expect_rc=1)
+    assert "ReduceSum (input 1 'a' is given)" in proc.stdout and "convert-opset=12" in proc.stdout, proc.stdout
+    proc = run_cli("--target", "nncase-k210", tmp_path / "m.onnx", "-o", tmp_path / "o.onnx")
+    out = onnx.load(tmp_path / "o.onnx")
+    assert out.opset_import[0].version == 12
+    (rs,) = [n for n in out.graph.node if n.op_type == "ReduceSum"]
+    assert len(rs.input) == 1 and [a.ints for a in rs.attribute if a.name == "axes"] == [[-1]]
+    run_cli("check", "--target", "nncase-k210", tmp_path / "o.onnx")
+    feeds = {"x": np.random.default_rng(0).standard_normal((1, 4, 8)).astype(np.float32)}
+    oracle.assert_equivalent(tmp_path / "m.onnx", out, inputs=feeds)
+
+
+def test_nncase_names_float16_compute(run_cli, tmp_path):
+    """nncase 1.9 has no float16 compute (measured: 'type mismatch: [f32]->[f16]'): every op
+    computing in float16 is named, the Casts around them are not, and nothing fixes it."""
+    g = helper.make_graph(
+        [
+            helper.make_node("Cast", ["x"], ["h"], to=TensorProto.FLOAT16),
+            helper.make_node("Relu", ["h"], ["r"]),
+            helper.make_node("Cast", ["r"], ["y"], to=TensorProto.FLOAT),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 7
+    onnx.save(m, tmp_path / "m.onnx")
+    report = json.loads(run_cli("check", "--target", "nncase-k210", "--json", tmp_path / "m.onnx", expect_rc=1).stdout)
+    nodes = [b for b in report["blockers"] if b["op"]]  # (and the model-level value_info one, fixable)
+    assert [(b["op"], b["fixable"]) for b in nodes] == [("Relu", False)], report
+    assert "compute-dtype:float16" in nodes[0]["fact"]
+    proc = run_cli("--target", "nncase-k210", tmp_path / "m.onnx", "-o", tmp_path / "o.onnx", expect_rc=1)
+    assert "blocker(s) remain" in proc.stderr and not (tmp_path / "o.onnx").exists()
 
 
 def test_if_on_runtime_condition_blocks_rknn2(run_cli, tmp_path):
@@ -353,7 +495,7 @@ def test_if_on_runtime_condition_blocks_rknn2(run_cli, tmp_path):
     onnx.save(m, tmp_path / "m.onnx")
     proc = run_cli("check", "--target", "rknn2", tmp_path / "m.onnx", expect_rc=1)
     assert "If whose condition is computed at run time" in proc.stdout
-    assert "If only with a constant condition" in proc.stdout
+    assert "rknn2: no If" in proc.stdout
     proc = run_cli("--target", "rknn2", tmp_path / "m.onnx", "-o", tmp_path / "o.onnx", expect_rc=1)
     assert "blocker(s) remain" in proc.stderr and not (tmp_path / "o.onnx").exists()
 
