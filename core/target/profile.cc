@@ -125,15 +125,18 @@ StatusOr<Form> ParseForm(TableReader& r) {
 
 Status CheckWhen(const std::string& when, TableReader& r) {
   if (when.empty() || when == "unknown-rank-output" || when == "unknown-rank-branch-output" ||
-      when == "mixed-precision-layernorm" || when == "channels-first-layernorm")
+      when == "mixed-precision-layernorm" || when == "channels-first-layernorm" ||
+      when == "channel-axis-equals-spatial" || when == "square-ncw-input" || when == "vector-minuend")
     return absl::OkStatus();
-  for (const char* prefix : {"attribute:", "dtype:", "rank>", "rank<", "dynamic-input:"}) {
+  for (const char* prefix : {"attribute:", "dtype:", "rank>", "rank<", "dynamic-input:", "inserts-unit-dims:"}) {
     if (when.rfind(prefix, 0) == 0 && when.size() > std::string(prefix).size()) return absl::OkStatus();
   }
-  return r.Error("when", absl::StrCat("'", when,
-                                      "' (want attribute:NAME, attribute:NAME=V, dtype:TYPE, rank>N, rank<N, "
-                                      "dynamic-input:I, unknown-rank-output, unknown-rank-branch-output or "
-                                      "mixed-precision-layernorm or channels-first-layernorm)"));
+  return r.Error(
+      "when", absl::StrCat("'", when,
+                           "' (want attribute:NAME, attribute:NAME=V, dtype:TYPE, rank>N, rank<N, "
+                           "dynamic-input:I, inserts-unit-dims:N, unknown-rank-output, unknown-rank-branch-output or "
+                           "mixed-precision-layernorm, channels-first-layernorm, channel-axis-equals-spatial, "
+                           "square-ncw-input or vector-minuend)"));
 }
 
 }  // namespace

@@ -35,6 +35,13 @@ struct Source {
 //                               computed on Cast(float16/bfloat16 x) and subtracted from it
 //   when = "channels-first-layernorm" (on ReduceMean) the mean of a hand-written LayerNorm
 //                               over axes that exclude the last one (NCHW channels)
+//   when = "channel-axis-equals-spatial" axis=1 over a rank-4 tensor whose dim 1 equals
+//                               dim 2 or 3 (static): NCHW vs NHWC cannot be told apart
+//   when = "vector-minuend"      (on Sub) a constant first input of rank >= 1 below the
+//                               second's rank
+//   when = "square-ncw-input"    input 0 of rank 3 whose dims 1 and 2 are one static size
+//   when = "inserts-unit-dims:N" (on Reshape) a constant-shape Reshape whose output, of rank
+//                               N or more, is its input with only unit dims inserted
 struct MissingOp {
   std::vector<std::string> ops;
   std::string domain;  // "" = ai.onnx

@@ -14,7 +14,10 @@ namespace {
 constexpr int kMaxRounds = 6;
 
 // Steps that may run again in a later round (their effect depends on what changed since).
-bool Repeatable(Step s) { return s == Step::kSimplify || s == Step::kAnnotateShapes || s == Step::kRewriteCastLike; }
+bool Repeatable(Step s) {
+  return s == Step::kSimplify || s == Step::kAnnotateShapes || s == Step::kRewriteCastLike ||
+         s == Step::kReshapeToUnsqueeze;
+}
 
 Status RemainingError(const Profile& profile, const CheckReport& report, const std::vector<std::string>& plan) {
   std::vector<std::string> lines;
