@@ -124,8 +124,23 @@ std::optional<Shape> ShapeData(const Value* v, TypeLookup type_of, int depth) {
     for (int64_t k = 0, i = range->start; k < range->count; ++k, i += step) s.push_back((*data)[i]);
     return s;
   }
-  if ((op == "Mul" || op == "Add" || op == "Sub") && p->num_inputs() == 2) {
-    // Arithmetic on dims (reshape(b, c * h, w)): exact on static dims, numpy broadcasting
+  if (op == "ReduceProd") {
+    // The product of dims (tf2onnx's Einsum writes a batch size as ReduceProd(Gather(Shape)))
+    // over the one axis of the 1-D data: axes absent (noop_with_empty_axes unset), or [0]/[-1].
+    auto dims = StaticDims(ShapeData(p->input(0), type_of, depth + 1));
+    std::optional<std::vector<int64_t>> axes;
+    if (const Attribute* a = p->FindAttribute("axes"))
+      axes = std::vector<int64_t>(a->proto().ints().begin(), a->proto().ints().end());
+    else if (p->num_inputs() > 1 && p->input(1)) axes = ConstantInt64s(p->input(1));
+    else if (p->num_inputs() > 1 || p->GetInt("noop_with_empty_axes", 0) != 0) return std::nullopt;
+    if (!dims || (axes && !(axes->size() == 1 && ((*axes)[0] == 0 || (*axes)[0] == -1)))) return std::nullopt;
+    int64_t product = 1;
+    for (int64_t d : *dims) product *= d;
+    return Shape{Dim::Static(product)};
+  }
+  if ((op == "Mul" || op == "Add" || op == "Sub" || op == "Max" || op == "Min") && p->num_inputs() == 2) {
+    // Arithmetic on dims (reshape(b, c * h, w); tf2onnx's Einsum broadcasts batch dims with
+    // Max): exact on static dims, numpy broadcasting
     // of a one-element side; a symbolic or unknown operand decides nothing.
     auto a = StaticDims(ShapeData(p->input(0), type_of, depth + 1));
     auto b = StaticDims(ShapeData(p->input(1), type_of, depth + 1));
@@ -134,7 +149,11 @@ std::optional<Shape> ShapeData(const Value* v, TypeLookup type_of, int depth) {
     Shape s;
     for (size_t i = 0; i < size; ++i) {
       const int64_t l = (*a)[a->size() == 1 ? 0 : i], r = (*b)[b->size() == 1 ? 0 : i];
-      s.push_back(Dim::Static(op == "Mul" ? l * r : op == "Add" ? l + r : l - r));
+      s.push_back(Dim::Static(op == "Mul"   ? l * r
+                              : op == "Add" ? l + r
+                              : op == "Sub" ? l - r
+                              : op == "Max" ? std::max(l, r)
+                                            : std::min(l, r)));
     }
     return s;
   }
