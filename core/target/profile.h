@@ -39,7 +39,8 @@ struct Source {
 //                               dim 2 or 3 (static): NCHW vs NHWC cannot be told apart
 //   when = "vector-minuend"      (on Sub) a constant first input of rank >= 1 below the
 //                               second's rank
-//   when = "square-ncw-input"    input 0 of rank 3 whose dims 1 and 2 are one static size
+//   when = "square-ncw-input"    input 0 of rank 3 whose dims 1 and 2 are one static size,
+//                               output of rank 2
 //   when = "inserts-unit-dims:N" (on Reshape) a constant-shape Reshape whose output, of rank
 //                               N or more, is its input with only unit dims inserted
 struct MissingOp {

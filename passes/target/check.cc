@@ -159,13 +159,14 @@ bool Holds(const Node& n, const std::string& when, const passes::InferredTypes& 
     return true;
   }
   if (when == "square-ncw-input") {
-    // Input 0 of rank 3 whose dims 1 and 2 are one static size: onnx2tf cannot tell NCW
-    // from NWC there.
-    if (n.num_inputs() < 1 || !n.input(0)) return false;
+    // Input 0 of rank 3 whose dims 1 and 2 are one static size, flattened to rank 2:
+    // onnx2tf cannot tell NCW from NWC there, and the flattening order depends on it.
+    // (A Reshape of a square [8,5,5] to rank 4, tf_vit_block's attention, converted right.)
+    if (n.num_inputs() < 1 || !n.input(0) || n.num_outputs() < 1 || types.Rank(n.output(0)) != 2) return false;
     auto dims = StaticShapeOf(n.input(0));
     if (!dims || dims->size() != 3 || (*dims)[1] <= 1 || (*dims)[1] != (*dims)[2]) return false;
-    *detail =
-        absl::StrCat("input '", n.input(0)->name(), "' ", ShapeText(*n.input(0)), " is square in its last two axes");
+    *detail = absl::StrCat("input '", n.input(0)->name(), "' ", ShapeText(*n.input(0)),
+                           " is square in its last two axes, flattened to rank 2");
     return true;
   }
   if (when == "channel-axis-equals-spatial") {
