@@ -6,7 +6,9 @@
 // inferred afresh from the graph inputs: after set-input-shape, fold-constants or If
 // folding made shapes static, annotations written for the dynamic model would otherwise
 // stay behind and contradict (or hide) the static ones. Graph inputs and initializers keep
-// their types.
+// their types. onnx inference and the local shape rules (core/shape) alternate until
+// neither adds a type (ReinferShapes): a Reshape to dims computed from static shapes
+// (c * h) is typed, and what follows it.
 //
 // Options:
 //   reset=false   infer from scratch instead of only filling in missing types
@@ -51,7 +53,7 @@ class InferShapesPass : public Pass {
     options.record_value_info = true;
     options.drop_value_info = reset_;
     options.replace_types = reset_;
-    auto adopted = InferShapes(model, options);
+    auto adopted = ReinferShapes(model, options);
     if (!adopted.ok()) {
       return absl::Status(adopted.status().code(),
                           absl::StrCat("shape inference failed: ", adopted.status().message()));

@@ -31,6 +31,7 @@
 #include "absl/strings/str_split.h"
 #include "core/interop/onnx_interop.h"
 #include "core/io/exporter.h"
+#include "core/shape/propagate.h"
 #include "onnx/defs/schema.h"
 #include "onnx/shape_inference/implementation.h"
 #include "passes/registry.h"
@@ -192,7 +193,7 @@ class SetInputShapePass : public Pass {
     InferShapesOptions options;
     options.drop_value_info = true;
     options.replace_types = true;
-    auto adopted = InferShapes(model, options);
+    auto adopted = ReinferShapes(model, options);
     if (!adopted.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("shape inference with the new shapes failed: ", adopted.status().message()));

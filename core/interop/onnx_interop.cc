@@ -128,9 +128,11 @@ static bool DataPropagationIsBounded(const Model& model) {
 bool AdoptType(Value* v, const onnx::TypeProto& type, const InferShapesOptions& options) {
   // Untyped values take the type, or (replace_types) every one that is not a graph input
   // or initializer, whose types are the model's own.
+  // A tensor type without a shape counts as none: onnx writes one where it gives up on the
+  // shape (a Reshape to a computed shape), and the local rules may still find the shape.
   if (!v) return false;
-  if (options.replace_types ? (v->IsGraphInput() || v->IsInitializer()) : (v->has_type() || !Useful(type)))
-    return false;
+  const bool typed = v->has_type() && Useful(v->info()->type());
+  if (options.replace_types ? (v->IsGraphInput() || v->IsInitializer()) : (typed || !Useful(type))) return false;
   *v->mutable_info()->mutable_type() = type;
   if (options.record_value_info && !v->IsGraphOutput()) v->graph()->AddValueInfo(v);
   return true;

@@ -24,7 +24,10 @@ onnx::TypeProto ToProto(const TensorType& t) {
   return proto;
 }
 
-bool Untyped(const Value* v) { return v && !v->has_type(); }
+// No type, or a tensor type without a shape (what onnx writes where it gives up on one).
+bool Untyped(const Value* v) {
+  return v && (!v->has_type() || (v->type()->has_tensor_type() && !v->type()->tensor_type().has_shape()));
+}
 
 }  // namespace
 
@@ -108,6 +111,21 @@ StatusOr<int> EnsureShapes(Model& model, const InferShapesOptions& options,
   if (!needs(model)) return gained;
   OS_ASSIGN_OR_RETURN(int inferred, InferShapes(model, options));
   return gained + inferred;
+}
+
+StatusOr<int> ReinferShapes(Model& model, const InferShapesOptions& options) {
+  OS_ASSIGN_OR_RETURN(int gained, InferShapes(model, options));
+  InferShapesOptions fill = options;
+  fill.drop_value_info = false;
+  fill.replace_types = false;
+  constexpr int kMaxRounds = 8;  // each round types at least one more value; real chains need 2-3
+  for (int round = 0; round < kMaxRounds && HasUntypedOutputs(model); ++round) {
+    int local = PropagateShapes(model, fill);
+    if (local == 0) break;
+    OS_ASSIGN_OR_RETURN(int inferred, InferShapes(model, fill));
+    gained += local + inferred;
+  }
+  return gained;
 }
 
 namespace {

@@ -39,6 +39,16 @@ int PropagateShapes(Model& model, const InferShapesOptions& options);
 StatusOr<int> EnsureShapes(Model& model, const InferShapesOptions& options,
                            absl::FunctionRef<bool(const Model&)> needs);
 
+// Given a model and inference options. Execute onnx shape inference (InferShapes), then the
+// local rules for the values it left untyped, and again, only filling in, while a round adds
+// a type: onnx reads the rules' types on its next call, and the rules read onnx's. A shape
+// computed from static dims (Reshape(x, Concat(Shape(f)[0], Shape(f)[1] * Shape(f)[2]))),
+// which onnx's data propagation does not follow through Mul, is typed by the rules, and
+// what comes after it by either. With options.drop_value_info / replace_types, only the
+// first onnx call drops and replaces. Result the number of values that gained a type; an
+// error only from onnx inference.
+StatusOr<int> ReinferShapes(Model& model, const InferShapesOptions& options);
+
 // Given a model whose graph was rewritten since types were last inferred in memory.
 // Execute drops the in-memory types (AdoptType without record_value_info) that are not
 // fully static: node outputs of the main graph, its subgraphs and the local functions that

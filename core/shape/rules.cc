@@ -374,9 +374,9 @@ std::vector<std::optional<TensorType>> InferNode(const Node& n, TypeLookup type_
     return with_shape(x.elem, Shape{m, cols});
   }
   if (op == "Reshape" && opset >= 5 && ins.size() == 2) {
-    // A constant shape, or one computed from static dims (onnx's data propagation).
-    auto target = ConstantInt64s(n.input(1));
-    if (!target) target = StaticDims(ShapeData(n.input(1), type_of));
+    // A constant shape, or one computed from static dims (onnx's data propagation), with
+    // constants such as -1 joined in by Concat.
+    auto target = IntData(n.input(1), type_of);
     if (!target) return Out(n.num_outputs());
     return with_shape(x.elem, ReshapeShape(x.shape, *target, n.GetInt("allowzero", 0) != 0));
   }

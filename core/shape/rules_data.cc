@@ -21,14 +21,16 @@ constexpr std::string_view kLikeFirst[] = {"Trilu", "ScatterND", "ScatterElement
 // overridden at run time), so rules that would fall back on "not constant" decide nothing.
 bool Overridable(const Value* v) { return v && v->IsInitializer() && v->IsGraphInput(); }
 
-std::optional<Shape> SliceShape(const Node& n, const Shape& in) {
+std::optional<Shape> SliceShape(const Node& n, const Shape& in, TypeLookup type_of) {
   const int64_t rank = static_cast<int64_t>(in.size());
   std::vector<std::optional<std::vector<int64_t>>> operands;  // starts, ends, axes, steps
   bool constant = true;
   for (size_t i = 1; i < 5; ++i) {
     const Value* v = i < n.num_inputs() ? n.input(i) : nullptr;
     if (Overridable(v)) return std::nullopt;
-    operands.push_back(v ? ConstantInt64s(v) : std::nullopt);
+    // A bound computed from static dims (x[:, :c] with c read by Shape) is as good as a
+    // constant; onnx leaves that dim unknown.
+    operands.push_back(v ? IntData(v, type_of) : std::nullopt);
     if (v && !operands.back()) constant = false;
   }
   // Bounds that are not constant: onnx keeps the rank and knows no dim.
@@ -122,6 +124,39 @@ std::optional<Shape> ShapeData(const Value* v, TypeLookup type_of, int depth) {
     for (int64_t k = 0, i = range->start; k < range->count; ++k, i += step) s.push_back((*data)[i]);
     return s;
   }
+  if (op == "ReduceProd") {
+    // The product of dims (tf2onnx's Einsum writes a batch size as ReduceProd(Gather(Shape)))
+    // over the one axis of the 1-D data: axes absent (noop_with_empty_axes unset), or [0]/[-1].
+    auto dims = StaticDims(ShapeData(p->input(0), type_of, depth + 1));
+    std::optional<std::vector<int64_t>> axes;
+    if (const Attribute* a = p->FindAttribute("axes"))
+      axes = std::vector<int64_t>(a->proto().ints().begin(), a->proto().ints().end());
+    else if (p->num_inputs() > 1 && p->input(1)) axes = ConstantInt64s(p->input(1));
+    else if (p->num_inputs() > 1 || p->GetInt("noop_with_empty_axes", 0) != 0) return std::nullopt;
+    if (!dims || (axes && !(axes->size() == 1 && ((*axes)[0] == 0 || (*axes)[0] == -1)))) return std::nullopt;
+    int64_t product = 1;
+    for (int64_t d : *dims) product *= d;
+    return Shape{Dim::Static(product)};
+  }
+  if ((op == "Mul" || op == "Add" || op == "Sub" || op == "Max" || op == "Min") && p->num_inputs() == 2) {
+    // Arithmetic on dims (reshape(b, c * h, w); tf2onnx's Einsum broadcasts batch dims with
+    // Max): exact on static dims, numpy broadcasting
+    // of a one-element side; a symbolic or unknown operand decides nothing.
+    auto a = StaticDims(ShapeData(p->input(0), type_of, depth + 1));
+    auto b = StaticDims(ShapeData(p->input(1), type_of, depth + 1));
+    if (!a || !b || (a->size() != b->size() && a->size() != 1 && b->size() != 1)) return std::nullopt;
+    const size_t size = std::max(a->size(), b->size());
+    Shape s;
+    for (size_t i = 0; i < size; ++i) {
+      const int64_t l = (*a)[a->size() == 1 ? 0 : i], r = (*b)[b->size() == 1 ? 0 : i];
+      s.push_back(Dim::Static(op == "Mul"   ? l * r
+                              : op == "Add" ? l + r
+                              : op == "Sub" ? l - r
+                              : op == "Max" ? std::max(l, r)
+                                            : std::min(l, r)));
+    }
+    return s;
+  }
   if (op == "Gather" && p->GetInt("axis", 0) == 0 && p->num_inputs() == 2) {
     auto data = ShapeData(p->input(0), type_of, depth + 1);
     auto indices = ConstantInt64s(p->input(1));
@@ -137,6 +172,28 @@ std::optional<Shape> ShapeData(const Value* v, TypeLookup type_of, int depth) {
   return std::nullopt;
 }
 
+std::optional<std::vector<int64_t>> IntData(const Value* v, TypeLookup type_of, int depth) {
+  if (!v || Overridable(v) || depth > 16) return std::nullopt;
+  if (auto c = ConstantInt64s(v)) return c;
+  const Node* p = v->producer();
+  if (p && CanonicalDomain(p->domain()).empty() && p->num_inputs() > 0) {
+    const std::string& op = p->op_type();
+    if (op == "Unsqueeze" || op == "Squeeze" || op == "Identity" ||
+        (op == "Cast" && p->GetInt("to", 0) == onnx::TensorProto::INT64))
+      return IntData(p->input(0), type_of, depth + 1);
+    if (op == "Concat") {
+      std::vector<int64_t> out;
+      for (const Value* in : p->inputs()) {
+        auto part = IntData(in, type_of, depth + 1);
+        if (!part) return std::nullopt;
+        out.insert(out.end(), part->begin(), part->end());
+      }
+      return out;
+    }
+  }
+  return StaticDims(ShapeData(v, type_of, depth));
+}
+
 std::optional<Out> InferData(const Node& n, const std::vector<TensorType>& ins, TypeLookup type_of) {
   const std::string& op = n.op_type();
   const int64_t opset = n.graph()->OpsetVersion("");
@@ -149,7 +206,7 @@ std::optional<Out> InferData(const Node& n, const std::vector<TensorType>& ins, 
   if (std::find(std::begin(kLikeFirst), std::end(kLikeFirst), op) != std::end(kLikeFirst)) return set(x.elem, x.shape);
   if (op == "GatherElements" && ins.size() == 2 && ins[1].shape.size() == x.shape.size())
     return set(x.elem, ins[1].shape);
-  if (op == "Slice" && opset >= 10) return set(x.elem, SliceShape(n, x.shape));
+  if (op == "Slice" && opset >= 10) return set(x.elem, SliceShape(n, x.shape, type_of));
   if (op == "ConstantOfShape") {
     if (Overridable(n.input(0))) return out;
     auto dims = ShapeData(n.input(0), type_of, 0);

@@ -24,4 +24,9 @@ std::optional<Out> InferData(const Node& n, const std::vector<TensorType>& ins, 
 // or the value is an initializer a graph input overrides.
 std::optional<Shape> ShapeData(const Value* v, TypeLookup type_of, int depth = 0);
 
+// The elements of a 0-D/1-D int64 value when all are known numbers, negative ones included
+// (a Reshape target Concat(batch, [-1]), a Slice bound): constants, and what ShapeData
+// finds static, joined through Concat, Unsqueeze, Squeeze, Identity and Cast to int64.
+std::optional<std::vector<int64_t>> IntData(const Value* v, TypeLookup type_of, int depth = 0);
+
 }  // namespace onnxsurgeon::shape_rules

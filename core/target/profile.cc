@@ -127,9 +127,11 @@ StatusOr<Form> ParseForm(TableReader& r) {
 Status CheckWhen(const std::string& when, TableReader& r) {
   if (when.empty() || when == "unknown-rank-output" || when == "unknown-rank-branch-output" ||
       when == "mixed-precision-layernorm" || when == "channels-first-layernorm" ||
-      when == "constant-scatter-after-gemm")
+      when == "constant-scatter-after-gemm" || when == "channel-axis-equals-spatial" || when == "square-ncw-input" ||
+      when == "vector-minuend")
     return absl::OkStatus();
-  for (const char* prefix : {"attribute:", "dtype:", "rank>", "rank<", "dynamic-input:", "compute-dtype:"}) {
+  for (const char* prefix :
+       {"attribute:", "dtype:", "rank>", "rank<", "dynamic-input:", "compute-dtype:", "inserts-unit-dims:"}) {
     if (when.rfind(prefix, 0) == 0 && when.size() > std::string(prefix).size()) return absl::OkStatus();
   }
   if (when.rfind("dim:", 0) == 0) {  // dim:I:A>N
@@ -147,9 +149,10 @@ Status CheckWhen(const std::string& when, TableReader& r) {
   }
   return r.Error("when", absl::StrCat("'", when,
                                       "' (want attribute:NAME, attribute:NAME=V, dtype:TYPE, compute-dtype:TYPE, "
-                                      "rank>N, rank<N, dim:I:A>N, input:I, dynamic-input:I, unknown-rank-output, "
-                                      "unknown-rank-branch-output, mixed-precision-layernorm, "
-                                      "channels-first-layernorm or constant-scatter-after-gemm)"));
+                                      "rank>N, rank<N, dim:I:A>N, input:I, dynamic-input:I, inserts-unit-dims:N, "
+                                      "unknown-rank-output, unknown-rank-branch-output, mixed-precision-layernorm, "
+                                      "channels-first-layernorm, constant-scatter-after-gemm, "
+                                      "channel-axis-equals-spatial, square-ncw-input or vector-minuend)"));
 }
 
 }  // namespace

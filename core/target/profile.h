@@ -41,6 +41,14 @@ struct Source {
 //                               (Cast, CastLike and Constant compute nothing and never match)
 //   when = "constant-scatter-after-gemm" (on ScatterND) constant indices, and data computed by
 //                               a Gemm
+//   when = "channel-axis-equals-spatial" axis=1 over a rank-4 tensor whose dim 1 equals
+//                               dim 2 or 3 (static): NCHW vs NHWC cannot be told apart
+//   when = "vector-minuend"      (on Sub) a constant first input of rank >= 1 below the
+//                               second's rank
+//   when = "square-ncw-input"    input 0 of rank 3 whose dims 1 and 2 are one static size,
+//                               output of rank 2
+//   when = "inserts-unit-dims:N" (on Reshape) a constant-shape Reshape whose output, of rank
+//                               N or more, is its input with only unit dims inserted
 // ops = ["*"] matches every op of the domain (with a `when`: a dtype the target cannot compute).
 struct MissingOp {
   std::vector<std::string> ops;

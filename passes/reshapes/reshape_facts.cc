@@ -63,6 +63,43 @@ std::optional<Shape> ResolveReshape(const Shape& in, const std::vector<int64_t>&
   return out;
 }
 
+std::optional<std::vector<int64_t>> InsertedUnitAxes(const Shape& in, const Shape& out) {
+  if (out.size() <= in.size()) return std::nullopt;
+  // Greedy: an output dim the same as the next input dim is that dim (taking it never
+  // loses a match a later output dim could make, as for any subsequence test).
+  std::vector<int64_t> axes;
+  size_t i = 0;
+  for (size_t j = 0; j < out.size(); ++j) {
+    if (i < in.size() && out[j].SameAs(in[i])) {
+      ++i;
+    } else if (out[j].is_static() && out[j].value == 1) {
+      axes.push_back(static_cast<int64_t>(j));
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (i != in.size()) return std::nullopt;
+  return axes;
+}
+
+std::optional<ReshapeShapes> KnownReshapeShapes(const Node& reshape, std::string* why) {
+  auto fail = [&](std::string text) -> std::optional<ReshapeShapes> {
+    if (why) *why = std::move(text);
+    return std::nullopt;
+  };
+  const Value* x = reshape.num_inputs() > 0 ? reshape.input(0) : nullptr;
+  if (!x || reshape.num_outputs() < 1 || !reshape.output(0)) return fail("no data input or output");
+  auto s = ShapeInput(reshape);
+  if (!s) return fail("the shape input is not a constant");
+  auto in = ShapeOf(x);
+  if (!in) return fail(absl::StrCat("the rank of '", x->name(), "' is unknown"));
+  auto out = ResolveReshape(*in, *s, AllowZero(reshape));
+  if (!out) return fail(absl::StrCat("the shape input is invalid for the input shape ", ShapeToString(*in)));
+  if (std::any_of(out->begin(), out->end(), [](const Dim& d) { return d.is_unknown(); }))
+    return fail(absl::StrCat("the output shape ", ShapeToString(*out), " is not fully known"));
+  return ReshapeShapes{std::move(*in), std::move(*out)};
+}
+
 // The shape of `v`: a Reshape's output is derived from its shape input and its input (a
 // stale annotation would mislead every rule here); otherwise ShapeOf.
 std::optional<Shape> ShapeOfValue(const Value* v) {

@@ -24,6 +24,21 @@ bool AllowZero(const Node& reshape);
 // after cancelling equal dims of input and output. Nullopt when `s` is invalid for `in`.
 std::optional<Shape> ResolveReshape(const Shape& in, const std::vector<int64_t>& s, bool allowzero);
 
+// Where `out` is `in` with dims of size 1 inserted (and nothing else changed), the output
+// positions of the inserted dims, ascending (Unsqueeze's axes); else nullopt. Every dim of
+// `in` must be provably the same as its counterpart (static and equal, or one dim_param),
+// every inserted dim a static 1, and at least one dim inserted.
+std::optional<std::vector<int64_t>> InsertedUnitAxes(const Shape& in, const Shape& out);
+
+// The shapes of a Reshape with a constant shape input and known input rank: what
+// InsertedUnitAxes reads (`out` from ResolveReshape, never from the output's annotation).
+struct ReshapeShapes {
+  Shape in, out;
+};
+// The shapes, or why they are not known (the shape input is computed, the input's rank is
+// unknown, the shape is invalid for the input, an output dim stays unknown).
+std::optional<ReshapeShapes> KnownReshapeShapes(const Node& reshape, std::string* why);
+
 // The shape of `v`: a Reshape's output is derived from its shape input and its input (a
 // stale annotation would mislead every rule here); otherwise ShapeOf.
 std::optional<Shape> ShapeOfValue(const Value* v);

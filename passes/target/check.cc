@@ -13,9 +13,11 @@
 #include "core/ir/function.h"
 #include "core/ir/graph.h"
 #include "core/ir/node.h"
+#include "core/ir/shape.h"
 #include "core/ir/value.h"
 #include "onnx/defs/schema.h"
 #include "passes/inferred_types.h"
+#include "passes/reshapes/reshape_facts.h"
 
 namespace onnxsurgeon::target {
 namespace {
@@ -78,6 +80,8 @@ std::string AttrText(const Attribute& a) {
   if (p.type() == onnx::AttributeProto::FLOAT) return absl::StrCat(p.f());
   return "<non-scalar>";
 }
+
+std::string ShapeText(const Value& v);
 
 // Whether `when` (MissingOp) holds for this node; `detail` says how.
 bool Holds(const Node& n, const std::string& when, const passes::InferredTypes& types, std::string* detail) {
@@ -181,6 +185,57 @@ bool Holds(const Node& n, const std::string& when, const passes::InferredTypes& 
     if (IsConstant(n.input(i))) return false;
     *detail = absl::StrCat("input ", i, " '", n.input(i)->name(), "' is computed at run time");
     return true;
+  }
+  if (absl::StartsWith(when, "inserts-unit-dims:")) {
+    // A Reshape whose output (of at least this rank) is its input with unit dims inserted.
+    int64_t min_rank = 0;
+    if (!n.Is("Reshape") || !absl::SimpleAtoi(when.substr(18), &min_rank)) return false;
+    auto shapes = passes::reshapes::KnownReshapeShapes(n, nullptr);
+    if (!shapes || static_cast<int64_t>(shapes->out.size()) < min_rank) return false;
+    if (!passes::reshapes::InsertedUnitAxes(shapes->in, shapes->out)) return false;
+    *detail = absl::StrCat("'", n.input(0)->name(), "' ", ShapeToString(shapes->in), " -> ", ShapeToString(shapes->out),
+                           ": only unit dims inserted");
+    return true;
+  }
+  if (when == "vector-minuend") {
+    // Sub(c, y) with c a constant of rank >= 1 below y's rank (beta - mean * scale in a
+    // hand-written LayerNorm): onnx2tf's explicit broadcast of c fails.
+    if (!n.Is("Sub") || n.num_inputs() != 2 || !IsConstant(n.input(0)) || !n.input(1)) return false;
+    const int64_t c = types.Rank(n.input(0)), y = types.Rank(n.input(1));
+    if (c < 1 || y < 0 || c >= y) return false;
+    *detail = absl::StrCat("constant '", n.input(0)->name(), "' of rank ", c, " minus '", n.input(1)->name(),
+                           "' of rank ", y);
+    return true;
+  }
+  if (when == "square-ncw-input") {
+    // Input 0 of rank 3 whose dims 1 and 2 are one static size, flattened to rank 2:
+    // onnx2tf cannot tell NCW from NWC there, and the flattening order depends on it.
+    // (A Reshape of a square [8,5,5] to rank 4, tf_vit_block's attention, converted right.)
+    if (n.num_inputs() < 1 || !n.input(0) || n.num_outputs() < 1 || types.Rank(n.output(0)) != 2) return false;
+    auto dims = StaticShapeOf(n.input(0));
+    if (!dims || dims->size() != 3 || (*dims)[1] <= 1 || (*dims)[1] != (*dims)[2]) return false;
+    *detail = absl::StrCat("input '", n.input(0)->name(), "' ", ShapeText(*n.input(0)),
+                           " is square in its last two axes, flattened to rank 2");
+    return true;
+  }
+  if (when == "channel-axis-equals-spatial") {
+    // axis=1 over rank-4 tensors whose channel dim equals a spatial dim (static): onnx2tf's
+    // NCHW -> NHWC layout guess cannot tell those axes apart.
+    const Attribute* a = n.FindAttribute("axis");
+    if (!a || (a->proto().i() != 1 && a->proto().i() != -3)) return false;
+    return each_tensor([&](const Value& v) {
+      const auto& t = v.type()->tensor_type();
+      if (!t.has_shape() || t.shape().dim_size() != 4) return false;
+      const auto& d = t.shape().dim();
+      if (!d[1].has_dim_value() || d[1].dim_value() <= 1) return false;
+      for (int i : {2, 3}) {
+        if (d[i].has_dim_value() && d[i].dim_value() == d[1].dim_value()) {
+          *detail = absl::StrCat("axis 1 of '", v.name(), "' ", ShapeText(v), " has the size of its axis ", i);
+          return true;
+        }
+      }
+      return false;
+    });
   }
   if (when == "mixed-precision-layernorm") {
     // mean = ReduceMean(c), c = Cast(h, to=FLOAT), h : float16/bfloat16, and Sub(c, mean):
@@ -498,6 +553,7 @@ class Checker {
       else if (op == "Reciprocal") step = Step::kRewriteReciprocal;
       else if (op == "GlobalAveragePool" || op == "GlobalMaxPool") step = Step::kRewriteGlobalPool;
       else if (op == "Reshape" && absl::StartsWith(m.when, "attribute:allowzero")) step = Step::kDropReshapeAllowzero;
+      else if (op == "Reshape" && absl::StartsWith(m.when, "inserts-unit-dims:")) step = Step::kReshapeToUnsqueeze;
       else if (op == "Constant") step = Step::kExtractConstants;
       else if (op == "CastLike") step = Step::kRewriteCastLike;
       else if (op == "ReduceMean" && m.when == "mixed-precision-layernorm") step = Step::kFixLayerNorm;
@@ -522,6 +578,12 @@ class Checker {
       } else if (every_op && absl::StartsWith(m.when, "compute-dtype:"))
         no_fix = absl::StrCat("onnxsurgeon does not widen a model's compute type; export it in another type than ",
                               m.when.substr(14));
+      else if (m.when == "vector-minuend") step = Step::kFixLayerNorm;  // a LayerNorm's beta - mean * scale
+      else if (m.when == "square-ncw-input") step = Step::kSimplify;    // fuse-reshapes runs the region 2-D
+      else if (m.when == "channel-axis-equals-spatial")
+        no_fix =
+            "no exact rewrite removes the ambiguity; input shapes whose H and W differ from the channel count "
+            "avoid it";
       Block(&n, detail.empty() ? op : absl::StrCat(op, " (", detail, ")"),
             Fact(absl::StrCat("lacks ", every_op ? "every op" : op,
                               m.when.empty() ? "" : absl::StrCat(" when ", m.when))),
@@ -651,6 +713,15 @@ std::string StepText(Step step, const Profile& p, const Model& model, const std:
     case Step::kSetInputShape:
       return input_shapes.empty() ? "set-input-shape" : absl::StrCat("set-input-shape(shapes=", input_shapes, ")");
     case Step::kSimplify: return "infer-shapes(reset=true),simplify";
+    case Step::kReshapeToUnsqueeze: {
+      // The least rank the profile's fact names ("Reshape when inserts-unit-dims:4").
+      int64_t min_rank = 0;
+      for (const MissingOp& m : p.missing)
+        if (std::find(m.ops.begin(), m.ops.end(), "Reshape") != m.ops.end() &&
+            absl::StartsWith(m.when, "inserts-unit-dims:") && absl::SimpleAtoi(m.when.substr(18), &min_rank))
+          break;
+      return min_rank > 0 ? absl::StrCat("reshape-to-unsqueeze(min-rank=", min_rank, ")") : "reshape-to-unsqueeze";
+    }
     case Step::kAnnotateShapes: return "infer-shapes(reset=true)";
     case Step::kInlineWeights: return "inline-weights";
     case Step::kPruneImports: return "prune-opset-imports";

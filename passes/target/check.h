@@ -36,7 +36,8 @@ enum class Step {
   kRewriteConstantScatterND,
   kSetInputShape,
   kExtractConstants,
-  kSimplify,  // with infer-shapes(reset=true) first: fold If, shape arithmetic, stale types
+  kSimplify,            // with infer-shapes(reset=true) first: fold If, shape arithmetic, stale types
+  kReshapeToUnsqueeze,  // after simplify: it needs the static shapes, and simplify never undoes it
   kRewriteCastLike,
   kAnnotateShapes,
   kInlineWeights,

@@ -12,13 +12,14 @@ namespace onnxsurgeon::target {
 namespace {
 
 constexpr int kMaxRounds = 6;
+constexpr int kMaxSimplifyRepeats = 4;
 
 // Steps that may run again in a later round (their effect depends on what changed since).
 // (rewrite-constant-scatternd needs the indexed dims static, which set-input-shape may only
 // make so in a later round.)
 bool Repeatable(Step s) {
   return s == Step::kSimplify || s == Step::kAnnotateShapes || s == Step::kRewriteCastLike ||
-         s == Step::kRewriteConstantScatterND;
+         s == Step::kRewriteConstantScatterND || s == Step::kReshapeToUnsqueeze;
 }
 
 Status RemainingError(const Profile& profile, const CheckReport& report, const std::vector<std::string>& plan) {
@@ -74,13 +75,21 @@ StatusOr<TargetRun> RunTarget(Model& model, const Profile& profile, const Target
       if (!items.ok())
         return Status(items.status().code(),
                       absl::StrCat("target ", profile.name, ": step '", text, "': ", items.status().message()));
-      OS_ASSIGN_OR_RETURN(auto reports, RunPipeline(model, *items, pm));
-      for (auto& r : reports) {
-        changed |= r.result.changed;
-        recheck |= r.result.changed;
-        run.reports.push_back(std::move(r));
+      // simplify runs again while it changes the model: the types re-inferred after a
+      // round's folds let the next round fold more (making a model static reaches its fixed
+      // point in one command; tf_vit_block_op15 needed a second round for onnx2tf).
+      for (int again = 0; again < kMaxSimplifyRepeats; ++again) {
+        OS_ASSIGN_OR_RETURN(auto reports, RunPipeline(model, *items, pm));
+        bool simplified = false;
+        for (auto& r : reports) {
+          changed |= r.result.changed;
+          recheck |= r.result.changed;
+          simplified |= r.name == "simplify" && r.result.changed;
+          run.reports.push_back(std::move(r));
+        }
+        run.plan.push_back(text);
+        if (step != Step::kSimplify || !simplified) break;
       }
-      run.plan.push_back(text);
       done.insert(step);
     }
     if (!changed) break;  // a fixed point: another round would do the same again

@@ -728,3 +728,73 @@ def test_global_pool_below_rank_4_rewritten_for_nncase(run_cli, tmp_path, oracle
     image.ir_version = 7
     onnx.save(image, tmp_path / "image.onnx")
     run_cli("check", "--target", "nncase-k210", tmp_path / "image.onnx")
+
+
+def test_tflite_rank4_mask_reshape_becomes_unsqueeze(corpus, run_cli, oracle, tmp_path):
+    """onnx2tf mistranslates a rank-4 Reshape that only inserts unit dims (gpt2_dynamo18's
+    mask [2,8,8] -> [2,1,8,8], measured): --target tflite writes it as Unsqueeze, and
+    check --target tflite names it in the original."""
+    model = corpus.model("gpt2_dynamo18")
+    out = tmp_path / "o.onnx"
+    shapes = _shapes_arg(model.inputs)
+    run_cli("--target", "tflite", "--input-shapes", shapes, model.path, "-o", out)
+    unsqueezes = sum(n.op_type == "Unsqueeze" for n in _ops(model.path))
+    assert sum(n.op_type == "Unsqueeze" for n in _ops(out)) > unsqueezes
+    annotated = tmp_path / "annotated.onnx"
+    run_cli("--input-shapes", shapes, "--pass", "infer-shapes", model.path, "-o", annotated)
+    proc = run_cli("check", "--target", "tflite", annotated, expect_rc=None)
+    assert "inserts-unit-dims:4" in proc.stdout and "reshape-to-unsqueeze(min-rank=4)" in proc.stdout, proc.stdout
+    oracle.assert_equivalent(model.path, out, inputs=model.inputs, rtol=model.rtol, atol=model.atol)
+
+
+def _concat_model(path, hw):
+    g = helper.make_graph(
+        [helper.make_node("Concat", ["a", "b"], ["y"], axis=1)],
+        "g",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, 8, *hw]) for n in ("a", "b")],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, *hw])],
+    )
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), path)
+
+
+def test_tflite_names_concat_over_channels_the_size_of_a_spatial_axis(run_cli, tmp_path):
+    """onnx2tf concatenated two [2,8,8,12] tensors on axis 1 wrongly (channels = height,
+    measured on fpn_dynamic_hw_op13): check --target names it, --target refuses it and
+    writes nothing; with height 10 nothing blocks."""
+    same, other = tmp_path / "same.onnx", tmp_path / "other.onnx"
+    _concat_model(same, [8, 12])
+    _concat_model(other, [10, 12])
+    proc = run_cli("check", "--target", "tflite", same, expect_rc=None)
+    assert proc.returncode != 0 and "channel-axis-equals-spatial" in proc.stdout, proc.stdout
+    assert "has the size of its axis 2" in proc.stdout
+    out = tmp_path / "o.onnx"
+    proc = run_cli("--target", "tflite", same, "-o", out, expect_rc=None)
+    assert proc.returncode != 0 and not out.exists()
+    assert run_cli("check", "--target", "tflite", other).returncode == 0
+
+
+def test_tflite_static_shape_arithmetic_folded_and_typed(corpus, run_cli, oracle, tmp_path):
+    """A CRNN's reshape(b, c * h, w)[:, :c] on static inputs: the planner folds the shape
+    arithmetic onnx2tf mistranslates, and every value is typed (the local shape rules take
+    the Reshape onnx leaves shapeless)."""
+    model = corpus.model("crnn_dynamic_w_op13")
+    out = tmp_path / "o.onnx"
+    run_cli("--target", "tflite", "--input-shapes", _shapes_arg(model.inputs), model.path, "-o", out)
+    assert not any(n.op_type in ("Shape", "Size") for n in _ops(out))
+    assert run_cli("check", "--target", "tflite", out).returncode == 0
+    oracle.assert_equivalent(model.path, out, inputs=model.inputs, rtol=model.rtol, atol=model.atol)
+
+
+def test_tflite_square_ncw_reshape_and_tf_moments_layernorm(corpus, run_cli, oracle, tmp_path):
+    """flax_mixer_op17's Reshapes of square [2,32,32] tensors (onnx2tf cannot tell NCW from
+    NWC, measured wrong) are removed by simplify's fuse-reshapes; tf.nn.moments LayerNorms
+    (Sub([32], [2,5,32]) refused by onnx2tf, measured) are rewritten by fix-layernorm."""
+    for name, step in (("flax_mixer_op17", "simplify"), ("tf_moments_layernorm_op13", "fix-layernorm(to=decomposed)")):
+        model = corpus.model(name)
+        out = tmp_path / f"{name}.onnx"
+        shapes = _shapes_arg(model.inputs)
+        assert run_cli("check", "--target", "tflite", "--input-shapes", shapes, model.path, expect_rc=None).returncode
+        proc = run_cli("--target", "tflite", "--input-shapes", shapes, model.path, "-o", out)
+        assert step in proc.stdout + proc.stderr, name
+        assert run_cli("check", "--target", "tflite", out).returncode == 0
+        oracle.assert_equivalent(model.path, out, inputs=model.inputs, rtol=model.rtol, atol=model.atol)
