@@ -131,7 +131,7 @@ SaveJournal::~SaveJournal() {
   if (!path_.empty()) ::unlink(path_.c_str());
 }
 
-void RemoveStaleTemporaries(const std::vector<std::string>& dirs) {
+std::vector<std::string> StaleTemporaryRemovals(const std::vector<std::string>& dirs) {
   static const std::regex kTemp(R"(\.(.+)\.tmp\.([0-9]+)\.([A-Za-z0-9]{6})(\.d|\.journal)?)");
   enum class Kind { kModel, kData, kJournal };
   struct Temp {
@@ -154,6 +154,7 @@ void RemoveStaleTemporaries(const std::vector<std::string>& dirs) {
     }
     ::closedir(d);
   }
+  std::vector<std::string> removals;
   for (auto& [key, temps] : saves) {
     // The model's temporary still there: the save never committed, so the data files it
     // published are referenced by nothing. Gone: it committed, so the replaced model's are.
@@ -161,13 +162,21 @@ void RemoveStaleTemporaries(const std::vector<std::string>& dirs) {
     for (const Temp& t : temps) {
       if (t.kind != Kind::kJournal) continue;
       for (const SaveJournal::Entry& e : ReadJournal(t.path))
-        if (e.published == uncommitted && LinkIdentity(e.path) == e.id) ::unlink(e.path.c_str());
+        if (e.published == uncommitted && LinkIdentity(e.path) == e.id) removals.push_back(e.path);
     }
-    for (const Temp& t : temps)
-      if (t.kind != Kind::kJournal) ::unlink(t.path.c_str());
-    for (const Temp& t : temps)
-      if (t.kind == Kind::kJournal) ::unlink(t.path.c_str());  // last: the rest is done
+    // Then the data temporaries, the journal, and the model's temporary last: that file is
+    // what says "never committed". Removed before the journal, a cleanup killed between the
+    // two would leave a journal that reads as committed, and the next cleanup would delete
+    // the data files the current model still reads.
+    for (Kind kind : {Kind::kData, Kind::kJournal, Kind::kModel})
+      for (const Temp& t : temps)
+        if (t.kind == kind) removals.push_back(t.path);
   }
+  return removals;
+}
+
+void RemoveStaleTemporaries(const std::vector<std::string>& dirs) {
+  for (const std::string& path : StaleTemporaryRemovals(dirs)) ::unlink(path.c_str());
 }
 
 std::vector<std::string> ReferencedDataFiles(const std::string& model_path) {

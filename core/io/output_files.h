@@ -40,6 +40,9 @@ bool IsInputFile(const FileIdentity& id, const std::vector<FileIdentity>* except
 // unreferenced; one that committed leaves the replaced model's data files unreferenced.
 // Either set is removed, each file only if its device and inode match the journal.
 void RemoveStaleTemporaries(const std::vector<std::string>& dirs);
+// The files RemoveStaleTemporaries removes, in the order it removes them. The order makes a
+// cleanup killed after any prefix safe to redo (tests replay every prefix).
+std::vector<std::string> StaleTemporaryRemovals(const std::vector<std::string>& dirs);
 
 // The journal of one save, `.MODEL.tmp.PID.TOKEN.journal` beside the output model:
 // written (and synced) before any data file takes its final name, removed when the save

@@ -207,6 +207,39 @@ TEST(SaveProtocol, AKilledSaveThatCommittedIsFinished) {
   EXPECT_TRUE(LoadModel(dir / "out.onnx").ok());
 }
 
+// A cleanup can itself be killed. Replay every prefix of its removals on the leftovers of a
+// save killed before its commit, then a whole cleanup (the next run's): the model the folder
+// holds must still load with its weights. (Removing the model's temporary before the
+// journal made a later cleanup read the journal as committed and delete out.onnx.data.)
+TEST(SaveProtocol, ACleanupKilledAtAnyPointIsSafeToRedo) {
+  auto model = Parse(kModel);
+  std::string tag = std::to_string(DeadPid());
+  auto leftovers = [&](const ScratchDir& dir) {
+    EXPECT_TRUE(SaveModel(*model, dir / "out.onnx", AllExternal()).ok());  // reads out.onnx.data
+    WriteBytes(dir / (".out.onnx.tmp." + tag + ".Kill01"), "half a model");
+    WriteBytes(dir / (".out.onnx.1.data.tmp." + tag + ".Kill01.d"), "unpublished");
+    WriteBytes(dir / "out.onnx.1.data", "published, never referenced");
+    WriteBytes(dir / (".out.onnx.tmp." + tag + ".Kill01.journal"),
+               JournalLine("old", dir / "out.onnx.data") + JournalLine("new", dir / "out.onnx.1.data"));
+  };
+  size_t steps = 0;
+  {
+    ScratchDir dir;
+    leftovers(dir);
+    steps = StaleTemporaryRemovals({dir.path().string()}).size();
+    EXPECT_EQ(steps, 4u);  // the published file, the data temporary, the journal, the model temporary
+  }
+  for (size_t killed_after = 0; killed_after <= steps; ++killed_after) {
+    ScratchDir dir;
+    leftovers(dir);
+    std::vector<std::string> removals = StaleTemporaryRemovals({dir.path().string()});
+    for (size_t i = 0; i < killed_after && i < removals.size(); ++i) fs::remove(removals[i]);
+    RemoveStaleTemporaries({dir.path().string()});
+    EXPECT_EQ(Entries(dir.path()), (std::set<std::string>{"out.onnx", "out.onnx.data"})) << killed_after;
+    EXPECT_TRUE(LoadModel(dir / "out.onnx").ok()) << killed_after;
+  }
+}
+
 TEST(SaveProtocol, VersionedLocations) {
   EXPECT_EQ(VersionedLocation("w.bin", 2), "w.2.bin");
   EXPECT_EQ(VersionedLocation("out.onnx.data", 1), "out.onnx.1.data");
