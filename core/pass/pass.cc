@@ -28,7 +28,9 @@ Status CheckPassOptions(const PassInfo& info, const PassOptions& options) {
 
 StatusOr<std::unique_ptr<Pass>> CreatePass(const PassInfo& info, const PassOptions& options) {
   OS_RETURN_IF_ERROR(CheckPassOptions(info, options));
-  return info.create(options);
+  // The getters read this pass's own table, whatever table the caller bound: a PipelineItem
+  // made by hand (not by ParsePipeline) has none, and its defaults must still be there.
+  return info.create(PassOptions(info.options, options.given()));
 }
 
 namespace {

@@ -185,3 +185,25 @@ TEST(Suggest, ClosestMatchNeedsToBeClose) {
 
 }  // namespace
 }  // namespace onnxsurgeon
+
+namespace onnxsurgeon {
+namespace {
+
+// An item built by hand (the pipeline fuzzer's, an embedder's) binds no option table: every
+// pass must still be made, reading its declared defaults. (The fuzzer's seed corpus found
+// extract-constants aborting with "option 'to' is read but not declared".)
+TEST(Pipeline, EveryPassIsMadeFromOptionsBoundToNoTable) {
+  // Made, or refused with a Status (`target` needs a name); before, an abort.
+  for (const PassInfo& info : AllPasses()) {
+    auto pass = CreatePass(info, PassOptions());
+    EXPECT_TRUE(pass.ok() || absl::IsInvalidArgument(pass.status())) << info.name << ": " << pass.status();
+  }
+  const PassInfo* extract = FindPass("extract-constants");
+  ASSERT_NE(extract, nullptr);
+  static const std::vector<PassOptionSpec> kNoTable;
+  EXPECT_TRUE(CreatePass(*extract, PassOptions(kNoTable, {{"to", "constant"}})).ok());
+  EXPECT_FALSE(CreatePass(*extract, PassOptions(kNoTable, {{"too", "constant"}})).ok());
+}
+
+}  // namespace
+}  // namespace onnxsurgeon
