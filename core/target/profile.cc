@@ -249,6 +249,8 @@ StatusOr<Profile> ParseProfile(const std::string& toml_text, const std::string& 
 
   TableReader shapes = sub("shapes");
   OS_ASSIGN_OR_RETURN(p.static_shapes, shapes.Bool("static", shapes.present(), false));
+  OS_ASSIGN_OR_RETURN(p.max_batch, shapes.Int("max_batch", false, 0));
+  if (p.max_batch < 0) return shapes.Error("max_batch", "wants 0 (any batch) or a positive batch size");
   OS_ASSIGN_OR_RETURN(p.shapes_source, shapes.SourceOf());
   OS_RETURN_IF_ERROR(shapes.CheckNoUnknownKeys());
 

@@ -88,6 +88,9 @@ struct Profile {
   std::string control_flow_source;
 
   bool static_shapes = false;
+  // The largest static dim 0 a graph input may have (0: any). ncnn's Mat has no batch
+  // dimension, so its converter drops dim 0 and runs one item.
+  int64_t max_batch = 0;
   std::string shapes_source;
   std::string int64 = "full";  // full | cast-to-int32 | shape-only: informational
   std::string int64_source;

@@ -643,6 +643,33 @@ class Checker {
         report_.blockers.push_back(std::move(f));
       }
     }
+    if (p_.max_batch > 0) {
+      for (Value* v : model_.graph().inputs()) {
+        if (v->IsInitializer() || !v->type() || !v->type()->has_tensor_type()) continue;
+        const auto& shape = v->type()->tensor_type().shape();
+        if (!v->type()->tensor_type().has_shape() || shape.dim_size() == 0) continue;
+        Finding f;
+        f.node = v->name();
+        f.where = "graph input";
+        f.fact = Fact(absl::StrCat("batch (dim 0 of an input) at most ", p_.max_batch));
+        f.source = p_.shapes_source;
+        f.step = Step::kNone;
+        auto given = o_.input_batch.find(v->name());
+        if (shape.dim(0).has_dim_value()) {
+          if (shape.dim(0).dim_value() <= p_.max_batch) continue;
+          f.reason = absl::StrCat("graph input '", v->name(), "' has static batch ", shape.dim(0).dim_value(), " (",
+                                  ShapeText(*v), ")");
+          f.fix = absl::StrCat("none: a static batch is baked into the model's shapes; export it with batch ",
+                               p_.max_batch, " (or a dynamic batch)");
+        } else if (given != o_.input_batch.end() && given->second > p_.max_batch) {
+          f.reason = absl::StrCat("--input-shapes gives graph input '", v->name(), "' batch ", given->second);
+          f.fix = absl::StrCat("none: give batch ", p_.max_batch, " in --input-shapes (dim 0 of ", v->name(), ")");
+        } else {
+          continue;
+        }
+        report_.blockers.push_back(std::move(f));
+      }
+    }
     if (p_.int64 != "full") {
       for (Value* v : model_.graph().inputs()) {
         if (!v->type() || !v->type()->has_tensor_type() ||

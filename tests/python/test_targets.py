@@ -419,6 +419,36 @@ def test_rknn2_names_dropped_outputs(run_cli, tmp_path):
     run_cli("check", "--target", "rknn2", tmp_path / "input.onnx")
 
 
+def test_ncnn_names_a_static_batch_above_one(run_cli, tmp_path):
+    """ncnn's Mat has no batch dimension and pnnx drops dim 0 of every input (measured: batch 2
+    gave a wrong shape or a crash), so a static batch > 1 is a blocker nothing can remove;
+    batch 1, a dynamic batch and a scalar input are not."""
+
+    def model(dims):
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, dims)
+        y = helper.make_tensor_value_info("y", TensorProto.FLOAT, dims)
+        g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+        m.ir_version = 8
+        return m
+
+    onnx.save(model([2, 5, 32]), tmp_path / "b2.onnx")
+    proc = run_cli("check", "--target", "ncnn", tmp_path / "b2.onnx", expect_rc=1)
+    assert "graph input 'x' has static batch 2 ([2,5,32])" in proc.stdout, proc.stdout
+    assert "batch (dim 0 of an input) at most 1" in proc.stdout, proc.stdout
+    proc = run_cli("--target", "ncnn", tmp_path / "b2.onnx", "-o", tmp_path / "o.onnx", expect_rc=1)
+    assert "static batch 2" in proc.stderr and not (tmp_path / "o.onnx").exists()
+    for name, dims in (("b1", [1, 5, 32]), ("dyn", ["batch", 5, 32]), ("scalar", [])):
+        onnx.save(model(dims), tmp_path / f"{name}.onnx")
+        run_cli("check", "--target", "ncnn", tmp_path / f"{name}.onnx")
+    # A dynamic batch given as 2 by --input-shapes is named too, consistently with --target.
+    proc = run_cli("check", "--target", "ncnn", "--input-shapes", "x:2x5x32", tmp_path / "dyn.onnx", expect_rc=1)
+    assert "--input-shapes gives graph input 'x' batch 2" in proc.stdout, proc.stdout
+    run_cli("check", "--target", "ncnn", "--input-shapes", "x:1x5x32", tmp_path / "dyn.onnx")
+    # Other profiles run any batch.
+    run_cli("check", "--target", "openvino", tmp_path / "b2.onnx")
+
+
 def test_nncase_reducesum_axes_input_goes_to_opset_12(run_cli, tmp_path, oracle):
     """nncase 1.9 reads ReduceSum-13's axes input as 'every axis' (measured): --target
     nncase-k210 converts the model to opset 12, where axes is an attribute."""
