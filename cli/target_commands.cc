@@ -25,6 +25,15 @@ std::string IfLoopText(const target::Profile& p) {
   return absl::StrCat(i, ", ", p.loop ? "Loop" : "no Loop");
 }
 
+// What a profile's [outputs] forbids, e.g. "no copies of another output, no constants".
+std::string OutputLimits(const target::Profile& p) {
+  std::vector<std::string> limits;
+  if (!p.output_copies) limits.push_back("no copies of another output");
+  if (!p.output_input_copies) limits.push_back("no copies of an input");
+  if (!p.output_constants) limits.push_back("no constants");
+  return absl::StrJoin(limits, ", ");
+}
+
 }  // namespace
 
 std::string TargetsMarkdown() {
@@ -64,10 +73,8 @@ std::string TargetsMarkdown() {
     fact(absl::StrCat("int64: ", p.int64), p.int64_source);
     fact(p.external_data ? "external data accepted" : "weights must be inline", p.external_data_source);
     if (p.value_info_everywhere) fact("value_info on every tensor", p.value_info_source);
-    if (!p.output_copies || !p.output_constants)
-      fact(absl::StrCat("graph outputs: ", p.output_copies ? "" : "no copies of another output",
-                        !p.output_copies && !p.output_constants ? ", " : "", p.output_constants ? "" : "no constants"),
-           p.outputs_source);
+    if (!p.output_copies || !p.output_input_copies || !p.output_constants)
+      fact(absl::StrCat("graph outputs: ", OutputLimits(p)), p.outputs_source);
     fact(absl::StrCat("custom domains: ", p.custom_domains ? "yes" : "no",
                       ", local functions: ", p.local_functions ? "yes" : "no"),
          p.custom_source);
@@ -111,10 +118,8 @@ int CmdTargets(const std::vector<std::string>& args) {
     std::cout << "  static shapes " << (p->static_shapes ? "needed" : "not needed")
               << (p->max_batch > 0 ? absl::StrCat(", batch at most ", p->max_batch) : "") << ": " << p->shapes_source
               << "\n";
-    if (!p->output_copies || !p->output_constants)
-      std::cout << "  graph outputs: " << (p->output_copies ? "" : "no copies of another output")
-                << (!p->output_copies && !p->output_constants ? ", " : "")
-                << (p->output_constants ? "" : "no constants") << ": " << p->outputs_source << "\n";
+    if (!p->output_copies || !p->output_input_copies || !p->output_constants)
+      std::cout << "  graph outputs: " << OutputLimits(*p) << ": " << p->outputs_source << "\n";
     for (const auto& m : p->missing)
       std::cout << "  lacks " << absl::StrJoin(m.ops, ", ") << (m.when.empty() ? "" : " when " + m.when) << ": "
                 << m.source << "\n";

@@ -47,6 +47,9 @@ struct Source {
 //                               second's rank
 //   when = "square-ncw-input"    input 0 of rank 3 whose dims 1 and 2 are one static size,
 //                               output of rank 2
+//   when = "cast-from:TYPE"      (on Cast) an input of element type TYPE cast to another type
+//                               (not one computed from shapes alone, which converters fold)
+//   when = "step-not-one"        (on Slice) a steps input not all ones (or computed at run time)
 //   when = "inserts-unit-dims:N" (on Reshape) a constant-shape Reshape whose output, of rank
 //                               N or more, is its input with only unit dims inserted
 // ops = ["*"] matches every op of the domain (with a `when`: a dtype the target cannot compute).
@@ -109,7 +112,8 @@ struct Profile {
   // Graph outputs the runtime keeps: a copy (Identity, or a chain of them) of another graph
   // output, and a constant output (an initializer or a Constant's value), are dropped by
   // some converters without an error.
-  bool output_copies = true;
+  bool output_copies = true;        // a graph output that is an Identity copy of another one
+  bool output_input_copies = true;  // a graph output that is an Identity copy of a graph input
   bool output_constants = true;
   std::string outputs_source;
 

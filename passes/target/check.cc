@@ -83,6 +83,18 @@ std::string AttrText(const Attribute& a) {
 
 std::string ShapeText(const Value& v);
 
+// Whether v is computed from tensor shapes and constants alone (Shape, Size, and arithmetic on
+// them): a converter given the input shapes folds such values before it lowers anything.
+bool ShapeDerived(const Value* v, int depth = 0) {
+  if (!v || IsConstant(v)) return v != nullptr;
+  const Node* p = v->producer();
+  if (!p || depth > 64 || !p->subgraphs().empty()) return false;
+  if (p->Is("Shape") || p->Is("Size")) return true;
+  for (const Value* in : p->inputs())
+    if (in && !ShapeDerived(in, depth + 1)) return false;
+  return true;
+}
+
 // Whether `when` (MissingOp) holds for this node; `detail` says how.
 bool Holds(const Node& n, const std::string& when, const passes::InferredTypes& types, std::string* detail) {
   if (when.empty()) return true;
@@ -195,6 +207,24 @@ bool Holds(const Node& n, const std::string& when, const passes::InferredTypes& 
     if (!passes::reshapes::InsertedUnitAxes(shapes->in, shapes->out)) return false;
     *detail = absl::StrCat("'", n.input(0)->name(), "' ", ShapeToString(shapes->in), " -> ", ShapeToString(shapes->out),
                            ": only unit dims inserted");
+    return true;
+  }
+  if (absl::StartsWith(when, "cast-from:")) {
+    // A Cast that changes an input of this element type into another one.
+    if (!n.Is("Cast") || n.num_inputs() < 1 || !n.input(0) || n.num_outputs() < 1 || !n.output(0)) return false;
+    std::string want = absl::AsciiStrToLower(when.substr(10));
+    const int32_t from = types.ElemType(n.input(0)), to = types.ElemType(n.output(0));
+    if (from == 0 || ElemTypeName(from) != want || from == to || ShapeDerived(n.input(0))) return false;
+    *detail = absl::StrCat("'", n.input(0)->name(), "' ", want, " -> ", to ? ElemTypeName(to) : "another type");
+    return true;
+  }
+  if (when == "step-not-one") {
+    // A Slice whose steps input (opset >= 10) is not all ones, or not known before run time.
+    if (!n.Is("Slice") || n.num_inputs() < 5 || !n.input(4)) return false;
+    auto steps = ConstantInt64s(n.input(4));
+    if (steps && std::all_of(steps->begin(), steps->end(), [](int64_t s) { return s == 1; })) return false;
+    *detail = steps ? absl::StrCat("steps '", n.input(4)->name(), "' = [", absl::StrJoin(*steps, ","), "]")
+                    : absl::StrCat("steps '", n.input(4)->name(), "' is computed at run time");
     return true;
   }
   if (when == "vector-minuend") {
@@ -591,9 +621,10 @@ class Checker {
     }
   }
 
-  // Graph outputs the runtime drops silently: copies of another output, and constants.
+  // Graph outputs the runtime drops silently or fails on: copies of another output or of an
+  // input, and constants.
   void Outputs() {
-    if (p_.output_copies && p_.output_constants) return;
+    if (p_.output_copies && p_.output_input_copies && p_.output_constants) return;
     const Graph& g = model_.graph();
     std::set<const Value*> outputs(g.outputs().begin(), g.outputs().end());
     for (const Value* v : g.outputs()) {
@@ -605,19 +636,27 @@ class Checker {
       f.step = Step::kNone;
       if (!p_.output_constants && IsConstant(v)) {
         f.reason = absl::StrCat("graph output '", v->name(), "' is a constant");
-        f.fact = Fact("no constant graph outputs (dropped from the compiled model)");
+        f.fact = Fact("no constant graph outputs");
         f.fix = "none: a constant output is not computed; take its value from the model instead";
         report_.blockers.push_back(std::move(f));
         continue;
       }
-      if (p_.output_copies) continue;
       // Follow Identity copies back to what they copy.
       const Value* src = v;
       while (src->producer() && src->producer()->Is("Identity") && src->producer()->input(0))
         src = src->producer()->input(0);
-      if (src == v || !outputs.count(src)) continue;
-      f.reason = absl::StrCat("graph output '", v->name(), "' is a copy of graph output '", src->name(), "'");
-      f.fact = Fact("no graph output that copies another one (dropped from the compiled model)");
+      if (src == v) continue;
+      const bool of_input = !src->producer() && !src->IsInitializer() &&
+                            std::find(g.inputs().begin(), g.inputs().end(), src) != g.inputs().end();
+      if (!p_.output_copies && outputs.count(src)) {
+        f.reason = absl::StrCat("graph output '", v->name(), "' is a copy of graph output '", src->name(), "'");
+        f.fact = Fact("no graph output that copies another one");
+      } else if (!p_.output_input_copies && of_input) {
+        f.reason = absl::StrCat("graph output '", v->name(), "' is a copy of graph input '", src->name(), "'");
+        f.fact = Fact("no graph output that copies a graph input");
+      } else {
+        continue;
+      }
       f.fix = absl::StrCat("none: the copy is the same tensor; read '", src->name(), "' instead");
       report_.blockers.push_back(std::move(f));
     }

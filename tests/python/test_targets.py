@@ -449,6 +449,63 @@ def test_ncnn_names_a_static_batch_above_one(run_cli, tmp_path):
     run_cli("check", "--target", "openvino", tmp_path / "b2.onnx")
 
 
+def test_ncnn_names_what_pnnx_cannot_lower(run_cli, tmp_path):
+    """Measured with pnnx 20261020 + ncnn 1.0.20261020 (targets/ncnn.toml): a strided or
+    reversed Slice, a rank-6 Reshape/Transpose, a Cast from int64, and a graph output that
+    copies a graph input are named; their near neighbours (step 1, rank 5, int64 -> int64,
+    a copy of an intermediate value) are not."""
+
+    def check(nodes, inits=(), x_type=TensorProto.FLOAT, dims=(1, 4, 8, 8), out_dims=None, out_type=None):
+        x = helper.make_tensor_value_info("x", x_type, list(dims))
+        y = helper.make_tensor_value_info("y", out_type or x_type, out_dims)
+        g = helper.make_graph(nodes, "g", [x], [y], list(inits))
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+        m.ir_version = 8
+        onnx.save(m, tmp_path / "m.onnx")
+        proc = run_cli("check", "--target", "ncnn", tmp_path / "m.onnx", expect_rc=None)
+        return proc.stdout
+
+    def ints(name, values):
+        return onnx.numpy_helper.from_array(np.array(values, np.int64), name)
+
+    def sliced(step):
+        inits = [ints("s", [0]), ints("e", [8]), ints("a", [3]), ints("st", [step])]
+        return check([helper.make_node("Slice", ["x", "s", "e", "a", "st"], ["y"])], inits)
+
+    assert "steps 'st' = [2]" in sliced(2) and "lacks Slice when step-not-one" in sliced(2)
+    assert "step-not-one" in sliced(-1)
+    assert "accepted" in sliced(1)
+
+    def transposed(rank):
+        dims = [1] + [2] * (rank - 1)
+        perm = [0, *range(rank - 1, 0, -1)]
+        return check([helper.make_node("Transpose", ["x"], ["y"], perm=perm)], dims=dims, out_dims=dims)
+
+    assert "lacks Transpose when rank>5" in transposed(6)
+    assert "accepted" in transposed(5)
+
+    def cast(x_type, to):
+        return check([helper.make_node("Cast", ["x"], ["y"], to=to)], x_type=x_type, out_type=to)
+
+    out = cast(TensorProto.INT64, TensorProto.FLOAT)
+    assert "Cast ('x' int64 -> float)" in out and "lacks Cast when cast-from:int64" in out, out
+    assert "cast-from" not in cast(TensorProto.INT64, TensorProto.INT64)
+    assert "cast-from" not in cast(TensorProto.FLOAT, TensorProto.FLOAT16)
+    # An element count computed from the shape (an unbiased variance's n) is folded by pnnx.
+    count = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("ReduceProd", ["s"], ["n"], keepdims=0),
+        helper.make_node("Cast", ["n"], ["nf"], to=TensorProto.FLOAT),
+        helper.make_node("Div", ["x", "nf"], ["y"]),
+    ]
+    assert "cast-from" not in check(count), check(count)
+
+    copy_of_input = check([helper.make_node("Identity", ["x"], ["y"])])
+    assert "graph output 'y' is a copy of graph input 'x'" in copy_of_input, copy_of_input
+    relu_copy = check([helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Identity", ["r"], ["y"])])
+    assert "accepted" in relu_copy, relu_copy
+
+
 def test_nncase_reducesum_axes_input_goes_to_opset_12(run_cli, tmp_path, oracle):
     """nncase 1.9 reads ReduceSum-13's axes input as 'every axis' (measured): --target
     nncase-k210 converts the model to opset 12, where axes is an attribute."""

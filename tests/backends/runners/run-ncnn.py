@@ -55,6 +55,24 @@ def inputshape(inputs):
     return ",".join(parts)
 
 
+def link_model(model, link):
+    """A symlink to model at link, with symlinks to its external data files beside it."""
+    import onnx
+
+    source_dir = os.path.dirname(os.path.abspath(model))
+    os.symlink(os.path.abspath(model), link)
+    m = onnx.load(model, load_external_data=False)
+    tensors = list(m.graph.initializer) + [
+        a.t for n in m.graph.node for a in n.attribute if a.type == onnx.AttributeProto.TENSOR
+    ]
+    for t in tensors:
+        for entry in t.external_data:
+            target = os.path.join(os.path.dirname(link), entry.value)
+            if entry.key == "location" and not os.path.lexists(target):
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                os.symlink(os.path.join(source_dir, entry.value), target)
+
+
 def convert(model, inputs, workdir):
     """pnnx model.onnx -> workdir/model.ncnn.{param,bin}; pnnx's own message when it fails."""
     workdir = os.path.abspath(workdir)
@@ -68,7 +86,11 @@ def convert(model, inputs, workdir):
         "ncnnbin": stem + ".ncnn.bin",
         "ncnnpy": stem + "_ncnn.py",
     }
-    cmd = [pnnx_executable(), os.path.abspath(model), "inputshape=" + inputshape(inputs), "fp16=0", "device=cpu"]
+    # pnnx also writes NAME.pnnxsim.onnx next to the model it reads, whatever the options say:
+    # give it a link in workdir (and links to the model's external data files beside it).
+    link = os.path.join(workdir, "input.onnx")
+    link_model(model, link)
+    cmd = [pnnx_executable(), link, "inputshape=" + inputshape(inputs), "fp16=0", "device=cpu"]
     cmd += ["%s=%s" % kv for kv in outputs.items()]
     log_path = os.path.join(workdir, "pnnx.log")
     with open(log_path, "w") as log:
@@ -80,7 +102,11 @@ def convert(model, inputs, workdir):
         lines = [l.rstrip() for l in f if l.strip()]
     # pnnx reports most problems on stdout and still exits 0; an abort is a signal.
     if proc.returncode != 0 or not os.path.exists(outputs["ncnnparam"]):
-        how = "pnnx exited %d" % proc.returncode if proc.returncode >= 0 else "pnnx killed by signal %d" % -proc.returncode
+        how = (
+            "pnnx exited %d" % proc.returncode
+            if proc.returncode >= 0
+            else "pnnx killed by signal %d" % -proc.returncode
+        )
         raise Refused("build", "%s: %s" % (how, one_line("\n".join(lines[-3:]))))
     return outputs["ncnnparam"], outputs["ncnnbin"], [l for l in lines if "not supported" in l or "unsupported" in l]
 
