@@ -42,7 +42,8 @@ sys.path.insert(0, str(HERE))
 
 from backends import BACKENDS, Backend  # noqa: E402
 
-# The project's corpus, and the harness's own models (tests/backends/kokoro_corpus.py).
+# The project's corpus, and the harness's own models (tests/backends/kokoro_corpus.py and
+# batch1_corpus.py: batch-1 static exports as edge deployments make them).
 DEFAULT_CORPORA = [ROOT / "tests/models/.generated", ROOT / "build/backends/corpus"]
 BACKENDS_DIR = Path(os.environ.get("BACKENDS_DIR", ROOT / ".backends"))
 

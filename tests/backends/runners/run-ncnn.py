@@ -148,7 +148,10 @@ def run(model, inputs, workdir):
         results = []
         with net.create_extractor() as ex:
             for i, array in enumerate(inputs.values()):
-                data = np.ascontiguousarray(array, dtype=np.float32)  # ncnn computes in float
+                # As pnnx's own generated *_ncnn.py feeds them: integer inputs (token ids) as
+                # int32, whose bits ncnn's Embed reads as ints; everything else as float32.
+                integer = np.issubdtype(array.dtype, np.integer) or array.dtype == np.bool_
+                data = np.ascontiguousarray(array, dtype=np.int32 if integer else np.float32)
                 ex.input("in%d" % i, ncnn.Mat(data, batch_index=0).clone())
             for i in range(n_outputs):
                 with log:
