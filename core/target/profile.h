@@ -24,7 +24,7 @@ struct Source {
 // Ops the target lacks, in every form or in one form.
 //   when = ""                   always
 //   when = "attribute:NAME"     NAME set to a value other than its default
-//   when = "attribute:NAME=V"   NAME set to V (ints and strings)
+//   when = "attribute:NAME=V"   NAME set to V (ints and strings), or absent when V is its default
 //   when = "dtype:TYPE"         an input or output of element type TYPE (onnx name, lower case)
 //   when = "rank>N"             an input or output of known rank above N
 //   when = "rank<N"             an input or output of known rank below N
@@ -49,6 +49,7 @@ struct Source {
 //                               output of rank 2
 //   when = "cast-from:TYPE"      (on Cast) an input of element type TYPE cast to another type
 //                               (not one computed from shapes alone, which converters fold)
+//   when = "moves-unit-dims-only" (on Transpose) it only moves dims of size 1 (a Reshape)
 //   when = "step-not-one"        (on Slice) a steps input not all ones (or computed at run time)
 //   when = "inserts-unit-dims:N" (on Reshape) a constant-shape Reshape whose output, of rank
 //                               N or more, is its input with only unit dims inserted

@@ -108,7 +108,13 @@ bool Holds(const Node& n, const std::string& when, const passes::InferredTypes& 
       has_value = true;
     }
     const Attribute* a = n.FindAttribute(name);
-    if (!a) return false;
+    if (!a) {
+      // An absent attribute has its default value: "direction=forward" holds for an LSTM
+      // that does not set direction.
+      if (!has_value || value.empty() || DefaultOf(n, name) != value) return false;
+      *detail = absl::StrCat(name, "=", value, " (the default)");
+      return true;
+    }
     std::string actual = AttrText(*a);
     if (has_value ? actual != value : actual == DefaultOf(n, name)) return false;
     *detail = absl::StrCat(name, "=", actual);
@@ -216,6 +222,14 @@ bool Holds(const Node& n, const std::string& when, const passes::InferredTypes& 
     const int32_t from = types.ElemType(n.input(0)), to = types.ElemType(n.output(0));
     if (from == 0 || ElemTypeName(from) != want || from == to || ShapeDerived(n.input(0))) return false;
     *detail = absl::StrCat("'", n.input(0)->name(), "' ", want, " -> ", to ? ElemTypeName(to) : "another type");
+    return true;
+  }
+  if (when == "moves-unit-dims-only") {
+    // A Transpose that transpose-to-reshape writes as a Reshape (it keeps the order of the
+    // dims above size 1).
+    if (!n.Is("Transpose")) return false;
+    if (!passes::reshapes::TransposeAsReshape(n, nullptr)) return false;
+    *detail = "moves only dims of size 1";
     return true;
   }
   if (when == "step-not-one") {
@@ -391,7 +405,8 @@ int64_t OpsetBeforeForms(const Profile& p, const Model& model) {
 
 class Checker {
  public:
-  Checker(const Model& model, const Profile& p, const CheckOptions& o) : model_(model), p_(p), o_(o), types_(&model) {}
+  Checker(const Model& model, const Profile& p, const CheckOptions& o)
+      : model_(model), p_(p), o_(o), types_(&model), static_inputs_(StaticInputs(model, o)) {}
 
   CheckReport Run() {
     ModelLevel();
@@ -554,7 +569,7 @@ class Checker {
           std::string fact = p_.if_rule == IfRule::kNone ? "no If" : "If only with a constant condition";
           if (constant) {
             Block(&n, "If with a constant condition", Fact(fact), p_.control_flow_source, Step::kSimplify);
-          } else if (!o_.inputs_with_shapes.empty()) {
+          } else if (static_inputs_) {
             Block(&n, "If whose condition is computed at run time", Fact(fact), p_.control_flow_source,
                   Step::kSimplify);
           } else {
@@ -584,6 +599,7 @@ class Checker {
       else if (op == "GlobalAveragePool" || op == "GlobalMaxPool") step = Step::kRewriteGlobalPool;
       else if (op == "Reshape" && absl::StartsWith(m.when, "attribute:allowzero")) step = Step::kDropReshapeAllowzero;
       else if (op == "Reshape" && absl::StartsWith(m.when, "inserts-unit-dims:")) step = Step::kReshapeToUnsqueeze;
+      else if (op == "Transpose" && m.when == "moves-unit-dims-only") step = Step::kTransposeToReshape;
       else if (op == "Constant") step = Step::kExtractConstants;
       else if (op == "CastLike") step = Step::kRewriteCastLike;
       else if (op == "ReduceMean" && m.when == "mixed-precision-layernorm") step = Step::kFixLayerNorm;
@@ -594,8 +610,7 @@ class Checker {
                (!n.FindAttribute("reduction") || n.FindAttribute("reduction")->proto().s() == "none"))
         step = Step::kRewriteConstantScatterND;  // a selection needs no ScatterND (it may refuse: then named)
       else if ((op == "Shape" || op == "Size") && p_.static_shapes) {
-        if (o_.inputs_with_shapes.empty())
-          no_fix = "give --input-shapes: with static inputs, simplify folds shape arithmetic";
+        if (!static_inputs_) no_fix = "give --input-shapes: with static inputs, simplify folds shape arithmetic";
         else step = Step::kSimplify;
       } else if (op == "If" && IsConstant(n.input(0))) step = Step::kSimplify;
       else if (absl::StartsWith(m.when, "input:")) {
@@ -726,10 +741,20 @@ class Checker {
     }
   }
 
+  // Whether every graph input's shape is static, as declared or made by --input-shapes, so
+  // simplify can fold shape arithmetic (and Ifs on shapes) without anything else.
+  static bool StaticInputs(const Model& model, const CheckOptions& o) {
+    if (!o.inputs_with_shapes.empty()) return true;
+    for (const Value* v : model.graph().inputs())
+      if (v && !v->IsInitializer() && DynamicDims(*v)) return false;
+    return true;
+  }
+
   const Model& model_;
   const Profile& p_;
   const CheckOptions& o_;
   passes::InferredTypes types_;  // inference runs only if a rule asks about an unannotated value
+  const bool static_inputs_;
   CheckReport report_;
 };
 
@@ -788,6 +813,7 @@ std::string StepText(Step step, const Profile& p, const Model& model, const std:
           break;
       return min_rank > 0 ? absl::StrCat("reshape-to-unsqueeze(min-rank=", min_rank, ")") : "reshape-to-unsqueeze";
     }
+    case Step::kTransposeToReshape: return "transpose-to-reshape";
     case Step::kAnnotateShapes: return "infer-shapes(reset=true)";
     case Step::kInlineWeights: return "inline-weights";
     case Step::kPruneImports: return "prune-opset-imports";

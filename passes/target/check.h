@@ -39,6 +39,7 @@ enum class Step {
   kExtractConstants,
   kSimplify,            // with infer-shapes(reset=true) first: fold If, shape arithmetic, stale types
   kReshapeToUnsqueeze,  // after simplify: it needs the static shapes, and simplify never undoes it
+  kTransposeToReshape,  // after simplify, for the same reasons
   kRewriteCastLike,
   kAnnotateShapes,
   kInlineWeights,

@@ -20,7 +20,7 @@ constexpr int kMaxSimplifyRepeats = 4;
 // make so in a later round.)
 bool Repeatable(Step s) {
   return s == Step::kSimplify || s == Step::kAnnotateShapes || s == Step::kRewriteCastLike ||
-         s == Step::kRewriteConstantScatterND || s == Step::kReshapeToUnsqueeze;
+         s == Step::kRewriteConstantScatterND || s == Step::kReshapeToUnsqueeze || s == Step::kTransposeToReshape;
 }
 
 Status RemainingError(const Profile& profile, const CheckReport& report, const std::vector<std::string>& plan) {

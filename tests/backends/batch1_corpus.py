@@ -124,7 +124,6 @@ def _yolo_neck(opset):
 
 
 def _norm_mlp(opset, approximate="none"):
-    import torch
     from torch import nn
 
     class PreNormMLP(nn.Module):
@@ -142,18 +141,17 @@ def _norm_mlp(opset, approximate="none"):
     return PreNormMLP(), {"x": ("randn", (1, 16, 32))}, ["y"], opset
 
 
-def _crnn(opset):
-    import torch
+def _crnn(opset, cell="GRU", bidirectional=True):
     from torch import nn
 
     class CRNN(nn.Module):
-        """Conv features over a text line, then a bidirectional GRU and a per-step classifier."""
+        """Conv features over a text line, then a batch_first RNN and a per-step classifier."""
 
         def __init__(self):
             super().__init__()
             self.conv = nn.Sequential(nn.Conv2d(1, 8, 3, 1, 1), nn.ReLU(), nn.MaxPool2d((4, 1)))
-            self.rnn = nn.GRU(8 * 4, 16, batch_first=True, bidirectional=True)
-            self.fc = nn.Linear(32, 12)
+            self.rnn = getattr(nn, cell)(8 * 4, 16, batch_first=True, bidirectional=bidirectional)
+            self.fc = nn.Linear(32 if bidirectional else 16, 12)
 
         def forward(self, x):
             f = self.conv(x)  # (1, 8, 4, W)
@@ -175,6 +173,7 @@ MODELS = {
     "prenorm_mlp_tanh_op17_b1": lambda: _norm_mlp(17, "tanh"),
     "prenorm_mlp_op20_b1": lambda: _norm_mlp(20),
     "crnn_op13_b1": lambda: _crnn(13),
+    "crnn_lstm_op13_b1": lambda: _crnn(13, "LSTM", bidirectional=False),
 }
 
 

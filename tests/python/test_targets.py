@@ -506,6 +506,73 @@ def test_ncnn_names_what_pnnx_cannot_lower(run_cli, tmp_path):
     assert "accepted" in relu_copy, relu_copy
 
 
+def test_nncase_lstm_output_transpose_becomes_reshape_and_gru_is_named(run_cli, tmp_path, oracle):
+    """nncase 1.9 computes Transpose(Squeeze(Y)) after an LSTM wrong (measured: torch's
+    batch_first export) and the same move as a Reshape right: --target nncase-k210 writes a
+    Transpose that only moves unit dims as a Reshape; a GRU whose output is used is named
+    (measured wrong in every consumed form)."""
+    rng = np.random.default_rng(0)
+
+    def const(name, a):
+        return onnx.numpy_helper.from_array(np.asarray(a), name)
+
+    def model(cell, gates):
+        inits = [
+            const("W", rng.standard_normal((1, gates * 16, 32)).astype(np.float32) * 0.3),
+            const("R", rng.standard_normal((1, gates * 16, 16)).astype(np.float32) * 0.3),
+            const("B", rng.standard_normal((1, 2 * gates * 16)).astype(np.float32) * 0.1),
+            const("axis1", np.array([1], np.int64)),
+            const("fc", rng.standard_normal((16, 12)).astype(np.float32)),
+        ]
+        nodes = [
+            helper.make_node(cell, ["x", "W", "R", "B"], ["Y"], hidden_size=16),
+            helper.make_node("Squeeze", ["Y", "axis1"], ["s"]),
+            helper.make_node("Transpose", ["s"], ["t"], perm=[1, 0, 2]),
+            helper.make_node("MatMul", ["t", "fc"], ["y"]),
+        ]
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [24, 1, 32])
+        y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 24, 12])
+        m = helper.make_model(
+            helper.make_graph(nodes, "g", [x], [y], inits), opset_imports=[helper.make_opsetid("", 13)]
+        )
+        m.ir_version = 7
+        return onnx.shape_inference.infer_shapes(m)  # check judges shape facts on annotations
+
+    onnx.save(model("LSTM", 4), tmp_path / "lstm.onnx")
+    proc = run_cli("check", "--target", "nncase-k210", tmp_path / "lstm.onnx", expect_rc=1)
+    assert "Transpose (moves only dims of size 1)" in proc.stdout and "transpose-to-reshape" in proc.stdout, proc.stdout
+    proc = run_cli("--target", "nncase-k210", tmp_path / "lstm.onnx", "-o", tmp_path / "out.onnx")
+    assert "transpose-to-reshape" in proc.stderr, proc.stderr
+    out = onnx.load(tmp_path / "out.onnx")
+    assert "Transpose" not in [n.op_type for n in out.graph.node]
+    run_cli("check", "--target", "nncase-k210", tmp_path / "out.onnx")
+    oracle.assert_equivalent(tmp_path / "lstm.onnx", tmp_path / "out.onnx", rtol=0, atol=0)
+
+    onnx.save(model("GRU", 3), tmp_path / "gru.onnx")
+    proc = run_cli("check", "--target", "nncase-k210", tmp_path / "gru.onnx", expect_rc=1)
+    assert "lacks GRU" in proc.stdout, proc.stdout
+
+
+def test_static_model_folds_shape_arithmetic_without_input_shapes(run_cli, tmp_path):
+    """A model whose inputs are already static needs no --input-shapes for simplify to fold
+    its Shape arithmetic (nncase-k210 has no Shape): the plan runs simplify."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 24, 32])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [24, 32])
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Slice", ["s", "one", "three"], ["hw"]),
+        helper.make_node("Reshape", ["x", "hw"], ["y"]),
+    ]
+    inits = [onnx.numpy_helper.from_array(np.array([v], np.int64), n) for n, v in (("one", 1), ("three", 3))]
+    m = helper.make_model(helper.make_graph(nodes, "g", [x], [y], inits), opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 7
+    onnx.save(m, tmp_path / "m.onnx")
+    proc = run_cli("check", "--target", "nncase-k210", tmp_path / "m.onnx", expect_rc=1)
+    assert "Shape" in proc.stdout and "give --input-shapes" not in proc.stdout, proc.stdout
+    run_cli("--target", "nncase-k210", tmp_path / "m.onnx", "-o", tmp_path / "out.onnx")
+    assert "Shape" not in [n.op_type for n in onnx.load(tmp_path / "out.onnx").graph.node]
+
+
 def test_nncase_reducesum_axes_input_goes_to_opset_12(run_cli, tmp_path, oracle):
     """nncase 1.9 reads ReduceSum-13's axes input as 'every axis' (measured): --target
     nncase-k210 converts the model to opset 12, where axes is an attribute."""
