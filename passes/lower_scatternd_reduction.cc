@@ -55,34 +55,6 @@ StatusOr<Reduction> ParseReduction(const Attribute* a) {
       absl::StrCat("ScatterND reduction='", a->s(), "' is not one of none, add, mul, max, min"));
 }
 
-// Static dims of a value (nullopt where unknown or for an unknown rank).
-std::optional<std::vector<int64_t>> StaticShape(const Value* v) {
-  if (auto c = GetConstant(v)) return c->dims;
-  return StaticDims(ShapeOfType(v->type()));
-}
-
-// True when `indices` is a constant whose index tuples are distinct elements of `data`.
-bool ProvablyDistinct(const Value* indices, const Value* data) {
-  auto c = GetConstant(indices);
-  if (!c || c->dims.empty()) return false;
-  auto values = c->AsInt64s();
-  if (!values) return false;
-  int64_t k = c->dims.back();
-  if (k <= 0) return false;
-  std::optional<std::vector<int64_t>> data_dims = StaticShape(data);
-  std::set<std::vector<int64_t>> seen;
-  for (size_t start = 0; start + k <= values->size(); start += k) {
-    std::vector<int64_t> tuple(values->begin() + start, values->begin() + start + k);
-    for (int64_t i = 0; i < k; ++i) {
-      if (tuple[i] >= 0) continue;
-      if (!data_dims || static_cast<int64_t>(data_dims->size()) <= i) return false;
-      tuple[i] += (*data_dims)[i];
-    }
-    if (!seen.insert(std::move(tuple)).second) return false;
-  }
-  return true;
-}
-
 class LowerScatterNDReductionPass : public PatternPass {
  public:
   explicit LowerScatterNDReductionPass(int64_t max_pair_elements) : max_pair_elements_(max_pair_elements) {
@@ -109,8 +81,9 @@ class LowerScatterNDReductionPass : public PatternPass {
     Value* new_updates = updates;
     if (reduction != Reduction::kNone) {
       Value* total = updates;
-      if (!ProvablyDistinct(indices, data)) {
-        OS_RETURN_IF_ERROR(CheckSize(scatter, indices, updates));
+      if (!lowering::ProvablyDistinct(indices, data)) {
+        OS_RETURN_IF_ERROR(
+            lowering::CheckPairSize(*scatter, indices, updates, max_pair_elements_, "lower-scatternd-reduction"));
         int32_t type = ElementType(updates);
         if (type == 0) type = ElementType(data);
         total = lowering::CombineDuplicateUpdates(rw, data, indices, updates, reduction,
@@ -119,24 +92,6 @@ class LowerScatterNDReductionPass : public PatternPass {
       new_updates = rw.Op(lowering::CombineOp(reduction), {rw.Op("GatherND", {data, indices}), total});
     }
     return std::vector<Value*>{rw.Op("ScatterND", {data, indices, new_updates})};
-  }
-
-  Status CheckSize(const Node* scatter, const Value* indices, const Value* updates) const {
-    auto idx = StaticShape(indices);
-    auto upd = StaticShape(updates);
-    if (!idx || !upd || idx->empty()) return absl::OkStatus();
-    int64_t n = 1, elements = 1;
-    for (size_t i = 0; i + 1 < idx->size(); ++i) n *= (*idx)[i];
-    for (int64_t d : *upd) elements *= d;
-    int64_t m = n == 0 ? 0 : elements / n;
-    if (n > 0 && static_cast<double>(n) * n * m > static_cast<double>(max_pair_elements_)) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("lower-scatternd-reduction: ScatterND '", scatter->name(), "' has ", n, " index tuples of ", m,
-                       " elements and its indices are not a constant without repeats; lowering it exactly needs a ", n,
-                       "x", n, "x", m, " tensor (", static_cast<double>(n) * n * m,
-                       " elements) > max-pair-elements=", max_pair_elements_, " (raise the option to accept it)"));
-    }
-    return absl::OkStatus();
   }
 
   int64_t max_pair_elements_;

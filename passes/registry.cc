@@ -2,6 +2,7 @@
 #include "passes/registry.h"
 
 #include "core/pass/fixed_point.h"
+#include "passes/lowering/scatternd.h"  // defaults the table names
 
 namespace onnxsurgeon {
 

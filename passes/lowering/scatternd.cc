@@ -2,10 +2,63 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 
+#include "absl/strings/str_cat.h"
+#include "core/ir/constant.h"
+#include "core/ir/shape.h"
 #include "passes/lowering/element_type.h"
 
 namespace onnxsurgeon::lowering {
+namespace {
+
+// Static dims of a value (nullopt where unknown or for an unknown rank).
+std::optional<std::vector<int64_t>> StaticShape(const Value* v) {
+  if (auto c = GetConstant(v)) return c->dims;
+  return StaticDims(ShapeOfType(v->type()));
+}
+
+}  // namespace
+
+bool ProvablyDistinct(const Value* indices, const Value* data) {
+  auto c = GetConstant(indices);
+  if (!c || c->dims.empty()) return false;
+  auto values = c->AsInt64s();
+  if (!values) return false;
+  int64_t k = c->dims.back();
+  if (k <= 0) return false;
+  std::optional<std::vector<int64_t>> data_dims = StaticShape(data);
+  std::set<std::vector<int64_t>> seen;
+  for (size_t start = 0; start + k <= values->size(); start += k) {
+    std::vector<int64_t> tuple(values->begin() + start, values->begin() + start + k);
+    for (int64_t i = 0; i < k; ++i) {
+      if (tuple[i] >= 0) continue;
+      if (!data_dims || static_cast<int64_t>(data_dims->size()) <= i) return false;
+      tuple[i] += (*data_dims)[i];
+    }
+    if (!seen.insert(std::move(tuple)).second) return false;
+  }
+  return true;
+}
+
+Status CheckPairSize(const Node& scatter, const Value* indices, const Value* updates, int64_t max_elements,
+                     const std::string& who) {
+  auto idx = StaticShape(indices);
+  auto upd = StaticShape(updates);
+  if (!idx || !upd || idx->empty()) return absl::OkStatus();
+  int64_t n = 1, elements = 1;
+  for (size_t i = 0; i + 1 < idx->size(); ++i) n *= (*idx)[i];
+  for (int64_t d : *upd) elements *= d;
+  int64_t m = n == 0 ? 0 : elements / n;
+  if (n > 0 && static_cast<double>(n) * n * m > static_cast<double>(max_elements)) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(who, ": ScatterND '", scatter.name(), "' has ", n, " index tuples of ", m,
+                     " elements and its indices are not a constant without repeats; lowering it exactly needs a ", n,
+                     "x", n, "x", m, " tensor (", static_cast<double>(n) * n * m,
+                     " elements) > max-pair-elements=", max_elements, " (raise the option to accept it)"));
+  }
+  return absl::OkStatus();
+}
 
 const char* CombineOp(Reduction r) {
   switch (r) {

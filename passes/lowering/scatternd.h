@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "core/ir/value.h"
 #include "core/rewrite/rewriter.h"
@@ -13,6 +14,21 @@ enum class Reduction { kNone, kAdd, kMul, kMax, kMin };
 
 // "Add", "Mul", "Max", "Min".
 const char* CombineOp(Reduction r);
+
+// True when `indices` is a constant whose index tuples are distinct elements of `data`
+// (negative entries normalised against data's static shape): then each update hits its
+// own element, and ScatterND(data, indices, data[indices] (op) updates) is the reduction.
+bool ProvablyDistinct(const Value* indices, const Value* data);
+
+// The largest pair tensor built by default (lower-scatternd-reduction's max-pair-elements,
+// and convert-opset's ScatterND-16 step): 64 Mi elements, 256 MB of float32.
+inline constexpr int64_t kDefaultMaxPairElements = 67108864;
+
+// CombineDuplicateUpdates builds an N x N x M tensor (N index tuples, M elements per
+// update). When N and M are static and N*N*M exceeds `max_elements`, the error saying so
+// (`who` names the pass or step); otherwise OK.
+Status CheckPairSize(const Node& scatter, const Value* indices, const Value* updates, int64_t max_elements,
+                     const std::string& who);
 
 // Given ScatterND's data, indices and updates, a reduction other than none, and the
 // default-domain opset (>= 13), the element type of data (0: unknown; then, for add and

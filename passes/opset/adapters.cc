@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "absl/strings/str_join.h"
+#include "passes/lowering/scatternd.h"
 #include "passes/opset/adapters_layout.h"
 #include "passes/opset/step.h"
 
@@ -438,46 +439,51 @@ Status ResizeAxesDown(StepContext& ctx) {
   return absl::OkStatus();
 }
 
-// Given:  %Y = ScatterND-16<reduction="add">(%X, %I, %U)   %I: [n, 1]
-// Result: %H = OneHot<axis=-1>(Reshape(%I, [-1]), Shape(%X)[:1], [0, 1])
-//         %S = MatMul(Transpose<perm=[1,0]>(%H), Flatten<axis=1>(Reshape(%U, [-1] ++ Shape(%X)[1:])))
-//         %Y = Add(%X, Reshape(%S, Shape(%X)))
+// Given:  %Y = ScatterND-16<reduction="add">(%X, %I, %U)
+// Result: %T = CombineDuplicateUpdates(%X, %I, %U, add)   (passes/lowering/scatternd.h)
+//         %Y = ScatterND-13(%X, %I, Add(GatherND(%X, %I), %T))
 //
-// ScatterND-16's reduction="add" (torch's index_put(accumulate=True)) before 16, for
-// indices addressing the first axis: duplicates must sum, so the updates are summed per
-// row with a one-hot matrix:
-//   Y = data + Reshape(MatMul(Transpose(OneHot(indices, D0)), Flatten(updates)), Shape(data))
-// Exact up to the order in which duplicate rows' updates are added.
-Status ScatterNDAddDown(StepContext& ctx) {
+// ScatterND-16's reduction="add"/"mul" (torch's index_put(accumulate=True)) before 16,
+// the same lowering as lower-scatternd-reduction: every update is first combined with the
+// updates that hit the same element (Where over an N x N x M pair tensor, so an inf or NaN
+// update reaches only its own element), then written once over data[indices] combined with
+// it. Indices that are a constant without repeats skip the pair tensor: %T = %U. Elements no
+// index hits keep data's own bits; a lone update is combined with data exactly as by
+// ScatterND-16; repeated indices' updates are combined before data rather than one by one
+// into it (ONNX leaves their order unspecified).
+Status ScatterNDReductionDown(StepContext& ctx) {
   Node* n = ctx.node;
-  std::string reduction = StringAttr(*n, "reduction", "none");
-  if (reduction == "none") return absl::OkStatus();
-  if (reduction != "add")
-    return ctx.Refuse(absl::StrCat("reduction='", reduction, "' has no exact form before ScatterND-16"));
-  auto idims = ctx.types->Dims(n->input(1));
-  if (!idims || idims->empty() || idims->back() != 1)
-    return ctx.Refuse("reduction='add' is only rewritten for indices of depth 1 (last dimension 1, statically known)");
-  int32_t dt = ctx.types->ElemType(n->input(0));
-  if (dt == 0) return ctx.Refuse("the data's element type is unknown");
+  std::string reduction_name = StringAttr(*n, "reduction", "none");
+  if (reduction_name == "none") return absl::OkStatus();
+  if (reduction_name != "add" && reduction_name != "mul")
+    return ctx.Refuse(absl::StrCat("reduction='", reduction_name, "' has no form before ScatterND-16"));
+  const lowering::Reduction reduction = reduction_name == "add" ? lowering::Reduction::kAdd : lowering::Reduction::kMul;
   Value* data = n->input(0);
   Value* indices = n->input(1);
   Value* updates = n->input(2);
-  Value* shape = ctx.Emit("Shape", {data})->output(0);
-  Value* d0 = ctx.Emit("Slice", {shape, ctx.Int64s({0}), ctx.Int64s({1})})->output(0);
-  Value* rest = ctx.Emit("Slice", {shape, ctx.Int64s({1}), ctx.Int64s({INT64_MAX})})->output(0);
-  Value* flat_idx = ctx.Emit("Reshape", {indices, ctx.Int64s({-1})})->output(0);
-  Value* off_on = ctx.Tensor1D({0, 1}, dt);
-  if (!off_on) return ctx.Refuse("cannot encode one-hot values in the data's type");
-  Value* onehot = ctx.Emit("OneHot", {flat_idx, d0, off_on}, {AttrInt("axis", -1)})->output(0);  // [N, D0]
-  Value* rows = ctx.Emit("Transpose", {onehot}, {AttrInts("perm", {1, 0})})->output(0);          // [D0, N]
-  Value* upd_shape = ctx.Emit("Concat", {ctx.Int64s({-1}), rest}, {AttrInt("axis", 0)})->output(0);
-  Value* upd = ctx.Emit("Reshape", {updates, upd_shape})->output(0);          // [N, rest...]
-  Value* upd2 = ctx.Emit("Flatten", {upd}, {AttrInt("axis", 1)})->output(0);  // [N, R]
-  Value* summed = ctx.Emit("MatMul", {rows, upd2})->output(0);                // [D0, R]
-  Value* back = ctx.Emit("Reshape", {summed, shape})->output(0);
-  Node* add = ctx.Emit("Add", {data, back});
-  ctx.types->Alias(n->output(0), add->output(0));
-  OS_RETURN_IF_ERROR(ctx.rewriter->ReplaceNode(n, {add->output(0)}));
+  int32_t type = ctx.types->ElemType(updates);
+  if (type == 0) type = ctx.types->ElemType(data);
+  if (type == 0) return ctx.Refuse("the element type of data and updates is unknown");
+  // The nodes the shared lowering makes follow opset to_opset()'s signatures; the sweep
+  // converts them on like the step's own helper nodes.
+  struct Queue : RewriteListener {
+    StepContext* ctx;
+    explicit Queue(StepContext* c) : ctx(c) {}
+    void NodeCreated(Node* node) override { ctx->emitted->push_back({node, ctx->to_opset()}); }
+  } queue(&ctx);
+  Rewriter rw(&queue);
+  rw.SetInsertionPoint(n);
+  rw.SetRule(ctx.rewriter->rule());
+  Value* total = updates;
+  if (!lowering::ProvablyDistinct(indices, data)) {
+    OS_RETURN_IF_ERROR(
+        lowering::CheckPairSize(*n, indices, updates, lowering::kDefaultMaxPairElements, "convert-opset"));
+    total = lowering::CombineDuplicateUpdates(rw, data, indices, updates, reduction, ctx.to_opset(), type);
+  }
+  Value* combined = rw.Op(lowering::CombineOp(reduction), {rw.Op("GatherND", {data, indices}), total});
+  Value* y = rw.Op("ScatterND", {data, indices, combined});
+  ctx.types->Alias(n->output(0), y);
+  OS_RETURN_IF_ERROR(ctx.rewriter->ReplaceNode(n, {y}));
   ctx.node = nullptr;  // replaced
   return absl::OkStatus();
 }
@@ -794,7 +800,7 @@ const std::map<Key, Adapter>& Table() {
     (*t)[{"", "QuantizeLinear", 19, 13}] = QuantizeSaturateDown;
     (*t)[{"", "TopK", 11, 10}] = TopKDown;
     for (const char* op : {"ArgMax", "ArgMin"}) (*t)[{"", op, 12, 11}] = ArgSelectLastIndexDown;
-    (*t)[{"", "ScatterND", 16, 13}] = ScatterNDAddDown;
+    (*t)[{"", "ScatterND", 16, 13}] = ScatterNDReductionDown;
     (*t)[{"", "Mod", 28, 13}] = ModFloatFloorDown;
     for (const char* op : {"RNN", "GRU", "LSTM"}) (*t)[{"", op, 14, 7}] = RecurrentBatchFirstDown;
     (*t)[{"", "GatherND", 12, 11}] = GatherNDBatchDimsDown;

@@ -214,6 +214,34 @@ def test_lowered_reduction_matches_onnxruntime_with_repeats(reduction, opset, dt
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, equal_nan=True)
 
 
+@pytest.mark.parametrize("reduction", ["add", "mul"])
+@pytest.mark.parametrize("target", [15, 13, 11])
+def test_opset_downgrade_of_scatternd16_reduction_matches_onnxruntime(reduction, target, oracle):
+    """convert-opset takes ScatterND-16's add/mul below 16 with the same exact lowering:
+    repeated and negative indices combine, an inf or NaN update stays in its own element
+    (a one-hot MatMul spread 0 * inf = NaN over every row), untouched elements keep their bits."""
+    model = scatter_model(reduction, 16, TensorProto.FLOAT, (4, 5, 3), ("A", "B", 2), ("A", "B", 3))
+    down = osg.run(model, f"downgrade-opset={target}")
+    assert {o.version for o in down.opset_import if o.domain in ("", "ai.onnx")} == {target}
+    assert all(not n.attribute for n in down.graph.node if n.op_type == "ScatterND")
+    oracle.assert_valid(down)
+    rng = np.random.default_rng(target)
+    for trial in range(6):
+        idx = rng.integers(-2, 3, size=(2, 3, 2)).astype(np.int64)
+        data = (rng.standard_normal((4, 5, 3)) * 3).astype(np.float32)
+        data[3] = -0.0  # never indexed below: must stay -0.0
+        upd = (rng.standard_normal((2, 3, 3)) * 3).astype(np.float32)
+        if trial == 5:
+            upd[0, 0, 0], upd[1, 1, 1] = np.inf, np.nan
+        feeds = {"data": data, "idx": idx, "upd": upd}
+        want = oracle.run_model(model, feeds)["y"]
+        got = oracle.run_model(down, feeds)["y"]
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, equal_nan=True)
+        untouched = np.ones(4, bool)
+        untouched[np.where(idx[..., 0] < 0, idx[..., 0] + 4, idx[..., 0]).ravel()] = False
+        assert got[untouched].tobytes() == want[untouched].tobytes()
+
+
 # -------------------------------------- the corpus export, as an ATen fallback would be
 
 
