@@ -67,25 +67,52 @@ def calibration_stand_in(workdir):
     os.symlink(shared, here)
 
 
+def run_without_signature(interp, inputs, output_names):
+    """A .tflite converted with -osd has no SignatureDef: inputs by name, outputs in order
+    (onnx2tf writes them in the ONNX graph's output order, named Identity, Identity_1, ...)."""
+    interp.allocate_tensors()
+    by_name = {sanitize(n): a for n, a in inputs.items()}
+    for d in interp.get_input_details():
+        a = by_name.get(sanitize(d["name"]))
+        if a is None:
+            raise Refused("run", "tflite input %r matches no ONNX input (%s)" % (d["name"], ", ".join(inputs)))
+        if list(d["shape"]) != list(a.shape):
+            interp.resize_tensor_input(d["index"], a.shape)
+            interp.allocate_tensors()
+        interp.set_tensor(d["index"], a.astype(d["dtype"]))
+    interp.invoke()
+    details = interp.get_output_details()
+    if len(details) != len(output_names):
+        raise Refused("run", "tflite has %d outputs, the ONNX graph %d" % (len(details), len(output_names)))
+    return [interp.get_tensor(d["index"]) for d in details]
+
+
 def run(model, inputs, workdir):
     out = os.path.join(workdir, "tf")
     calibration_stand_in(workdir)
     log = CapturedOutput(os.path.join(workdir, "onnx2tf.log"))
-    with log:
-        import onnx2tf
-        import tensorflow as tf
+    # onnx2tf's saved_model step refuses some TF op names and then says to "convert again
+    # with the `-osd` or `--output_signaturedefs` option": what a user does, so the runner
+    # does it too (signature defs change the export path, not the numerics).
+    for signaturedefs in (False, True):
+        with log:
+            import onnx2tf
+            import tensorflow as tf
 
-        try:
-            onnx2tf.convert(
-                input_onnx_file_path=model,
-                output_folder_path=out,
-                non_verbose=True,
-                # (onnx2tf accepts only 3-D to 5-D inputs in this list)
-                keep_ncw_or_nchw_or_ncdhw_input_names=[n for n, a in inputs.items() if 3 <= a.ndim <= 5] or None,
-            )
-            exc = None
-        except BaseException as e:  # onnx2tf calls sys.exit(1) on an unsupported model
-            exc = e
+            try:
+                onnx2tf.convert(
+                    input_onnx_file_path=model,
+                    output_folder_path=out,
+                    non_verbose=True,
+                    output_signaturedefs=signaturedefs,
+                    # (onnx2tf accepts only 3-D to 5-D inputs in this list)
+                    keep_ncw_or_nchw_or_ncdhw_input_names=[n for n, a in inputs.items() if 3 <= a.ndim <= 5] or None,
+                )
+                exc = None
+            except BaseException as e:  # onnx2tf calls sys.exit(1) on an unsupported model
+                exc = e
+        if exc is None or not any("OP name does not match the following pattern" in line for line in log.lines()):
+            break
     files = sorted(glob.glob(os.path.join(out, "*_float32.tflite")))
     if exc is not None or not files:
         raise Refused("load", onnx2tf_error(log.lines()) or "onnx2tf produced no .tflite (%r)" % (exc,))
@@ -94,6 +121,8 @@ def run(model, inputs, workdir):
     output_names = [o.name for o in onnx.load(model, load_external_data=False).graph.output]
     try:
         interp = tf.lite.Interpreter(model_path=files[0])
+        if not interp.get_signature_list():
+            return run_without_signature(interp, inputs, output_names), "onnx2tf float32 tflite, -osd (no signature)"
         runner = interp.get_signature_runner()
         wanted = runner.get_input_details()
         by_name = {sanitize(n): a for n, a in inputs.items()}
