@@ -552,6 +552,8 @@ class Checker {
       else if (op == "Erf") step = Step::kRewriteErf;
       else if (op == "Reciprocal") step = Step::kRewriteReciprocal;
       else if (op == "GlobalAveragePool" || op == "GlobalMaxPool") step = Step::kRewriteGlobalPool;
+      else if (op == "ConvTranspose" && absl::StartsWith(m.when, "attribute:group"))
+        step = Step::kSplitGroupedConvTranspose;
       else if (op == "Reshape" && absl::StartsWith(m.when, "attribute:allowzero")) step = Step::kDropReshapeAllowzero;
       else if (op == "Reshape" && absl::StartsWith(m.when, "inserts-unit-dims:")) step = Step::kReshapeToUnsqueeze;
       else if (op == "Constant") step = Step::kExtractConstants;
@@ -703,6 +705,7 @@ std::string StepText(Step step, const Profile& p, const Model& model, const std:
     case Step::kRewriteErf: return "rewrite-erf";
     case Step::kRewriteReciprocal: return "rewrite-reciprocal";
     case Step::kRewriteGlobalPool: return "rewrite-global-pool";
+    case Step::kSplitGroupedConvTranspose: return "split-grouped-convtranspose";
     case Step::kDropReshapeAllowzero: return "drop-reshape-allowzero";
     case Step::kExtractConstants: return "extract-constants";
     // The lowerings write CastLike where a type was unknown, with a Cast to the stash type

@@ -31,6 +31,7 @@ enum class Step {
   kRewriteErf,
   kRewriteReciprocal,
   kRewriteGlobalPool,
+  kSplitGroupedConvTranspose,
   kDropReshapeAllowzero,
   kLowerScatterND,
   kRewriteConstantScatterND,

@@ -798,3 +798,50 @@ def test_tflite_square_ncw_reshape_and_tf_moments_layernorm(corpus, run_cli, ora
         assert step in proc.stdout + proc.stderr, name
         assert run_cli("check", "--target", "tflite", out).returncode == 0
         oracle.assert_equivalent(model.path, out, inputs=model.inputs, rtol=model.rtol, atol=model.atol)
+
+
+def test_tflite_grouped_convtranspose_split_per_group(run_cli, oracle, tmp_path):
+    """onnx2tf splits a grouped ConvTranspose's input on its last TensorFlow axis and refuses
+    it when the input arrives channels-first (Kokoro's depthwise upsampling, measured):
+    check --target tflite names it, --target writes one ConvTranspose per group (depthwise
+    1-D and grouped 2-D, torch exports), which onnxruntime computes bit for bit as the
+    original; a group-1 ConvTranspose is no blocker."""
+    import io
+
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+    rng = np.random.default_rng(0)
+    cases = {
+        "dw1d": (nn.ConvTranspose1d(8, 8, 3, stride=2, padding=1, output_padding=1, groups=8), (1, 8, 5)),
+        "g2d": (nn.ConvTranspose2d(8, 6, (3, 2), stride=(2, 1), padding=(1, 0), groups=2), (1, 8, 4, 6)),
+        "g1": (nn.ConvTranspose1d(8, 8, 3, stride=2), (1, 8, 5)),
+    }
+    for name, (module, shape) in cases.items():
+        buffer = io.BytesIO()
+        torch.onnx.export(
+            module.eval(),
+            (torch.randn(*shape),),
+            buffer,
+            dynamo=False,
+            opset_version=17,
+            input_names=["x"],
+            output_names=["y"],
+        )
+        path, out = tmp_path / f"{name}.onnx", tmp_path / f"{name}.out.onnx"
+        path.write_bytes(buffer.getvalue())
+        proc = run_cli("check", "--target", "tflite", path, expect_rc=None)
+        if name == "g1":
+            assert proc.returncode == 0, proc.stdout
+            continue
+        assert proc.returncode != 0 and "ConvTranspose when attribute:group" in proc.stdout, proc.stdout
+        assert "split-grouped-convtranspose" in proc.stdout, proc.stdout
+        proc = run_cli("--target", "tflite", path, "-o", out)
+        assert "split-grouped-convtranspose" in proc.stdout + proc.stderr
+        groups = module.groups
+        cts = [n for n in _ops(out) if n.op_type == "ConvTranspose"]
+        assert len(cts) == groups and all(a.name != "group" or a.i == 1 for n in cts for a in n.attribute)
+        assert run_cli("check", "--target", "tflite", out).returncode == 0
+        x = rng.standard_normal(shape).astype(np.float32)
+        oracle.assert_equivalent(path, out, inputs={"x": x}, rtol=0, atol=0)
