@@ -47,6 +47,8 @@ struct Source {
 //                               second's rank
 //   when = "square-ncw-input"    input 0 of rank 3 whose dims 1 and 2 are one static size,
 //                               output of rank 2
+//   when = "outer-scope-input"  a subgraph of the node (or one nested in it) reads a value of
+//                               an enclosing graph that is not a constant
 //   when = "inserts-unit-dims:N" (on Reshape) a constant-shape Reshape whose output, of rank
 //                               N or more, is its input with only unit dims inserted
 // ops = ["*"] matches every op of the domain (with a `when`: a dtype the target cannot compute).

@@ -1,6 +1,7 @@
 #include "passes/target/check.h"
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 
 #include "absl/strings/ascii.h"
@@ -281,6 +282,26 @@ bool Holds(const Node& n, const std::string& when, const passes::InferredTypes& 
         return true;
       }
     }
+    return false;
+  }
+  if (when == "outer-scope-input") {
+    // A subgraph of the node (or one nested in it) reads a value of a graph outside the
+    // node's subgraphs that is not a constant: onnx2tf builds a Loop body inside
+    // tf.while_loop, where such a value is a symbolic Keras tensor of the outer model.
+    std::vector<const Graph*> inner;
+    std::function<void(const Graph*)> collect = [&](const Graph* g) {
+      inner.push_back(g);
+      for (const Node* m : g->nodes())
+        for (Graph* sub : m->subgraphs()) collect(sub);
+    };
+    for (Graph* sub : n.subgraphs()) collect(sub);
+    for (const Graph* g : inner)
+      for (const Node* m : g->nodes())
+        for (const Value* v : m->inputs()) {
+          if (!v || IsConstant(v) || std::find(inner.begin(), inner.end(), v->graph()) != inner.end()) continue;
+          *detail = absl::StrCat("its body reads '", v->name(), "' of the enclosing graph");
+          return true;
+        }
     return false;
   }
   if (when == "unknown-rank-output" || when == "unknown-rank-branch-output") {
@@ -582,6 +603,8 @@ class Checker {
                               m.when.substr(14));
       else if (m.when == "vector-minuend") step = Step::kFixLayerNorm;  // a LayerNorm's beta - mean * scale
       else if (m.when == "square-ncw-input") step = Step::kSimplify;    // fuse-reshapes runs the region 2-D
+      else if (m.when == "outer-scope-input")
+        no_fix = "no onnxsurgeon pass makes a loop body carry the outer values it reads";
       else if (m.when == "channel-axis-equals-spatial")
         no_fix =
             "no exact rewrite removes the ambiguity; input shapes whose H and W differ from the channel count "

@@ -7,6 +7,9 @@ before and after --target tflite and compares with onnxruntime:
     cd $REPO && BACKENDS_DIR=... .venv/bin/python tests/backends/harness.py --backends tflite \\
         --corpus /tmp/tfl --out /tmp/tfl/out --markdown /tmp/tfl/out/table.md
 
+The numbers in targets/tflite.toml were measured on one group at a time (`tflite_models.py
+concat` ...): the weights and inputs depend on what was exported before in the same run.
+
 Grouped ConvTranspose ([[missing]] ConvTranspose when attribute:group):
   ct_dw_input             ConvTranspose1d(64, 64, 3, stride 2, groups 64) on a graph input [1,64,23]
   ct_dw_after_transpose   the same after transpose(1, 2) of [1,23,64]
@@ -30,8 +33,16 @@ Concat on axis 1 (Concat when channel-axis-equals-spatial):
   cat_input_h8            two graph inputs [1,8,8,12] concatenated, then Conv2d
   cat_upsample_h8         nearest 2x upsampling of a [1,8,4,6] Conv output, Concat with a [1,8,8,12] one
   cat_bilinear_h8[_b2]    the same with bilinear upsampling (batch 1, batch 2)
+  cat_add_h8              Concat of conv_a(x) + conv_b(x) and conv_c(x), [1,8,8,12] each
+  cat_add_resize_h8       Concat of conv(x) + nearest-upsampled conv and a conv output (fpn's first input)
+  cat_mul_h8              Concat of conv_a(x) * conv_b(x) and conv_c(x)
+  cat_sub_h8              Concat of conv_a(x) - conv_b(x) and conv_c(x)
+  cat_add_relu_h8         Concat of relu(conv_a(x) + conv_b(x)) and conv_c(x) (a residual block's output)
+  cat_add_second_h8       Concat of conv_c(x) and conv_a(x) + conv_b(x) (the Add second)
   fpn_h8, fpn_h10         fpn_dynamic_hw_op13's FPN (tests/models/corpus_shapes.py) exported static at
                           2x3x16x24 (its Concat over [2,8,8,12] tensors) and 2x3x20x24 ([2,8,10,12])
+  fpnv_noadd, fpnv_nobilinear, fpnv_nohead  fpn_h8 without the Add before the Concat, with a
+                          nearest second upsampling, without the sigmoid and last upsampling
 Reshape of a square rank-3 tensor to rank 2 (Reshape when square-ncw-input):
   flat_square_linear      [2,32,32] -> reshape(-1, 32) -> Linear(32, 32) -> reshape(2, 32, 32)
   flat_square_after_gelu  GELU of a [2,32,32] Linear output, then as above (flax_mixer's token MLP)
@@ -192,8 +203,9 @@ class CatConv(nn.Module):
 class FPN(nn.Module):
     """fpn_dynamic_hw_op13's module (tests/models/corpus_shapes.py), exported with static shapes."""
 
-    def __init__(self):
+    def __init__(self, variant=None):
         super().__init__()
+        self.variant = variant
         self.c1 = nn.Sequential(nn.Conv2d(3, 8, 3, 2, 1), nn.BatchNorm2d(8), nn.ReLU())
         self.c2 = nn.Sequential(nn.Conv2d(8, 16, 3, 2, 1), nn.BatchNorm2d(16), nn.ReLU())
         self.lat1 = nn.Conv2d(8, 8, 1, bias=False)
@@ -207,10 +219,34 @@ class FPN(nn.Module):
         b = self.c2(a)
         p = self.lat1(a) + self.bias
         up = f.interpolate(self.lat2(b) * 0.5, size=a.shape[2:], mode="nearest")
-        cat = torch.cat([p + up, f.interpolate(self.lat2(b), size=p.shape[2:], mode="bilinear")], 1)
+        first = p if self.variant == "noadd" else p + up
+        mode = "nearest" if self.variant == "nobilinear" else "bilinear"
+        cat = torch.cat([first, f.interpolate(self.lat2(b), size=p.shape[2:], mode=mode)], 1)
         cat = cat.permute(0, 2, 3, 1).permute(0, 3, 1, 2)
+        if self.variant == "nohead":
+            return self.out(cat)
         y = torch.sigmoid(self.out(cat))
         return f.interpolate(y, size=x.shape[2:], mode="bilinear")
+
+
+class CatBinary(nn.Module):
+    def __init__(self, op):
+        super().__init__()
+        self.op = op
+        self.a, self.c = nn.Conv2d(3, 8, 3, padding=1), nn.Conv2d(3, 8, 3, padding=1)
+        self.b = nn.Conv2d(3, 8, 3, padding=1, stride=2 if op == "add_resize" else 1)
+        self.out = nn.Conv2d(16, 4, 1)
+
+    def forward(self, x):
+        a, b = self.a(x), self.b(x)
+        if self.op == "add_resize":
+            b = nn.functional.interpolate(b, scale_factor=2.0, mode="nearest")
+        first = a * b if self.op == "mul" else a - b if self.op == "sub" else a + b
+        if self.op == "add_relu":
+            first = torch.relu(first)
+        if self.op == "add_second":
+            return self.out(torch.cat([self.c(x), first], 1))
+        return self.out(torch.cat([first, self.c(x)], 1))
 
 
 class CatInput(nn.Module):
@@ -230,8 +266,16 @@ def concat():
     export("cat_upsample_h8", CatConv(upsample="nearest"), (1, 3, 8, 12))
     export("cat_bilinear_h8", CatConv(upsample="bilinear"), (1, 3, 8, 12))
     export("cat_bilinear_h8_b2", CatConv(upsample="bilinear"), (2, 3, 8, 12))
+    export("cat_add_h8", CatBinary("add"), (1, 3, 8, 12))
+    export("cat_add_resize_h8", CatBinary("add_resize"), (1, 3, 8, 12))
+    export("cat_mul_h8", CatBinary("mul"), (1, 3, 8, 12))
+    export("cat_sub_h8", CatBinary("sub"), (1, 3, 8, 12))
+    export("cat_add_relu_h8", CatBinary("add_relu"), (1, 3, 8, 12))
+    export("cat_add_second_h8", CatBinary("add_second"), (1, 3, 8, 12))
     export("fpn_h8", FPN(), (2, 3, 16, 24), opset=13)
     export("fpn_h10", FPN(), (2, 3, 20, 24), opset=13)
+    for variant in ("noadd", "nobilinear", "nohead"):
+        export(f"fpnv_{variant}", FPN(variant), (2, 3, 16, 24), opset=13)
 
 
 class FlatLinear(nn.Module):

@@ -845,3 +845,58 @@ def test_tflite_grouped_convtranspose_split_per_group(run_cli, oracle, tmp_path)
         assert run_cli("check", "--target", "tflite", out).returncode == 0
         x = rng.standard_normal(shape).astype(np.float32)
         oracle.assert_equivalent(path, out, inputs={"x": x}, rtol=0, atol=0)
+
+
+def _loop_model(path, reads_outer: bool):
+    """h = tanh(h) + (x if reads_outer else 1), three times, as a Loop (trip count constant)."""
+    addend = "x" if reads_outer else "one"
+    body = helper.make_graph(
+        [
+            helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+            helper.make_node("Tanh", ["h_in"], ["t"]),
+            helper.make_node("Add", ["t", addend], ["h_out"]),
+        ],
+        "body",
+        [
+            helper.make_tensor_value_info("i", TensorProto.INT64, []),
+            helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("h_in", TensorProto.FLOAT, [2, 16]),
+        ],
+        [
+            helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("h_out", TensorProto.FLOAT, [2, 16]),
+        ],
+    )
+    g = helper.make_graph(
+        [helper.make_node("Loop", ["trips", "cond", "x"], ["y"], body=body)],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 16])],
+        initializer=[
+            helper.make_tensor("trips", TensorProto.INT64, [], [3]),
+            helper.make_tensor("cond", TensorProto.BOOL, [], [True]),
+            helper.make_tensor("one", TensorProto.FLOAT, [], [1.0]),
+        ],
+    )
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), path)
+
+
+def test_tflite_loop_blocked_only_when_its_body_reads_the_main_graph(run_cli, oracle, tmp_path):
+    """onnx2tf converts a Loop body inside tf.while_loop and refuses one that reads a value of
+    the main graph (measured: control_flow_op17 and three probes); a body that reads only its
+    own values and constants converted and matched, so that Loop is no blocker."""
+    outer, own = tmp_path / "outer.onnx", tmp_path / "own.onnx"
+    _loop_model(outer, reads_outer=True)
+    _loop_model(own, reads_outer=False)
+    proc = run_cli("check", "--target", "tflite", outer, expect_rc=None)
+    assert proc.returncode != 0 and "Loop when outer-scope-input" in proc.stdout, proc.stdout
+    assert "its body reads 'x' of the enclosing graph" in proc.stdout
+    proc = run_cli("--target", "tflite", outer, "-o", tmp_path / "o.onnx", expect_rc=None)
+    assert proc.returncode != 0 and not (tmp_path / "o.onnx").exists()
+    report = json.loads(run_cli("check", "--target", "tflite", "--json", own, expect_rc=None).stdout)
+    assert not [b for b in report["blockers"] if b["op"] in ("Loop", "Scan")], report
+    out = tmp_path / "own.out.onnx"
+    run_cli("--target", "tflite", own, "-o", out)
+    assert [n.op_type for n in _ops(out)] == ["Loop"]
+    x = np.random.default_rng(0).standard_normal((2, 16)).astype(np.float32)
+    oracle.assert_equivalent(own, out, inputs={"x": x})
