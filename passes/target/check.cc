@@ -603,8 +603,9 @@ class Checker {
                               m.when.substr(14));
       else if (m.when == "vector-minuend") step = Step::kFixLayerNorm;  // a LayerNorm's beta - mean * scale
       else if (m.when == "square-ncw-input") step = Step::kSimplify;    // fuse-reshapes runs the region 2-D
+      else if (m.when == "outer-scope-input" && op == "Loop") step = Step::kLoopCarryOuterValues;
       else if (m.when == "outer-scope-input")
-        no_fix = "no onnxsurgeon pass makes a loop body carry the outer values it reads";
+        no_fix = absl::StrCat("no onnxsurgeon pass makes a ", op, " subgraph carry the outer values it reads");
       else if (m.when == "channel-axis-equals-spatial")
         no_fix =
             "no exact rewrite removes the ambiguity; input shapes whose H and W differ from the channel count "
@@ -729,6 +730,7 @@ std::string StepText(Step step, const Profile& p, const Model& model, const std:
     case Step::kRewriteReciprocal: return "rewrite-reciprocal";
     case Step::kRewriteGlobalPool: return "rewrite-global-pool";
     case Step::kSplitGroupedConvTranspose: return "split-grouped-convtranspose";
+    case Step::kLoopCarryOuterValues: return "loop-carry-outer-values";
     case Step::kDropReshapeAllowzero: return "drop-reshape-allowzero";
     case Step::kExtractConstants: return "extract-constants";
     // The lowerings write CastLike where a type was unknown, with a Cast to the stash type

@@ -32,6 +32,7 @@ enum class Step {
   kRewriteReciprocal,
   kRewriteGlobalPool,
   kSplitGroupedConvTranspose,
+  kLoopCarryOuterValues,
   kDropReshapeAllowzero,
   kLowerScatterND,
   kRewriteConstantScatterND,

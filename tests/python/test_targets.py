@@ -881,22 +881,28 @@ def _loop_model(path, reads_outer: bool):
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), path)
 
 
-def test_tflite_loop_blocked_only_when_its_body_reads_the_main_graph(run_cli, oracle, tmp_path):
+def test_tflite_loop_reading_the_main_graph_gets_its_values_carried(run_cli, oracle, tmp_path):
     """onnx2tf converts a Loop body inside tf.while_loop and refuses one that reads a value of
-    the main graph (measured: control_flow_op17 and three probes); a body that reads only its
-    own values and constants converted and matched, so that Loop is no blocker."""
+    the main graph (measured: control_flow_op17 and three probes): check --target names it,
+    --target makes the body read it as a loop-carried value, which onnxruntime computes as
+    the original; a body that reads only its own values and constants is no blocker."""
     outer, own = tmp_path / "outer.onnx", tmp_path / "own.onnx"
     _loop_model(outer, reads_outer=True)
     _loop_model(own, reads_outer=False)
     proc = run_cli("check", "--target", "tflite", outer, expect_rc=None)
     assert proc.returncode != 0 and "Loop when outer-scope-input" in proc.stdout, proc.stdout
-    assert "its body reads 'x' of the enclosing graph" in proc.stdout
-    proc = run_cli("--target", "tflite", outer, "-o", tmp_path / "o.onnx", expect_rc=None)
-    assert proc.returncode != 0 and not (tmp_path / "o.onnx").exists()
+    assert "its body reads 'x' of the enclosing graph" in proc.stdout and "loop-carry-outer-values" in proc.stdout
+    x = np.random.default_rng(0).standard_normal((2, 16)).astype(np.float32)
+    out = tmp_path / "outer.out.onnx"
+    proc = run_cli("--target", "tflite", outer, "-o", out)
+    assert "loop-carry-outer-values" in proc.stdout + proc.stderr
+    (loop,) = [n for n in _ops(out) if n.op_type == "Loop"]
+    assert list(loop.input) == ["trips", "cond", "x", "x"] and len(loop.output) == 2
+    assert run_cli("check", "--target", "tflite", out).returncode == 0
+    oracle.assert_equivalent(outer, out, inputs={"x": x}, rtol=0, atol=0)
     report = json.loads(run_cli("check", "--target", "tflite", "--json", own, expect_rc=None).stdout)
     assert not [b for b in report["blockers"] if b["op"] in ("Loop", "Scan")], report
     out = tmp_path / "own.out.onnx"
     run_cli("--target", "tflite", own, "-o", out)
     assert [n.op_type for n in _ops(out)] == ["Loop"]
-    x = np.random.default_rng(0).standard_normal((2, 16)).astype(np.float32)
     oracle.assert_equivalent(own, out, inputs={"x": x})
