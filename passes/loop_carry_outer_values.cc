@@ -72,9 +72,12 @@ class CarryOuterValues : public NodeRule<CarryPlan> {
     }
     if (plan.outer.empty()) return Refuse("its body reads no computed value of an enclosing graph");
     const size_t carried = root->num_inputs() >= 2 ? root->num_inputs() - 2 : 0;
-    if (plan.body->outputs().size() != 1 + carried || root->num_outputs() != carried)
+    if (plan.body->outputs().size() > 1 + carried)
       return Refuse(absl::StrCat("it has scan outputs (", plan.body->outputs().size() - 1 - carried,
                                  "): new carried values would have to go before them"));
+    if (plan.body->outputs().size() != 1 + carried || root->num_outputs() != carried)
+      return Refuse(absl::StrCat("its body's ", plan.body->outputs().size(), " outputs and its ", root->num_outputs(),
+                                 " outputs do not match its ", carried, " carried values"));
     for (Value* v : plan.outer)
       if (!v->has_type())
         return Refuse(absl::StrCat("the type of '", v->name(), "' is unknown (run infer-shapes first)"));
