@@ -25,6 +25,15 @@ std::string IfLoopText(const target::Profile& p) {
   return absl::StrCat(i, ", ", p.loop ? "Loop" : "no Loop");
 }
 
+// What a profile's [outputs] forbids, e.g. "no copies of another output, no constants".
+std::string OutputLimits(const target::Profile& p) {
+  std::vector<std::string> limits;
+  if (!p.output_copies) limits.push_back("no copies of another output");
+  if (!p.output_input_copies) limits.push_back("no copies of an input");
+  if (!p.output_constants) limits.push_back("no constants");
+  return absl::StrJoin(limits, ", ");
+}
+
 }  // namespace
 
 std::string TargetsMarkdown() {
@@ -38,8 +47,10 @@ std::string TargetsMarkdown() {
                     p.layernorm == target::Form::kOp ? "op" : "decomposed", " | ",
                     p.gelu == target::Form::kOp ? "op (opset >= 20)" : "decomposed", " | ", p.erf ? "yes" : "rewritten",
                     " | ", target::ScatterReductionName(p.scatternd_reduction), " | ", IfLoopText(p), " | ",
-                    p.static_shapes ? "no (--input-shapes)" : "yes", " | ", p.external_data ? "external ok" : "inline",
-                    " | ", p.custom_domains ? "yes" : "no", " / ", p.local_functions ? "yes" : "no", " |\n");
+                    p.static_shapes ? "no (--input-shapes)" : "yes",
+                    p.max_batch > 0 ? absl::StrCat(", batch <= ", p.max_batch) : "", " | ",
+                    p.external_data ? "external ok" : "inline", " | ", p.custom_domains ? "yes" : "no", " / ",
+                    p.local_functions ? "yes" : "no", " |\n");
   }
   absl::StrAppend(&out, "\nSources, per target and fact (`onnxsurgeon targets --sources NAME` prints them too):\n");
   for (const target::Profile& p : target::BuiltinProfiles()) {
@@ -56,14 +67,14 @@ std::string TargetsMarkdown() {
     fact(absl::StrCat("ScatterND reduction: ", target::ScatterReductionName(p.scatternd_reduction)),
          p.scatternd_source);
     fact(IfLoopText(p), p.control_flow_source);
-    fact(p.static_shapes ? "static input shapes needed" : "dynamic shapes accepted", p.shapes_source);
+    fact(absl::StrCat(p.static_shapes ? "static input shapes needed" : "dynamic shapes accepted",
+                      p.max_batch > 0 ? absl::StrCat(", batch at most ", p.max_batch) : ""),
+         p.shapes_source);
     fact(absl::StrCat("int64: ", p.int64), p.int64_source);
     fact(p.external_data ? "external data accepted" : "weights must be inline", p.external_data_source);
     if (p.value_info_everywhere) fact("value_info on every tensor", p.value_info_source);
-    if (!p.output_copies || !p.output_constants)
-      fact(absl::StrCat("graph outputs: ", p.output_copies ? "" : "no copies of another output",
-                        !p.output_copies && !p.output_constants ? ", " : "", p.output_constants ? "" : "no constants"),
-           p.outputs_source);
+    if (!p.output_copies || !p.output_input_copies || !p.output_constants)
+      fact(absl::StrCat("graph outputs: ", OutputLimits(p)), p.outputs_source);
     fact(absl::StrCat("custom domains: ", p.custom_domains ? "yes" : "no",
                       ", local functions: ", p.local_functions ? "yes" : "no"),
          p.custom_source);
@@ -104,11 +115,11 @@ int CmdTargets(const std::vector<std::string>& args) {
     std::cout << "  ScatterND reduction " << target::ScatterReductionName(p->scatternd_reduction) << ": "
               << p->scatternd_source << "\n";
     std::cout << "  " << IfLoopText(*p) << ": " << p->control_flow_source << "\n";
-    std::cout << "  static shapes " << (p->static_shapes ? "needed" : "not needed") << ": " << p->shapes_source << "\n";
-    if (!p->output_copies || !p->output_constants)
-      std::cout << "  graph outputs: " << (p->output_copies ? "" : "no copies of another output")
-                << (!p->output_copies && !p->output_constants ? ", " : "")
-                << (p->output_constants ? "" : "no constants") << ": " << p->outputs_source << "\n";
+    std::cout << "  static shapes " << (p->static_shapes ? "needed" : "not needed")
+              << (p->max_batch > 0 ? absl::StrCat(", batch at most ", p->max_batch) : "") << ": " << p->shapes_source
+              << "\n";
+    if (!p->output_copies || !p->output_input_copies || !p->output_constants)
+      std::cout << "  graph outputs: " << OutputLimits(*p) << ": " << p->outputs_source << "\n";
     for (const auto& m : p->missing)
       std::cout << "  lacks " << absl::StrJoin(m.ops, ", ") << (m.when.empty() ? "" : " when " + m.when) << ": "
                 << m.source << "\n";
@@ -132,8 +143,7 @@ int CmdCheckTarget(const std::string& name, const std::string& input, const std:
     std::cerr << "onnxsurgeon: error: " << model.status().message() << "\n";
     return kModelError;
   }
-  target::CheckOptions options;
-  options.inputs_with_shapes = target::InputShapeNames(input_shapes);
+  target::CheckOptions options = target::CheckOptionsFor(input_shapes);
   target::CheckReport report = target::CheckTarget(**model, *profile, options);
   if (json) {
     std::cout << target::CheckReportJson(report, *profile, input);
@@ -158,8 +168,7 @@ bool TargetVerdict(const Model& model, const std::string& name, const std::strin
     text = std::string(profile.status().message());
     return false;
   }
-  target::CheckOptions options;
-  options.inputs_with_shapes = target::InputShapeNames(input_shapes);
+  target::CheckOptions options = target::CheckOptionsFor(input_shapes);
   target::CheckReport report = target::CheckTarget(model, *profile, options);
   text.clear();
   for (const auto& f : report.blockers) absl::StrAppend(&text, f.Describe(), "\n");

@@ -608,8 +608,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("check_target", [](const Model& model, const std::string& target, const std::string& input_shapes,
                            const std::string& model_name) {
     target::Profile profile = Unwrap(target::LoadProfile(target));
-    target::CheckOptions options;
-    options.inputs_with_shapes = target::InputShapeNames(input_shapes);
+    target::CheckOptions options = target::CheckOptionsFor(input_shapes);
     return target::CheckReportJson(target::CheckTarget(model, profile, options), profile, model_name);
   });
   m.def("check_pipeline", [](const std::string& pipeline) { Unwrap(ParsePipeline(pipeline)); });

@@ -128,10 +128,11 @@ Status CheckWhen(const std::string& when, TableReader& r) {
   if (when.empty() || when == "unknown-rank-output" || when == "unknown-rank-branch-output" ||
       when == "mixed-precision-layernorm" || when == "channels-first-layernorm" ||
       when == "constant-scatter-after-gemm" || when == "channel-axis-equals-spatial" || when == "square-ncw-input" ||
-      when == "vector-minuend" || when == "outer-scope-input")
+      when == "vector-minuend" || when == "step-not-one" || when == "moves-unit-dims-only" ||
+      when == "outer-scope-input")
     return absl::OkStatus();
-  for (const char* prefix :
-       {"attribute:", "dtype:", "rank>", "rank<", "dynamic-input:", "compute-dtype:", "inserts-unit-dims:"}) {
+  for (const char* prefix : {"attribute:", "dtype:", "rank>", "rank<",
+                             "dynamic-input:", "compute-dtype:", "inserts-unit-dims:", "cast-from:"}) {
     if (when.rfind(prefix, 0) == 0 && when.size() > std::string(prefix).size()) return absl::OkStatus();
   }
   if (when.rfind("dim:", 0) == 0) {  // dim:I:A>N
@@ -147,13 +148,16 @@ Status CheckWhen(const std::string& when, TableReader& r) {
     int64_t i = -1;
     if (absl::SimpleAtoi(when.substr(6), &i) && i >= 0) return absl::OkStatus();
   }
-  return r.Error("when", absl::StrCat("'", when,
-                                      "' (want attribute:NAME, attribute:NAME=V, dtype:TYPE, compute-dtype:TYPE, "
-                                      "rank>N, rank<N, dim:I:A>N, input:I, dynamic-input:I, inserts-unit-dims:N, "
-                                      "unknown-rank-output, unknown-rank-branch-output, mixed-precision-layernorm, "
-                                      "channels-first-layernorm, constant-scatter-after-gemm, "
-                                      "channel-axis-equals-spatial, square-ncw-input, vector-minuend or "
-                                      "outer-scope-input)"));
+  return r.Error(
+      "when",
+      absl::StrCat(
+          "'", when,
+          "' (want attribute:NAME, attribute:NAME=V, dtype:TYPE, compute-dtype:TYPE, "
+          "rank>N, rank<N, dim:I:A>N, input:I, dynamic-input:I, inserts-unit-dims:N, cast-from:TYPE, "
+          "unknown-rank-output, unknown-rank-branch-output, mixed-precision-layernorm, "
+          "channels-first-layernorm, constant-scatter-after-gemm, "
+          "channel-axis-equals-spatial, square-ncw-input, vector-minuend, step-not-one, moves-unit-dims-only or "
+          "outer-scope-input)"));
 }
 
 }  // namespace
@@ -250,6 +254,8 @@ StatusOr<Profile> ParseProfile(const std::string& toml_text, const std::string& 
 
   TableReader shapes = sub("shapes");
   OS_ASSIGN_OR_RETURN(p.static_shapes, shapes.Bool("static", shapes.present(), false));
+  OS_ASSIGN_OR_RETURN(p.max_batch, shapes.Int("max_batch", false, 0));
+  if (p.max_batch < 0) return shapes.Error("max_batch", "wants 0 (any batch) or a positive batch size");
   OS_ASSIGN_OR_RETURN(p.shapes_source, shapes.SourceOf());
   OS_RETURN_IF_ERROR(shapes.CheckNoUnknownKeys());
 
@@ -281,6 +287,7 @@ StatusOr<Profile> ParseProfile(const std::string& toml_text, const std::string& 
 
   TableReader outputs = sub("outputs");
   OS_ASSIGN_OR_RETURN(p.output_copies, outputs.Bool("copies", false, true));
+  OS_ASSIGN_OR_RETURN(p.output_input_copies, outputs.Bool("input_copies", false, true));
   OS_ASSIGN_OR_RETURN(p.output_constants, outputs.Bool("constants", false, true));
   OS_ASSIGN_OR_RETURN(p.outputs_source, outputs.SourceOf());
   OS_RETURN_IF_ERROR(outputs.CheckNoUnknownKeys());

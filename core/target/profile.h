@@ -24,7 +24,7 @@ struct Source {
 // Ops the target lacks, in every form or in one form.
 //   when = ""                   always
 //   when = "attribute:NAME"     NAME set to a value other than its default
-//   when = "attribute:NAME=V"   NAME set to V (ints and strings)
+//   when = "attribute:NAME=V"   NAME set to V (ints and strings), or absent when V is its default
 //   when = "dtype:TYPE"         an input or output of element type TYPE (onnx name, lower case)
 //   when = "rank>N"             an input or output of known rank above N
 //   when = "rank<N"             an input or output of known rank below N
@@ -47,6 +47,10 @@ struct Source {
 //                               second's rank
 //   when = "square-ncw-input"    input 0 of rank 3 whose dims 1 and 2 are one static size,
 //                               output of rank 2
+//   when = "cast-from:TYPE"      (on Cast) an input of element type TYPE cast to another type
+//                               (not one computed from shapes alone, which converters fold)
+//   when = "moves-unit-dims-only" (on Transpose) it only moves dims of size 1 (a Reshape)
+//   when = "step-not-one"        (on Slice) a steps input not all ones (or computed at run time)
 //   when = "outer-scope-input"  a subgraph of the node (or one nested in it) reads a value of
 //                               an enclosing graph that is not a constant
 //   when = "inserts-unit-dims:N" (on Reshape) a constant-shape Reshape whose output, of rank
@@ -90,6 +94,9 @@ struct Profile {
   std::string control_flow_source;
 
   bool static_shapes = false;
+  // The largest static dim 0 a graph input may have (0: any). ncnn's Mat has no batch
+  // dimension, so its converter drops dim 0 and runs one item.
+  int64_t max_batch = 0;
   std::string shapes_source;
   std::string int64 = "full";  // full | cast-to-int32 | shape-only: informational
   std::string int64_source;
@@ -108,7 +115,8 @@ struct Profile {
   // Graph outputs the runtime keeps: a copy (Identity, or a chain of them) of another graph
   // output, and a constant output (an initializer or a Constant's value), are dropped by
   // some converters without an error.
-  bool output_copies = true;
+  bool output_copies = true;        // a graph output that is an Identity copy of another one
+  bool output_input_copies = true;  // a graph output that is an Identity copy of a graph input
   bool output_constants = true;
   std::string outputs_source;
 

@@ -170,6 +170,10 @@ auto CheckSoftmaxOverOne(bool assume_finite) {
     if (!IsFillable(ElementType(n.input(0)))) {
       return Refuse(absl::StrCat(n.op_type(), " '", n.name(), "': the element type is unknown or not a float type"));
     }
+    if (ElementType(n.input(0)) == onnx::TensorProto::BFLOAT16 && n.graph()->OpsetVersion("") < 20) {
+      return Refuse(absl::StrCat(n.op_type(), " '", n.name(),
+                                 "' is bfloat16: ConstantOfShape takes a bfloat16 value from opset 20"));
+    }
     std::optional<Dims> dims = StaticDims(shape);
     if (!dims) {
       return Refuse(absl::StrCat(n.op_type(), " '", n.name(), "' has a shape that is not static ",

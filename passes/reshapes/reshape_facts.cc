@@ -4,6 +4,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/interop/onnx_interop.h"
 #include "core/ir/constant.h"
 #include "core/shape/propagate.h"
@@ -176,6 +177,45 @@ bool IsUnary(const std::string& op) {
 bool IsBinary(const std::string& op) {
   static const absl::flat_hash_set<std::string> kOps = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"};
   return kOps.contains(op);
+}
+
+std::optional<std::vector<int64_t>> TransposeAsReshape(const Node& transpose, std::string* why) {
+  auto refuse = [why](std::string reason) -> std::optional<std::vector<int64_t>> {
+    if (why) *why = std::move(reason);
+    return std::nullopt;
+  };
+  const Value* x = transpose.input(0);
+  if (!x || !x->type() || !x->type()->has_tensor_type() || !x->type()->tensor_type().has_shape())
+    return refuse("the input's shape is unknown");
+  const auto& dims = x->type()->tensor_type().shape().dim();
+  const int64_t rank = dims.size();
+  std::vector<int64_t> perm;
+  if (const Attribute* a = transpose.FindAttribute("perm")) {
+    perm.assign(a->proto().ints().begin(), a->proto().ints().end());
+  } else {  // the default reverses the dims
+    for (int64_t i = rank - 1; i >= 0; --i) perm.push_back(i);
+  }
+  if (static_cast<int64_t>(perm.size()) != rank) return refuse("perm does not match the input's rank");
+  std::vector<int64_t> kept;  // input positions of the dims above size 1, in output order
+  std::vector<int64_t> out;
+  int dynamic = 0;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= rank) return refuse("perm is out of range");
+    const auto& d = dims[p];
+    if (d.has_dim_value() && d.dim_value() == 0) return refuse("a dim of size 0 (a 0 in Reshape's shape copies a dim)");
+    if (d.has_dim_value() && d.dim_value() == 1) {
+      out.push_back(1);
+      continue;
+    }
+    kept.push_back(p);
+    out.push_back(d.has_dim_value() ? d.dim_value() : -1);
+    dynamic += !d.has_dim_value();
+  }
+  if (std::is_sorted(perm.begin(), perm.end())) return refuse("the identity permutation");
+  if (!std::is_sorted(kept.begin(), kept.end()))
+    return refuse(absl::StrCat("perm [", absl::StrJoin(perm, ","), "] reorders dims above size 1"));
+  if (dynamic > 1) return refuse(absl::StrCat(dynamic, " dims of unknown size (a Reshape can leave one to -1)"));
+  return out;
 }
 
 }  // namespace onnxsurgeon::passes::reshapes

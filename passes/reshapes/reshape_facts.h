@@ -30,6 +30,13 @@ std::optional<Shape> ResolveReshape(const Shape& in, const std::vector<int64_t>&
 // every inserted dim a static 1, and at least one dim inserted.
 std::optional<std::vector<int64_t>> InsertedUnitAxes(const Shape& in, const Shape& out);
 
+// Where Transpose `transpose` only moves dims of size 1 (the dims above 1 keep their order,
+// so every element keeps its row-major offset), the shape of the equal Reshape: the output
+// dims, -1 for the one dynamic dim allowed. Else nullopt and why (unknown shape, a dynamic
+// unit candidate, dims above 1 reordered, more than one dynamic dim, a dim of size 0, the
+// identity permutation).
+std::optional<std::vector<int64_t>> TransposeAsReshape(const Node& transpose, std::string* why);
+
 // The shapes of a Reshape with a constant shape input and known input rank: what
 // InsertedUnitAxes reads (`out` from ResolveReshape, never from the output's annotation).
 struct ReshapeShapes {

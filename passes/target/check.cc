@@ -84,6 +84,18 @@ std::string AttrText(const Attribute& a) {
 
 std::string ShapeText(const Value& v);
 
+// Whether v is computed from tensor shapes and constants alone (Shape, Size, and arithmetic on
+// them): a converter given the input shapes folds such values before it lowers anything.
+bool ShapeDerived(const Value* v, int depth = 0) {
+  if (!v || IsConstant(v)) return v != nullptr;
+  const Node* p = v->producer();
+  if (!p || depth > 64 || !p->subgraphs().empty()) return false;
+  if (p->Is("Shape") || p->Is("Size")) return true;
+  for (const Value* in : p->inputs())
+    if (in && !ShapeDerived(in, depth + 1)) return false;
+  return true;
+}
+
 // Whether `when` (MissingOp) holds for this node; `detail` says how.
 bool Holds(const Node& n, const std::string& when, const passes::InferredTypes& types, std::string* detail) {
   if (when.empty()) return true;
@@ -97,7 +109,13 @@ bool Holds(const Node& n, const std::string& when, const passes::InferredTypes& 
       has_value = true;
     }
     const Attribute* a = n.FindAttribute(name);
-    if (!a) return false;
+    if (!a) {
+      // An absent attribute has its default value: "direction=forward" holds for an LSTM
+      // that does not set direction.
+      if (!has_value || value.empty() || DefaultOf(n, name) != value) return false;
+      *detail = absl::StrCat(name, "=", value, " (the default)");
+      return true;
+    }
     std::string actual = AttrText(*a);
     if (has_value ? actual != value : actual == DefaultOf(n, name)) return false;
     *detail = absl::StrCat(name, "=", actual);
@@ -196,6 +214,32 @@ bool Holds(const Node& n, const std::string& when, const passes::InferredTypes& 
     if (!passes::reshapes::InsertedUnitAxes(shapes->in, shapes->out)) return false;
     *detail = absl::StrCat("'", n.input(0)->name(), "' ", ShapeToString(shapes->in), " -> ", ShapeToString(shapes->out),
                            ": only unit dims inserted");
+    return true;
+  }
+  if (absl::StartsWith(when, "cast-from:")) {
+    // A Cast that changes an input of this element type into another one.
+    if (!n.Is("Cast") || n.num_inputs() < 1 || !n.input(0) || n.num_outputs() < 1 || !n.output(0)) return false;
+    std::string want = absl::AsciiStrToLower(when.substr(10));
+    const int32_t from = types.ElemType(n.input(0)), to = types.ElemType(n.output(0));
+    if (from == 0 || ElemTypeName(from) != want || from == to || ShapeDerived(n.input(0))) return false;
+    *detail = absl::StrCat("'", n.input(0)->name(), "' ", want, " -> ", to ? ElemTypeName(to) : "another type");
+    return true;
+  }
+  if (when == "moves-unit-dims-only") {
+    // A Transpose that transpose-to-reshape writes as a Reshape (it keeps the order of the
+    // dims above size 1).
+    if (!n.Is("Transpose")) return false;
+    if (!passes::reshapes::TransposeAsReshape(n, nullptr)) return false;
+    *detail = "moves only dims of size 1";
+    return true;
+  }
+  if (when == "step-not-one") {
+    // A Slice whose steps input (opset >= 10) is not all ones, or not known before run time.
+    if (!n.Is("Slice") || n.num_inputs() < 5 || !n.input(4)) return false;
+    auto steps = ConstantInt64s(n.input(4));
+    if (steps && std::all_of(steps->begin(), steps->end(), [](int64_t s) { return s == 1; })) return false;
+    *detail = steps ? absl::StrCat("steps '", n.input(4)->name(), "' = [", absl::StrJoin(*steps, ","), "]")
+                    : absl::StrCat("steps '", n.input(4)->name(), "' is computed at run time");
     return true;
   }
   if (when == "vector-minuend") {
@@ -382,7 +426,8 @@ int64_t OpsetBeforeForms(const Profile& p, const Model& model) {
 
 class Checker {
  public:
-  Checker(const Model& model, const Profile& p, const CheckOptions& o) : model_(model), p_(p), o_(o), types_(&model) {}
+  Checker(const Model& model, const Profile& p, const CheckOptions& o)
+      : model_(model), p_(p), o_(o), types_(&model), static_inputs_(StaticInputs(model, o)) {}
 
   CheckReport Run() {
     ModelLevel();
@@ -545,7 +590,7 @@ class Checker {
           std::string fact = p_.if_rule == IfRule::kNone ? "no If" : "If only with a constant condition";
           if (constant) {
             Block(&n, "If with a constant condition", Fact(fact), p_.control_flow_source, Step::kSimplify);
-          } else if (!o_.inputs_with_shapes.empty()) {
+          } else if (static_inputs_) {
             Block(&n, "If whose condition is computed at run time", Fact(fact), p_.control_flow_source,
                   Step::kSimplify);
           } else {
@@ -577,6 +622,7 @@ class Checker {
         step = Step::kSplitGroupedConvTranspose;
       else if (op == "Reshape" && absl::StartsWith(m.when, "attribute:allowzero")) step = Step::kDropReshapeAllowzero;
       else if (op == "Reshape" && absl::StartsWith(m.when, "inserts-unit-dims:")) step = Step::kReshapeToUnsqueeze;
+      else if (op == "Transpose" && m.when == "moves-unit-dims-only") step = Step::kTransposeToReshape;
       else if (op == "Constant") step = Step::kExtractConstants;
       else if (op == "CastLike") step = Step::kRewriteCastLike;
       else if (op == "ReduceMean" && m.when == "mixed-precision-layernorm") step = Step::kFixLayerNorm;
@@ -587,8 +633,7 @@ class Checker {
                (!n.FindAttribute("reduction") || n.FindAttribute("reduction")->proto().s() == "none"))
         step = Step::kRewriteConstantScatterND;  // a selection needs no ScatterND (it may refuse: then named)
       else if ((op == "Shape" || op == "Size") && p_.static_shapes) {
-        if (o_.inputs_with_shapes.empty())
-          no_fix = "give --input-shapes: with static inputs, simplify folds shape arithmetic";
+        if (!static_inputs_) no_fix = "give --input-shapes: with static inputs, simplify folds shape arithmetic";
         else step = Step::kSimplify;
       } else if (op == "If" && IsConstant(n.input(0))) step = Step::kSimplify;
       else if (absl::StartsWith(m.when, "input:")) {
@@ -617,9 +662,10 @@ class Checker {
     }
   }
 
-  // Graph outputs the runtime drops silently: copies of another output, and constants.
+  // Graph outputs the runtime drops silently or fails on: copies of another output or of an
+  // input, and constants.
   void Outputs() {
-    if (p_.output_copies && p_.output_constants) return;
+    if (p_.output_copies && p_.output_input_copies && p_.output_constants) return;
     const Graph& g = model_.graph();
     std::set<const Value*> outputs(g.outputs().begin(), g.outputs().end());
     for (const Value* v : g.outputs()) {
@@ -631,19 +677,27 @@ class Checker {
       f.step = Step::kNone;
       if (!p_.output_constants && IsConstant(v)) {
         f.reason = absl::StrCat("graph output '", v->name(), "' is a constant");
-        f.fact = Fact("no constant graph outputs (dropped from the compiled model)");
+        f.fact = Fact("no constant graph outputs");
         f.fix = "none: a constant output is not computed; take its value from the model instead";
         report_.blockers.push_back(std::move(f));
         continue;
       }
-      if (p_.output_copies) continue;
       // Follow Identity copies back to what they copy.
       const Value* src = v;
       while (src->producer() && src->producer()->Is("Identity") && src->producer()->input(0))
         src = src->producer()->input(0);
-      if (src == v || !outputs.count(src)) continue;
-      f.reason = absl::StrCat("graph output '", v->name(), "' is a copy of graph output '", src->name(), "'");
-      f.fact = Fact("no graph output that copies another one (dropped from the compiled model)");
+      if (src == v) continue;
+      const bool of_input = !src->producer() && !src->IsInitializer() &&
+                            std::find(g.inputs().begin(), g.inputs().end(), src) != g.inputs().end();
+      if (!p_.output_copies && outputs.count(src)) {
+        f.reason = absl::StrCat("graph output '", v->name(), "' is a copy of graph output '", src->name(), "'");
+        f.fact = Fact("no graph output that copies another one");
+      } else if (!p_.output_input_copies && of_input) {
+        f.reason = absl::StrCat("graph output '", v->name(), "' is a copy of graph input '", src->name(), "'");
+        f.fact = Fact("no graph output that copies a graph input");
+      } else {
+        continue;
+      }
       f.fix = absl::StrCat("none: the copy is the same tensor; read '", src->name(), "' instead");
       report_.blockers.push_back(std::move(f));
     }
@@ -669,6 +723,33 @@ class Checker {
         report_.blockers.push_back(std::move(f));
       }
     }
+    if (p_.max_batch > 0) {
+      for (Value* v : model_.graph().inputs()) {
+        if (v->IsInitializer() || !v->type() || !v->type()->has_tensor_type()) continue;
+        const auto& shape = v->type()->tensor_type().shape();
+        if (!v->type()->tensor_type().has_shape() || shape.dim_size() == 0) continue;
+        Finding f;
+        f.node = v->name();
+        f.where = "graph input";
+        f.fact = Fact(absl::StrCat("batch (dim 0 of an input) at most ", p_.max_batch));
+        f.source = p_.shapes_source;
+        f.step = Step::kNone;
+        auto given = o_.input_batch.find(v->name());
+        if (shape.dim(0).has_dim_value()) {
+          if (shape.dim(0).dim_value() <= p_.max_batch) continue;
+          f.reason = absl::StrCat("graph input '", v->name(), "' has static batch ", shape.dim(0).dim_value(), " (",
+                                  ShapeText(*v), ")");
+          f.fix = absl::StrCat("none: a static batch is baked into the model's shapes; export it with batch ",
+                               p_.max_batch, " (or a dynamic batch)");
+        } else if (given != o_.input_batch.end() && given->second > p_.max_batch) {
+          f.reason = absl::StrCat("--input-shapes gives graph input '", v->name(), "' batch ", given->second);
+          f.fix = absl::StrCat("none: give batch ", p_.max_batch, " in --input-shapes (dim 0 of ", v->name(), ")");
+        } else {
+          continue;
+        }
+        report_.blockers.push_back(std::move(f));
+      }
+    }
     if (p_.int64 != "full") {
       for (Value* v : model_.graph().inputs()) {
         if (!v->type() || !v->type()->has_tensor_type() ||
@@ -686,10 +767,20 @@ class Checker {
     }
   }
 
+  // Whether every graph input's shape is static, as declared or made by --input-shapes, so
+  // simplify can fold shape arithmetic (and Ifs on shapes) without anything else.
+  static bool StaticInputs(const Model& model, const CheckOptions& o) {
+    if (!o.inputs_with_shapes.empty()) return true;
+    for (const Value* v : model.graph().inputs())
+      if (v && !v->IsInitializer() && DynamicDims(*v)) return false;
+    return true;
+  }
+
   const Model& model_;
   const Profile& p_;
   const CheckOptions& o_;
   passes::InferredTypes types_;  // inference runs only if a rule asks about an unannotated value
+  const bool static_inputs_;
   CheckReport report_;
 };
 
@@ -750,6 +841,7 @@ std::string StepText(Step step, const Profile& p, const Model& model, const std:
           break;
       return min_rank > 0 ? absl::StrCat("reshape-to-unsqueeze(min-rank=", min_rank, ")") : "reshape-to-unsqueeze";
     }
+    case Step::kTransposeToReshape: return "transpose-to-reshape";
     case Step::kAnnotateShapes: return "infer-shapes(reset=true)";
     case Step::kInlineWeights: return "inline-weights";
     case Step::kPruneImports: return "prune-opset-imports";

@@ -7,6 +7,7 @@
 // its own `check --target` rejects.
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -40,6 +41,7 @@ enum class Step {
   kExtractConstants,
   kSimplify,            // with infer-shapes(reset=true) first: fold If, shape arithmetic, stale types
   kReshapeToUnsqueeze,  // after simplify: it needs the static shapes, and simplify never undoes it
+  kTransposeToReshape,  // after simplify, for the same reasons
   kRewriteCastLike,
   kAnnotateShapes,
   kInlineWeights,
@@ -63,6 +65,8 @@ struct Finding {
 struct CheckOptions {
   // Graph inputs --input-shapes gives static shapes for (static-shape targets).
   std::set<std::string> inputs_with_shapes;
+  // The dim 0 --input-shapes gives each of them (the batch a profile's max_batch judges).
+  std::map<std::string, int64_t> input_batch;
 };
 
 struct CheckReport {

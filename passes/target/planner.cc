@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/pass/options.h"
@@ -19,7 +20,8 @@ constexpr int kMaxSimplifyRepeats = 4;
 // make so in a later round; loop-carry-outer-values needs the carried values typed.)
 bool Repeatable(Step s) {
   return s == Step::kSimplify || s == Step::kAnnotateShapes || s == Step::kRewriteCastLike ||
-         s == Step::kRewriteConstantScatterND || s == Step::kReshapeToUnsqueeze || s == Step::kLoopCarryOuterValues;
+         s == Step::kRewriteConstantScatterND || s == Step::kReshapeToUnsqueeze || s == Step::kTransposeToReshape ||
+         s == Step::kLoopCarryOuterValues;
 }
 
 Status RemainingError(const Profile& profile, const CheckReport& report, const std::vector<std::string>& plan) {
@@ -33,21 +35,26 @@ Status RemainingError(const Profile& profile, const CheckReport& report, const s
 
 }  // namespace
 
-std::set<std::string> InputShapeNames(const std::string& input_shapes) {
-  std::set<std::string> names;
+CheckOptions CheckOptionsFor(const std::string& input_shapes) {
+  CheckOptions options;
   for (const std::string& item : SplitListOption(input_shapes)) {
     size_t colon = item.rfind(':');
-    if (colon != std::string::npos && colon > 0) names.insert(item.substr(0, colon));
+    if (colon == std::string::npos || colon == 0) continue;
+    std::string name = item.substr(0, colon);
+    options.inputs_with_shapes.insert(name);
+    // Dims are separated by 'x' or ','; a malformed text is set-input-shape's to refuse.
+    std::string dims = item.substr(colon + 1);
+    int64_t batch = 0;
+    if (absl::SimpleAtoi(dims.substr(0, dims.find_first_of("x,")), &batch)) options.input_batch[name] = batch;
   }
-  return names;
+  return options;
 }
 
 StatusOr<TargetRun> RunTarget(Model& model, const Profile& profile, const TargetOptions& options,
                               const PassManagerOptions& pm_in) {
   PassManagerOptions pm = pm_in;
   if (!pm.context.forbidden) pm.context.forbidden = std::make_shared<ForbiddenOps>();
-  CheckOptions check;
-  check.inputs_with_shapes = InputShapeNames(options.input_shapes);
+  CheckOptions check = CheckOptionsFor(options.input_shapes);
   TargetRun run;
   std::set<Step> done;
   for (int round = 0; round < kMaxRounds; ++round) {

@@ -42,7 +42,7 @@ struct TargetRun {
 StatusOr<TargetRun> RunTarget(Model& model, const Profile& profile, const TargetOptions& options,
                               const PassManagerOptions& pm = {});
 
-// Input names in an --input-shapes text.
-std::set<std::string> InputShapeNames(const std::string& input_shapes);
+// What an --input-shapes text tells check: the inputs it names, and the dim 0 it gives each.
+CheckOptions CheckOptionsFor(const std::string& input_shapes);
 
 }  // namespace onnxsurgeon::target

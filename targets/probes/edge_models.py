@@ -20,6 +20,9 @@ nncase-k210 (nncase 1.9):
   reducesum_axes_attr11              ReduceSum-11 with axes as an attribute (control)
   fp16_compute                       Cast to float16, Relu and Mul in float16, Cast back
   lstm_{forwa,bidir}[_init]_b{1,2}   LSTM forward/bidirectional, with/without initial states, batch 1/2
+  rnn_{gru,lstm}_{forwa,bidir}_{out,mm}  GRU/LSTM at batch 1, Y as the graph output (out) or
+                                     consumed as exporters write it (mm: the directions merged
+                                     by Squeeze or Transpose+Reshape, then a MatMul)
 """
 
 import numpy as np
@@ -186,3 +189,40 @@ for direction, dirs in (("forward", 1), ("bidirectional", 2)):
                 opset=13,
                 ir=7,
             )
+
+# ---------------------------------------------------------------- nncase-k210: GRU / LSTM consumers
+# crnn_op13_b1 (tests/backends/batch1_corpus.py: a BiGRU, its directions merged by
+# Transpose+Reshape, then Linear) runs wrong after --target; Y consumed the way torch exports
+# it, for each cell and direction: rnn_{gru,lstm}_{forwa,bidir}_{out,mm}.
+for cell, gates in (("GRU", 3), ("LSTM", 4)):
+    for direction, dirs in (("forward", 1), ("bidirectional", 2)):
+        inits = [
+            C("W", rng.standard_normal((dirs, gates * 16, 32)).astype(np.float32) * 0.3),
+            C("R", rng.standard_normal((dirs, gates * 16, 16)).astype(np.float32) * 0.3),
+            C("B", rng.standard_normal((dirs, 2 * gates * 16)).astype(np.float32) * 0.1),
+        ]
+        attrs = {"hidden_size": 16, "direction": direction}
+        if cell == "GRU":
+            attrs["linear_before_reset"] = 1
+        rnn = h.make_node(cell, ["x", "W", "R", "B"], ["Y"], **attrs)
+        name = f"rnn_{cell.lower()}_{direction[:5]}"
+        mk(f"{name}_out", [rnn], [V("x", T.FLOAT, [24, 1, 32])], [V("Y", T.FLOAT, [24, dirs, 1, 16])], inits, 13, 7)
+        if dirs == 1:
+            merge = [h.make_node("Squeeze", ["Y", "axis1"], ["m"])]
+            extra = [C("axis1", np.array([1], np.int64))]
+        else:
+            merge = [
+                h.make_node("Transpose", ["Y"], ["t"], perm=[0, 2, 1, 3]),
+                h.make_node("Reshape", ["t", "shape"], ["m"]),
+            ]
+            extra = [C("shape", np.array([24, 1, 32], np.int64))]
+        fc = C("fc", rng.standard_normal((dirs * 16, 12)).astype(np.float32))
+        mk(
+            f"{name}_mm",
+            [rnn, *merge, h.make_node("MatMul", ["m", "fc"], ["y"])],
+            [V("x", T.FLOAT, [24, 1, 32])],
+            [V("y", T.FLOAT, [24, 1, 12])],
+            [*inits, *extra, fc],
+            13,
+            7,
+        )

@@ -30,6 +30,12 @@ class Backend:
     atol: float = 1e-4
     timeout: int = 300  # seconds per runner call
     tolerance_note: str = "fp32"
+    # The runtime has no batch dimension (ncnn's Mat): inputs and references are cut to
+    # the first batch item where the model allows any batch.
+    batch_one: bool = False
+    # The corpus model `--smoke` (and make test's smoke test) runs: small, and one the
+    # backend can be given at all.
+    smoke_model: str = "layernorm_op17"
 
 
 _COMMON = "inline-functions,fix-layernorm,rewrite-index-put,simplify"
@@ -83,6 +89,19 @@ BACKENDS: dict[str, Backend] = {
             static=True,
             rtol=1e-3,
             atol=1e-3,
+        ),
+        Backend(
+            "ncnn",
+            "ncnn 1.0.20261020 via pnnx 20261020 (ONNX -> pnnx -> ncnn param/bin), CPU, fp32",
+            ("ncnn",),
+            f"{_COMMON},downgrade-opset=17",
+            rtol=1e-3,
+            atol=1e-4,
+            timeout=900,
+            batch_one=True,
+            # layernorm_op17 fixes batch 2, which ncnn cannot run (a named blocker); op13's
+            # batch is dynamic.
+            smoke_model="layernorm_op13",
         ),
         Backend(
             "tflite",

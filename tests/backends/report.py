@@ -25,6 +25,8 @@ def _original(r: dict) -> str:
 def _after(r: dict) -> str:
     if r["verdict"] == "no reference":
         return "no reference"
+    if r["verdict"] == "named by --target":
+        return "refused by --target (blocker named)"
     if r["rewrite"]["exit"] != 0:
         return "**rewrite failed**"
     w = r["rewritten"]

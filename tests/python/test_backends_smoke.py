@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests/backends"))
 
 from backends import BACKENDS  # noqa: E402
-from harness import BACKENDS_DIR, SMOKE_MODELS  # noqa: E402
+from harness import BACKENDS_DIR  # noqa: E402
 
 CLI = ROOT / "build/onnxsurgeon"
 # Measured failures of onnxsurgeon on a backend, kept visible until fixed (strict: the
@@ -38,7 +38,7 @@ def test_backend_smoke(backend, tmp_path, request):
         pytest.skip(f"{backend} venv not installed (make backends-setup BACKENDS={backend})")
     if backend in KNOWN_FAILURES:
         request.applymarker(pytest.mark.xfail(reason=KNOWN_FAILURES[backend], strict=True))
-    model = SMOKE_MODELS[0]
+    model = BACKENDS[backend].smoke_model
     if not (CORPUS / f"{model}.onnx").is_file():
         pytest.skip(f"corpus model {model} not generated (make models)")
     proc = subprocess.run(

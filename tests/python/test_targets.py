@@ -419,6 +419,160 @@ def test_rknn2_names_dropped_outputs(run_cli, tmp_path):
     run_cli("check", "--target", "rknn2", tmp_path / "input.onnx")
 
 
+def test_ncnn_names_a_static_batch_above_one(run_cli, tmp_path):
+    """ncnn's Mat has no batch dimension and pnnx drops dim 0 of every input (measured: batch 2
+    gave a wrong shape or a crash), so a static batch > 1 is a blocker nothing can remove;
+    batch 1, a dynamic batch and a scalar input are not."""
+
+    def model(dims):
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, dims)
+        y = helper.make_tensor_value_info("y", TensorProto.FLOAT, dims)
+        g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+        m.ir_version = 8
+        return m
+
+    onnx.save(model([2, 5, 32]), tmp_path / "b2.onnx")
+    proc = run_cli("check", "--target", "ncnn", tmp_path / "b2.onnx", expect_rc=1)
+    assert "graph input 'x' has static batch 2 ([2,5,32])" in proc.stdout, proc.stdout
+    assert "batch (dim 0 of an input) at most 1" in proc.stdout, proc.stdout
+    proc = run_cli("--target", "ncnn", tmp_path / "b2.onnx", "-o", tmp_path / "o.onnx", expect_rc=1)
+    assert "static batch 2" in proc.stderr and not (tmp_path / "o.onnx").exists()
+    for name, dims in (("b1", [1, 5, 32]), ("dyn", ["batch", 5, 32]), ("scalar", [])):
+        onnx.save(model(dims), tmp_path / f"{name}.onnx")
+        run_cli("check", "--target", "ncnn", tmp_path / f"{name}.onnx")
+    # A dynamic batch given as 2 by --input-shapes is named too, consistently with --target.
+    proc = run_cli("check", "--target", "ncnn", "--input-shapes", "x:2x5x32", tmp_path / "dyn.onnx", expect_rc=1)
+    assert "--input-shapes gives graph input 'x' batch 2" in proc.stdout, proc.stdout
+    run_cli("check", "--target", "ncnn", "--input-shapes", "x:1x5x32", tmp_path / "dyn.onnx")
+    # Other profiles run any batch.
+    run_cli("check", "--target", "openvino", tmp_path / "b2.onnx")
+
+
+def test_ncnn_names_what_pnnx_cannot_lower(run_cli, tmp_path):
+    """Measured with pnnx 20261020 + ncnn 1.0.20261020 (targets/ncnn.toml): a strided or
+    reversed Slice, a rank-6 Reshape/Transpose, a Cast from int64, and a graph output that
+    copies a graph input are named; their near neighbours (step 1, rank 5, int64 -> int64,
+    a copy of an intermediate value) are not."""
+
+    def check(nodes, inits=(), x_type=TensorProto.FLOAT, dims=(1, 4, 8, 8), out_dims=None, out_type=None):
+        x = helper.make_tensor_value_info("x", x_type, list(dims))
+        y = helper.make_tensor_value_info("y", out_type or x_type, out_dims)
+        g = helper.make_graph(nodes, "g", [x], [y], list(inits))
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+        m.ir_version = 8
+        onnx.save(m, tmp_path / "m.onnx")
+        proc = run_cli("check", "--target", "ncnn", tmp_path / "m.onnx", expect_rc=None)
+        return proc.stdout
+
+    def ints(name, values):
+        return onnx.numpy_helper.from_array(np.array(values, np.int64), name)
+
+    def sliced(step):
+        inits = [ints("s", [0]), ints("e", [8]), ints("a", [3]), ints("st", [step])]
+        return check([helper.make_node("Slice", ["x", "s", "e", "a", "st"], ["y"])], inits)
+
+    assert "steps 'st' = [2]" in sliced(2) and "lacks Slice when step-not-one" in sliced(2)
+    assert "step-not-one" in sliced(-1)
+    assert "accepted" in sliced(1)
+
+    def transposed(rank):
+        dims = [1] + [2] * (rank - 1)
+        perm = [0, *range(rank - 1, 0, -1)]
+        return check([helper.make_node("Transpose", ["x"], ["y"], perm=perm)], dims=dims, out_dims=dims)
+
+    assert "lacks Transpose when rank>5" in transposed(6)
+    assert "accepted" in transposed(5)
+
+    def cast(x_type, to):
+        return check([helper.make_node("Cast", ["x"], ["y"], to=to)], x_type=x_type, out_type=to)
+
+    out = cast(TensorProto.INT64, TensorProto.FLOAT)
+    assert "Cast ('x' int64 -> float)" in out and "lacks Cast when cast-from:int64" in out, out
+    assert "cast-from" not in cast(TensorProto.INT64, TensorProto.INT64)
+    assert "cast-from" not in cast(TensorProto.FLOAT, TensorProto.FLOAT16)
+    # An element count computed from the shape (an unbiased variance's n) is folded by pnnx.
+    count = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("ReduceProd", ["s"], ["n"], keepdims=0),
+        helper.make_node("Cast", ["n"], ["nf"], to=TensorProto.FLOAT),
+        helper.make_node("Div", ["x", "nf"], ["y"]),
+    ]
+    assert "cast-from" not in check(count), check(count)
+
+    copy_of_input = check([helper.make_node("Identity", ["x"], ["y"])])
+    assert "graph output 'y' is a copy of graph input 'x'" in copy_of_input, copy_of_input
+    relu_copy = check([helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Identity", ["r"], ["y"])])
+    assert "accepted" in relu_copy, relu_copy
+
+
+def test_nncase_lstm_output_transpose_becomes_reshape_and_gru_is_named(run_cli, tmp_path, oracle):
+    """nncase 1.9 computes Transpose(Squeeze(Y)) after an LSTM wrong (measured: torch's
+    batch_first export) and the same move as a Reshape right: --target nncase-k210 writes a
+    Transpose that only moves unit dims as a Reshape; a GRU whose output is used is named
+    (measured wrong in every consumed form)."""
+    rng = np.random.default_rng(0)
+
+    def const(name, a):
+        return onnx.numpy_helper.from_array(np.asarray(a), name)
+
+    def model(cell, gates):
+        inits = [
+            const("W", rng.standard_normal((1, gates * 16, 32)).astype(np.float32) * 0.3),
+            const("R", rng.standard_normal((1, gates * 16, 16)).astype(np.float32) * 0.3),
+            const("B", rng.standard_normal((1, 2 * gates * 16)).astype(np.float32) * 0.1),
+            const("axis1", np.array([1], np.int64)),
+            const("fc", rng.standard_normal((16, 12)).astype(np.float32)),
+        ]
+        nodes = [
+            helper.make_node(cell, ["x", "W", "R", "B"], ["Y"], hidden_size=16),
+            helper.make_node("Squeeze", ["Y", "axis1"], ["s"]),
+            helper.make_node("Transpose", ["s"], ["t"], perm=[1, 0, 2]),
+            helper.make_node("MatMul", ["t", "fc"], ["y"]),
+        ]
+        x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [24, 1, 32])
+        y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 24, 12])
+        m = helper.make_model(
+            helper.make_graph(nodes, "g", [x], [y], inits), opset_imports=[helper.make_opsetid("", 13)]
+        )
+        m.ir_version = 7
+        return onnx.shape_inference.infer_shapes(m)  # check judges shape facts on annotations
+
+    onnx.save(model("LSTM", 4), tmp_path / "lstm.onnx")
+    proc = run_cli("check", "--target", "nncase-k210", tmp_path / "lstm.onnx", expect_rc=1)
+    assert "Transpose (moves only dims of size 1)" in proc.stdout and "transpose-to-reshape" in proc.stdout, proc.stdout
+    proc = run_cli("--target", "nncase-k210", tmp_path / "lstm.onnx", "-o", tmp_path / "out.onnx")
+    assert "transpose-to-reshape" in proc.stderr, proc.stderr
+    out = onnx.load(tmp_path / "out.onnx")
+    assert "Transpose" not in [n.op_type for n in out.graph.node]
+    run_cli("check", "--target", "nncase-k210", tmp_path / "out.onnx")
+    oracle.assert_equivalent(tmp_path / "lstm.onnx", tmp_path / "out.onnx", rtol=0, atol=0)
+
+    onnx.save(model("GRU", 3), tmp_path / "gru.onnx")
+    proc = run_cli("check", "--target", "nncase-k210", tmp_path / "gru.onnx", expect_rc=1)
+    assert "lacks GRU" in proc.stdout, proc.stdout
+
+
+def test_static_model_folds_shape_arithmetic_without_input_shapes(run_cli, tmp_path):
+    """A model whose inputs are already static needs no --input-shapes for simplify to fold
+    its Shape arithmetic (nncase-k210 has no Shape): the plan runs simplify."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 24, 32])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [24, 32])
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Slice", ["s", "one", "three"], ["hw"]),
+        helper.make_node("Reshape", ["x", "hw"], ["y"]),
+    ]
+    inits = [onnx.numpy_helper.from_array(np.array([v], np.int64), n) for n, v in (("one", 1), ("three", 3))]
+    m = helper.make_model(helper.make_graph(nodes, "g", [x], [y], inits), opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 7
+    onnx.save(m, tmp_path / "m.onnx")
+    proc = run_cli("check", "--target", "nncase-k210", tmp_path / "m.onnx", expect_rc=1)
+    assert "Shape" in proc.stdout and "give --input-shapes" not in proc.stdout, proc.stdout
+    run_cli("--target", "nncase-k210", tmp_path / "m.onnx", "-o", tmp_path / "out.onnx")
+    assert "Shape" not in [n.op_type for n in onnx.load(tmp_path / "out.onnx").graph.node]
+
+
 def test_nncase_reducesum_axes_input_goes_to_opset_12(run_cli, tmp_path, oracle):
     """nncase 1.9 reads ReduceSum-13's axes input as 'every axis' (measured): --target
     nncase-k210 converts the model to opset 12, where axes is an attribute."""
