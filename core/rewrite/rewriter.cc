@@ -160,6 +160,12 @@ void Rewriter::AddInput(Node* node, Value* value) {
   if (listener_) listener_->NodeModified(node);
 }
 
+Value* Rewriter::AddOutput(Node* node, std::string name) {
+  Value* v = node->AddOutput(MutationKey(), std::move(name));
+  if (listener_) listener_->NodeModified(node);
+  return v;
+}
+
 void Rewriter::RemoveInput(Node* node, size_t i) {
   Value* old = node->input(i);
   node->RemoveInput(MutationKey(), i);

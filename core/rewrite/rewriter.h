@@ -137,6 +137,12 @@ class Rewriter {
   StatusOr<Node*> InsertAfter(Value* y, std::string_view op_type, std::vector<Value*> inputs,
                               std::vector<onnx::AttributeProto> attributes = {}, std::string_view domain = "");
 
+  // Given a node. Execute appends an output slot (name empty: a fresh one) and tells the
+  // listener. Result its value (no users yet).
+  //   Given:   %y = Loop(%n, %c, %h0, %x) <body: ... (3 outputs)>
+  //   Execute: AddOutput(Loop)
+  //   Result:  %y, %x_final = Loop(%n, %c, %h0, %x) <body: ...>
+  Value* AddOutput(Node* node, std::string name = {});
   // Given a node with no subgraphs whose outputs from `keep` on are unused (or omitted).
   // Execute rebuilds it at its place with only its first `keep` output slots (omitted ones
   // stay omitted; name, attributes and metadata kept, provenance included), the outputs'

@@ -60,9 +60,34 @@ std::vector<std::optional<TensorType>> IfTypes(const Node& n, shape_rules::TypeL
   return out;
 }
 
+// Loop's loop-carried outputs (onnx leaves them shapeless): the final value of carried
+// value i is its initial value (no iteration) or the body's output 1+i of the last one, so
+// it has their element type and rank, and a dim where the two are provably the same size
+// (a value the body carries unchanged keeps its initial shape). Scan outputs are left to
+// onnx.
+std::vector<std::optional<TensorType>> LoopTypes(const Node& n, shape_rules::TypeLookup type_of) {
+  std::vector<std::optional<TensorType>> out(n.num_outputs());
+  const Graph* body = Branch(n, "body");
+  if (!body || n.num_inputs() < 2) return out;
+  const size_t carried = n.num_inputs() - 2;
+  if (body->outputs().size() < 1 + carried) return out;
+  for (size_t i = 0; i < carried && i < out.size(); ++i) {
+    const Value* init = n.input(2 + i);
+    if (!init) continue;
+    auto a = type_of(init);
+    auto b = type_of(body->outputs()[1 + i]);
+    if (!a || !b || a->elem != b->elem || a->shape.size() != b->shape.size()) continue;
+    for (size_t d = 0; d < a->shape.size(); ++d)
+      if (!a->shape[d].SameAs(b->shape[d])) a->shape[d] = Dim{};
+    out[i] = std::move(a);
+  }
+  return out;
+}
+
 // Types `graph`'s nodes in order, entering subgraphs before the node that holds them: a
-// body reads outer values typed above, and If's outputs are its branches'. Body inputs
-// keep the types they declare (Loop/Scan outputs are left to onnx).
+// body reads outer values typed above, If's outputs are its branches' and Loop's carried
+// outputs its initial values' and body outputs'. Body inputs keep the types they declare
+// (Scan outputs are left to onnx).
 void Walk(const Graph& graph, Known& known, absl::flat_hash_map<const Value*, onnx::TypeProto>& out) {
   auto type_of = [&known](const Value* v) -> std::optional<TensorType> {
     if (auto it = known.find(v); it != known.end()) return it->second;
@@ -74,7 +99,9 @@ void Walk(const Graph& graph, Known& known, absl::flat_hash_map<const Value*, on
   for (Node* n : graph.nodes()) {
     for (Graph* sub : n->subgraphs()) Walk(*sub, known, out);
     if (std::none_of(n->outputs().begin(), n->outputs().end(), Untyped)) continue;
-    auto types = n->Is("If") ? IfTypes(*n, type_of) : shape_rules::InferNode(*n, type_of);
+    auto types = n->Is("If")     ? IfTypes(*n, type_of)
+                 : n->Is("Loop") ? LoopTypes(*n, type_of)
+                                 : shape_rules::InferNode(*n, type_of);
     for (size_t i = 0; i < types.size() && i < n->num_outputs(); ++i) {
       Value* v = n->output(i);
       if (!types[i] || !Untyped(v)) continue;

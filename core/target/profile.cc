@@ -128,7 +128,8 @@ Status CheckWhen(const std::string& when, TableReader& r) {
   if (when.empty() || when == "unknown-rank-output" || when == "unknown-rank-branch-output" ||
       when == "mixed-precision-layernorm" || when == "channels-first-layernorm" ||
       when == "constant-scatter-after-gemm" || when == "channel-axis-equals-spatial" || when == "square-ncw-input" ||
-      when == "vector-minuend" || when == "step-not-one" || when == "moves-unit-dims-only")
+      when == "vector-minuend" || when == "step-not-one" || when == "moves-unit-dims-only" ||
+      when == "outer-scope-input")
     return absl::OkStatus();
   for (const char* prefix : {"attribute:", "dtype:", "rank>", "rank<",
                              "dynamic-input:", "compute-dtype:", "inserts-unit-dims:", "cast-from:"}) {
@@ -155,7 +156,8 @@ Status CheckWhen(const std::string& when, TableReader& r) {
           "rank>N, rank<N, dim:I:A>N, input:I, dynamic-input:I, inserts-unit-dims:N, cast-from:TYPE, "
           "unknown-rank-output, unknown-rank-branch-output, mixed-precision-layernorm, "
           "channels-first-layernorm, constant-scatter-after-gemm, "
-          "channel-axis-equals-spatial, square-ncw-input, vector-minuend, step-not-one or moves-unit-dims-only)"));
+          "channel-axis-equals-spatial, square-ncw-input, vector-minuend, step-not-one, moves-unit-dims-only or "
+          "outer-scope-input)"));
 }
 
 }  // namespace

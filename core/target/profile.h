@@ -51,6 +51,8 @@ struct Source {
 //                               (not one computed from shapes alone, which converters fold)
 //   when = "moves-unit-dims-only" (on Transpose) it only moves dims of size 1 (a Reshape)
 //   when = "step-not-one"        (on Slice) a steps input not all ones (or computed at run time)
+//   when = "outer-scope-input"  a subgraph of the node (or one nested in it) reads a value of
+//                               an enclosing graph that is not a constant
 //   when = "inserts-unit-dims:N" (on Reshape) a constant-shape Reshape whose output, of rank
 //                               N or more, is its input with only unit dims inserted
 // ops = ["*"] matches every op of the domain (with a `when`: a dtype the target cannot compute).

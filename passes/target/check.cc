@@ -1,6 +1,7 @@
 #include "passes/target/check.h"
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 
 #include "absl/strings/ascii.h"
@@ -327,6 +328,26 @@ bool Holds(const Node& n, const std::string& when, const passes::InferredTypes& 
     }
     return false;
   }
+  if (when == "outer-scope-input") {
+    // A subgraph of the node (or one nested in it) reads a value of a graph outside the
+    // node's subgraphs that is not a constant: onnx2tf builds a Loop body inside
+    // tf.while_loop, where such a value is a symbolic Keras tensor of the outer model.
+    std::vector<const Graph*> inner;
+    std::function<void(const Graph*)> collect = [&](const Graph* g) {
+      inner.push_back(g);
+      for (const Node* m : g->nodes())
+        for (Graph* sub : m->subgraphs()) collect(sub);
+    };
+    for (Graph* sub : n.subgraphs()) collect(sub);
+    for (const Graph* g : inner)
+      for (const Node* m : g->nodes())
+        for (const Value* v : m->inputs()) {
+          if (!v || IsConstant(v) || std::find(inner.begin(), inner.end(), v->graph()) != inner.end()) continue;
+          *detail = absl::StrCat("its body reads '", v->name(), "' of the enclosing graph");
+          return true;
+        }
+    return false;
+  }
   if (when == "unknown-rank-output" || when == "unknown-rank-branch-output") {
     const bool branches_only = when == "unknown-rank-branch-output";
     auto unknown = [&](const Value* v, const std::string& what) {
@@ -597,6 +618,8 @@ class Checker {
       else if (op == "Erf") step = Step::kRewriteErf;
       else if (op == "Reciprocal") step = Step::kRewriteReciprocal;
       else if (op == "GlobalAveragePool" || op == "GlobalMaxPool") step = Step::kRewriteGlobalPool;
+      else if (op == "ConvTranspose" && absl::StartsWith(m.when, "attribute:group"))
+        step = Step::kSplitGroupedConvTranspose;
       else if (op == "Reshape" && absl::StartsWith(m.when, "attribute:allowzero")) step = Step::kDropReshapeAllowzero;
       else if (op == "Reshape" && absl::StartsWith(m.when, "inserts-unit-dims:")) step = Step::kReshapeToUnsqueeze;
       else if (op == "Transpose" && m.when == "moves-unit-dims-only") step = Step::kTransposeToReshape;
@@ -625,6 +648,9 @@ class Checker {
                               m.when.substr(14));
       else if (m.when == "vector-minuend") step = Step::kFixLayerNorm;  // a LayerNorm's beta - mean * scale
       else if (m.when == "square-ncw-input") step = Step::kSimplify;    // fuse-reshapes runs the region 2-D
+      else if (m.when == "outer-scope-input" && op == "Loop") step = Step::kLoopCarryOuterValues;
+      else if (m.when == "outer-scope-input")
+        no_fix = absl::StrCat("no onnxsurgeon pass makes a ", op, " subgraph carry the outer values it reads");
       else if (m.when == "channel-axis-equals-spatial")
         no_fix =
             "no exact rewrite removes the ambiguity; input shapes whose H and W differ from the channel count "
@@ -794,6 +820,8 @@ std::string StepText(Step step, const Profile& p, const Model& model, const std:
     case Step::kRewriteErf: return "rewrite-erf";
     case Step::kRewriteReciprocal: return "rewrite-reciprocal";
     case Step::kRewriteGlobalPool: return "rewrite-global-pool";
+    case Step::kSplitGroupedConvTranspose: return "split-grouped-convtranspose";
+    case Step::kLoopCarryOuterValues: return "loop-carry-outer-values";
     case Step::kDropReshapeAllowzero: return "drop-reshape-allowzero";
     case Step::kExtractConstants: return "extract-constants";
     // The lowerings write CastLike where a type was unknown, with a Cast to the stash type

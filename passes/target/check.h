@@ -32,6 +32,8 @@ enum class Step {
   kRewriteErf,
   kRewriteReciprocal,
   kRewriteGlobalPool,
+  kSplitGroupedConvTranspose,
+  kLoopCarryOuterValues,
   kDropReshapeAllowzero,
   kLowerScatterND,
   kRewriteConstantScatterND,

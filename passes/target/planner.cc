@@ -17,10 +17,11 @@ constexpr int kMaxSimplifyRepeats = 4;
 
 // Steps that may run again in a later round (their effect depends on what changed since).
 // (rewrite-constant-scatternd needs the indexed dims static, which set-input-shape may only
-// make so in a later round.)
+// make so in a later round; loop-carry-outer-values needs the carried values typed.)
 bool Repeatable(Step s) {
   return s == Step::kSimplify || s == Step::kAnnotateShapes || s == Step::kRewriteCastLike ||
-         s == Step::kRewriteConstantScatterND || s == Step::kReshapeToUnsqueeze || s == Step::kTransposeToReshape;
+         s == Step::kRewriteConstantScatterND || s == Step::kReshapeToUnsqueeze || s == Step::kTransposeToReshape ||
+         s == Step::kLoopCarryOuterValues;
 }
 
 Status RemainingError(const Profile& profile, const CheckReport& report, const std::vector<std::string>& plan) {

@@ -2,7 +2,7 @@
 //
 // It is driven by `check --target` (check.h): each blocker names the step that removes it
 // (convert-opset, decompose-layernorm, rewrite-gelu, rewrite-erf, rewrite-reciprocal,
-// lower-scatternd-reduction,
+// lower-scatternd-reduction, split-grouped-convtranspose, loop-carry-outer-values,
 // rewrite-index-put, inline-functions, set-input-shape + simplify, infer-shapes,
 // inline-weights, prune-opset-imports, lower-ir-version). The planner runs the steps the
 // blockers ask for, in one fixed order (Step in check.h), checks again, and repeats while a

@@ -296,11 +296,14 @@ TEST(ShapePropagation, IfBranchesAndLoopBody) {
       b = If(c) <then_branch = t2 () => (float[N,4] tb) { tb = Relu(x) },
                  else_branch = e2 () => (float[4] eb) { eb = Relu(y) }>
       l = Loop(trip, c, x) <body = body (int64 i, bool cin, float[N,4] h) => (bool cout, float[N,4] hout) {
-          cout = Identity(cin)  hout = Tanh(h) }> })");
+          cout = Identity(cin)  hout = Tanh(h) }>
+      m = Loop(trip, c, y) <body = body2 (int64 i2, bool cin2, float[4] g) => (bool cout2, float[N,4] gout) {
+          cout2 = Identity(cin2)  gout = Add(g, x) }> })");
   EXPECT_EQ(At(t, "a"), "float[N,4]");
-  EXPECT_EQ(At(t, "b"), "none");     // ranks differ: onnx knows no shape
-  EXPECT_EQ(At(t, "cout"), "none");  // a subgraph output declares its type
-  EXPECT_EQ(At(t, "l"), "none");     // Loop outputs are left to onnx
+  EXPECT_EQ(At(t, "b"), "none");        // ranks differ: onnx knows no shape
+  EXPECT_EQ(At(t, "cout"), "none");     // a subgraph output declares its type
+  EXPECT_EQ(At(t, "l"), "float[N,4]");  // the initial value and the body output agree
+  EXPECT_EQ(At(t, "m"), "none");        // [4] initially, [N,4] after an iteration
 }
 
 TEST(ShapePropagation, UnknownOpStopsPropagation) {

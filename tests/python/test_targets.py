@@ -952,3 +952,111 @@ def test_tflite_square_ncw_reshape_and_tf_moments_layernorm(corpus, run_cli, ora
         assert step in proc.stdout + proc.stderr, name
         assert run_cli("check", "--target", "tflite", out).returncode == 0
         oracle.assert_equivalent(model.path, out, inputs=model.inputs, rtol=model.rtol, atol=model.atol)
+
+
+def test_tflite_grouped_convtranspose_split_per_group(run_cli, oracle, tmp_path):
+    """onnx2tf splits a grouped ConvTranspose's input on its last TensorFlow axis and refuses
+    it when the input arrives channels-first (Kokoro's depthwise upsampling, measured):
+    check --target tflite names it, --target writes one ConvTranspose per group (depthwise
+    1-D and grouped 2-D, torch exports), which onnxruntime computes bit for bit as the
+    original; a group-1 ConvTranspose is no blocker."""
+    import io
+
+    import torch
+    from torch import nn
+
+    torch.manual_seed(0)
+    rng = np.random.default_rng(0)
+    cases = {
+        "dw1d": (nn.ConvTranspose1d(8, 8, 3, stride=2, padding=1, output_padding=1, groups=8), (1, 8, 5)),
+        "g2d": (nn.ConvTranspose2d(8, 6, (3, 2), stride=(2, 1), padding=(1, 0), groups=2), (1, 8, 4, 6)),
+        "g1": (nn.ConvTranspose1d(8, 8, 3, stride=2), (1, 8, 5)),
+    }
+    for name, (module, shape) in cases.items():
+        buffer = io.BytesIO()
+        torch.onnx.export(
+            module.eval(),
+            (torch.randn(*shape),),
+            buffer,
+            dynamo=False,
+            opset_version=17,
+            input_names=["x"],
+            output_names=["y"],
+        )
+        path, out = tmp_path / f"{name}.onnx", tmp_path / f"{name}.out.onnx"
+        path.write_bytes(buffer.getvalue())
+        proc = run_cli("check", "--target", "tflite", path, expect_rc=None)
+        if name == "g1":
+            assert proc.returncode == 0, proc.stdout
+            continue
+        assert proc.returncode != 0 and "ConvTranspose when attribute:group" in proc.stdout, proc.stdout
+        assert "split-grouped-convtranspose" in proc.stdout, proc.stdout
+        proc = run_cli("--target", "tflite", path, "-o", out)
+        assert "split-grouped-convtranspose" in proc.stdout + proc.stderr
+        groups = module.groups
+        cts = [n for n in _ops(out) if n.op_type == "ConvTranspose"]
+        assert len(cts) == groups and all(a.name != "group" or a.i == 1 for n in cts for a in n.attribute)
+        assert run_cli("check", "--target", "tflite", out).returncode == 0
+        x = rng.standard_normal(shape).astype(np.float32)
+        oracle.assert_equivalent(path, out, inputs={"x": x}, rtol=0, atol=0)
+
+
+def _loop_model(path, reads_outer: bool):
+    """h = tanh(h) + (x if reads_outer else 1), three times, as a Loop (trip count constant)."""
+    addend = "x" if reads_outer else "one"
+    body = helper.make_graph(
+        [
+            helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+            helper.make_node("Tanh", ["h_in"], ["t"]),
+            helper.make_node("Add", ["t", addend], ["h_out"]),
+        ],
+        "body",
+        [
+            helper.make_tensor_value_info("i", TensorProto.INT64, []),
+            helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("h_in", TensorProto.FLOAT, [2, 16]),
+        ],
+        [
+            helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("h_out", TensorProto.FLOAT, [2, 16]),
+        ],
+    )
+    g = helper.make_graph(
+        [helper.make_node("Loop", ["trips", "cond", "x"], ["y"], body=body)],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 16])],
+        initializer=[
+            helper.make_tensor("trips", TensorProto.INT64, [], [3]),
+            helper.make_tensor("cond", TensorProto.BOOL, [], [True]),
+            helper.make_tensor("one", TensorProto.FLOAT, [], [1.0]),
+        ],
+    )
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), path)
+
+
+def test_tflite_loop_reading_the_main_graph_gets_its_values_carried(run_cli, oracle, tmp_path):
+    """onnx2tf converts a Loop body inside tf.while_loop and refuses one that reads a value of
+    the main graph (measured: control_flow_op17 and three probes): check --target names it,
+    --target makes the body read it as a loop-carried value, which onnxruntime computes as
+    the original; a body that reads only its own values and constants is no blocker."""
+    outer, own = tmp_path / "outer.onnx", tmp_path / "own.onnx"
+    _loop_model(outer, reads_outer=True)
+    _loop_model(own, reads_outer=False)
+    proc = run_cli("check", "--target", "tflite", outer, expect_rc=None)
+    assert proc.returncode != 0 and "Loop when outer-scope-input" in proc.stdout, proc.stdout
+    assert "its body reads 'x' of the enclosing graph" in proc.stdout and "loop-carry-outer-values" in proc.stdout
+    x = np.random.default_rng(0).standard_normal((2, 16)).astype(np.float32)
+    out = tmp_path / "outer.out.onnx"
+    proc = run_cli("--target", "tflite", outer, "-o", out)
+    assert "loop-carry-outer-values" in proc.stdout + proc.stderr
+    (loop,) = [n for n in _ops(out) if n.op_type == "Loop"]
+    assert list(loop.input) == ["trips", "cond", "x", "x"] and len(loop.output) == 2
+    assert run_cli("check", "--target", "tflite", out).returncode == 0
+    oracle.assert_equivalent(outer, out, inputs={"x": x}, rtol=0, atol=0)
+    report = json.loads(run_cli("check", "--target", "tflite", "--json", own, expect_rc=None).stdout)
+    assert not [b for b in report["blockers"] if b["op"] in ("Loop", "Scan")], report
+    out = tmp_path / "own.out.onnx"
+    run_cli("--target", "tflite", own, "-o", out)
+    assert [n.op_type for n in _ops(out)] == ["Loop"]
+    oracle.assert_equivalent(own, out, inputs={"x": x})
