@@ -85,7 +85,6 @@ AttributeFilter ResolveAttributes(const Node& call, const Function& f) {
 
 Status InlineCall(Model& model, Node* call, const Function& f, PassResult& result) {
   OS_RETURN_IF_ERROR(CheckOpsets(model, f));
-  Graph& g = *call->graph();
   const Graph& body = f.body();
   if (call->num_inputs() > body.inputs().size() || call->num_outputs() > body.outputs().size()) {
     return absl::InvalidArgumentError(absl::StrCat("call '", call->name(), "' of function '", f.name(),
