@@ -178,7 +178,8 @@ def run(
         m = load(model)
         result = m
     elif hasattr(model, "SerializeToString") or hasattr(getattr(model, "model_proto", None), "SerializeToString"):
-        m = Model.from_proto(model if hasattr(model, "SerializeToString") else model.model_proto)
+        # Deferred: a big weight no pass reads is copied once, into the result (_proto.py).
+        m = _proto.from_proto(model if hasattr(model, "SerializeToString") else model.model_proto, defer=True)
         result = None  # converted back below, after the run
     else:
         raise TypeError(f"expected an onnxsurgeon.Model, onnx.ModelProto or path, not {type(model).__name__}")
