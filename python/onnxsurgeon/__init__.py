@@ -78,7 +78,7 @@ def _from_proto(proto: Any, base_dir: str = "") -> Model:
 
 def _to_proto(self: Model) -> Any:
     """The model as a new onnx.ModelProto: serialized in C++ without the big weights, parsed
-    once by protobuf, then each big initializer's raw_data set once (_proto.py)."""
+    once by protobuf, then each big initializer's payload copied in once (_proto.py)."""
     return _proto.to_proto(self)
 
 
