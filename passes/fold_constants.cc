@@ -96,6 +96,16 @@ class Folder {
 
  private:
   // ---- what is known -------------------------------------------------------------------
+  // False when Known(v) is surely null, found without reading a tensor: v is neither known
+  // nor an initializer (not a graph input) nor a Constant node's output.
+  bool MaybeKnown(Value* v) const {
+    if (known_.contains(v)) return true;
+    if (not_constant_.contains(v)) return false;
+    if (v->IsInitializer()) return !v->IsGraphInput();
+    const Node* p = v->producer();
+    return p && p->Is("Constant") && p->num_outputs() == 1;
+  }
+
   const Array* Known(Value* v) {
     if (!v) return nullptr;
     if (auto it = known_.find(v); it != known_.end()) return it->second.get();
@@ -157,8 +167,11 @@ class Folder {
     }
     if (n->Is("Constant")) return absl::OkStatus();  // a source; see Known()
 
-    // Stop at the first input that is not constant: a weight behind a later input is then
-    // never read (a Constant node's tensor would be copied).
+    // An input plainly not constant (computed, not folded) ends it before any weight is read:
+    // Gather(weight, ids) reads no weight (a deferred one, on Python's ModelProto path, is
+    // not fetched). The loop below stops at the first input that is not constant.
+    for (Value* in : n->inputs())
+      if (in && !MaybeKnown(in)) return FoldFromShapes(n);
     std::vector<const Array*> inputs;
     for (Value* in : n->inputs()) {
       const Array* a = in ? Known(in) : nullptr;

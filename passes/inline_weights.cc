@@ -27,7 +27,7 @@ class InlineWeightsPass : public Pass {
     for (Graph* g : model.AllGraphs()) {
       for (Value* v : g->initializers()) {
         Tensor* t = v->mutable_initializer();
-        total += static_cast<int64_t>(t->raw_bytes().size());
+        total += static_cast<int64_t>(t->raw_size());
         if (t->storage() == TensorStorage::kExternal) external.push_back(t);
         else if (t->meta().data_location() == onnx::TensorProto::EXTERNAL) {
           return absl::FailedPreconditionError(

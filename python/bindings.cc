@@ -116,6 +116,26 @@ std::shared_ptr<const void> HoldPythonObject(py::object obj) {
   return std::shared_ptr<const void>(raw, ReleasePythonObject{});
 }
 
+// The Python object a HoldPythonObject owner holds.
+py::object PythonObjectOf(const std::shared_ptr<const void>& owner) {
+  if (!owner || !std::get_deleter<ReleasePythonObject>(owner)) throw std::logic_error("not a Python object");
+  return py::reinterpret_borrow<py::object>(static_cast<PyObject*>(const_cast<void*>(owner.get())));
+}
+
+// Deferred bytes whose source is a Python object with a `raw_data` attribute (an
+// onnx.TensorProto): read (one copy, by protobuf) on first use, under the GIL.
+DeferredPayload DeferRawData(py::object tensor) {
+  std::shared_ptr<const void> source = HoldPythonObject(std::move(tensor));
+  auto fetch = [source]() -> std::pair<std::shared_ptr<const void>, std::string_view> {
+    py::gil_scoped_acquire gil;
+    py::object data = PythonObjectOf(source).attr("raw_data");
+    if (!PyBytes_Check(data.ptr())) throw py::type_error("raw_data is not bytes");
+    std::string_view view(PyBytes_AS_STRING(data.ptr()), static_cast<size_t>(PyBytes_GET_SIZE(data.ptr())));
+    return {HoldPythonObject(std::move(data)), view};
+  };
+  return DeferredPayload{source, fetch};
+}
+
 // A detached payload as a Python bytes object: the bytes object it views when it is one
 // whole (what _load_parts was given and no pass replaced), else a copy.
 py::object PayloadAsBytes(const DetachedPayload& p) {
@@ -369,7 +389,11 @@ PYBIND11_MODULE(_core, m) {
             }
             DetachedModel d = Unwrap(std::move(detached));
             py::list parts;
-            for (const DetachedPayload& p : d.parts) parts.append(py::make_tuple(p.index, PayloadAsBytes(p)));
+            for (const DetachedPayload& p : d.parts) {
+              // A deferred tensor's source: the TensorProto _load_parts was given for it.
+              parts.append(p.deferred ? py::make_tuple(p.index, PythonObjectOf(p.deferred->source))
+                                      : py::make_tuple(p.index, PayloadAsBytes(p)));
+            }
             return py::make_tuple(OwnedBytes{std::move(d.bytes)}, parts);
           },
           py::arg("min_bytes"))
@@ -538,9 +562,11 @@ PYBIND11_MODULE(_core, m) {
   // Loads a serialized model whose listed main-graph initializers come apart, as
   // [(initializer index, bytes-like)], each viewed without a copy and kept alive
   // (Model.from_proto: protobuf never serializes the big weights).
+  // `deferred`: [(initializer index, onnx.TensorProto)] whose raw_data is read only when a
+  // pass needs the bytes (DeferredBytes); the proto must not change while the Model lives.
   m.def(
       "_load_parts",
-      [](py::object data, py::list parts, const std::string& base_dir) {
+      [](py::object data, py::list parts, const std::string& base_dir, py::list deferred) {
         auto view_of = [](const py::object& obj) {
           py::buffer_info info = py::buffer(obj).request();
           if (info.ndim != 1 || info.itemsize != 1) throw py::type_error("expected a 1-D buffer of bytes");
@@ -556,6 +582,12 @@ PYBIND11_MODULE(_core, m) {
           std::string_view bytes = view_of(obj);
           payloads.push_back({pair[0].cast<int>(), HoldPythonObject(obj), bytes});
         }
+        for (py::handle item : deferred) {
+          auto pair = item.cast<py::tuple>();
+          if (pair.size() != 2) throw py::type_error("expected (index, TensorProto) pairs");
+          payloads.push_back(
+              {pair[0].cast<int>(), nullptr, {}, std::make_shared<const DeferredPayload>(DeferRawData(pair[1]))});
+        }
         std::shared_ptr<const void> owner = HoldPythonObject(data);
         LoadOptions o;
         o.base_dir = base_dir;
@@ -566,7 +598,7 @@ PYBIND11_MODULE(_core, m) {
         }
         return Unwrap(std::move(model));
       },
-      py::arg("data"), py::arg("parts"), py::arg("base_dir") = "");
+      py::arg("data"), py::arg("parts"), py::arg("base_dir") = "", py::arg("deferred") = py::list());
   m.def("parse_text", [](const std::string& text) { return Unwrap(ParseModelText(text)); });
   m.def("passes", []() {
     py::list out;

@@ -179,19 +179,19 @@ ModelDiff DiffModels(const Model& before, const Model& after) {
   for (const Value* v : after.graph().initializers()) inits_b[v->name()] = v->initializer();
   for (const auto& [name, t] : inits_a) {
     auto it = inits_b.find(name);
-    std::string text = absl::StrCat(TensorText(*t), " ", HumanBytes(t->raw_bytes().size()));
+    std::string text = absl::StrCat(TensorText(*t), " ", HumanBytes(t->raw_size()));
     if (it == inits_b.end()) {
       d.initializers.push_back({name, text, ""});
       continue;
     }
-    std::string other = absl::StrCat(TensorText(*it->second), " ", HumanBytes(it->second->raw_bytes().size()));
+    std::string other = absl::StrCat(TensorText(*it->second), " ", HumanBytes(it->second->raw_size()));
     if (other != text) d.initializers.push_back({name, text, other});
     else if (TensorBytes(*t) != TensorBytes(*it->second))
       d.initializers.push_back({name, text, other + " (data changed)"});
   }
   for (const auto& [name, t] : inits_b) {
     if (!inits_a.count(name))
-      d.initializers.push_back({name, "", absl::StrCat(TensorText(*t), " ", HumanBytes(t->raw_bytes().size()))});
+      d.initializers.push_back({name, "", absl::StrCat(TensorText(*t), " ", HumanBytes(t->raw_size()))});
   }
 
   auto types_a = ValueTypes(before.graph()), types_b = ValueTypes(after.graph());

@@ -79,7 +79,7 @@ InspectReport Inspect(const Model& model, bool check_schemas) {
     for (Value* v : graph->initializers()) {
       const Tensor* t = v->initializer();
       ++r.initializer_count;
-      r.initializer_bytes += t->raw_bytes().size();
+      r.initializer_bytes += t->raw_size();
       if (t->meta().data_location() == onnx::TensorProto::EXTERNAL) {
         std::string location = "?";
         for (const auto& kv : t->meta().external_data())
@@ -87,7 +87,7 @@ InspectReport Inspect(const Model& model, bool check_schemas) {
         auto& f = external[location];
         f.location = location;
         ++f.tensors;
-        f.bytes += t->raw_bytes().size();
+        f.bytes += t->raw_size();
       }
     }
     const Function* fn_owner = nullptr;

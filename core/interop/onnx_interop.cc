@@ -143,7 +143,7 @@ StatusOr<onnx::ModelProto> InferredCopy(const Model& model, const InferShapesOpt
   const int64_t max_bytes = options.max_payload_bytes;
   export_options.main_initializer_writer = [max_bytes](const Value& v, const Tensor& t, onnx::TensorProto* out) {
     int64_t payload =
-        t.has_raw_bytes() ? static_cast<int64_t>(t.raw_bytes().size()) : static_cast<int64_t>(t.meta().ByteSizeLong());
+        t.has_raw_bytes() ? static_cast<int64_t>(t.raw_size()) : static_cast<int64_t>(t.meta().ByteSizeLong());
     if (max_bytes < 0 || payload <= max_bytes) {
       *out = t.ToProto(v.name());
       return;

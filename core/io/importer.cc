@@ -126,7 +126,11 @@ class GraphImporter {
       if (!v) v = g->NewValue(tp.name());
       tp.clear_name();
       Tensor tensor;
-      if (raw && static_cast<size_t>(i) < raw->size() && (*raw)[i]) {
+      const auto& deferred = options_.main_initializer_deferred;
+      if (raw == &options_.main_initializer_raw && static_cast<size_t>(i) < deferred.size() && deferred[i]) {
+        tensor = Tensor(std::move(tp));
+        tensor.AttachDeferredBytes(deferred[i]);
+      } else if (raw && static_cast<size_t>(i) < raw->size() && (*raw)[i]) {
         tensor = Tensor(std::move(tp));
         const auto& owners = options_.main_initializer_owner;
         bool own = raw == &options_.main_initializer_raw && static_cast<size_t>(i) < owners.size() && owners[i];

@@ -23,6 +23,8 @@ struct ImportOptions {
   // Per-initializer owners (same indexing as main_initializer_raw), for payloads that
   // came apart from the model (LoadModelFromParts); a null entry, or none, means raw_owner.
   std::vector<std::shared_ptr<const void>> main_initializer_owner;
+  // Per-initializer bytes held elsewhere (same indexing; a null entry, or none: not deferred).
+  std::vector<std::shared_ptr<const DeferredBytes>> main_initializer_deferred;
 };
 
 // Given a parsed model (consumed).

@@ -148,30 +148,48 @@ StatusOr<std::unique_ptr<Model>> LoadFromBuffer(std::shared_ptr<const void> owne
   onnx::ModelProto proto;
   if (!proto.ParseFromString(stripped.remainder)) return ParseFailure(stripped.remainder);
   std::vector<std::shared_ptr<const void>> part_owners;
+  std::vector<std::shared_ptr<const DeferredBytes>> deferred;
+  std::vector<std::optional<uint64_t>> sizes;
+  for (const auto& raw : stripped.raw_data) sizes.push_back(raw ? std::optional<uint64_t>(raw->size()) : std::nullopt);
   if (parts && !parts->empty()) {
     const int count = proto.graph().initializer_size();
     stripped.raw_data.resize(count);
+    sizes.resize(count);
     part_owners.resize(count);
+    deferred.resize(count);
     for (DetachedPayload& p : *parts) {
       if (p.index < 0 || p.index >= count) {
         return absl::InvalidArgumentError(absl::StrCat("detached payload for initializer #", p.index,
                                                        ", but the main graph has ", count, " initializers"));
       }
       const onnx::TensorProto& tp = proto.graph().initializer(p.index);
-      if (stripped.raw_data[p.index]) {
+      if (stripped.raw_data[p.index] || deferred[p.index]) {
         return absl::InvalidArgumentError(absl::StrCat("initializer '", tp.name(), "' (#", p.index,
                                                        ") has raw_data already, or two detached payloads"));
       }
+      if (p.deferred) {
+        std::optional<uint64_t> size = ExpectedRawBytes(tp);
+        if (!size || tp.has_raw_data() || tp.data_location() == onnx::TensorProto::EXTERNAL) {
+          return absl::InvalidArgumentError(absl::StrCat("initializer '", tp.name(), "' (#", p.index,
+                                                         ") cannot hold deferred raw_data: its dims and type give no "
+                                                         "size, or it has data of its own"));
+        }
+        deferred[p.index] = std::make_shared<const DeferredBytes>(*size, p.deferred->source, p.deferred->fetch);
+        sizes[p.index] = size;
+        continue;
+      }
       stripped.raw_data[p.index] = p.bytes;
+      sizes[p.index] = p.bytes.size();
       part_owners[p.index] = std::move(p.owner);
     }
   }
   // Everything the IR and passes rely on, before the importer builds anything.
-  OS_RETURN_IF_ERROR(ValidateModelProto(proto, &stripped.raw_data));
+  OS_RETURN_IF_ERROR(ValidateModelProto(proto, &sizes));
   ImportOptions import;
   import.main_initializer_raw = std::move(stripped.raw_data);
   import.raw_owner = std::move(owner);
   import.main_initializer_owner = std::move(part_owners);
+  import.main_initializer_deferred = std::move(deferred);
   OS_ASSIGN_OR_RETURN(std::unique_ptr<Model> model, ImportModel(std::move(proto), std::move(import)));
   model->set_base_dir(base_dir);
   std::vector<FileIdentity> sources;
@@ -276,7 +294,7 @@ StatusOr<absl::flat_hash_map<const Value*, Placement>> PlanPlacements(
   for (Value* v : g.initializers()) {
     const Tensor* t = v->initializer();
     if (t->has_raw_bytes() && !(mode == ExternalDataMode::kKeep && t->storage() == TensorStorage::kExternal))
-      inline_bytes += t->raw_bytes().size();
+      inline_bytes += t->raw_size();
   }
   if (inline_bytes > kInlineLimit && mode != ExternalDataMode::kAll) {
     if (mode == ExternalDataMode::kInline) {
@@ -419,6 +437,15 @@ Status SerializeTo(const Model& model, const absl::flat_hash_map<const Value*, P
       out->clear_int64_data();
       out->clear_double_data();
       out->clear_uint64_data();
+      payloads.emplace_back();
+      has_payload.push_back(false);
+    } else if (detached && t.deferred()) {
+      out->clear_external_data();
+      out->clear_data_location();
+      detached->push_back({index,
+                           nullptr,
+                           {},
+                           std::make_shared<const DeferredPayload>(DeferredPayload{t.deferred()->source(), nullptr})});
       payloads.emplace_back();
       has_payload.push_back(false);
     } else if (t.has_raw_bytes()) {
@@ -673,7 +700,7 @@ StatusOr<DetachedModel> SaveModelDetached(const Model& model, size_t min_bytes) 
 
 StatusOr<std::string> SaveModelToBytes(const Model& model) {
   uint64_t total = 0;
-  for (Value* v : model.graph().initializers()) total += v->initializer()->raw_bytes().size();
+  for (Value* v : model.graph().initializers()) total += v->initializer()->raw_size();
   if (total > kInlineLimit) {
     return absl::FailedPreconditionError(absl::StrCat("the model holds ", total >> 20,
                                                       " MiB of weights, too many for one protobuf: save to a file "

@@ -35,11 +35,19 @@ StatusOr<std::unique_ptr<Model>> LoadModelFromBuffer(std::shared_ptr<const void>
                                                      const LoadOptions& options = {});
 
 // A main-graph initializer's raw_data kept apart from a serialized model: the initializer's
-// position in GraphProto.initializer, its bytes, and what keeps them alive.
+// position in GraphProto.initializer, its bytes, and what keeps them alive. Or, with
+// `deferred` set (bytes and owner unused), bytes held elsewhere: loading gives the tensor
+// DeferredBytes of the size its dims and type declare, fetched by deferred->fetch on first
+// use; saving hands back an untouched tensor's deferred->source instead of its bytes.
+struct DeferredPayload {
+  std::shared_ptr<const void> source;
+  DeferredBytes::Fetcher fetch;
+};
 struct DetachedPayload {
   int index = 0;
   std::shared_ptr<const void> owner;
   std::string_view bytes;
+  std::shared_ptr<const DeferredPayload> deferred;
 };
 
 // Given a serialized ModelProto whose listed main-graph initializers carry no raw_data,
@@ -47,8 +55,10 @@ struct DetachedPayload {
 // big tensors' raw_data objects, so protobuf never serializes the weights).
 // Execute loads as LoadModelFromBuffer, each listed initializer viewing its payload (no
 // copy) and keeping its owner alive.
+// Deferred payloads: the tensor holds DeferredBytes (nothing is fetched while loading).
 // Result the model; an error for an index out of range, given twice, or naming an
-// initializer that has raw_data of its own.
+// initializer that has raw_data of its own (or, deferred, one whose size its dims and type
+// do not give).
 StatusOr<std::unique_ptr<Model>> LoadModelFromParts(std::shared_ptr<const void> owner, std::string_view bytes,
                                                     std::vector<DetachedPayload> parts,
                                                     const LoadOptions& options = {});
@@ -60,10 +70,12 @@ struct DetachedModel {
   std::vector<DetachedPayload> parts;
 };
 // Given a model and a size. Execute serializes it as SaveModelToBytes, except that every
-// main-graph initializer with at least `min_bytes` raw bytes is written without raw_data
-// (and without external-data markers) and returned in `parts` instead.
-// Result setting parts[i].bytes as raw_data of initializer parts[i].index of the parsed
-// bytes gives what SaveModelToBytes gives.
+// main-graph initializer with at least `min_bytes` raw bytes, and every one whose bytes are
+// still deferred (TensorStorage::kDeferred, fetched or not), is written without raw_data
+// (and without external-data markers) and returned in `parts` instead: deferred ones as
+// their DeferredBytes' source (parts[i].deferred->source; no bytes, nothing fetched).
+// Result setting parts[i].bytes (or the deferred source's bytes) as raw_data of initializer
+// parts[i].index of the parsed bytes gives what SaveModelToBytes gives.
 StatusOr<DetachedModel> SaveModelDetached(const Model& model, size_t min_bytes);
 
 enum class ExternalDataMode {

@@ -110,7 +110,7 @@ class Validator {
     for (const auto& f : model.functions()) local_functions_.insert({std::string(Canonical(f.domain())), f.name()});
   }
 
-  Status Run(const std::vector<std::optional<std::string_view>>* main_raw) {
+  Status Run(const std::vector<std::optional<uint64_t>>* main_raw) {
     const auto& m = model_;
     if (!m.has_ir_version() || m.ir_version() < 1) {
       return Invalid("ir_version ", m.has_ir_version() ? std::to_string(m.ir_version()) : "missing",
@@ -174,14 +174,14 @@ class Validator {
   }
 
   Status Graph(const onnx::GraphProto& g, const OpsetMap& opsets, const std::string& where,
-               const std::vector<std::optional<std::string_view>>* raw) {
+               const std::vector<std::optional<uint64_t>>* raw) {
     absl::flat_hash_set<std::string_view> outputs;
     for (const auto& o : g.output())
       if (!outputs.insert(o.name()).second) return Invalid(where, " lists output '", o.name(), "' twice");
     for (int i = 0; i < g.initializer_size(); ++i) {
       const T& t = g.initializer(i);
       std::optional<uint64_t> bytes;
-      if (raw && static_cast<size_t>(i) < raw->size() && (*raw)[i]) bytes = (*raw)[i]->size();
+      if (raw && static_cast<size_t>(i) < raw->size()) bytes = (*raw)[i];
       OS_RETURN_IF_ERROR(ValidateTensorData(t, bytes, Cat(where, ": initializer '", t.name(), "'")));
     }
     for (const auto& s : g.sparse_initializer()) {
@@ -323,8 +323,8 @@ std::optional<uint64_t> ExpectedRawBytes(const onnx::TensorProto& t) {
 }
 
 Status ValidateModelProto(const onnx::ModelProto& model,
-                          const std::vector<std::optional<std::string_view>>* main_initializer_raw) {
-  return Validator(model).Run(main_initializer_raw);
+                          const std::vector<std::optional<uint64_t>>* main_initializer_raw_sizes) {
+  return Validator(model).Run(main_initializer_raw_sizes);
 }
 
 }  // namespace onnxsurgeon

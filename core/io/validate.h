@@ -25,11 +25,12 @@
 
 namespace onnxsurgeon {
 
-// Given a parsed model and, when the loader cut them out, the sizes of the main graph's
-// initializer raw_data payloads (one entry per initializer, in order).
+// Given a parsed model and, when the loader cut them out (or they are held elsewhere), the
+// sizes of the main graph's initializer raw_data payloads (one entry per initializer, in
+// order).
 // Result OK, or an error naming the graph, node or tensor at fault.
 Status ValidateModelProto(const onnx::ModelProto& model,
-                          const std::vector<std::optional<std::string_view>>* main_initializer_raw = nullptr);
+                          const std::vector<std::optional<uint64_t>>* main_initializer_raw_sizes = nullptr);
 
 // Given a tensor's metadata and the byte count of its payload (raw_data or an external
 // range; nullopt: typed fields or still-unloaded external data).

@@ -195,6 +195,20 @@ std::optional<ConstantData> GetConstant(const Value* value) {
   return std::nullopt;
 }
 
+std::optional<std::pair<int32_t, std::vector<int64_t>>> GetConstantTypeAndDims(const Value* value) {
+  if (!value) return std::nullopt;
+  if (value->IsInitializer()) {
+    if (value->IsGraphInput()) return std::nullopt;
+    const Tensor& t = *value->initializer();
+    if (!t.has_raw_bytes() && !t.CanBeRaw()) return std::nullopt;  // as FromTensor: no raw layout
+    return std::make_pair(t.meta().data_type(), std::vector<int64_t>(t.meta().dims().begin(), t.meta().dims().end()));
+  }
+  // A Constant node's attribute is in the node: reading it fetches nothing.
+  auto c = GetConstant(value);
+  if (!c) return std::nullopt;
+  return std::make_pair(c->data_type, c->dims);
+}
+
 bool IsFloatOrDouble(int32_t data_type) {
   return data_type == onnx::TensorProto::FLOAT || data_type == onnx::TensorProto::DOUBLE;
 }

@@ -32,6 +32,9 @@ struct ConstantData {
 
 // The constant behind `value`, or nullopt when it is not a constant.
 std::optional<ConstantData> GetConstant(const Value* value);
+// The data type and dims GetConstant(value) would give, nullopt exactly when it gives
+// nullopt, without reading a tensor's elements (a deferred weight is not fetched).
+std::optional<std::pair<int32_t, std::vector<int64_t>>> GetConstantTypeAndDims(const Value* value);
 // The elements of a tensor attribute (Constant's or ConstantOfShape's `value`).
 std::optional<ConstantData> GetConstant(const onnx::TensorProto& tensor);
 

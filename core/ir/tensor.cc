@@ -4,8 +4,10 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 #include <utility>
 
+#include "absl/hash/hash.h"
 #include "absl/strings/str_cat.h"
 
 namespace onnxsurgeon {
@@ -187,6 +189,86 @@ void Tensor::AttachLoadedBytes(std::shared_ptr<const void> owner, std::string_vi
   owner_ = std::move(owner);
   raw_ = bytes;
   storage_ = storage;
+  deferred_.reset();
+}
+
+void Tensor::AttachDeferredBytes(std::shared_ptr<const DeferredBytes> deferred) {
+  owner_.reset();
+  raw_ = {};
+  deferred_ = std::move(deferred);
+  storage_ = TensorStorage::kDeferred;
+}
+
+uint64_t Tensor::raw_size() const { return deferred_ ? deferred_->declared_size() : raw_.size(); }
+
+size_t Tensor::SampledHashOf(std::string_view bytes) {
+  constexpr size_t kWindow = 4096;
+  if (bytes.size() <= 3 * kWindow)
+    return absl::Hash<absl::string_view>{}(absl::string_view(bytes.data(), bytes.size()));
+  auto window = [&](size_t at) { return absl::string_view(bytes.data() + at, kWindow); };
+  return absl::HashOf(window(0), window(bytes.size() / 2 - kWindow / 2), window(bytes.size() - kWindow));
+}
+
+size_t Tensor::SampledHash() const { return deferred_ ? deferred_->SampledHash() : SampledHashOf(raw_); }
+
+size_t DeferredBytes::SampledHash() const {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (sampled_hash_) return *sampled_hash_;
+  }
+  size_t hash = 0;
+  Read([&](std::string_view bytes) { hash = Tensor::SampledHashOf(bytes); });
+  std::lock_guard<std::mutex> lock(mu_);
+  sampled_hash_ = hash;
+  return hash;
+}
+
+std::string_view DeferredBytes::bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!fetched_) {
+    auto [owner, bytes] = Fetch();
+    owner_ = std::move(owner);
+    bytes_ = bytes;
+    fetched_ = true;
+  }
+  return bytes_;
+}
+
+std::pair<std::shared_ptr<const void>, std::string_view> DeferredBytes::Fetch() const {
+  auto fetched = fetch_();
+  if (fetched.second.size() != size_) {
+    // Passes rely on a tensor's byte count matching its dims (the loader's check): never
+    // hand out bytes that break it.
+    throw std::length_error(
+        absl::StrCat("deferred raw_data holds ", fetched.second.size(), " bytes, but its dims and type need ", size_));
+  }
+  return fetched;
+}
+
+const std::shared_ptr<const void>& DeferredBytes::owner() const {
+  bytes();
+  return owner_;
+}
+
+bool DeferredBytes::fetched() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return fetched_;
+}
+
+void DeferredBytes::Read(const std::function<void(std::string_view)>& use) const {
+  std::string_view kept;
+  bool have = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    have = fetched_;
+    kept = bytes_;
+  }
+  if (have) {
+    use(kept);  // kept bytes never change or go away while this object lives
+    return;
+  }
+  auto [owner, bytes] = Fetch();
+  use(bytes);
 }
 
 void Tensor::SetRawBytes(std::shared_ptr<const void> owner, std::string_view bytes) {
@@ -214,7 +296,8 @@ onnx::TensorProto Tensor::ToProto(const std::string& name) const {
   if (has_raw_bytes()) {
     p.clear_external_data();
     p.clear_data_location();
-    p.set_raw_data(raw_.data(), raw_.size());
+    std::string_view raw = raw_bytes();
+    p.set_raw_data(raw.data(), raw.size());
   }
   return p;
 }
@@ -255,7 +338,7 @@ void AppendAs(const Field& field, std::string& out) {
 bool Tensor::CanBeRaw() const { return has_raw_bytes() || ElementSize(meta_.data_type()) != 0; }
 
 StatusOr<std::string> Tensor::RawBytesCopy() const {
-  if (has_raw_bytes()) return std::string(raw_);
+  if (has_raw_bytes()) return std::string(raw_bytes());
   using T = onnx::TensorProto;
   std::string out;
   switch (meta_.data_type()) {

@@ -52,10 +52,10 @@ Status CheckInitializer(const Value& v, const Graph& g) {
     return absl::InvalidArgumentError(
         absl::StrCat(GraphName(g), ": initializer '", v.name(), "': ", n.status().message()));
   const size_t es = eval::ElementSize(dtype);
-  if (t.storage() == TensorStorage::kRaw && es && t.raw_bytes().size() != static_cast<uint64_t>(*n) * es)
-    return absl::InvalidArgumentError(absl::StrCat(GraphName(g), ": initializer '", v.name(), "' holds ",
-                                                   t.raw_bytes().size(), " bytes, its dims need ",
-                                                   static_cast<uint64_t>(*n) * es));
+  if ((t.storage() == TensorStorage::kRaw || t.storage() == TensorStorage::kDeferred) && es &&
+      t.raw_size() != static_cast<uint64_t>(*n) * es)
+    return absl::InvalidArgumentError(absl::StrCat(GraphName(g), ": initializer '", v.name(), "' holds ", t.raw_size(),
+                                                   " bytes, its dims need ", static_cast<uint64_t>(*n) * es));
   return absl::OkStatus();
 }
 
@@ -177,8 +177,8 @@ Status CheckModelWithOnnx(const Model& model) {
     const size_t es = eval::ElementSize(t.meta().data_type());
     std::vector<int64_t> dims(t.meta().dims().begin(), t.meta().dims().end());
     auto n = eval::NumElements(dims);
-    if (!t.has_raw_bytes() || t.raw_bytes().size() <= kInlineBytes || !es || !n.ok() ||
-        t.raw_bytes().size() != static_cast<uint64_t>(*n) * es) {
+    if (!t.has_raw_bytes() || t.raw_size() <= kInlineBytes || !es || !n.ok() ||
+        t.raw_size() != static_cast<uint64_t>(*n) * es) {
       *out = t.ToProto(v.name());
       return;
     }

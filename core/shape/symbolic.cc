@@ -95,8 +95,16 @@ const SymbolicVector* SymbolicShapes::VectorOf(Value* v) const {
   if (!v) return nullptr;
   if (auto it = vectors_.find(v); it != vectors_.end()) return it->second ? &*it->second : nullptr;
   std::optional<SymbolicVector> out;
-  if (auto c = GetConstant(v)) {
-    if ((IsIntType(c->data_type) || c->data_type == Types::BOOL) && c->dims.size() <= 1 &&
+  // Type and dims first: a weight (float, or of rank 2) is never read.
+  auto small_int_vector = [](const std::pair<int32_t, std::vector<int64_t>>& td) {
+    int64_t n = 1;
+    for (int64_t d : td.second) n = d < 0 || n > static_cast<int64_t>(kMaxElems) ? -1 : n * d;
+    return (IsIntType(td.first) || td.first == Types::BOOL) && td.second.size() <= 1 && n >= 0 &&
+           n <= static_cast<int64_t>(kMaxElems);
+  };
+  if (auto td = GetConstantTypeAndDims(v)) {
+    std::optional<ConstantData> c = small_int_vector(*td) ? GetConstant(v) : std::nullopt;
+    if (c && (IsIntType(c->data_type) || c->data_type == Types::BOOL) && c->dims.size() <= 1 &&
         c->num_elements() <= static_cast<int64_t>(kMaxElems)) {
       if (auto ints = c->AsInt64s()) {
         out = SymbolicVector{c->data_type, c->dims.empty(), {}};

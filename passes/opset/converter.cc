@@ -297,7 +297,7 @@ StatusOr<std::unique_ptr<Model>> CopyForTrial(const Model& model) {
   // Weights are not needed to plan: large initializers travel as metadata only.
   ExportOptions options;
   options.main_initializer_writer = [](const Value& v, const Tensor& t, onnx::TensorProto* out) {
-    if (t.raw_bytes().size() <= 4096 || !t.has_raw_bytes()) {
+    if (t.raw_size() <= 4096 || !t.has_raw_bytes()) {
       *out = t.ToProto(v.name());
       return;
     }

@@ -96,7 +96,7 @@ void TypeOracle::InferNode(const Node& node, const std::string& domain, int64_t 
       input_types.push_back(tp);
       types[v->name()] = &input_types.back();
     }
-    if (v->initializer() && v->initializer()->raw_bytes().size() <= 4096) {
+    if (v->initializer() && v->initializer()->raw_size() <= 4096) {
       input_data.push_back(v->initializer()->ToProto(v->name()));
       data[v->name()] = &input_data.back();
     }

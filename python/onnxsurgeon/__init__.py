@@ -78,7 +78,7 @@ def _from_proto(proto: Any, base_dir: str = "") -> Model:
 
 def _to_proto(self: Model) -> Any:
     """The model as a new onnx.ModelProto: serialized in C++ without the big weights, parsed
-    once by protobuf, then each big initializer's raw_data set once (_proto.py)."""
+    once by protobuf, then each big initializer's payload copied in once (_proto.py)."""
     return _proto.to_proto(self)
 
 
@@ -178,7 +178,8 @@ def run(
         m = load(model)
         result = m
     elif hasattr(model, "SerializeToString") or hasattr(getattr(model, "model_proto", None), "SerializeToString"):
-        m = Model.from_proto(model if hasattr(model, "SerializeToString") else model.model_proto)
+        # Deferred: a big weight no pass reads is copied once, into the result (_proto.py).
+        m = _proto.from_proto(model if hasattr(model, "SerializeToString") else model.model_proto, defer=True)
         result = None  # converted back below, after the run
     else:
         raise TypeError(f"expected an onnxsurgeon.Model, onnx.ModelProto or path, not {type(model).__name__}")

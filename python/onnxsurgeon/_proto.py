@@ -5,16 +5,33 @@ protobuf (upb) copies a bytes field each time Python reads or sets it, and
 weight-heavy model costs about two copies of its weights: a doubling buffer, then a bytes
 object). So the big initializers travel apart from the model:
 
-- from_proto: each big main-graph initializer's raw_data is read once (one copy, into a
-  bytes object the C++ tensor then views); everything else is serialized by protobuf,
-  the big tensors without raw_data, and C++ loads the two (`_core._load_parts`). The input
-  proto is only read, never changed.
+- from_proto: everything but the big main-graph initializers' raw_data is serialized by
+  protobuf, and C++ loads that (`_core._load_parts`). The big payloads themselves:
+  - deferred (what `onnxsurgeon.run(proto, ...)` does): nothing is read. Each big tensor
+    gets its size from dims and type, and a deferred source, its TensorProto in the input
+    proto; its raw_data is read (one copy) only when a pass needs the bytes, under the
+    GIL. A pass that only looks (dedupe-initializers hashing same-shape candidates) reads
+    it for that moment and drops it; merging still compares the bytes in full. The proto
+    must not change while the Model lives, so only `run` defers: it holds the proto for
+    the whole call.
+  - read (`Model.from_proto`, whose Model the caller keeps): each raw_data is read once
+    (one copy, into a bytes object the C++ tensor then views).
+  The input proto is only read, never changed.
 - to_proto: C++ serializes the model without the big payloads (`Model._to_parts`), protobuf
-  parses that, and each big initializer's raw_data is set once (one copy into the
-  message). A tensor no pass replaced is handed back as the very bytes object read in.
+  parses that, and each big initializer gets its raw_data with one copy: a tensor still
+  deferred (no pass replaced its bytes, read or not) by `CopyFrom` of its source
+  TensorProto, then its own metadata (name, dims, ... as the passes left them) put back;
+  any other by setting raw_data from the bytes C++ holds (the very bytes object read in,
+  when no pass replaced it).
+
+So an untouched big weight costs one copy on `run(proto)` (into the new ModelProto, which
+must own its bytes), where reading it in and setting it out cost two.
 
 "Big" is at least 4096 elements (16 KiB of float32) going in, at least 16 KiB coming out;
 smaller tensors, subgraph initializers and tensors in typed fields go the ordinary way.
+A raw_data whose length disagrees with its dims and type is refused when its bytes are
+read (and by the loader when they are not deferred); an untouched deferred one is not read
+at all, so it reaches the output as it was given (onnx.checker reports it there).
 """
 
 from __future__ import annotations
@@ -97,8 +114,9 @@ def _has_unknown_fields(messages: list) -> bool:
     return any(len(UnknownFieldSet(m)) for m in messages)
 
 
-def from_proto(proto: Any, base_dir: str = "") -> _core.Model:
-    """A Model from an onnx.ModelProto, which is not changed."""
+def from_proto(proto: Any, base_dir: str = "", defer: bool = False) -> _core.Model:
+    """A Model from an onnx.ModelProto, which is not changed. `defer`: the big weights'
+    bytes stay in `proto` until a pass reads them (the proto must not change meanwhile)."""
     big = []
     if proto.HasField("graph"):
         big = [i for i, t in enumerate(proto.graph.initializer) if _is_big(t)]
@@ -112,15 +130,30 @@ def from_proto(proto: Any, base_dir: str = "") -> _core.Model:
     big_set = set(big)
     pieces = [_serialize_except(graph, "initializer", onnx.GraphProto())]
     parts = []
+    deferred = []
     for i, t in enumerate(graph.initializer):
         if i in big_set:
             meta = _serialize_except(t, "raw_data", onnx.TensorProto())
-            parts.append((i, t.raw_data))  # the one copy of the weights
+            if defer:
+                deferred.append((i, t))  # read (copied) only if a pass needs the bytes
+            else:
+                parts.append((i, t.raw_data))  # the one copy of the weights
         else:
             meta = t.SerializeToString()
         pieces.append(_field(_GRAPH_INITIALIZER, meta))
     slim = _serialize_except(proto, "graph", onnx.ModelProto()) + _field(_MODEL_GRAPH, b"".join(pieces))
-    return _core._load_parts(slim, parts, base_dir)
+    return _core._load_parts(slim, parts, base_dir, deferred)
+
+
+def _copy_payload(dst: Any, src: Any) -> None:
+    """dst (metadata only, as C++ wrote it) gets src's raw_data with one copy: CopyFrom,
+    then every field but raw_data put back as dst had it."""
+    meta = dst.SerializeToString()  # small: no raw_data
+    dst.CopyFrom(src)  # the one copy of the weights
+    for fd in dst.DESCRIPTOR.fields:
+        if fd.name != "raw_data":
+            dst.ClearField(fd.name)
+    dst.MergeFromString(meta)
 
 
 def to_proto(model: _core.Model) -> Any:
@@ -133,5 +166,8 @@ def to_proto(model: _core.Model) -> Any:
     if parts:
         initializers = proto.graph.initializer
         for i, data in parts:
-            initializers[i].raw_data = data
+            if isinstance(data, bytes):
+                initializers[i].raw_data = data
+            else:  # a deferred tensor's source: a TensorProto of the input proto
+                _copy_payload(initializers[i], data)
     return proto

@@ -167,6 +167,60 @@ TEST(RoundTrip, LoadModelFromPartsViewsPayloads) {
   EXPECT_FALSE(short_part.ok());
 }
 
+// Given:   a ModelProto with raw weights, "w" (#2) taken out and handed over as deferred
+//          bytes whose fetch is counted
+// Execute: LoadModelFromParts(slim bytes, {{2, deferred}}), then sizes, a save, reads
+// Result:  nothing is fetched by loading, sizing or a detached save (which hands the source
+//          back); raw_bytes() fetches once and keeps; a payload of the wrong size throws
+TEST(RoundTrip, LoadModelFromPartsDefersPayloads) {
+  onnx::ModelProto original = RichWithRawWeights(8192);
+  onnx::ModelProto slim = original;
+  auto payload =
+      std::make_shared<std::string>(std::move(*slim.mutable_graph()->mutable_initializer(2)->mutable_raw_data()));
+  slim.mutable_graph()->mutable_initializer(2)->clear_raw_data();
+  auto bytes = std::make_shared<std::string>(slim.SerializeAsString());
+  int fetches = 0;
+  auto source = std::make_shared<int>(7);
+  auto deferred = std::make_shared<const DeferredPayload>(
+      DeferredPayload{source, [&]() -> std::pair<std::shared_ptr<const void>, std::string_view> {
+                        ++fetches;
+                        return {payload, *payload};
+                      }});
+  auto model = LoadModelFromParts(bytes, *bytes, {{2, nullptr, {}, deferred}});
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  const Tensor* w = (*model)->graph().FindValue("w")->initializer();
+  EXPECT_EQ(w->storage(), TensorStorage::kDeferred);
+  EXPECT_EQ(w->raw_size(), payload->size());
+  auto detached = SaveModelDetached(**model, 1 << 30);  // deferred: apart whatever its size
+  ASSERT_TRUE(detached.ok()) << detached.status().message();
+  ASSERT_EQ(detached->parts.size(), 1u);
+  EXPECT_EQ(detached->parts[0].index, 2);
+  ASSERT_TRUE(detached->parts[0].deferred);
+  EXPECT_EQ(detached->parts[0].deferred->source, source);
+  EXPECT_EQ(fetches, 0);
+  // The sampled hash reads once and keeps nothing; raw_bytes() reads once more and keeps.
+  size_t hash = w->SampledHash();
+  EXPECT_EQ(w->SampledHash(), hash);
+  EXPECT_EQ(fetches, 1);
+  EXPECT_EQ(hash, Tensor::SampledHashOf(*payload));
+  EXPECT_EQ(w->raw_bytes().data(), payload->data());
+  EXPECT_EQ(w->raw_bytes().data(), payload->data());
+  EXPECT_EQ(fetches, 2);
+  EXPECT_TRUE(Equal(ExportModel(**model), original));
+
+  // Deferred bytes of another size than the dims give throw when fetched.
+  auto wrong = std::make_shared<const DeferredPayload>(
+      DeferredPayload{source, [&]() -> std::pair<std::shared_ptr<const void>, std::string_view> {
+                        return {payload, std::string_view(*payload).substr(4)};
+                      }});
+  auto short_model = LoadModelFromParts(bytes, *bytes, {{2, nullptr, {}, wrong}});
+  ASSERT_TRUE(short_model.ok()) << short_model.status().message();
+  EXPECT_THROW((*short_model)->graph().FindValue("w")->initializer()->raw_bytes(), std::length_error);
+  // A deferred part for a tensor with raw_data of its own, or two parts for one tensor.
+  EXPECT_FALSE(LoadModelFromParts(bytes, *bytes, {{0, nullptr, {}, deferred}}).ok());
+  EXPECT_FALSE(LoadModelFromParts(bytes, *bytes, {{2, nullptr, {}, deferred}, {2, nullptr, {}, deferred}}).ok());
+}
+
 // Given:   a model with a 16 B and a 32 KiB raw initializer
 // Execute: SaveModelDetached(model, 16 KiB)
 // Result:  only the big payload is apart, viewing the tensor's bytes; setting it back as
