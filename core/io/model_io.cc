@@ -452,7 +452,7 @@ Status SerializeTo(const Model& model, const absl::flat_hash_map<const Value*, P
       out->clear_external_data();
       out->clear_data_location();
       bool detach = detached && t.raw_bytes().size() >= min_bytes;
-      if (detach) detached->push_back({index, t.owner(), t.raw_bytes()});
+      if (detach) detached->push_back({index, t.owner(), t.raw_bytes(), nullptr});
       payloads.push_back(detach ? std::string_view() : t.raw_bytes());
       has_payload.push_back(!detach);
     } else {
