@@ -182,6 +182,37 @@ int ForgetInferredTypes(Model& model) {
   return dropped;
 }
 
+namespace {
+
+// A value_info entry or graph output (of any graph) whose declared shape has a dim that is
+// not static: what inference may refine.
+bool HasOpenDeclaredShape(const Graph& g) {
+  for (const Node* n : g.nodes()) {
+    for (const Graph* sub : n->subgraphs())
+      if (HasOpenDeclaredShape(*sub)) return true;
+    for (const Value* v : n->outputs())
+      if (v && v->has_type() && (v->in_value_info() || v->IsGraphOutput()) && v->type()->has_tensor_type() &&
+          v->type()->tensor_type().has_shape() && !FullyStaticType(*v->type()))
+        return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+StatusOr<int> RefreshTypes(Model& model) {
+  ForgetInferredTypes(model);
+  // Nothing declared to refine: the rewrites infer what they read themselves (and a model
+  // the local rules type never pays for onnx inference).
+  bool open = model.has_graph() && HasOpenDeclaredShape(model.graph());
+  for (auto& f : model.functions()) open = open || HasOpenDeclaredShape(f->body());
+  if (!open) return 0;
+  InferShapesOptions options;
+  options.record_value_info = false;  // types for the rewrites to read; declarations refined in place
+  options.refine_types = true;
+  return ReinferShapes(model, options);
+}
+
 bool HasUntypedOutputs(const Model& model) {
   for (Node* n : model.graph().AllNodesRecursive())
     if (std::any_of(n->outputs().begin(), n->outputs().end(), Untyped)) return true;
