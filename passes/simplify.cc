@@ -11,7 +11,7 @@
 // left in memory (so it rarely infers again) and resolves the shape arithmetic that
 // dynamic dims kept from folding (on the corpus: bert_op14 150 -> 124 nodes,
 // cnn_clutter_op13 11 -> 7, t5_op14 120 -> 118); cse and dce then take what it leaves unread.
-// Every round after the first starts from types re-inferred from the graph inputs, with
+// Every round starts from types re-inferred from the graph inputs, with
 // declared types refined by what inference now knows (RefreshTypes), so a round that
 // changes nothing is a true fixed point: simplify on its own output changes nothing (issue
 // 12 item 8), and neither does infer-shapes(reset=true) then simplify (issue 14).
@@ -42,13 +42,13 @@ const FixedPointPipeline& SimplifyPipeline() {
       // a round that started from such types could report "no change" where a run on the
       // saved output (which re-infers) finds more. A declared type (value_info, written by
       // the exporter or by infer-shapes before simplify) goes stale the same way, and a
-      // reload keeps it. So every round re-infers from the graph inputs, as
+      // reload keeps it. So every round, the first too, re-infers from the graph inputs as
       // infer-shapes(reset=true) would, and declarations take the static sizes inference
-      // adds (RefreshTypes): the next round folds what the last one made decidable, and a
-      // round that changes nothing is the fixed point that re-inferring and simplifying
-      // again would reach. Inference that fails leaves the types forgotten; the steps
-      // infer what they need themselves.
-      .before_round = [](Model& model) { (void)RefreshTypes(model); },
+      // adds (RefreshTypes; the report counts them as before-round): each round folds what
+      // the last one made decidable, and a round that changes nothing is the fixed point
+      // that re-inferring and simplifying again would reach. Inference that fails leaves
+      // the types forgotten; the steps infer what they need themselves.
+      .before_round = [](Model& model) { return RefreshTypes(model); },
   };
   return pipeline;
 }
