@@ -67,7 +67,7 @@ StatusOr<TargetRun> RunTarget(Model& model, const Profile& profile, const Target
     bool changed = false;
     bool recheck = false;            // a step changed the model since `now` was checked
     std::optional<CheckReport> now;  // the blockers after this round's last change (none yet: `report`)
-    for (Step step : steps) {  // std::set orders by the enum: the planner's fixed order
+    for (Step step : steps) {        // std::set orders by the enum: the planner's fixed order
       // An earlier step of this round may have removed this step's blockers too
       // (convert-opset decomposes Gelu, so rewrite-gelu has nothing left to do; converting
       // to opset 12 for ReduceSum lowers the IR version too).
@@ -76,8 +76,8 @@ StatusOr<TargetRun> RunTarget(Model& model, const Profile& profile, const Target
           now = CheckTarget(model, profile, check);
           recheck = false;
         }
-        if (now && std::none_of(now->blockers.begin(), now->blockers.end(),
-                                [&](const Finding& f) { return f.step == step; }))
+        if (now &&
+            std::none_of(now->blockers.begin(), now->blockers.end(), [&](const Finding& f) { return f.step == step; }))
           continue;
       }
       std::string text = StepText(step, profile, model, options.input_shapes);
