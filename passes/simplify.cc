@@ -11,9 +11,10 @@
 // left in memory (so it rarely infers again) and resolves the shape arithmetic that
 // dynamic dims kept from folding (on the corpus: bert_op14 150 -> 124 nodes,
 // cnn_clutter_op13 11 -> 7, t5_op14 120 -> 118); cse and dce then take what it leaves unread.
-// Every round after the first starts without the non-static types earlier rounds inferred
-// in memory (ForgetInferredTypes), so a round that changes nothing is a true fixed point:
-// simplify on its own output changes nothing (issue 12 item 8).
+// Every round starts from types re-inferred from the graph inputs, with
+// declared types refined by what inference now knows (RefreshTypes), so a round that
+// changes nothing is a true fixed point: simplify on its own output changes nothing (issue
+// 12 item 8), and neither does infer-shapes(reset=true) then simplify (issue 14).
 // The report counts per step, e.g. `strip-identity-cast/identity`, and `rounds`.
 // extract-constants (Constant nodes -> initializers, as onnx-simplifier leaves them) is
 // in the list because a Constant node is a node: without it, every exporter's Constant
@@ -39,9 +40,15 @@ const FixedPointPipeline& SimplifyPipeline() {
       // The steps keep the types they infer in memory. After a round that changed the
       // graph, a type inferred before a fold may hold an unknown dim that is decidable now;
       // a round that started from such types could report "no change" where a run on the
-      // saved output (which re-infers) finds more. So every round starts from the types a
-      // reload would see, plus the static ones (always still true).
-      .before_round = [](Model& model) { ForgetInferredTypes(model); },
+      // saved output (which re-infers) finds more. A declared type (value_info, written by
+      // the exporter or by infer-shapes before simplify) goes stale the same way, and a
+      // reload keeps it. So every round, the first too, re-infers from the graph inputs as
+      // infer-shapes(reset=true) would, and declarations take the static sizes inference
+      // adds (RefreshTypes; the report counts them as before-round): each round folds what
+      // the last one made decidable, and a round that changes nothing is the fixed point
+      // that re-inferring and simplifying again would reach. Inference that fails leaves
+      // the types forgotten; the steps infer what they need themselves.
+      .before_round = [](Model& model) { return RefreshTypes(model); },
   };
   return pipeline;
 }

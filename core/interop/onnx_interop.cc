@@ -1,6 +1,7 @@
 #include "core/interop/onnx_interop.h"
 
 #include <exception>
+#include <optional>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_replace.h"
@@ -125,6 +126,37 @@ static bool DataPropagationIsBounded(const Model& model) {
   return true;
 }
 
+namespace {
+
+// `old` with the static sizes `found` knows where `old` has an unknown or symbolic dim,
+// when `found` is a tensor type of the same element type and rank that agrees with every
+// static size of `old` and adds at least one; else nullopt.
+std::optional<onnx::TypeProto> Refined(const onnx::TypeProto& old, const onnx::TypeProto& found) {
+  if (!old.has_tensor_type() || !found.has_tensor_type() || !old.tensor_type().has_shape() ||
+      !found.tensor_type().has_shape() || old.tensor_type().elem_type() != found.tensor_type().elem_type())
+    return std::nullopt;
+  const auto& a = old.tensor_type().shape();
+  const auto& b = found.tensor_type().shape();
+  if (a.dim_size() != b.dim_size()) return std::nullopt;
+  onnx::TypeProto out = old;
+  bool added = false;
+  for (int i = 0; i < a.dim_size(); ++i) {
+    const bool a_static = a.dim(i).has_dim_value() && a.dim(i).dim_value() >= 0;
+    const bool b_static = b.dim(i).has_dim_value() && b.dim(i).dim_value() >= 0;
+    if (a_static && b_static && a.dim(i).dim_value() != b.dim(i).dim_value()) return std::nullopt;
+    if (!a_static && b_static) {
+      auto* d = out.mutable_tensor_type()->mutable_shape()->mutable_dim(i);
+      d->clear_dim_param();
+      d->set_dim_value(b.dim(i).dim_value());
+      added = true;
+    }
+  }
+  if (!added) return std::nullopt;
+  return out;
+}
+
+}  // namespace
+
 bool AdoptType(Value* v, const onnx::TypeProto& type, const InferShapesOptions& options) {
   // Untyped values take the type, or (replace_types) every one that is not a graph input
   // or initializer, whose types are the model's own.
@@ -132,6 +164,13 @@ bool AdoptType(Value* v, const onnx::TypeProto& type, const InferShapesOptions& 
   // shape (a Reshape to a computed shape), and the local rules may still find the shape.
   if (!v) return false;
   const bool typed = v->has_type() && Useful(v->info()->type());
+  if (options.refine_types && typed && !options.replace_types) {
+    if (v->IsGraphInput() || v->IsInitializer()) return false;
+    auto refined = Refined(v->info()->type(), type);
+    if (!refined) return false;
+    *v->mutable_info()->mutable_type() = *std::move(refined);
+    return true;  // already listed (value_info or output), or typed in memory only
+  }
   if (options.replace_types ? (v->IsGraphInput() || v->IsInitializer()) : (typed || !Useful(type))) return false;
   *v->mutable_info()->mutable_type() = type;
   if (options.record_value_info && !v->IsGraphOutput()) v->graph()->AddValueInfo(v);

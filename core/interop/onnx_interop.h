@@ -41,12 +41,18 @@ struct InferShapesOptions {
   // Overwrite the types values already have (graph inputs and initializers excepted),
   // not only fill in missing ones: after the input shapes changed, old types are stale.
   bool replace_types = false;
+  // Also replace a type a value already has (declared in value_info, a graph output's, or
+  // inferred before) where the new one refines it: the same element type and rank, a
+  // static size where the old one had an unknown or symbolic dim, the old one elsewhere
+  // as it was. Nothing known is lost; a dim the new type leaves open keeps the old one.
+  bool refine_types = false;
 };
 
 // Given a value and a type found for it (by onnx inference or the local rules).
 // Execute sets it as InferShapes does: on a value without a type (with replace_types,
 // on any value but a graph input or initializer), listed in value_info when
 // record_value_info (graph outputs carry theirs in the output entry).
+// With refine_types, a typed value takes only the static dims the new type adds (Refined).
 // Result true when the value took the type. A tensor type without a shape is not taken.
 bool AdoptType(Value* value, const onnx::TypeProto& type, const InferShapesOptions& options);
 

@@ -19,8 +19,14 @@ class FixedPointPass : public Pass {
   StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
     PassResult result;
     for (int64_t round = 0; round < max_rounds_; ++round) {
-      if (round > 0 && pipeline_.before_round) pipeline_.before_round(model);
       bool changed = false;
+      if (pipeline_.before_round) {
+        auto refreshed = pipeline_.before_round(model);
+        if (refreshed.ok() && *refreshed > 0) {
+          result.counts["before-round"] += *refreshed;
+          result.changed = true;  // saved, but no step's work: a round after it still decides the fixed point
+        }
+      }
       for (auto& [name, pass] : steps_) {
         auto step = pass->Run(model, context);
         if (!step.ok()) {

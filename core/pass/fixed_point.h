@@ -22,9 +22,11 @@ struct FixedPointPipeline {
   // "fix-layernorm(to=native,custom-ops=false)". Parsed when the pass is made.
   std::vector<std::string> steps;
   int64_t max_rounds = 10;  // the default of the pass's max-rounds option
-  // Run before every round after the first (null: nothing). simplify forgets the types
-  // earlier rounds inferred in memory, so a round that changes nothing is a true fixed point.
-  void (*before_round)(Model&) = nullptr;
+  // Run before every round (null: nothing); its result is how many things it changed that
+  // the saved model shows (counted as `before-round`, and a change of the pass). simplify
+  // re-infers the types the graph's rewrites made stale, declared ones included, so a
+  // round that changes nothing is a true fixed point. An error leaves the round to run.
+  StatusOr<int> (*before_round)(Model&) = nullptr;
 
   // The steps' pass names ("fix-layernorm"), in order.
   std::vector<std::string> StepNames() const;

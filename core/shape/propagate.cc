@@ -209,6 +209,39 @@ int ForgetInferredTypes(Model& model) {
   return dropped;
 }
 
+namespace {
+
+// The value_info entries and graph outputs (node outputs of `g` and its subgraphs) whose
+// declared shape has a dim that is not static: what inference may refine.
+void OpenDeclaredShapes(const Graph& g, std::vector<std::pair<const Value*, std::string>>& out) {
+  for (const Node* n : g.nodes()) {
+    for (const Graph* sub : n->subgraphs()) OpenDeclaredShapes(*sub, out);
+    for (const Value* v : n->outputs())
+      if (v && v->has_type() && (v->in_value_info() || v->IsGraphOutput()) && v->type()->has_tensor_type() &&
+          v->type()->tensor_type().has_shape() && !FullyStaticType(*v->type()))
+        out.emplace_back(v, v->type()->SerializeAsString());
+  }
+}
+
+}  // namespace
+
+StatusOr<int> RefreshTypes(Model& model) {
+  ForgetInferredTypes(model);
+  if (!model.has_graph()) return 0;
+  std::vector<std::pair<const Value*, std::string>> open;
+  OpenDeclaredShapes(model.graph(), open);
+  // Nothing declared to refine: the rewrites infer what they read themselves (and a model
+  // the local rules type never pays for onnx inference).
+  if (open.empty()) return 0;
+  InferShapesOptions options;
+  options.record_value_info = false;  // types for the rewrites to read; declarations refined in place
+  options.refine_types = true;
+  OS_RETURN_IF_ERROR(ReinferShapes(model, options).status());
+  int refined = 0;
+  for (const auto& [v, before] : open) refined += v->type()->SerializeAsString() != before;
+  return refined;
+}
+
 bool HasUntypedOutputs(const Model& model) {
   for (Node* n : model.graph().AllNodesRecursive())
     if (std::any_of(n->outputs().begin(), n->outputs().end(), Untyped)) return true;

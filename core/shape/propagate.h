@@ -58,6 +58,16 @@ StatusOr<int> ReinferShapes(Model& model, const InferShapesOptions& options);
 // (the model's value_info, graph inputs and outputs) stay: a reload sees them too.
 // Result the number of values whose type was dropped.
 int ForgetInferredTypes(Model& model);
+// Given a model whose graph was rewritten since its types were inferred or declared.
+// Execute ForgetInferredTypes, then, when some declared type (value_info, graph outputs)
+// has a dim that is not static, ReinferShapes (onnx inference and the local rules, in
+// memory only) with refine_types: every value gets what inference from the graph inputs
+// knows now, and a declared type takes the static sizes it adds. This is what
+// infer-shapes(reset=true) does for a later rewrite to read, without dropping what a
+// declaration knows that inference does not (a custom op's output, a symbolic dim).
+// Result the number of declared types refined (what the saved model shows; in-memory
+// types gained are not counted); an error only from onnx inference.
+StatusOr<int> RefreshTypes(Model& model);
 // The same for the outputs of `nodes` (alive ones) and, transitively, the values computed
 // from them whose in-memory types were not static: what a rewrite of those nodes' inputs
 // may have made decidable.

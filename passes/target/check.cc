@@ -804,6 +804,9 @@ std::string StepText(Step step, const Profile& p, const Model& model, const std:
     case Step::kConvertOpset: {
       int64_t opset = model.OpsetVersion("");
       int64_t goal = std::clamp<int64_t>(opset, p.opset_min, p.opset_max);
+      // A node whose form at this opset the target refuses (kConvertOpsetBeforeForm: ReduceSum-13's
+      // axes input) needs an opset below that form: one conversion there, not two (17 -> 13 -> 12).
+      if (int64_t before = OpsetBeforeForms(p, model); before >= p.opset_min && before < goal) goal = before;
       int64_t ml = model.OpsetVersion("ai.onnx.ml");
       if (ml >= 0 && p.ml_opset_max >= 0 && ml > p.ml_opset_max)
         return absl::StrCat("convert-opset(opset=", goal, ",ml-opset=", p.ml_opset_max, ")");
@@ -831,7 +834,9 @@ std::string StepText(Step step, const Profile& p, const Model& model, const std:
     case Step::kRewriteConstantScatterND: return "rewrite-constant-scatternd";
     case Step::kSetInputShape:
       return input_shapes.empty() ? "set-input-shape" : absl::StrCat("set-input-shape(shapes=", input_shapes, ")");
-    case Step::kSimplify: return "infer-shapes(reset=true),simplify";
+    // Annotations re-inferred before (set-input-shape or convert-opset made them stale) and
+    // after (simplify's folds did): the result carries the types a reload would infer.
+    case Step::kSimplify: return "infer-shapes(reset=true),simplify,infer-shapes(reset=true)";
     case Step::kReshapeToUnsqueeze: {
       // The least rank the profile's fact names ("Reshape when inserts-unit-dims:4").
       int64_t min_rank = 0;

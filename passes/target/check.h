@@ -39,7 +39,7 @@ enum class Step {
   kRewriteConstantScatterND,
   kSetInputShape,
   kExtractConstants,
-  kSimplify,            // with infer-shapes(reset=true) first: fold If, shape arithmetic, stale types
+  kSimplify,            // between infer-shapes(reset=true): fold If, shape arithmetic, stale types
   kReshapeToUnsqueeze,  // after simplify: it needs the static shapes, and simplify never undoes it
   kTransposeToReshape,  // after simplify, for the same reasons
   kRewriteCastLike,

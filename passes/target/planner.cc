@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -13,7 +14,6 @@ namespace onnxsurgeon::target {
 namespace {
 
 constexpr int kMaxRounds = 6;
-constexpr int kMaxSimplifyRepeats = 4;
 
 // Steps that may run again in a later round (their effect depends on what changed since).
 // (rewrite-constant-scatternd needs the indexed dims static, which set-input-shape may only
@@ -66,37 +66,35 @@ StatusOr<TargetRun> RunTarget(Model& model, const Profile& profile, const Target
     if (steps.count(Step::kSetInputShape)) steps.insert(Step::kSimplify);
     if (steps.empty()) break;
     bool changed = false;
-    bool recheck = false;
-    for (Step step : steps) {  // std::set orders by the enum: the planner's fixed order
+    bool recheck = false;            // a step changed the model since `now` was checked
+    std::optional<CheckReport> now;  // the blockers after this round's last change (none yet: `report`)
+    for (Step step : steps) {        // std::set orders by the enum: the planner's fixed order
       // An earlier step of this round may have removed this step's blockers too
-      // (convert-opset decomposes Gelu, so rewrite-gelu has nothing left to do).
-      if (recheck && step != Step::kSimplify) {
-        CheckReport now = CheckTarget(model, profile, check);
-        bool still =
-            std::any_of(now.blockers.begin(), now.blockers.end(), [&](const Finding& f) { return f.step == step; });
-        recheck = false;
-        if (!still) continue;
+      // (convert-opset decomposes Gelu, so rewrite-gelu has nothing left to do; converting
+      // to opset 12 for ReduceSum lowers the IR version too).
+      if (step != Step::kSimplify) {
+        if (recheck) {
+          now = CheckTarget(model, profile, check);
+          recheck = false;
+        }
+        if (now &&
+            std::none_of(now->blockers.begin(), now->blockers.end(), [&](const Finding& f) { return f.step == step; }))
+          continue;
       }
       std::string text = StepText(step, profile, model, options.input_shapes);
       auto items = ParsePipeline(text);
       if (!items.ok())
         return Status(items.status().code(),
                       absl::StrCat("target ", profile.name, ": step '", text, "': ", items.status().message()));
-      // simplify runs again while it changes the model: the types re-inferred after a
-      // round's folds let the next round fold more (making a model static reaches its fixed
-      // point in one command; tf_vit_block_op15 needed a second round for onnx2tf).
-      for (int again = 0; again < kMaxSimplifyRepeats; ++again) {
-        OS_ASSIGN_OR_RETURN(auto reports, RunPipeline(model, *items, pm));
-        bool simplified = false;
-        for (auto& r : reports) {
-          changed |= r.result.changed;
-          recheck |= r.result.changed;
-          simplified |= r.name == "simplify" && r.result.changed;
-          run.reports.push_back(std::move(r));
-        }
-        run.plan.push_back(text);
-        if (step != Step::kSimplify || !simplified) break;
+      // One run of a step reaches its fixed point: simplify re-infers types between its own
+      // rounds (passes/simplify.cc), so what its folds made decidable folds in the same run.
+      OS_ASSIGN_OR_RETURN(auto reports, RunPipeline(model, *items, pm));
+      for (auto& r : reports) {
+        changed |= r.result.changed;
+        recheck |= r.result.changed;
+        run.reports.push_back(std::move(r));
       }
+      run.plan.push_back(text);
       done.insert(step);
     }
     if (!changed) break;  // a fixed point: another round would do the same again

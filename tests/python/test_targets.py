@@ -598,6 +598,60 @@ def test_nncase_reducesum_axes_input_goes_to_opset_12(run_cli, tmp_path, oracle)
     oracle.assert_equivalent(tmp_path / "m.onnx", out, inputs=feeds)
 
 
+def test_nncase_opset17_reducesum_converted_once(run_cli, tmp_path, oracle):
+    """An opset-17, IR-10 model with ReduceSum-13's axes input: nncase-k210's opset range
+    (<= 13) and the ReduceSum fact (below 13) make one conversion, straight to 12, which
+    lowers the IR version too (was convert-opset=13,convert-opset=12 and a no-op
+    lower-ir-version); then the value_info nncase needs."""
+    g = helper.make_graph(
+        [helper.make_node("ReduceSum", ["x", "a"], ["s"], keepdims=1), helper.make_node("Relu", ["s"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 1])],
+        [onnx.numpy_helper.from_array(np.array([-1], np.int64), "a")],
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 10
+    onnx.save(m, tmp_path / "m.onnx")
+    proc = run_cli("--target", "nncase-k210", tmp_path / "m.onnx", "-o", tmp_path / "o.onnx")
+    assert re.search(r"target nncase-k210: ran convert-opset=12,infer-shapes\(reset=true\)\n", proc.stderr), proc.stderr
+    out = onnx.load(tmp_path / "o.onnx")
+    assert out.opset_import[0].version == 12 and out.ir_version <= 8
+    run_cli("check", "--target", "nncase-k210", tmp_path / "o.onnx")
+    feeds = {"x": np.random.default_rng(0).standard_normal((1, 4, 8)).astype(np.float32)}
+    oracle.assert_equivalent(tmp_path / "m.onnx", out, inputs=feeds)
+    # A profile whose range holds opset 17 and has no such fact converts nothing.
+    proc = run_cli("--target", "trt-8.6", tmp_path / "m.onnx", "-o", tmp_path / "t.onnx")
+    assert "convert-opset" not in proc.stderr, proc.stderr
+
+
+def test_static_target_simplifies_once_to_the_fixed_point(corpus, run_cli, tmp_path):
+    """swin_op17 made static for nncase-k210 and tflite: simplify's folds make declared
+    shapes decidable round after round (the planner used to rerun infer-shapes(reset=true),
+    simplify four times); one simplify now reaches the fixed point, so re-inferring and
+    simplifying the result again changes nothing."""
+    model = corpus.model("swin_op17")
+    shapes = _shapes_arg(model.inputs)
+    for profile in ("nncase-k210", "tflite"):
+        out = tmp_path / f"{profile}.onnx"
+        proc = run_cli("--target", profile, "--input-shapes", shapes, model.path, "-o", out)
+        (plan,) = re.findall(r"ran (\S+)", proc.stderr)
+        assert plan.split(",").count("simplify") == 1, plan
+        again = run_cli(
+            # (the plan forbids LayerNormalization once it decomposes one: outside it, simplify
+            # would fuse tflite's decomposed LayerNorms back at opset 17)
+            "--pass",
+            "infer-shapes(reset=true),simplify(skip=fix-layernorm)",
+            "--report",
+            "json",
+            out,
+            "-o",
+            tmp_path / "again.onnx",
+        )
+        (simplify,) = [r for r in json.loads(again.stdout) if r["pass"] == "simplify"]
+        assert not simplify["changed"], (profile, simplify["counts"])
+
+
 def test_nncase_names_float16_compute(run_cli, tmp_path):
     """nncase 1.9 has no float16 compute (measured: 'type mismatch: [f32]->[f16]'): every op
     computing in float16 is named, the Casts around them are not, and nothing fixes it."""
