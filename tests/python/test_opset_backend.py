@@ -15,8 +15,12 @@ import opset_backend as ob
 FLOOR = {
     7: 411,
     8: 421,
-    9: 551,
-    10: 650,
+    # 9 and 10 one lower since 91affe4: ScatterND-16 add below 16 no longer goes through a
+    # one-hot MatMul, which leaked NaN from an inf update into every row and turned an
+    # untouched -0.0 into +0.0; its exact form keeps a ScatterND, which does not exist
+    # below 11 (a decomposition of ScatterND for opsets 9-10 is not written yet).
+    9: 550,
+    10: 649,
     11: 1050,
     12: 1072,
     13: 915,
