@@ -136,16 +136,29 @@ onnx::ModelProto RichWithRawWeights(int n) {
   return p;
 }
 
+// RichWithRawWeights(8192), and the same with "w" (#2) taken out: its raw_data in a buffer
+// of its own, the rest serialized.
+struct WeightTakenOut {
+  onnx::ModelProto original = RichWithRawWeights(8192);
+  std::shared_ptr<std::string> payload;
+  std::shared_ptr<std::string> bytes;
+  WeightTakenOut() {
+    onnx::ModelProto slim = original;
+    payload =
+        std::make_shared<std::string>(std::move(*slim.mutable_graph()->mutable_initializer(2)->mutable_raw_data()));
+    slim.mutable_graph()->mutable_initializer(2)->clear_raw_data();
+    bytes = std::make_shared<std::string>(slim.SerializeAsString());
+  }
+};
+
 // Given:   a ModelProto with raw weights, "w" (#2) taken out of it into a buffer of its own
 // Execute: LoadModelFromParts(slim bytes, {{2, buffer}})
 // Result:  the model equals the original; "w" views the buffer (no copy) and keeps it alive
 TEST(RoundTrip, LoadModelFromPartsViewsPayloads) {
-  onnx::ModelProto original = RichWithRawWeights(8192);
-  onnx::ModelProto slim = original;
-  auto payload =
-      std::make_shared<std::string>(std::move(*slim.mutable_graph()->mutable_initializer(2)->mutable_raw_data()));
-  slim.mutable_graph()->mutable_initializer(2)->clear_raw_data();
-  auto bytes = std::make_shared<std::string>(slim.SerializeAsString());
+  WeightTakenOut parts;
+  const onnx::ModelProto& original = parts.original;
+  auto payload = parts.payload;
+  auto bytes = parts.bytes;
   std::string_view payload_view = *payload;
   auto model = LoadModelFromParts(bytes, *bytes, {{2, payload, payload_view}});
   ASSERT_TRUE(model.ok()) << model.status().message();
@@ -173,12 +186,10 @@ TEST(RoundTrip, LoadModelFromPartsViewsPayloads) {
 // Result:  nothing is fetched by loading, sizing or a detached save (which hands the source
 //          back); raw_bytes() fetches once and keeps; a payload of the wrong size throws
 TEST(RoundTrip, LoadModelFromPartsDefersPayloads) {
-  onnx::ModelProto original = RichWithRawWeights(8192);
-  onnx::ModelProto slim = original;
-  auto payload =
-      std::make_shared<std::string>(std::move(*slim.mutable_graph()->mutable_initializer(2)->mutable_raw_data()));
-  slim.mutable_graph()->mutable_initializer(2)->clear_raw_data();
-  auto bytes = std::make_shared<std::string>(slim.SerializeAsString());
+  WeightTakenOut parts;
+  const onnx::ModelProto& original = parts.original;
+  auto payload = parts.payload;
+  auto bytes = parts.bytes;
   int fetches = 0;
   auto source = std::make_shared<int>(7);
   auto deferred = std::make_shared<const DeferredPayload>(

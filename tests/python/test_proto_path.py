@@ -198,27 +198,7 @@ def test_run_on_a_proto_is_equivalent_in_onnxruntime():
     from onnxsurgeon import testing
 
     rng = np.random.default_rng(2)
-    inits, nodes, x = [], [], "X"
-    for k in range(3):  # an MLP whose weights all go apart; simplify rewrites around them
-        inits += [
-            numpy_helper.from_array(rng.standard_normal((96, 96)).astype(np.float32), f"W{k}"),
-            numpy_helper.from_array(rng.standard_normal(96).astype(np.float32), f"B{k}"),
-        ]
-        nodes += [
-            helper.make_node("MatMul", [x, f"W{k}"], [f"m{k}"]),
-            helper.make_node("Add", [f"m{k}", f"B{k}"], [f"a{k}"]),
-            helper.make_node("Identity", [f"a{k}"], [f"i{k}"]),
-            helper.make_node("Relu", [f"i{k}"], [f"r{k}"]),
-        ]
-        x = f"r{k}"
-    graph = helper.make_graph(
-        nodes,
-        "mlp",
-        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [4, 96])],
-        [helper.make_tensor_value_info(x, TensorProto.FLOAT, [4, 96])],
-        inits,
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model = _mlp([(96, 96)] * 3, seed=2)  # weights that all go apart; simplify rewrites around them
     before = _snapshot(model)
     out = osg.run(model, "simplify")
     assert _snapshot(model) == before
