@@ -157,7 +157,7 @@ struct WeightTakenOut {
 TEST(RoundTrip, LoadModelFromPartsViewsPayloads) {
   WeightTakenOut parts;
   const onnx::ModelProto& original = parts.original;
-  auto payload = parts.payload;
+  auto payload = std::move(parts.payload);  // the test holds the only other reference
   auto bytes = parts.bytes;
   std::string_view payload_view = *payload;
   auto model = LoadModelFromParts(bytes, *bytes, {{2, payload, payload_view}});
@@ -188,7 +188,7 @@ TEST(RoundTrip, LoadModelFromPartsViewsPayloads) {
 TEST(RoundTrip, LoadModelFromPartsDefersPayloads) {
   WeightTakenOut parts;
   const onnx::ModelProto& original = parts.original;
-  auto payload = parts.payload;
+  auto payload = std::move(parts.payload);  // the test holds the only other reference
   auto bytes = parts.bytes;
   int fetches = 0;
   auto source = std::make_shared<int>(7);
