@@ -4,6 +4,7 @@
 #include <functional>
 #include <optional>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -86,14 +87,22 @@ std::string ShapeText(const Value& v);
 
 // Whether v is computed from tensor shapes and constants alone (Shape, Size, and arithmetic on
 // them): a converter given the input shapes folds such values before it lowers anything.
-bool ShapeDerived(const Value* v, int depth = 0) {
+// `known` remembers each value's answer, so a value many paths reach is walked once; past 64
+// levels a value counts as not derived (the fact then blocks: the safe side).
+bool ShapeDerived(const Value* v, absl::flat_hash_map<const Value*, bool>& known, int depth = 0) {
   if (!v || IsConstant(v)) return v != nullptr;
+  if (auto it = known.find(v); it != known.end()) return it->second;
   const Node* p = v->producer();
-  if (!p || depth > 64 || !p->subgraphs().empty()) return false;
-  if (p->Is("Shape") || p->Is("Size")) return true;
-  for (const Value* in : p->inputs())
-    if (in && !ShapeDerived(in, depth + 1)) return false;
-  return true;
+  bool derived = p && depth <= 64 && p->subgraphs().empty();
+  if (derived && !p->Is("Shape") && !p->Is("Size")) {
+    for (const Value* in : p->inputs())
+      if (in && !ShapeDerived(in, known, depth + 1)) {
+        derived = false;
+        break;
+      }
+  }
+  known[v] = derived;
+  return derived;
 }
 
 // Whether `when` (MissingOp) holds for this node; `detail` says how.
@@ -221,7 +230,9 @@ bool Holds(const Node& n, const std::string& when, const passes::InferredTypes& 
     if (!n.Is("Cast") || n.num_inputs() < 1 || !n.input(0) || n.num_outputs() < 1 || !n.output(0)) return false;
     std::string want = absl::AsciiStrToLower(when.substr(10));
     const int32_t from = types.ElemType(n.input(0)), to = types.ElemType(n.output(0));
-    if (from == 0 || ElemTypeName(from) != want || from == to || ShapeDerived(n.input(0))) return false;
+    if (from == 0 || ElemTypeName(from) != want || from == to) return false;
+    absl::flat_hash_map<const Value*, bool> known;
+    if (ShapeDerived(n.input(0), known)) return false;
     *detail = absl::StrCat("'", n.input(0)->name(), "' ", want, " -> ", to ? ElemTypeName(to) : "another type");
     return true;
   }

@@ -499,6 +499,16 @@ def test_ncnn_names_what_pnnx_cannot_lower(run_cli, tmp_path):
         helper.make_node("Div", ["x", "nf"], ["y"]),
     ]
     assert "cast-from" not in check(count), check(count)
+    # Shape arithmetic that reuses each value twice, 60 levels deep: 2**60 paths, each value
+    # judged once (a walk per path would never finish).
+    deep = [helper.make_node("Shape", ["x"], ["d0"])]
+    deep += [helper.make_node("Add", [f"d{i}", f"d{i}"], [f"d{i + 1}"]) for i in range(60)]
+    deep += [
+        helper.make_node("Cast", ["d60"], ["df"], to=TensorProto.FLOAT),
+        helper.make_node("Mul", ["x", "df"], ["y"]),
+    ]
+    out = check(deep, dims=(1, 4, 8, 4))
+    assert "cast-from" not in out, out
 
     copy_of_input = check([helper.make_node("Identity", ["x"], ["y"])])
     assert "graph output 'y' is a copy of graph input 'x'" in copy_of_input, copy_of_input
