@@ -78,20 +78,13 @@ class LowerScatterNDReductionPass : public PatternPass {
     Value* indices = m.value("indices");
     Value* updates = m.value("updates");
     OS_ASSIGN_OR_RETURN(Reduction reduction, ParseReduction(m.attr("reduction")));
-    Value* new_updates = updates;
-    if (reduction != Reduction::kNone) {
-      Value* total = updates;
-      if (!lowering::ProvablyDistinct(indices, data)) {
-        OS_RETURN_IF_ERROR(
-            lowering::CheckPairSize(*scatter, indices, updates, max_pair_elements_, "lower-scatternd-reduction"));
-        int32_t type = ElementType(updates);
-        if (type == 0) type = ElementType(data);
-        total = lowering::CombineDuplicateUpdates(rw, data, indices, updates, reduction,
-                                                  scatter->graph()->OpsetVersion(""), type);
-      }
-      new_updates = rw.Op(lowering::CombineOp(reduction), {rw.Op("GatherND", {data, indices}), total});
-    }
-    return std::vector<Value*>{rw.Op("ScatterND", {data, indices, new_updates})};
+    if (reduction == Reduction::kNone) return std::vector<Value*>{rw.Op("ScatterND", {data, indices, updates})};
+    int32_t type = ElementType(updates);
+    if (type == 0) type = ElementType(data);
+    OS_ASSIGN_OR_RETURN(Value * y, lowering::ScatterWithoutReduction(rw, *scatter, data, indices, updates, reduction,
+                                                                     scatter->graph()->OpsetVersion(""), type,
+                                                                     max_pair_elements_, "lower-scatternd-reduction"));
+    return std::vector<Value*>{y};
   }
 
   int64_t max_pair_elements_;

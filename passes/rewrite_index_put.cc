@@ -177,9 +177,10 @@ class IndexPutRewrite {
     } else if (opset >= 16) {
       out = rw.Op("ScatterND", {p.self, idx, updates}, {Rewriter::AttrString("reduction", "add")});
     } else {
-      Value* total =
-          lowering::CombineDuplicateUpdates(rw, p.self, idx, updates, lowering::Reduction::kAdd, opset, self_type);
-      out = rw.Op("ScatterND", {p.self, idx, rw.Op("Add", {rw.Op("GatherND", {p.self, idx}), total})});
+      // rewrite-index-put has no max-pair-elements option: its pair tensor is not bounded (0).
+      OS_ASSIGN_OR_RETURN(
+          out, lowering::ScatterWithoutReduction(rw, *node, p.self, idx, updates, lowering::Reduction::kAdd, opset,
+                                                 self_type, 0, "rewrite-index-put"));
     }
     std::vector<Value*> replacements(node->num_outputs(), nullptr);
     replacements[0] = out;

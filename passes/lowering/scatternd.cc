@@ -119,4 +119,16 @@ Value* CombineDuplicateUpdates(Rewriter& rw, Value* data, Value* indices, Value*
   return rw.Op("Reshape", {total, rw.Op("Shape", {updates})});
 }
 
+StatusOr<Value*> ScatterWithoutReduction(Rewriter& rw, const Node& scatter, Value* data, Value* indices, Value* updates,
+                                         Reduction reduction, int64_t opset, int32_t elem_type,
+                                         int64_t max_pair_elements, const std::string& who) {
+  Value* total = updates;
+  if (!ProvablyDistinct(indices, data)) {
+    if (max_pair_elements > 0) OS_RETURN_IF_ERROR(CheckPairSize(scatter, indices, updates, max_pair_elements, who));
+    total = CombineDuplicateUpdates(rw, data, indices, updates, reduction, opset, elem_type);
+  }
+  Value* combined = rw.Op(CombineOp(reduction), {rw.Op("GatherND", {data, indices}), total});
+  return rw.Op("ScatterND", {data, indices, combined});
+}
+
 }  // namespace onnxsurgeon::lowering

@@ -41,4 +41,14 @@ Status CheckPairSize(const Node& scatter, const Value* indices, const Value* upd
 Value* CombineDuplicateUpdates(Rewriter& rw, Value* data, Value* indices, Value* updates, Reduction reduction,
                                int64_t opset, int32_t elem_type);
 
+// Given ScatterND's data, indices and updates and a reduction other than none (the node
+// `scatter` names it in errors). Execute emits the reduction without the attribute:
+//   ScatterND(data, indices, data[indices] (op) total)
+// with total = updates where the indices are provably distinct (ProvablyDistinct), else
+// CombineDuplicateUpdates; with max_pair_elements > 0 a larger pair tensor is the error
+// CheckPairSize gives (`who` names the caller). Result the new ScatterND's output.
+StatusOr<Value*> ScatterWithoutReduction(Rewriter& rw, const Node& scatter, Value* data, Value* indices, Value* updates,
+                                         Reduction reduction, int64_t opset, int32_t elem_type,
+                                         int64_t max_pair_elements, const std::string& who);
+
 }  // namespace onnxsurgeon::lowering

@@ -474,14 +474,9 @@ Status ScatterNDReductionDown(StepContext& ctx) {
   Rewriter rw(&queue);
   rw.SetInsertionPoint(n);
   rw.SetRule(ctx.rewriter->rule());
-  Value* total = updates;
-  if (!lowering::ProvablyDistinct(indices, data)) {
-    OS_RETURN_IF_ERROR(
-        lowering::CheckPairSize(*n, indices, updates, lowering::kDefaultMaxPairElements, "convert-opset"));
-    total = lowering::CombineDuplicateUpdates(rw, data, indices, updates, reduction, ctx.to_opset(), type);
-  }
-  Value* combined = rw.Op(lowering::CombineOp(reduction), {rw.Op("GatherND", {data, indices}), total});
-  Value* y = rw.Op("ScatterND", {data, indices, combined});
+  OS_ASSIGN_OR_RETURN(Value * y,
+                      lowering::ScatterWithoutReduction(rw, *n, data, indices, updates, reduction, ctx.to_opset(), type,
+                                                        lowering::kDefaultMaxPairElements, "convert-opset"));
   ctx.types->Alias(n->output(0), y);
   OS_RETURN_IF_ERROR(ctx.rewriter->ReplaceNode(n, {y}));
   ctx.node = nullptr;  // replaced
