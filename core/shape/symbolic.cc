@@ -24,7 +24,6 @@ bool Fits(int32_t dtype, int64_t v) {
   return true;
 }
 
-std::string Ptr(const void* p) { return absl::StrCat(reinterpret_cast<uintptr_t>(p)); }
 
 std::optional<int64_t> CheckedOp(char op, int64_t a, int64_t b) {
   int64_t r = 0;
@@ -82,11 +81,15 @@ std::string SymbolicVector::Key() const {
   return k;
 }
 
-SymbolicElem SymbolicShapes::DimOf(const Value* v, const Shape& shape, size_t i) {
+std::string SymbolicShapes::IdOf(const Value* v) const {
+  return absl::StrCat(ids_.try_emplace(v, ids_.size()).first->second);
+}
+
+SymbolicElem SymbolicShapes::DimOf(const Value* v, const Shape& shape, size_t i) const {
   const Dim& d = shape[i];
   if (d.is_static()) return SymbolicElem::Const(d.value);
   if (d.is_symbolic()) return SymbolicElem::Sym("s:" + d.symbol, true);
-  return SymbolicElem::Sym(absl::StrCat("d:", Ptr(v), ":", i), true);
+  return SymbolicElem::Sym(absl::StrCat("d:", IdOf(v), ":", i), true);
 }
 
 // ---- queries --------------------------------------------------------------------------
@@ -117,7 +120,7 @@ const SymbolicVector* SymbolicShapes::VectorOf(Value* v) const {
     if (shape && shape->size() <= 1 && (shape->empty() || static_cast<size_t>((*shape)[0]) <= kMaxElems)) {
       out = SymbolicVector{t, shape->empty(), {}};
       size_t n = shape->empty() ? 1 : static_cast<size_t>((*shape)[0]);
-      for (size_t i = 0; i < n; ++i) out->elems.push_back(SymbolicElem::Sym(absl::StrCat("u:", Ptr(v), ":", i), false));
+      for (size_t i = 0; i < n; ++i) out->elems.push_back(SymbolicElem::Sym(absl::StrCat("u:", IdOf(v), ":", i), false));
       Register(v, *out);
     }
   }
@@ -217,7 +220,7 @@ std::optional<SymbolicVector> SymbolicShapes::Elementwise(Node* n, F f) const {
   for (size_t i = 0; i < len; ++i) {
     auto r = f(a->elems[a->elems.size() == 1 ? 0 : i], b->elems[b->elems.size() == 1 ? 0 : i], a->dtype);
     any |= r.has_value();
-    v.elems.push_back(r ? *r : SymbolicElem::Sym(absl::StrCat("u:", Ptr(n->output(0)), ":", i), false));
+    v.elems.push_back(r ? *r : SymbolicElem::Sym(absl::StrCat("u:", IdOf(n->output(0)), ":", i), false));
   }
   if (!any) return std::nullopt;  // nothing learned: the output is its own leaf
   return v;

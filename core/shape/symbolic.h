@@ -85,7 +85,7 @@ class SymbolicShapes {
   std::optional<Shape> ShapeFor(Value* v) const;
 
   // The element that stands for dim `i` of `v`, whose shape is `shape`.
-  static SymbolicElem DimOf(const Value* v, const Shape& shape, size_t i);
+  SymbolicElem DimOf(const Value* v, const Shape& shape, size_t i) const;
 
  private:
   void Evaluate(Node* n);
@@ -97,6 +97,10 @@ class SymbolicShapes {
   // Memo of VectorOf (node map: pointers to vectors stay valid as it grows).
   mutable absl::node_hash_map<const Value*, std::optional<SymbolicVector>> vectors_;
   absl::flat_hash_set<const Value*> computed_;
+  // The name of a value in element keys: a number in first-seen order, so keys (and what
+  // depends on their order) do not change with where the allocator put the value.
+  std::string IdOf(const Value* v) const;
+  mutable absl::flat_hash_map<const Value*, size_t> ids_;
   // The first value of each element list, per graph.
   mutable absl::flat_hash_map<const Graph*, absl::flat_hash_map<std::string, Value*>> first_;
 };

@@ -72,7 +72,7 @@ class ExpandNoopRule : public ForwardRule {
     size_t off = shape->size() - v->elems.size();
     for (size_t i = 0; i < v->elems.size(); ++i) {
       const SymbolicElem& e = v->elems[i];
-      if ((e.is_const && e.c == 1) || SymbolicShapes::DimOf(n->input(0), *shape, off + i).Same(e)) continue;
+      if ((e.is_const && e.c == 1) || shapes.DimOf(n->input(0), *shape, off + i).Same(e)) continue;
       why = absl::StrCat("target element ", i, " is neither 1 nor the input's dim ", off + i);
       return std::nullopt;
     }
@@ -117,7 +117,7 @@ class SliceNoopRule : public ForwardRule {
       bool from_start = st.is_const && (st.c == 0 || (d.is_static() && st.c < 0 && st.c + d.value <= 0));
       bool to_end =
           (en.is_const && (en.c == std::numeric_limits<int64_t>::max() || (d.is_static() && en.c >= d.value))) ||
-          SymbolicShapes::DimOf(n->input(0), *shape, static_cast<size_t>(axis)).Same(en);
+          shapes.DimOf(n->input(0), *shape, static_cast<size_t>(axis)).Same(en);
       if (steps[i] != 1 || !from_start || !to_end) {
         why = absl::StrCat("axis ", axis, " is not sliced whole with step 1");
         return std::nullopt;

@@ -90,7 +90,7 @@ class ReshapeShapeRule : public SymbolicRule<std::vector<int64_t>> {
         reason = "the data's rank is unknown";
       } else if (i >= shape->size()) {
         reason = absl::StrCat("position ", i, " is beyond the data's rank ", shape->size());
-      } else if (!SymbolicShapes::DimOf(n->input(0), *shape, i).Same(e)) {
+      } else if (!shapes.DimOf(n->input(0), *shape, i).Same(e)) {
         reason = absl::StrCat("dim ", i, " of the data (", (*shape)[i].ToString(), ") is not provably the same size");
       }
       if (!reason.empty()) {

@@ -54,7 +54,7 @@ TEST(SymbolicShapes, ShapeArithmeticKeepsSymbols) {
   EXPECT_FALSE(a->shapes.IsComputed((*a)["minus1"]));    // a constant, not derived
   EXPECT_EQ(a->shapes.Int64s((*a)["c"]), std::nullopt);  // N is not constant
   EXPECT_EQ(a->shapes.Int64s((*a)["minus1"]), (std::vector<int64_t>{-1}));
-  EXPECT_EQ(SymbolicShapes::DimOf((*a)["x"], *ShapeOf((*a)["x"]), 0).Key(), "s:N");
+  EXPECT_EQ(a->shapes.DimOf((*a)["x"], *ShapeOf((*a)["x"]), 0).Key(), "s:N");
 }
 
 TEST(SymbolicShapes, DecidesComparisonsOfSizes) {
