@@ -24,7 +24,6 @@ bool Fits(int32_t dtype, int64_t v) {
   return true;
 }
 
-
 std::optional<int64_t> CheckedOp(char op, int64_t a, int64_t b) {
   int64_t r = 0;
   switch (op) {
@@ -120,7 +119,8 @@ const SymbolicVector* SymbolicShapes::VectorOf(Value* v) const {
     if (shape && shape->size() <= 1 && (shape->empty() || static_cast<size_t>((*shape)[0]) <= kMaxElems)) {
       out = SymbolicVector{t, shape->empty(), {}};
       size_t n = shape->empty() ? 1 : static_cast<size_t>((*shape)[0]);
-      for (size_t i = 0; i < n; ++i) out->elems.push_back(SymbolicElem::Sym(absl::StrCat("u:", IdOf(v), ":", i), false));
+      for (size_t i = 0; i < n; ++i)
+        out->elems.push_back(SymbolicElem::Sym(absl::StrCat("u:", IdOf(v), ":", i), false));
       Register(v, *out);
     }
   }
