@@ -14,14 +14,21 @@ class Worklist : public RewriteListener {
   static constexpr size_t kRevisitUsersLimit = 8;
   explicit Worklist(RewriteListener* also) : also_(also) {}
 
+  // Each push takes a ticket. An entry whose ticket is no longer its node's was erased while
+  // queued; a node created later at the same address has a ticket of its own, so it is
+  // visited in its own place, not in the erased node's (which made the order depend on
+  // where the allocator put it).
   void Push(Node* n) {
-    if (n && queued_.insert(n).second) queue_.push_back(n);
+    if (n && queued_.try_emplace(n, next_ticket_).second) queue_.emplace_back(n, next_ticket_++);
   }
   Node* Pop() {
     while (!queue_.empty()) {
-      Node* n = queue_.front();
+      auto [n, ticket] = queue_.front();
       queue_.pop_front();
-      if (queued_.erase(n)) return n;  // absent: erased while queued
+      auto it = queued_.find(n);
+      if (it == queued_.end() || it->second != ticket) continue;  // erased while queued
+      queued_.erase(it);
+      return n;
     }
     return nullptr;
   }
@@ -62,8 +69,9 @@ class Worklist : public RewriteListener {
 
  private:
   RewriteListener* also_;
-  std::deque<Node*> queue_;
-  absl::flat_hash_set<Node*> queued_;
+  std::deque<std::pair<Node*, uint64_t>> queue_;  // node, ticket
+  absl::flat_hash_map<Node*, uint64_t> queued_;   // node -> its ticket while queued
+  uint64_t next_ticket_ = 0;
   std::vector<Value*> orphans_;
   absl::flat_hash_set<Value*> orphan_set_;
   absl::flat_hash_set<Node*> died_;
