@@ -182,14 +182,11 @@ class ExtractPass : public Pass {
       InferShapesOptions options;
       options.max_payload_bytes = kInlineBytes;
       auto inferred = InferredCopy(model, options);
-      absl::flat_hash_map<std::string, const onnx::TypeProto*> by_name;
-      if (inferred.ok()) {
-        for (const auto& vi : inferred->graph().value_info()) by_name[vi.name()] = &vi.type();
-        for (const auto& vi : inferred->graph().output()) by_name[vi.name()] = &vi.type();
-      }
+      absl::flat_hash_map<const Value*, const onnx::TypeProto*> found;
+      if (inferred.ok()) inferred->ForEachType([&](Value* v, const onnx::TypeProto& t) { found[v] = &t; });
       for (const Value* v : untyped) {
-        auto it = by_name.find(v->name());
-        if (it == by_name.end() || !it->second->has_tensor_type() || !io_typed(*it->second)) {
+        auto it = found.find(v);
+        if (it == found.end() || !it->second->has_tensor_type() || !io_typed(*it->second)) {
           return absl::InvalidArgumentError(
               absl::StrCat("cannot infer the type and rank of '", v->name(), "'",
                            inferred.ok() ? "" : absl::StrCat(" (", inferred.status().message(), ")"),

@@ -10,32 +10,6 @@ constexpr int64_t kInlineBytes = 4096;  // small tensors (shapes, indices) keep 
 
 int32_t TensorElemType(const onnx::TypeProto& t) { return t.has_tensor_type() ? t.tensor_type().elem_type() : 0; }
 
-// Walks the IR graph and the inferred proto graph together (same node order).
-void Collect(const Graph& g, const onnx::GraphProto& inferred, absl::flat_hash_map<const Value*, int32_t>& out) {
-  absl::flat_hash_map<std::string, int32_t> by_name;
-  for (const auto& vi : inferred.value_info())
-    if (int32_t t = TensorElemType(vi.type())) by_name[vi.name()] = t;
-  for (const auto& vi : inferred.output())
-    if (int32_t t = TensorElemType(vi.type())) by_name[vi.name()] = t;
-  int i = 0;
-  for (Node* n : g.nodes()) {
-    for (Value* v : n->outputs()) {
-      if (!v) continue;
-      auto it = by_name.find(v->name());
-      if (it != by_name.end()) out[v] = it->second;
-    }
-    if (i >= inferred.node_size()) continue;
-    const onnx::NodeProto& np = inferred.node(i++);
-    auto subs = n->subgraphs();
-    size_t k = 0;
-    for (const auto& ap : np.attribute()) {
-      if (ap.has_g() && k < subs.size()) Collect(*subs[k++], ap.g(), out);
-      for (const auto& sg : ap.graphs())
-        if (k < subs.size()) Collect(*subs[k++], sg, out);
-    }
-  }
-}
-
 }  // namespace
 
 void InferredTypes::Infer() const {
@@ -44,9 +18,11 @@ void InferredTypes::Infer() const {
   InferShapesOptions options;
   options.data_propagation = false;
   options.max_payload_bytes = kInlineBytes;  // types need no weights
-  auto proto = InferredCopy(*model_, options);
-  if (!proto.ok()) return;  // unknown types: passes that need them change nothing
-  Collect(model_->graph(), proto->graph(), inferred_);
+  auto inferred = InferredCopy(*model_, options);
+  if (!inferred.ok()) return;  // unknown types: passes that need them change nothing
+  inferred->ForEachType([&](Value* v, const onnx::TypeProto& t) {
+    if (int32_t e = TensorElemType(t)) inferred_[v] = e;
+  });
 }
 
 int64_t InferredTypes::Rank(const Value* v) const {

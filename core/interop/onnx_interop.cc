@@ -71,28 +71,6 @@ namespace {
 // checker refuses such value_info entries, so they are not adopted.
 bool Useful(const onnx::TypeProto& t) { return !t.has_tensor_type() || t.tensor_type().has_shape(); }
 
-int AdoptTypes(Graph& g, const onnx::GraphProto& inferred, const InferShapesOptions& options) {
-  int gained = 0;
-  for (const onnx::ValueInfoProto& vi : inferred.value_info())
-    if (vi.has_type() && AdoptType(g.FindValue(vi.name()), vi.type(), options)) ++gained;
-  for (const onnx::ValueInfoProto& vi : inferred.output())
-    if (vi.has_type() && AdoptType(g.FindValue(vi.name()), vi.type(), options)) ++gained;
-  // Subgraphs: walk the same node order.
-  int i = 0;
-  for (Node* n : g.nodes()) {
-    if (i >= inferred.node_size()) break;
-    const onnx::NodeProto& np = inferred.node(i++);
-    auto subs = n->subgraphs();
-    size_t k = 0;
-    for (const auto& ap : np.attribute()) {
-      if (ap.has_g() && k < subs.size()) gained += AdoptTypes(*subs[k++], ap.g(), options);
-      for (const auto& sg : ap.graphs())
-        if (k < subs.size()) gained += AdoptTypes(*subs[k++], sg, options);
-    }
-  }
-  return gained;
-}
-
 void ClearValueInfo(onnx::GraphProto& g) {
   g.clear_value_info();
   for (auto& n : *g.mutable_node()) {
@@ -177,7 +155,12 @@ bool AdoptType(Value* v, const onnx::TypeProto& type, const InferShapesOptions& 
   return true;
 }
 
-StatusOr<onnx::ModelProto> InferredCopy(const Model& model, const InferShapesOptions& options) {
+Value* InferredModel::ValueNamed(const std::string& name) const {
+  auto it = values.find(name);
+  return it == values.end() ? nullptr : it->second;
+}
+
+StatusOr<InferredModel> InferredCopy(const Model& model, const InferShapesOptions& options) {
   ExportOptions export_options;
   const int64_t max_bytes = options.max_payload_bytes;
   export_options.main_initializer_writer = [max_bytes](const Value& v, const Tensor& t, onnx::TensorProto* out) {
@@ -197,21 +180,39 @@ StatusOr<onnx::ModelProto> InferredCopy(const Model& model, const InferShapesOpt
     location->set_key("location");
     location->set_value("onnxsurgeon-types-only");
   };
-  onnx::ModelProto proto = ExportModel(model, export_options);
-  if (options.drop_value_info) ClearValueInfo(*proto.mutable_graph());
+  const ValueNames renamed = ScopeUniqueNames(model);
+  if (!renamed.empty()) export_options.renamed = &renamed;
+  InferredModel inferred;
+  inferred.proto = ExportModel(model, export_options);
+  if (options.drop_value_info) ClearValueInfo(*inferred.proto.mutable_graph());
   try {
     onnx::ShapeInferenceOptions infer(/*check_type=*/false, /*strict_mode=*/0,
                                       options.data_propagation && DataPropagationIsBounded(model));
-    onnx::shape_inference::InferShapes(proto, onnx::OpSchemaRegistry::Instance(), infer);
+    onnx::shape_inference::InferShapes(inferred.proto, onnx::OpSchemaRegistry::Instance(), infer);
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat("shape inference: ", e.what()));
   }
-  return proto;
+  if (model.has_graph()) {
+    for (const Graph* g : model.graph().SelfAndSubgraphs()) {
+      auto define = [&](Value* v) {
+        auto it = renamed.find(v);
+        inferred.values.emplace(it == renamed.end() ? v->name() : it->second, v);
+      };
+      for (Value* v : g->inputs()) define(v);
+      for (Value* v : g->initializers()) define(v);  // an input's initializer: the same value again
+      for (const Node* n : g->nodes())
+        for (Value* v : n->outputs())
+          if (v) define(v);
+    }
+  }
+  return inferred;
 }
 
 StatusOr<int> InferShapes(Model& model, const InferShapesOptions& options) {
-  OS_ASSIGN_OR_RETURN(onnx::ModelProto proto, InferredCopy(model, options));
-  return AdoptTypes(model.graph(), proto.graph(), options);
+  OS_ASSIGN_OR_RETURN(InferredModel inferred, InferredCopy(model, options));
+  int gained = 0;
+  inferred.ForEachType([&](Value* v, const onnx::TypeProto& type) { gained += AdoptType(v, type, options); });
+  return gained;
 }
 
 StatusOr<int> InferShapes(Model& model, bool data_propagation) {

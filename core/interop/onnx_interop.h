@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "absl/container/flat_hash_map.h"
+
 #include "core/ir/model.h"
 #include "core/ir/status.h"
 #include "onnx/onnx_pb.h"
@@ -59,9 +61,42 @@ bool AdoptType(Value* value, const onnx::TypeProto& type, const InferShapesOptio
 // Runs onnx shape inference and sets every inferred type on values that had none.
 // Result the number of values that gained a type.
 StatusOr<int> InferShapes(Model& model, const InferShapesOptions& options);
+
 // The model exported and shape-inferred, leaving the model itself untouched (for callers
-// that only read the inferred types).
-StatusOr<onnx::ModelProto> InferredCopy(const Model& model, const InferShapesOptions& options);
+// that only read the inferred types). Values that share a name with a value of another
+// graph (sibling If branches, a Loop body and its parent) are exported under names unique
+// in the model (ScopeUniqueNames): onnx's inference keys data propagation by name across
+// subgraphs, so a branch would otherwise read the other branch's shapes.
+struct InferredModel {
+  onnx::ModelProto proto;
+  // The value of the main graph or a subgraph that `name` (as written in `proto`) names;
+  // null for a name of no value (a function body's, or one inference made up).
+  Value* ValueNamed(const std::string& name) const;
+  // Given f(Value*, const onnx::TypeProto&). Execute calls it for every typed value_info
+  // and output entry of the main graph and its subgraphs that names a value: each graph's
+  // value_info, then its outputs, then its nodes' subgraphs in order.
+  template <typename F>
+  void ForEachType(F f) const {
+    if (proto.has_graph()) ForEachTypeIn(proto.graph(), f);
+  }
+
+  absl::flat_hash_map<std::string, Value*> values;  // name in `proto` -> value
+
+ private:
+  template <typename F>
+  void ForEachTypeIn(const onnx::GraphProto& g, F& f) const {
+    for (const auto* list : {&g.value_info(), &g.output()})
+      for (const onnx::ValueInfoProto& vi : *list)
+        if (vi.has_type())
+          if (Value* v = ValueNamed(vi.name())) f(v, vi.type());
+    for (const onnx::NodeProto& n : g.node())
+      for (const onnx::AttributeProto& a : n.attribute()) {
+        if (a.has_g()) ForEachTypeIn(a.g(), f);
+        for (const onnx::GraphProto& sub : a.graphs()) ForEachTypeIn(sub, f);
+      }
+  }
+};
+StatusOr<InferredModel> InferredCopy(const Model& model, const InferShapesOptions& options);
 StatusOr<int> InferShapes(Model& model, bool data_propagation = true);
 
 // Canonical comparison for golden tests: both printed after a round trip through proto.

@@ -1,14 +1,19 @@
 #include "core/io/exporter.h"
 
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+
 namespace onnxsurgeon {
 
 class GraphExporter {
  public:
-  static void ExportGraph(const Graph& g, onnx::GraphProto* out, const TensorWriter* writer) {
+  // `renamed`: ExportOptions::renamed (null: every value under its own name).
+  static void ExportGraph(const Graph& g, onnx::GraphProto* out, const TensorWriter* writer,
+                          const ValueNames* renamed) {
     const_cast<Graph&>(g).Compact();
     *out = g.proto_;
     out->mutable_input()->Reserve(static_cast<int>(g.inputs_.size()));
-    for (Value* v : g.inputs_) WriteInfo(*v, nullptr, out->add_input());
+    for (Value* v : g.inputs_) WriteInfo(*v, nullptr, out->add_input(), renamed);
     for (Value* v : g.initializers_) {
       onnx::TensorProto* tp = out->add_initializer();
       if (writer && *writer) {
@@ -16,20 +21,21 @@ class GraphExporter {
       } else {
         *tp = v->initializer_->ToProto(v->name_);
       }
+      if (renamed) tp->set_name(NameOf(*v, renamed));
     }
     for (Value* v : g.sparse_initializers_) {
       onnx::SparseTensorProto* sp = out->add_sparse_initializer();
       *sp = *v->sparse_initializer_;
-      sp->mutable_values()->set_name(v->name_);
+      sp->mutable_values()->set_name(NameOf(*v, renamed));
     }
     out->mutable_node()->Reserve(static_cast<int>(g.num_nodes_));
-    for (Node* n : g.nodes()) ExportNode(*n, out->add_node());
+    for (Node* n : g.nodes()) ExportNode(*n, out->add_node(), renamed);
     for (size_t i = 0; i < g.outputs_.size(); ++i)
-      WriteInfo(*g.outputs_[i], g.output_info_[i].get(), out->add_output());
+      WriteInfo(*g.outputs_[i], g.output_info_[i].get(), out->add_output(), renamed);
     for (const Graph::ValueInfoEntry& e : g.value_info_) {
       onnx::ValueInfoProto* vi = out->add_value_info();
       if (e.value) {
-        WriteInfo(*e.value, e.proto.get(), vi);
+        WriteInfo(*e.value, e.proto.get(), vi, renamed);
       } else {
         *vi = *e.proto;
       }
@@ -41,12 +47,12 @@ class GraphExporter {
     const_cast<Graph&>(g).Compact();
     *out = f.proto_;
     for (Value* v : g.inputs_) out->add_input(v->name_);
-    for (Node* n : g.nodes()) ExportNode(*n, out->add_node());
+    for (Node* n : g.nodes()) ExportNode(*n, out->add_node(), nullptr);
     for (Value* v : g.outputs_) out->add_output(v->name_);
     for (const Graph::ValueInfoEntry& e : g.value_info_) {
       onnx::ValueInfoProto* vi = out->add_value_info();
       if (e.value) {
-        WriteInfo(*e.value, e.proto.get(), vi);
+        WriteInfo(*e.value, e.proto.get(), vi, nullptr);
       } else {
         *vi = *e.proto;
       }
@@ -54,37 +60,172 @@ class GraphExporter {
   }
 
  private:
-  static void WriteInfo(const Value& v, const onnx::ValueInfoProto* override_info, onnx::ValueInfoProto* out) {
+  static const std::string& NameOf(const Value& v, const ValueNames* renamed) {
+    if (renamed)
+      if (auto it = renamed->find(&v); it != renamed->end()) return it->second;
+    return v.name_;
+  }
+
+  static void WriteInfo(const Value& v, const onnx::ValueInfoProto* override_info, onnx::ValueInfoProto* out,
+                        const ValueNames* renamed) {
     if (override_info) {
       *out = *override_info;
     } else if (v.info_) {
       *out = *v.info_;
     }
-    out->set_name(v.name_);
+    out->set_name(NameOf(v, renamed));
   }
 
-  static void ExportNode(const Node& n, onnx::NodeProto* out) {
+  static void ExportNode(const Node& n, onnx::NodeProto* out, const ValueNames* renamed) {
     *out = n.proto_;
     out->mutable_input()->Reserve(static_cast<int>(n.inputs_.size()));
-    for (Value* v : n.inputs_) out->add_input(v ? v->name_ : std::string());
-    for (Value* v : n.outputs_) out->add_output(v ? v->name_ : std::string());
+    for (Value* v : n.inputs_) out->add_input(v ? NameOf(*v, renamed) : std::string());
+    for (Value* v : n.outputs_) out->add_output(v ? NameOf(*v, renamed) : std::string());
     for (const Attribute& a : n.attributes_) {
       onnx::AttributeProto* ap = out->add_attribute();
       *ap = a.proto();
       const auto& graphs = a.graphs();
       if (graphs.empty()) continue;
       size_t first = 0;
-      if (a.first_graph_in_g()) ExportGraph(*graphs[first++], ap->mutable_g(), nullptr);
-      for (size_t i = first; i < graphs.size(); ++i) ExportGraph(*graphs[i], ap->add_graphs(), nullptr);
+      if (a.first_graph_in_g()) ExportGraph(*graphs[first++], ap->mutable_g(), nullptr, renamed);
+      for (size_t i = first; i < graphs.size(); ++i) ExportGraph(*graphs[i], ap->add_graphs(), nullptr, renamed);
     }
   }
 };
+
+namespace {
+
+// The values `g` defines, each once: inputs, initializers (an initializer that is also an
+// input is one value), then node outputs.
+template <typename F>
+void ForEachDefined(const Graph& g, F f) {
+  for (Value* v : g.inputs()) f(v);
+  for (const auto* list : {&g.initializers(), &g.sparse_initializers()})
+    for (Value* v : *list)
+      if (!v->IsGraphInput()) f(v);
+  for (const Node* n : g.nodes())
+    for (Value* v : n->outputs())
+      if (v) f(v);
+}
+
+// Fresh names: `<name>__<k>`, unused by any value or value_info entry of the model's
+// graphs. The set of used names is gathered on the first request.
+class FreshNames {
+ public:
+  explicit FreshNames(const std::vector<Graph*>& graphs) : graphs_(graphs) {}
+  std::string For(const std::string& name) {
+    if (!gathered_) Gather();
+    std::string fresh;
+    int k = 0;
+    do {
+      fresh = absl::StrCat(name, "__", ++k);
+    } while (used_.contains(fresh));
+    used_.insert(fresh);
+    return fresh;
+  }
+
+ private:
+  void Gather() {
+    gathered_ = true;
+    for (const Graph* g : graphs_) {
+      ForEachDefined(*g, [&](Value* v) { used_.insert(v->name()); });
+      for (const Graph::ValueInfoEntry& e : g->value_info())
+        if (!e.value) used_.insert(e.proto->name());
+    }
+  }
+  const std::vector<Graph*>& graphs_;
+  bool gathered_ = false;
+  absl::flat_hash_set<std::string> used_;
+};
+
+// onnx's lexical scoping: a value a subgraph defines may not take a name visible where
+// the subgraph's node stands (the enclosing graphs' inputs and initializers, and the
+// outputs of the nodes before it). A valid model keeps that rule, and a rewrite can break
+// it without changing what anything computes: folding a value defined after a Loop into
+// an initializer makes its name visible inside the Loop's body, which may define the same
+// name. The subgraph's value is then written under a fresh name.
+class ShadowedNames {
+ public:
+  ShadowedNames(const std::vector<Graph*>& graphs, ValueNames& renamed) : fresh_(graphs), renamed_(renamed) {}
+
+  // Given a graph; the names visible where it starts are those added so far (its
+  // enclosing graphs'). Execute renames what `g` (a subgraph when `nested`) and its own
+  // subgraphs define under a visible name.
+  void Walk(const Graph& g, bool nested) {
+    const size_t mark = added_.size();
+    auto define = [&](Value* v) {
+      if (v->name().empty()) return;
+      if (nested && count_.contains(v->name())) {
+        Add(renamed_.emplace(v, fresh_.For(v->name())).first->second);
+      } else {
+        Add(v->name());
+      }
+    };
+    for (Value* v : g.inputs()) define(v);
+    for (const auto* list : {&g.initializers(), &g.sparse_initializers()})
+      for (Value* v : *list)
+        if (!v->IsGraphInput()) define(v);
+    for (const Node* n : g.nodes()) {
+      for (const Graph* sub : n->subgraphs()) Walk(*sub, /*nested=*/true);
+      for (Value* v : n->outputs())
+        if (v) define(v);
+    }
+    while (added_.size() > mark) {  // leaving `g`: its names are not visible to its siblings
+      auto it = count_.find(added_.back());
+      if (--it->second == 0) count_.erase(it);
+      added_.pop_back();
+    }
+  }
+
+ private:
+  void Add(const std::string& name) {
+    ++count_[name];
+    added_.push_back(name);
+  }
+
+  FreshNames fresh_;
+  ValueNames& renamed_;
+  absl::flat_hash_map<std::string, int> count_;  // visible names, with how often each is defined
+  std::vector<std::string> added_;
+};
+
+}  // namespace
+
+ValueNames ScopeUniqueNames(const Model& model) {
+  ValueNames renamed;
+  if (!model.has_graph()) return renamed;
+  std::vector<Graph*> graphs = model.graph().SelfAndSubgraphs();
+  if (graphs.size() == 1) return renamed;  // one graph: names are unique already
+  FreshNames fresh(graphs);
+  absl::flat_hash_set<std::string> defined;
+  for (const Graph* g : graphs)
+    ForEachDefined(*g, [&](Value* v) {
+      if (!v->name().empty() && !defined.insert(v->name()).second) renamed.emplace(v, fresh.For(v->name()));
+    });
+  return renamed;
+}
+
+ValueNames ShadowFreeNames(const Model& model) {
+  ValueNames renamed;
+  if (!model.has_graph()) return renamed;
+  std::vector<Graph*> graphs = model.graph().SelfAndSubgraphs();
+  if (graphs.size() == 1) return renamed;
+  ShadowedNames(graphs, renamed).Walk(model.graph(), /*nested=*/false);
+  return renamed;
+}
 
 onnx::ModelProto ExportModel(const Model& model, const ExportOptions& options) {
   onnx::ModelProto out = model.proto();
   if (model.has_graph()) {
     const TensorWriter* writer = options.main_initializer_writer ? &options.main_initializer_writer : nullptr;
-    GraphExporter::ExportGraph(model.graph(), out.mutable_graph(), writer);
+    // Names unique model-wide shadow nothing; otherwise rename what a rewrite made shadow.
+    ValueNames shadow_free;
+    const ValueNames* renamed = options.renamed;
+    if (!renamed) {
+      shadow_free = ShadowFreeNames(model);
+      if (!shadow_free.empty()) renamed = &shadow_free;
+    }
+    GraphExporter::ExportGraph(model.graph(), out.mutable_graph(), writer, renamed);
   }
   for (const auto& f : model.functions()) GraphExporter::ExportFunction(*f, out.add_functions());
   return out;
@@ -92,7 +233,7 @@ onnx::ModelProto ExportModel(const Model& model, const ExportOptions& options) {
 
 onnx::GraphProto ExportGraph(const Graph& graph) {
   onnx::GraphProto out;
-  GraphExporter::ExportGraph(graph, &out, nullptr);
+  GraphExporter::ExportGraph(graph, &out, nullptr, nullptr);
   return out;
 }
 

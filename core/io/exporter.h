@@ -3,7 +3,9 @@
 #pragma once
 
 #include <functional>
+#include <string>
 
+#include "absl/container/flat_hash_map.h"
 #include "core/ir/model.h"
 #include "onnx/onnx_pb.h"
 
@@ -13,14 +15,36 @@ namespace onnxsurgeon {
 // The saver uses it to stream large payloads instead of copying them into the proto.
 using TensorWriter = std::function<void(const Value& value, const Tensor& tensor, onnx::TensorProto* out)>;
 
+// Names written in place of some values' own (see ScopeUniqueNames).
+using ValueNames = absl::flat_hash_map<const Value*, std::string>;
+
 struct ExportOptions {
   // Applied to the main graph's initializers only; others are always copied inline.
   TensorWriter main_initializer_writer;
+  // Values named here are written under that name, everywhere they are defined or read.
+  // Null: ShadowFreeNames.
+  const ValueNames* renamed = nullptr;
 };
 
 // Given a model. Execute builds the ModelProto (bytes copied unless a writer says
 // otherwise). Result a proto equal to the loaded one if nothing changed.
 onnx::ModelProto ExportModel(const Model& model, const ExportOptions& options = {});
+
+// Names under which no value of the main graph and its subgraphs shares a name with a
+// value of another graph of the model: each value keeps its own unless a graph visited
+// earlier (the main graph, then subgraphs depth-first in node order) defines the same
+// name; it then takes `<name>__<k>`, a name no graph of the model uses. Empty when every
+// name is defined once. For tools that key values by name across graphs (onnx's shape
+// inference shares data propagation between sibling If branches by name), where ONNX
+// scopes names per graph.
+ValueNames ScopeUniqueNames(const Model& model);
+
+// Names that keep onnx's lexical scoping rule: no value a subgraph defines takes a name
+// visible where the subgraph's node stands (defined by an enclosing graph before it, or
+// as its input or initializer). A valid model needs none; a rewrite that moves a
+// definition earlier (a fold into an initializer) can make one necessary. Each such
+// subgraph value takes a fresh name (as ScopeUniqueNames). Every export applies it.
+ValueNames ShadowFreeNames(const Model& model);
 
 // The graph alone (for printing a subgraph, tests).
 onnx::GraphProto ExportGraph(const Graph& graph);

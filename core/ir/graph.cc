@@ -50,6 +50,16 @@ int64_t Graph::OpsetVersion(std::string_view domain) const {
   return model_ ? model_->OpsetVersion(domain) : -1;
 }
 
+std::vector<Graph*> Graph::SelfAndSubgraphs() const {
+  std::vector<Graph*> out{const_cast<Graph*>(this)};
+  for (Node* n : nodes())
+    for (Graph* g : n->subgraphs()) {
+      auto sub = g->SelfAndSubgraphs();
+      out.insert(out.end(), sub.begin(), sub.end());
+    }
+  return out;
+}
+
 std::vector<Node*> Graph::AllNodesRecursive() const {
   std::vector<Node*> out;
   out.reserve(num_nodes_);

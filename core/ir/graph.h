@@ -97,6 +97,9 @@ class Graph {
   size_t num_nodes() const { return num_nodes_; }
   // Nodes of this graph and, recursively, of its subgraphs (pre-order).
   std::vector<Node*> AllNodesRecursive() const;
+  // This graph and, recursively, its subgraphs (pre-order: a node's subgraphs in
+  // attribute order, nodes in order).
+  std::vector<Graph*> SelfAndSubgraphs() const;
 
   // Creates a node before `insert_before` (null: at the end); outputs get fresh names from
   // `name_hint` (or the op type) and the inputs get the node as a use.

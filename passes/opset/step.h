@@ -18,9 +18,10 @@
 
 namespace onnxsurgeon::opset {
 
-// Types of values by name, from the model's own value infos and onnx shape inference
-// (run once before converting). Values created during conversion are typed where the
-// converter knows their type (constants).
+// Types of values, from the model's own value infos and onnx shape inference (run once
+// before converting), keyed by value: same-named values of sibling subgraphs are
+// different values. Values created during conversion are typed where the converter
+// knows their type (constants) or by their op's own inference (InferNode).
 class TypeOracle {
  public:
   void Build(const Model& model);
@@ -29,7 +30,6 @@ class TypeOracle {
   int64_t Rank(const Value* v) const;      // -1 unknown
   // Static dims (-1 for a symbolic dim); nullopt when the rank is unknown.
   std::optional<std::vector<int64_t>> Dims(const Value* v) const;
-  void Remember(const std::string& name, const onnx::TypeProto& type) { types_[name] = type; }
   // Given a value that replaces `old`. Execute gives it old's type if it has none.
   void Alias(const Value* old, const Value* replacement);
   // Given a node new to the graph and the opset its signature follows. Execute runs the
@@ -37,7 +37,7 @@ class TypeOracle {
   void InferNode(const Node& node, const std::string& domain, int64_t opset);
 
  private:
-  absl::flat_hash_map<std::string, onnx::TypeProto> types_;
+  absl::flat_hash_map<const Value*, onnx::TypeProto> types_;
 };
 
 // A node that a step emitted, or a node made by a decomposition, and the opset its

@@ -14,38 +14,38 @@ void TypeOracle::Build(const Model& model) {
   // it fails, types stay unknown and the checks that need them refuse.
   InferShapesOptions options;
   auto inferred = InferredCopy(model, options);
-  onnx::ModelProto proto = inferred.ok() ? *std::move(inferred) : onnx::ModelProto();
-  std::function<void(const onnx::GraphProto&)> collect = [&](const onnx::GraphProto& g) {
-    for (const auto& vi : g.input())
-      if (vi.has_type()) types_[vi.name()] = vi.type();
-    for (const auto& vi : g.output())
-      if (vi.has_type()) types_[vi.name()] = vi.type();
-    for (const auto& vi : g.value_info())
-      if (vi.has_type()) types_[vi.name()] = vi.type();
-    for (const auto& t : g.initializer()) {
+  if (inferred.ok()) {
+    // Graph inputs first (a Loop body's inferred inputs), then what ForEachType gives.
+    std::function<void(const onnx::GraphProto&)> inputs = [&](const onnx::GraphProto& g) {
+      for (const auto& vi : g.input())
+        if (vi.has_type())
+          if (Value* v = inferred->ValueNamed(vi.name())) types_[v] = vi.type();
+      for (const auto& n : g.node())
+        for (const auto& a : n.attribute()) {
+          if (a.has_g()) inputs(a.g());
+          for (const auto& sg : a.graphs()) inputs(sg);
+        }
+    };
+    inputs(inferred->proto.graph());
+    inferred->ForEachType([&](Value* v, const onnx::TypeProto& t) { types_[v] = t; });
+  }
+  // Initializers (of every graph): their dims, as inference would give them. (Values
+  // with a type of their own, function bodies' included, are answered by it: Find.)
+  for (const Graph* g : model.AllGraphs())
+    for (const Value* v : g->initializers()) {
       onnx::TypeProto tp;
       auto* tt = tp.mutable_tensor_type();
-      tt->set_elem_type(t.data_type());
+      tt->set_elem_type(v->initializer()->meta().data_type());
       auto* shape = tt->mutable_shape();
-      for (int64_t d : t.dims()) shape->add_dim()->set_dim_value(d);
-      types_.try_emplace(t.name(), std::move(tp));
+      for (int64_t d : v->initializer()->meta().dims()) shape->add_dim()->set_dim_value(d);
+      types_.try_emplace(v, std::move(tp));
     }
-    for (const auto& n : g.node())
-      for (const auto& a : n.attribute()) {
-        if (a.has_g()) collect(a.g());
-        for (const auto& sg : a.graphs()) collect(sg);
-      }
-  };
-  collect(proto.graph());
-  for (const auto& f : proto.functions())
-    for (const auto& vi : f.value_info())
-      if (vi.has_type()) types_[vi.name()] = vi.type();
 }
 
 const onnx::TypeProto* TypeOracle::Find(const Value* v) const {
   if (!v) return nullptr;
   if (v->has_type()) return v->type();
-  auto it = types_.find(v->name());
+  auto it = types_.find(v);
   return it == types_.end() ? nullptr : &it->second;
 }
 
@@ -67,7 +67,7 @@ std::optional<std::vector<int64_t>> TypeOracle::Dims(const Value* v) const {
 
 void TypeOracle::Alias(const Value* old, const Value* replacement) {
   if (!old || !replacement || Find(replacement)) return;
-  if (const onnx::TypeProto* t = Find(old)) types_[replacement->name()] = *t;
+  if (const onnx::TypeProto* t = Find(old)) types_[replacement] = *t;
 }
 
 void TypeOracle::InferNode(const Node& node, const std::string& domain, int64_t opset) {
@@ -113,7 +113,7 @@ void TypeOracle::InferNode(const Node& node, const std::string& domain, int64_t 
   for (size_t i = 0; i < node.num_outputs(); ++i) {
     Value* v = node.output(i);
     const onnx::TypeProto* t = ctx.getOutputType(i);
-    if (v && t && t->value_case() != onnx::TypeProto::VALUE_NOT_SET && !Find(v)) types_[v->name()] = *t;
+    if (v && t && t->value_case() != onnx::TypeProto::VALUE_NOT_SET && !Find(v)) types_[v] = *t;
   }
 }
 

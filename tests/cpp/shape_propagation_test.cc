@@ -55,22 +55,6 @@ std::string Disagreement(const onnx::TypeProto& ours, const onnx::TypeProto* the
   return "";
 }
 
-// The types onnx inference gives each value of `g` and its subgraphs, by name.
-void OnnxTypes(const onnx::GraphProto& g, absl::flat_hash_map<std::string, onnx::TypeProto>& out) {
-  for (const auto& vi : g.value_info()) out[vi.name()] = vi.type();
-  for (const auto& vi : g.output()) out[vi.name()] = vi.type();
-  for (const auto& n : g.node())
-    for (const auto& a : n.attribute()) {
-      if (a.has_g()) OnnxTypes(a.g(), out);
-      for (const auto& sub : a.graphs()) OnnxTypes(sub, out);
-    }
-}
-absl::flat_hash_map<std::string, onnx::TypeProto> OnnxTypes(const onnx::ModelProto& inferred) {
-  absl::flat_hash_map<std::string, onnx::TypeProto> out;
-  OnnxTypes(inferred.graph(), out);
-  return out;
-}
-
 struct Comparison {
   int compared = 0;
   std::vector<std::string> disagreements;
@@ -87,9 +71,10 @@ void CompareWithOnnx(const Model& model, const std::string& label, Comparison& c
     options.max_payload_bytes = -1;
     auto inferred = InferredCopy(model, options);
     if (!inferred.ok()) continue;
-    auto theirs = OnnxTypes(*inferred);
+    absl::flat_hash_map<const Value*, onnx::TypeProto> theirs;
+    inferred->ForEachType([&](Value* v, const onnx::TypeProto& t) { theirs[v] = t; });
     for (const auto& [v, type] : ours) {
-      auto it = theirs.find(v->name());
+      auto it = theirs.find(v);
       ++c.compared;
       std::string why = Disagreement(type, it == theirs.end() ? nullptr : &it->second);
       if (!why.empty())
