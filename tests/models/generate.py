@@ -98,6 +98,11 @@ CATALOG: tuple[Entry, ...] = (
         "t5_op14", "corpus_hf:t5_op14", "T5 encoder-decoder, TorchScript opset 14: RMSNorm (must not become LayerNorm)"
     ),
     Entry(
+        "clip_text_op17",
+        "corpus_hf:clip_text_op17",
+        "CLIP text tower, TorchScript opset 17: causal mask, quick-GELU, pooled output gathered at the EOS token",
+    ),
+    Entry(
         "llama_dynamo18",
         "corpus_hf:llama_dynamo18",
         "LLaMA decoder layer, dynamo opset 18: RMSNorm, SiLU, rotary embeddings, GQA",
