@@ -221,5 +221,7 @@ def fp16_layout_cdla_keep_io(seed: int) -> Exported:
     return _fp16("wheel_layout_cdla", True, seed)
 
 
-def fp16_silero_vad_op15(seed: int) -> Exported:
-    return _fp16("wheel_silero_vad_op15", False, seed)
+def fp16_ddddocr_det(seed: int) -> Exported:
+    """Not silero-vad: onnxconverter-common 1.16 writes its opset-15 model with a Cast whose
+    float16 output feeds a float32 If branch (onnxruntime refuses the result)."""
+    return _fp16("wheel_ddddocr_det", False, seed)

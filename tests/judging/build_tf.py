@@ -22,9 +22,13 @@ def tf_mobilenetv2_b1(seed: int):
     return _keras(model, (1, 96, 96, 3), 13, ["cnn"], seed)
 
 
-def tf_efficientnet_b1(seed: int):
+def tf_mobilenetv3_b1(seed: int):
+    """MobileNetV3Small (hard-swish, SE). EfficientNetB0 is not here: tf2onnx turns its
+    Normalization layer's variables into extra graph inputs."""
     tf.keras.utils.set_random_seed(seed % 10000)
-    model = tf.keras.applications.EfficientNetB0(input_shape=(64, 64, 3), weights=None, classes=10)
+    model = tf.keras.applications.MobileNetV3Small(
+        input_shape=(64, 64, 3), alpha=0.75, weights=None, classes=10, include_preprocessing=False
+    )
     return _keras(model, (1, 64, 64, 3), 15, ["cnn"], seed)
 
 

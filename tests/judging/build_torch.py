@@ -28,7 +28,7 @@ def wide_names() -> list[str]:
     import wide_corpus
 
     return [
-        name
+        f"wide_{name}"
         for name, (kind, arch, opset) in wide_corpus.catalog().items()
         if opset >= 17 and arch not in WIDE_LEFT_OUT
     ]
@@ -142,6 +142,10 @@ def enc_whisper_encoder_op17():
         decoder_ffn_dim=64,
         max_source_positions=16,
         max_target_positions=16,
+        pad_token_id=1,
+        bos_token_id=0,
+        eos_token_id=2,
+        decoder_start_token_id=0,
         attn_implementation="eager",
     )
     encoder = t.WhisperModel(config).get_encoder()
@@ -194,7 +198,7 @@ def b1_efficientnet_op13():
         image_size=32,
         width_coefficient=0.25,
         depth_coefficient=0.25,
-        hidden_dim=64,
+        hidden_dim=320,  # round_filters(1280) at width 0.25: the head conv's channels
     )
 
 
@@ -430,7 +434,8 @@ def b1_gpt2_op17():
     import transformers as t
 
     _quiet()
-    return _causal(t.GPT2LMHeadModel(t.GPT2Config(vocab_size=99, n_embd=32, n_layer=2, n_head=2, n_positions=32)))
+    config = t.GPT2Config(vocab_size=99, n_embd=32, n_layer=2, n_head=2, n_positions=32, attn_implementation="eager")
+    return _causal(t.GPT2LMHeadModel(config))
 
 
 def b1_qwen2_op17():
