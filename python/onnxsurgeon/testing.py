@@ -14,9 +14,9 @@ the CLI as an external program.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import os
 import tempfile
-import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Union
 
@@ -376,7 +376,9 @@ def compare_outputs(
         if name not in actual:
             d = np.asarray(desired[name])
             results.append(
-                OutputComparison(name, str(d.dtype), tuple(d.shape), False, f"output {name!r} missing in {actual_label}")
+                OutputComparison(
+                    name, str(d.dtype), tuple(d.shape), False, f"output {name!r} missing in {actual_label}"
+                )
             )
             continue
         results.append(_compare_one_detail(name, actual[name], desired[name], rtol, atol, actual_label, desired_label))

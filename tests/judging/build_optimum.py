@@ -39,21 +39,41 @@ def _config(arch: str):
         return t.GPT2LMHeadModel, t.GPT2Config(vocab_size=128, n_positions=64, n_embd=32, n_layer=2, n_head=4)
     if arch == "qwen2":
         return t.Qwen2ForCausalLM, t.Qwen2Config(
-            hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, **common
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            **common,
         )
     if arch == "mistral":
         return t.MistralForCausalLM, t.MistralConfig(
-            hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=1,
-            sliding_window=None, **common
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=1,
+            sliding_window=None,
+            **common,
         )
     if arch == "phi":
         return t.PhiForCausalLM, t.PhiConfig(
-            hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, partial_rotary_factor=0.5, **common
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            partial_rotary_factor=0.5,
+            **common,
         )
     if arch == "gemma":
         return t.GemmaForCausalLM, t.GemmaConfig(
-            hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=1,
-            head_dim=8, **common
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=1,
+            head_dim=8,
+            **common,
         )
     if arch == "opt":
         return t.OPTForCausalLM, t.OPTConfig(
@@ -130,12 +150,18 @@ def _bert_export() -> tuple[Path, dict]:
     t.logging.set_verbosity_error()
     torch.manual_seed(3)
     config = t.BertConfig(
-        vocab_size=128, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
+        vocab_size=128,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
         max_position_embeddings=64,
     )
     folder = Path(tempfile.mkdtemp(prefix="judging-bert-"))
     t.BertModel(config).eval().save_pretrained(folder / "src")
-    main_export(str(folder / "src"), folder / "out", task="feature-extraction", do_validation=False, library_name="transformers")
+    main_export(
+        str(folder / "src"), folder / "out", task="feature-extraction", do_validation=False, library_name="transformers"
+    )
     rng = np.random.default_rng(3)
     mask = np.ones((2, 8), np.int64)
     mask[1, 6:] = 0
@@ -191,7 +217,13 @@ def ortopt_bert_fp16(seed: int) -> Exported:
     optimized = optimize_model(str(path), model_type="bert", num_heads=4, hidden_size=32, opt_level=1)
     optimized.convert_float_to_float16(keep_io_types=True)
     return _from_runtime(
-        optimized.model, feeds, "ort-transformers-optimizer", ["ort-optimized", "fp16", "encoder"], [], rtol=1e-2, atol=1e-3
+        optimized.model,
+        feeds,
+        "ort-transformers-optimizer",
+        ["ort-optimized", "fp16", "encoder"],
+        [],
+        rtol=1e-2,
+        atol=1e-3,
     )
 
 
@@ -199,7 +231,9 @@ def ortopt_gpt2(seed: int) -> Exported:
     from onnxruntime.transformers.optimizer import optimize_model
 
     model, paths = _family("gpt2")
-    optimized = optimize_model(str(paths["decoder_with_past"]), model_type="gpt2", num_heads=4, hidden_size=32, opt_level=1)
+    optimized = optimize_model(
+        str(paths["decoder_with_past"]), model_type="gpt2", num_heads=4, hidden_size=32, opt_level=1
+    )
     graph = onnx.load(paths["decoder_with_past"])
     _, feeds, _ = input_sets("decoder_with_past", model, graph, 5)[0]
     return _from_runtime(optimized.model, feeds, "ort-transformers-optimizer", ["ort-optimized", "decoder"], [])
@@ -211,7 +245,9 @@ def quant_dynamic_bert(seed: int) -> Exported:
     path, feeds = _bert_export()
     out = path.with_name("dynamic.onnx")
     quantize_dynamic(str(path), str(out), weight_type=QuantType.QInt8)
-    return _from_runtime(onnx.load(out), feeds, "ort-quantize-dynamic", ["quantized", "encoder"], [], rtol=1e-3, atol=1e-4)
+    return _from_runtime(
+        onnx.load(out), feeds, "ort-quantize-dynamic", ["quantized", "encoder"], [], rtol=1e-3, atol=1e-4
+    )
 
 
 class _Reader:
@@ -220,7 +256,13 @@ class _Reader:
     def __init__(self, feeds: dict, count: int = 4):
         rng = np.random.default_rng(0)
         self.items = iter(
-            [{k: (v if v.dtype.kind != "f" else rng.standard_normal(v.shape).astype(v.dtype)) for k, v in feeds.items()} for _ in range(count)]
+            [
+                {
+                    k: (v if v.dtype.kind != "f" else rng.standard_normal(v.shape).astype(v.dtype))
+                    for k, v in feeds.items()
+                }
+                for _ in range(count)
+            ]
         )
 
     def get_next(self):
@@ -244,7 +286,9 @@ def _static(fmt: str, per_channel: bool) -> Exported:
         activation_type=QuantType.QUInt8,
         weight_type=QuantType.QInt8,
     )
-    return _from_runtime(onnx.load(out), feeds, f"ort-quantize-static-{fmt}", ["quantized", "cnn"], [], rtol=1e-3, atol=1e-4)
+    return _from_runtime(
+        onnx.load(out), feeds, f"ort-quantize-static-{fmt}", ["quantized", "cnn"], [], rtol=1e-3, atol=1e-4
+    )
 
 
 @functools.lru_cache(maxsize=None)
@@ -263,10 +307,21 @@ def _cnn_export() -> tuple[Path, dict]:
         def forward(self, x):
             return torch.relu(x + self.b(torch.relu(self.a(x))))
 
-    net = nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1), nn.ReLU(), Block(16), nn.MaxPool2d(2), Block(16), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, 10)).eval()
+    net = nn.Sequential(
+        nn.Conv2d(3, 16, 3, 2, 1),
+        nn.ReLU(),
+        Block(16),
+        nn.MaxPool2d(2),
+        Block(16),
+        nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(),
+        nn.Linear(16, 10),
+    ).eval()
     folder = Path(tempfile.mkdtemp(prefix="judging-cnn-"))
     x = torch.randn(1, 3, 32, 32)
-    torch.onnx.export(net, (x,), folder / "cnn.onnx", input_names=["x"], output_names=["y"], opset_version=17, dynamo=False)
+    torch.onnx.export(
+        net, (x,), folder / "cnn.onnx", input_names=["x"], output_names=["y"], opset_version=17, dynamo=False
+    )
     return folder / "cnn.onnx", {"x": x.numpy()}
 
 
@@ -285,7 +340,9 @@ def quant_matmulnbits_int4(seed: int) -> Exported:
     model = onnx.load(path)
     quantizer = MatMulNBitsQuantizer(model, block_size=16, is_symmetric=True)
     quantizer.process()
-    return _from_runtime(quantizer.model.model, feeds, "ort-matmulnbits", ["quantized", "int4", "encoder"], [], rtol=1e-3, atol=1e-4)
+    return _from_runtime(
+        quantizer.model.model, feeds, "ort-matmulnbits", ["quantized", "int4", "encoder"], [], rtol=1e-3, atol=1e-4
+    )
 
 
 def __getattr__(name: str):

@@ -32,9 +32,15 @@ class _SVTRLikeRec(paddle.nn.Layer):
         super().__init__()
         conv = paddle.nn.Conv2D
         self.body = paddle.nn.Sequential(
-            conv(3, 16, 3, 2, 1), paddle.nn.BatchNorm2D(16), paddle.nn.Hardswish(),
-            conv(16, 32, 3, (2, 1), 1), paddle.nn.BatchNorm2D(32), paddle.nn.Hardswish(),
-            conv(32, 32, 3, (2, 1), 1), paddle.nn.BatchNorm2D(32), paddle.nn.Hardswish(),
+            conv(3, 16, 3, 2, 1),
+            paddle.nn.BatchNorm2D(16),
+            paddle.nn.Hardswish(),
+            conv(16, 32, 3, (2, 1), 1),
+            paddle.nn.BatchNorm2D(32),
+            paddle.nn.Hardswish(),
+            conv(32, 32, 3, (2, 1), 1),
+            paddle.nn.BatchNorm2D(32),
+            paddle.nn.Hardswish(),
             paddle.nn.AdaptiveAvgPool2D((1, None)),
         )
         self.rnn = paddle.nn.LSTM(32, 24, direction="bidirect")

@@ -90,7 +90,9 @@ def skl_knn_regressor(seed: int) -> Exported:
     model = KNeighborsRegressor(n_neighbors=3).fit(x, x[:, 0] * 2 + y)
     onx = to_onnx(model, x[:1], target_opset=17)
     test = x[:10] + 0.01
-    return _exported(onx, {"X": test}, [model.predict(test).astype(np.float32).reshape(-1, 1)], "skl2onnx", rtol=1e-4, atol=1e-4)
+    return _exported(
+        onx, {"X": test}, [model.predict(test).astype(np.float32).reshape(-1, 1)], "skl2onnx", rtol=1e-4, atol=1e-4
+    )
 
 
 def skl_pca_kmeans(seed: int) -> Exported:
@@ -104,7 +106,12 @@ def skl_pca_kmeans(seed: int) -> Exported:
     onx = to_onnx(model, x[:1], target_opset=17)
     test = x[:10]
     return _exported(
-        onx, {"X": test}, [model.predict(test), model.transform(test).astype(np.float32)], "skl2onnx", rtol=1e-4, atol=1e-4
+        onx,
+        {"X": test},
+        [model.predict(test), model.transform(test).astype(np.float32)],
+        "skl2onnx",
+        rtol=1e-4,
+        atol=1e-4,
     )
 
 
@@ -120,11 +127,21 @@ def skl_tfidf_logreg(seed: int) -> Exported:
     docs = [" ".join(rng.choice(words, 5)) for _ in range(40)]
     labels = np.array([("onnx" in d) + ("graph" in d) for d in docs], dtype=np.int64)
     model = make_pipeline(TfidfVectorizer(), LogisticRegression(max_iter=300)).fit(docs, labels)
-    onx = to_onnx(model, initial_types=[("text", StringTensorType([None, 1]))], target_opset=17, options={id(model[-1]): {"zipmap": False}})
+    onx = to_onnx(
+        model,
+        initial_types=[("text", StringTensorType([None, 1]))],
+        target_opset=17,
+        options={id(model[-1]): {"zipmap": False}},
+    )
     test = np.array(docs[:6]).reshape(-1, 1)
     return _exported(
-        onx, {"text": test}, [model.predict(test[:, 0]), model.predict_proba(test[:, 0]).astype(np.float32)], "skl2onnx",
-        ["string-input"], rtol=1e-4, atol=1e-5,
+        onx,
+        {"text": test},
+        [model.predict(test[:, 0]), model.predict_proba(test[:, 0]).astype(np.float32)],
+        "skl2onnx",
+        ["string-input"],
+        rtol=1e-4,
+        atol=1e-5,
     )
 
 
@@ -136,7 +153,9 @@ def skl_decision_tree_regressor(seed: int) -> Exported:
     model = DecisionTreeRegressor(max_depth=5, random_state=0).fit(x, x[:, 1] - y)
     onx = to_onnx(model, x[:1], target_opset=17)
     test = x[:10]
-    return _exported(onx, {"X": test}, [model.predict(test).astype(np.float32).reshape(-1, 1)], "skl2onnx", rtol=1e-4, atol=1e-4)
+    return _exported(
+        onx, {"X": test}, [model.predict(test).astype(np.float32).reshape(-1, 1)], "skl2onnx", rtol=1e-4, atol=1e-4
+    )
 
 
 def xgb_classifier(seed: int) -> Exported:
@@ -149,8 +168,13 @@ def xgb_classifier(seed: int) -> Exported:
     onx = convert_xgboost(model, initial_types=[("input", FloatTensorType([None, x.shape[1]]))], target_opset=15)
     test = x[:10]
     return _exported(
-        onx, {"input": test}, [model.predict(test).astype(np.int64), _zipmap(model.predict_proba(test), model.classes_)],
-        "onnxmltools", ["zipmap"], rtol=1e-4, atol=1e-5,
+        onx,
+        {"input": test},
+        [model.predict(test).astype(np.int64), _zipmap(model.predict_proba(test), model.classes_)],
+        "onnxmltools",
+        ["zipmap"],
+        rtol=1e-4,
+        atol=1e-5,
     )
 
 
@@ -161,11 +185,17 @@ def lgbm_classifier(seed: int) -> Exported:
 
     x, y = _data(seed)
     model = lightgbm.LGBMClassifier(n_estimators=6, num_leaves=7, min_child_samples=4, verbose=-1).fit(x, y)
-    onx = convert_lightgbm(model, initial_types=[("input", FloatTensorType([None, x.shape[1]]))], target_opset=15, zipmap=False)
+    onx = convert_lightgbm(
+        model, initial_types=[("input", FloatTensorType([None, x.shape[1]]))], target_opset=15, zipmap=False
+    )
     test = x[:10]
     return _exported(
-        onx, {"input": test}, [model.predict(test).astype(np.int64), model.predict_proba(test).astype(np.float32)],
-        "onnxmltools", rtol=1e-4, atol=1e-5,
+        onx,
+        {"input": test},
+        [model.predict(test).astype(np.int64), model.predict_proba(test).astype(np.float32)],
+        "onnxmltools",
+        rtol=1e-4,
+        atol=1e-5,
     )
 
 

@@ -103,7 +103,12 @@ def _encoder(model_cls, config_cls, **cfg):
     mask[1, 5:] = 0
     axes = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}, "y": {0: "batch", 1: "seq"}}
     return _spec(
-        _First.make(model, ["input_ids", "attention_mask"]), (ids, mask), ["input_ids", "attention_mask"], ["y"], 17, axes
+        _First.make(model, ["input_ids", "attention_mask"]),
+        (ids, mask),
+        ["input_ids", "attention_mask"],
+        ["y"],
+        17,
+        axes,
     )
 
 
@@ -178,7 +183,13 @@ def b1_resnet_op13():
     import transformers as t
 
     return _hf_vision(
-        t.ResNetModel, t.ResNetConfig, opset=13, embedding_size=16, hidden_sizes=[16, 32], depths=[1, 1], layer_type="basic"
+        t.ResNetModel,
+        t.ResNetConfig,
+        opset=13,
+        embedding_size=16,
+        hidden_sizes=[16, 32],
+        depths=[1, 1],
+        layer_type="basic",
     )
 
 
@@ -249,9 +260,7 @@ def b1_mobilevitv2_op17():
 def b1_dinov2_op17():
     import transformers as t
 
-    return _hf_vision(
-        t.Dinov2Model, t.Dinov2Config, image_size=32, patch_size=8, tags=("transformer",), **SMALL_TEXT
-    )
+    return _hf_vision(t.Dinov2Model, t.Dinov2Config, image_size=32, patch_size=8, tags=("transformer",), **SMALL_TEXT)
 
 
 def b1_beit_op17():
@@ -386,7 +395,9 @@ def b1_distilbert_op13():
     import transformers as t
 
     _quiet()
-    config = t.DistilBertConfig(vocab_size=99, dim=32, n_layers=2, n_heads=2, hidden_dim=64, attn_implementation="eager")
+    config = t.DistilBertConfig(
+        vocab_size=99, dim=32, n_layers=2, n_heads=2, hidden_dim=64, attn_implementation="eager"
+    )
     return _b1_text(t.DistilBertModel(config), opset=13)
 
 
@@ -419,7 +430,9 @@ def b1_t5_encoder_op17():
     import transformers as t
 
     _quiet()
-    config = t.T5Config(vocab_size=99, d_model=32, d_kv=16, d_ff=64, num_layers=2, num_heads=2, feed_forward_proj="gated-gelu")
+    config = t.T5Config(
+        vocab_size=99, d_model=32, d_kv=16, d_ff=64, num_layers=2, num_heads=2, feed_forward_proj="gated-gelu"
+    )
     return _b1_text(t.T5EncoderModel(config), opset=17)
 
 
@@ -442,7 +455,9 @@ def b1_qwen2_op17():
     import transformers as t
 
     _quiet()
-    config = t.Qwen2Config(vocab_size=99, num_key_value_heads=1, max_position_embeddings=64, attn_implementation="eager", **SMALL_TEXT)
+    config = t.Qwen2Config(
+        vocab_size=99, num_key_value_heads=1, max_position_embeddings=64, attn_implementation="eager", **SMALL_TEXT
+    )
     return _causal(t.Qwen2ForCausalLM(config))
 
 
@@ -452,7 +467,13 @@ def b1_qwen2_op17():
 def _cbr(cin, cout, k=3, s=1, act="relu", groups=1):
     from torch import nn
 
-    acts = {"relu": nn.ReLU(), "silu": nn.SiLU(), "hswish": nn.Hardswish(), "leaky": nn.LeakyReLU(0.1), "relu6": nn.ReLU6()}
+    acts = {
+        "relu": nn.ReLU(),
+        "silu": nn.SiLU(),
+        "hswish": nn.Hardswish(),
+        "leaky": nn.LeakyReLU(0.1),
+        "relu6": nn.ReLU6(),
+    }
     return nn.Sequential(nn.Conv2d(cin, cout, k, s, k // 2, groups=groups, bias=False), nn.BatchNorm2d(cout), acts[act])
 
 
@@ -472,7 +493,11 @@ def b1_yolov5_sppf_op13():
     class SPPF(nn.Module):
         def __init__(self, c):
             super().__init__()
-            self.cv1, self.cv2, self.pool = _cbr(c, c // 2, 1, act="silu"), _cbr(c * 2, c, 1, act="silu"), nn.MaxPool2d(5, 1, 2)
+            self.cv1, self.cv2, self.pool = (
+                _cbr(c, c // 2, 1, act="silu"),
+                _cbr(c * 2, c, 1, act="silu"),
+                nn.MaxPool2d(5, 1, 2),
+            )
 
         def forward(self, x):
             x = self.cv1(x)
@@ -520,10 +545,14 @@ def b1_ssdlite_op13():
     class SSDLite(nn.Module):
         def __init__(self, classes=4, anchors=3):
             super().__init__()
-            self.s1 = nn.Sequential(_cbr(3, 16, 3, 2, "relu6"), _cbr(16, 16, 3, 1, "relu6", 16), _cbr(16, 24, 1, act="relu6"))
+            self.s1 = nn.Sequential(
+                _cbr(3, 16, 3, 2, "relu6"), _cbr(16, 16, 3, 1, "relu6", 16), _cbr(16, 24, 1, act="relu6")
+            )
             self.s2 = nn.Sequential(_cbr(24, 24, 3, 2, "relu6", 24), _cbr(24, 32, 1, act="relu6"))
             self.boxes = nn.ModuleList([nn.Conv2d(24, anchors * 4, 3, 1, 1), nn.Conv2d(32, anchors * 4, 3, 1, 1)])
-            self.scores = nn.ModuleList([nn.Conv2d(24, anchors * classes, 3, 1, 1), nn.Conv2d(32, anchors * classes, 3, 1, 1)])
+            self.scores = nn.ModuleList(
+                [nn.Conv2d(24, anchors * classes, 3, 1, 1), nn.Conv2d(32, anchors * classes, 3, 1, 1)]
+            )
             self.classes = classes
 
         def forward(self, x):
@@ -570,7 +599,10 @@ def b1_retinaface_op13():
             outs = []
             for p in (self.ssh(p1), self.ssh(p2)):
                 outs.append((self.cls(p), self.box(p), self.lmk(p)))
-            flat = [torch.cat([o[i].permute(0, 2, 3, 1).reshape(1, -1, k) for o in outs], 1) for i, k in ((0, 2), (1, 4), (2, 10))]
+            flat = [
+                torch.cat([o[i].permute(0, 2, 3, 1).reshape(1, -1, k) for o in outs], 1)
+                for i, k in ((0, 2), (1, 4), (2, 10))
+            ]
             return flat[0].softmax(-1), flat[1], flat[2]
 
     return _image(RetinaFace(), outputs=("scores", "boxes", "landmarks"), tags=("detector",))
@@ -613,8 +645,12 @@ def b1_dbnet_op17():
             self.stages = nn.ModuleList([_cbr(3, 8, 3, 2), _cbr(8, 16, 3, 2), _cbr(16, 24, 3, 2), _cbr(24, 32, 3, 2)])
             self.lat = nn.ModuleList([nn.Conv2d(c, 16, 1) for c in (8, 16, 24, 32)])
             self.smooth = nn.ModuleList([nn.Conv2d(16, 4, 3, 1, 1) for _ in range(4)])
-            self.prob = nn.Sequential(_cbr(16, 8), nn.ConvTranspose2d(8, 8, 2, 2), nn.ReLU(), nn.ConvTranspose2d(8, 1, 2, 2))
-            self.thresh = nn.Sequential(_cbr(16, 8), nn.ConvTranspose2d(8, 8, 2, 2), nn.ReLU(), nn.ConvTranspose2d(8, 1, 2, 2))
+            self.prob = nn.Sequential(
+                _cbr(16, 8), nn.ConvTranspose2d(8, 8, 2, 2), nn.ReLU(), nn.ConvTranspose2d(8, 1, 2, 2)
+            )
+            self.thresh = nn.Sequential(
+                _cbr(16, 8), nn.ConvTranspose2d(8, 8, 2, 2), nn.ReLU(), nn.ConvTranspose2d(8, 1, 2, 2)
+            )
 
         def forward(self, x):
             feats = []
@@ -625,7 +661,13 @@ def b1_dbnet_op17():
             for i in range(3, 0, -1):
                 lats[i - 1] = lats[i - 1] + nn.functional.interpolate(lats[i], scale_factor=2.0, mode="nearest")
             size = lats[1].shape[2:]
-            fused = torch.cat([nn.functional.interpolate(s(l), size=size, mode="nearest") for s, l in zip(self.smooth, lats[1:] + lats[:1])], 1)
+            fused = torch.cat(
+                [
+                    nn.functional.interpolate(s(l), size=size, mode="nearest")
+                    for s, l in zip(self.smooth, lats[1:] + lats[:1])
+                ],
+                1,
+            )
             p, t = torch.sigmoid(self.prob(fused)), torch.sigmoid(self.thresh(fused))
             return p, torch.reciprocal(1 + torch.exp(-50 * (p - t)))
 
@@ -641,8 +683,14 @@ def b1_crnn_ctc_op13():
         def __init__(self, classes=37):
             super().__init__()
             self.conv = nn.Sequential(
-                _cbr(3, 16), nn.MaxPool2d(2), _cbr(16, 32), nn.MaxPool2d(2), _cbr(32, 48), nn.MaxPool2d((2, 1)),
-                _cbr(48, 48), nn.MaxPool2d((4, 1)),
+                _cbr(3, 16),
+                nn.MaxPool2d(2),
+                _cbr(16, 32),
+                nn.MaxPool2d(2),
+                _cbr(32, 48),
+                nn.MaxPool2d((2, 1)),
+                _cbr(48, 48),
+                nn.MaxPool2d((4, 1)),
             )
             self.rnn = nn.LSTM(48, 32, num_layers=2, bidirectional=True, batch_first=True)
             self.fc = nn.Linear(64, classes)
@@ -707,9 +755,15 @@ def b1_pose_heatmap_op13():
     from torch import nn
 
     body = nn.Sequential(
-        _cbr(3, 16, 3, 2), _cbr(16, 32, 3, 2), _cbr(32, 32, 3, 2),
-        nn.ConvTranspose2d(32, 16, 4, 2, 1), nn.BatchNorm2d(16), nn.ReLU(),
-        nn.ConvTranspose2d(16, 16, 4, 2, 1), nn.BatchNorm2d(16), nn.ReLU(),
+        _cbr(3, 16, 3, 2),
+        _cbr(16, 32, 3, 2),
+        _cbr(32, 32, 3, 2),
+        nn.ConvTranspose2d(32, 16, 4, 2, 1),
+        nn.BatchNorm2d(16),
+        nn.ReLU(),
+        nn.ConvTranspose2d(16, 16, 4, 2, 1),
+        nn.BatchNorm2d(16),
+        nn.ReLU(),
         nn.Conv2d(16, 17, 1),
     )
     return _image(body, size=(64, 48), tags=("cnn",))
@@ -719,7 +773,14 @@ def b1_espcn_op13():
     """ESPCN super-resolution: convs then PixelShuffle (DepthToSpace) x3."""
     from torch import nn
 
-    body = nn.Sequential(nn.Conv2d(1, 16, 5, 1, 2), nn.Tanh(), nn.Conv2d(16, 8, 3, 1, 1), nn.Tanh(), nn.Conv2d(8, 9, 3, 1, 1), nn.PixelShuffle(3))
+    body = nn.Sequential(
+        nn.Conv2d(1, 16, 5, 1, 2),
+        nn.Tanh(),
+        nn.Conv2d(16, 8, 3, 1, 1),
+        nn.Tanh(),
+        nn.Conv2d(8, 9, 3, 1, 1),
+        nn.PixelShuffle(3),
+    )
     return _image(body, size=(24, 24), channels=1, tags=("cnn",))
 
 
@@ -732,7 +793,9 @@ def b1_shufflenet_op13():
     class Unit(nn.Module):
         def __init__(self, c):
             super().__init__()
-            self.branch = nn.Sequential(_cbr(c // 2, c // 2, 1), _cbr(c // 2, c // 2, 3, 1, groups=c // 2), _cbr(c // 2, c // 2, 1))
+            self.branch = nn.Sequential(
+                _cbr(c // 2, c // 2, 1), _cbr(c // 2, c // 2, 3, 1, groups=c // 2), _cbr(c // 2, c // 2, 1)
+            )
 
         def forward(self, x):
             a, b = x.chunk(2, 1)
@@ -740,7 +803,15 @@ def b1_shufflenet_op13():
             n, c, h, w = y.shape
             return y.view(n, 2, c // 2, h, w).transpose(1, 2).reshape(n, c, h, w)
 
-    body = nn.Sequential(_cbr(3, 24, 3, 2), nn.MaxPool2d(3, 2, 1), Unit(24), Unit(24), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(24, 10))
+    body = nn.Sequential(
+        _cbr(3, 24, 3, 2),
+        nn.MaxPool2d(3, 2, 1),
+        Unit(24),
+        Unit(24),
+        nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(),
+        nn.Linear(24, 10),
+    )
     return _image(body)
 
 
@@ -763,12 +834,22 @@ def b1_ghostnet_op13():
     class SE(nn.Module):
         def __init__(self, c):
             super().__init__()
-            self.fc = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Conv2d(c, c // 4, 1), nn.ReLU(), nn.Conv2d(c // 4, c, 1), nn.Hardsigmoid())
+            self.fc = nn.Sequential(
+                nn.AdaptiveAvgPool2d(1), nn.Conv2d(c, c // 4, 1), nn.ReLU(), nn.Conv2d(c // 4, c, 1), nn.Hardsigmoid()
+            )
 
         def forward(self, x):
             return x * self.fc(x)
 
-    body = nn.Sequential(_cbr(3, 16, 3, 2), Ghost(16, 32), SE(32), Ghost(32, 16), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, 10))
+    body = nn.Sequential(
+        _cbr(3, 16, 3, 2),
+        Ghost(16, 32),
+        SE(32),
+        Ghost(32, 16),
+        nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(),
+        nn.Linear(16, 10),
+    )
     return _image(body)
 
 
@@ -782,7 +863,9 @@ def b1_deeplab_aspp_op13():
         def __init__(self):
             super().__init__()
             self.body = nn.Sequential(_cbr(3, 16, 3, 2), _cbr(16, 32, 3, 2))
-            self.branches = nn.ModuleList([nn.Conv2d(32, 16, 1)] + [nn.Conv2d(32, 16, 3, padding=d, dilation=d) for d in (2, 4)])
+            self.branches = nn.ModuleList(
+                [nn.Conv2d(32, 16, 1)] + [nn.Conv2d(32, 16, 3, padding=d, dilation=d) for d in (2, 4)]
+            )
             self.pool = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Conv2d(32, 16, 1))
             self.head = nn.Conv2d(64, 5, 1)
 

@@ -36,10 +36,11 @@ import re
 import subprocess
 import sys
 import time
-import tomllib
 import traceback
 import zlib
 from pathlib import Path
+
+import tomllib
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -91,7 +92,10 @@ JAX = (("flax_cnn_b1", "Flax nnx CNN (Conv, BatchNorm, SiLU, mean pool) NHWC, ba
 PADDLE = (
     ("paddle_mobilenetv3_b1", "paddle.vision mobilenet_v3_small x0.5, batch 1, paddle2onnx opset 13"),
     ("paddle_shufflenetv2_b1", "paddle.vision shufflenet_v2_x0_25, batch 1, paddle2onnx opset 11"),
-    ("paddle_ocr_rec_b1", "PP-OCR-style recognizer (hardswish convs, BiLSTM, CTC softmax), batch 1, paddle2onnx opset 11"),
+    (
+        "paddle_ocr_rec_b1",
+        "PP-OCR-style recognizer (hardswish convs, BiLSTM, CTC softmax), batch 1, paddle2onnx opset 11",
+    ),
 )
 # The smoke `make test` runs: fast to build, and one If with both branches.
 SMOKE = ("wheel_silero_vad_ifless", "b1_espcn_op13")
@@ -102,8 +106,13 @@ def catalog() -> list[Model]:
     import build_torch
 
     models = [Model(n, "torch", n, f"bench/wide_corpus.py {n[5:]}") for n in build_torch.wide_names()]
-    models += [Model(n, "torch", n, (getattr(build_torch, n).__doc__ or n).strip().splitlines()[0]) for n in build_torch.ENCODERS]
-    models += [Model(n, "torch", n, (getattr(build_torch, n).__doc__ or n).strip().splitlines()[0]) for n in build_torch.BATCH1]
+    models += [
+        Model(n, "torch", n, (getattr(build_torch, n).__doc__ or n).strip().splitlines()[0])
+        for n in build_torch.ENCODERS
+    ]
+    models += [
+        Model(n, "torch", n, (getattr(build_torch, n).__doc__ or n).strip().splitlines()[0]) for n in build_torch.BATCH1
+    ]
     for arch in DECODER_ARCHS:
         for part in ("decoder_with_past", "merged"):
             name = f"dec_{arch}_{part}"
@@ -132,7 +141,12 @@ def cache_root() -> Path:
 DEFAULT_OUT = cache_root() / "judging" / "models"
 
 STACK_SOURCES = {
-    "torch": [HERE / "build_torch.py", MODELS / "corpus_lib.py", MODELS / "corpus_hf.py", REPO / "bench" / "wide_corpus.py"],
+    "torch": [
+        HERE / "build_torch.py",
+        MODELS / "corpus_lib.py",
+        MODELS / "corpus_hf.py",
+        REPO / "bench" / "wide_corpus.py",
+    ],
     "optimum": [HERE / "build_optimum.py", EXPORTERS / "corpus_optimum.py"],
     "skl": [HERE / "build_skl.py", MODELS / "wheels.py", WHEEL_LIST],
     "tf": [HERE / "build_tf.py", EXPORTERS / "corpus_tf.py"],
@@ -185,6 +199,7 @@ def build_torch(models: list[Model], out: Path, want: str) -> list[str]:
         seed = zlib.crc32(model.name.encode()) & 0x7FFFFFFF
         start = time.perf_counter()
         try:
+            first_error = ""
             for attempt in ("torchscript", "dynamo"):
                 random.seed(seed)
                 np.random.seed(seed)
@@ -310,7 +325,9 @@ def main(argv: list[str] | None = None) -> int:
         else:
             failures += build_venv_stack(stack, todo, out, want)
         print(f"judging corpus: {stack}: built in {time.perf_counter() - stack_start:.1f}s", flush=True)
-    print(f"judging corpus: {len(models) - len(failures)}/{len(models)} models in {out} ({time.perf_counter() - start:.1f}s)")
+    print(
+        f"judging corpus: {len(models) - len(failures)}/{len(models)} models in {out} ({time.perf_counter() - start:.1f}s)"
+    )
     if failures:
         print(f"judging corpus: FAILED: {', '.join(failures)}", file=sys.stderr)
         return 1

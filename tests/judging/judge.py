@@ -66,7 +66,9 @@ def _oracle():
     except ImportError:  # the extension is not built: the oracle is pure Python
         import importlib.util
 
-        spec = importlib.util.spec_from_file_location("onnxsurgeon_testing", REPO / "python" / "onnxsurgeon" / "testing.py")
+        spec = importlib.util.spec_from_file_location(
+            "onnxsurgeon_testing", REPO / "python" / "onnxsurgeon" / "testing.py"
+        )
         testing = importlib.util.module_from_spec(spec)
         sys.modules["onnxsurgeon_testing"] = testing
         spec.loader.exec_module(testing)
@@ -83,7 +85,9 @@ def sha256_of(path: Path) -> str:
 
 def pipelines(cli: Path) -> list[str]:
     """Every registered pass but `target`, the mission pipelines, `--target NAME` per profile."""
-    passes = json.loads(subprocess.run([str(cli), "passes", "--json"], capture_output=True, text=True, check=True).stdout)
+    passes = json.loads(
+        subprocess.run([str(cli), "passes", "--json"], capture_output=True, text=True, check=True).stdout
+    )
     names = [p["name"] for p in passes if p["name"] != "target"]
     listing = subprocess.run([str(cli), "targets"], capture_output=True, text=True, check=True).stdout
     targets = [line.split()[0] for line in listing.splitlines() if line and not line[0].isspace()]
@@ -104,7 +108,11 @@ class JudgedModel:
         self.path = directory / self.manifest["model"]
         self.stamp = (directory / f"{name}.stamp").read_text().split()[0]
         entries = self.manifest.get("input_sets") or [
-            {"label": "default", "inputs": self.manifest["inputs"], "expected_outputs": self.manifest["expected_outputs"]}
+            {
+                "label": "default",
+                "inputs": self.manifest["inputs"],
+                "expected_outputs": self.manifest["expected_outputs"],
+            }
         ]
         self.sets = []
         for entry in entries:
@@ -165,7 +173,9 @@ def judge_original(model: JudgedModel, testing) -> dict:
     for (label, _, expected), got in zip(model.sets, outputs):
         rtol, atol = model.manifest.get("rtol"), model.manifest.get("atol")
         found = {k: v for k, v in got.items() if k in expected}
-        comparisons = testing.compare_outputs(found, expected, rtol, atol, actual_label="onnxruntime", desired_label="expected")
+        comparisons = testing.compare_outputs(
+            found, expected, rtol, atol, actual_label="onnxruntime", desired_label="expected"
+        )
         sets.append({"label": label, "outputs": [_summary(c) for c in comparisons]})
     record["vs_expected"] = sets
     record["matches_expected"] = all(o["ok"] for s in sets for o in s["outputs"])
@@ -204,7 +214,9 @@ def run_one(model: JudgedModel, pipeline: str, cli: Path, timeout: float, testin
     try:
         proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
-        record.update(status="timeout", reason=f"no exit after {timeout:g}s", seconds=round(time.perf_counter() - start, 2))
+        record.update(
+            status="timeout", reason=f"no exit after {timeout:g}s", seconds=round(time.perf_counter() - start, 2)
+        )
         out.unlink(missing_ok=True)
         return record
     record["seconds"] = round(time.perf_counter() - start, 2)
@@ -216,7 +228,9 @@ def run_one(model: JudgedModel, pipeline: str, cli: Path, timeout: float, testin
         return record
     if proc.returncode != 0 or not out.is_file():
         tail = " | ".join(lines[-3:])[:400]
-        record.update(status="crash", reason=f"exit {proc.returncode}: {tail}" if proc.returncode else "exit 0, no output")
+        record.update(
+            status="crash", reason=f"exit {proc.returncode}: {tail}" if proc.returncode else "exit 0, no output"
+        )
         return record
     try:
         record.update(_judge_output(model, pipeline, out, testing))
@@ -296,7 +310,9 @@ def judge(args) -> int:
     args.results.parent.mkdir(parents=True, exist_ok=True)
     if args.fresh:
         args.results.unlink(missing_ok=True)
-    done_stamps = {(r["model"], r["pipeline"]): r.get("stamp") for r in load_results(args.results) if r.get("cli") == cli_hash}
+    done_stamps = {
+        (r["model"], r["pipeline"]): r.get("stamp") for r in load_results(args.results) if r.get("cli") == cli_hash
+    }
     lock = threading.Lock()
     sink = args.results.open("a")
     counts = collections.Counter()
@@ -361,7 +377,9 @@ def summary(results: Path, markdown: bool) -> str:
         lines.append("| " + " | ".join(header) + " |")
         lines.append("| " + " | ".join("---" for _ in header) + " |")
     else:
-        lines.append(f"{'pipeline':74s} " + " ".join(f"{s:>8s}" for s in STATUSES) + "  nodes before -> after (ok runs)")
+        lines.append(
+            f"{'pipeline':74s} " + " ".join(f"{s:>8s}" for s in STATUSES) + "  nodes before -> after (ok runs)"
+        )
     totals = collections.Counter()
     for pipeline in sorted(rows, key=lambda p: (p.startswith("--target"), p)):
         c = rows[pipeline]
@@ -373,7 +391,11 @@ def summary(results: Path, markdown: bool) -> str:
         else:
             lines.append(f"{pipeline[:74]:74s} " + " ".join(f"{x:>8s}" for x in cells) + f"  {before} -> {after}")
     cells = [str(totals[s]) for s in STATUSES]
-    lines.append(("| **all** | " + " | ".join(cells) + " | |") if markdown else f"{'all':74s} " + " ".join(f"{x:>8s}" for x in cells))
+    lines.append(
+        ("| **all** | " + " | ".join(cells) + " | |")
+        if markdown
+        else f"{'all':74s} " + " ".join(f"{x:>8s}" for x in cells)
+    )
     runs_ort = sum(1 for r in originals if "onnxruntime_error" not in r)
     valid = sum(1 for r in originals if not r.get("checker_error"))
     matches = sum(1 for r in originals if r.get("matches_expected"))
@@ -390,7 +412,9 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", type=Path, default=generate.DEFAULT_OUT)
-    parser.add_argument("--cli", type=Path, default=Path(os.environ.get("ONNXSURGEON_CLI") or REPO / "build" / "onnxsurgeon"))
+    parser.add_argument(
+        "--cli", type=Path, default=Path(os.environ.get("ONNXSURGEON_CLI") or REPO / "build" / "onnxsurgeon")
+    )
     parser.add_argument("--results", type=Path, default=REPO / "build" / "judging" / "results.jsonl")
     parser.add_argument("--only", help="regular expression on model names")
     parser.add_argument("--pipelines", help="regular expression on pipelines")

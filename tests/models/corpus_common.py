@@ -20,9 +20,7 @@ def default_opset(model: onnx.ModelProto) -> int:
     return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
 
 
-def write_input_sets(
-    name: str, out_dir: Path, sets: list[tuple[str, dict, dict]]
-) -> list[dict[str, str]]:
+def write_input_sets(name: str, out_dir: Path, sets: list[tuple[str, dict, dict]]) -> list[dict[str, str]]:
     """Writes each (label, inputs, expected outputs) set and returns the manifest's
     "input_sets" list. The first set is NAME.inputs.npz / NAME.expected.npz (what every
     corpus reader has always read); the others NAME.inputs.LABEL.npz and
@@ -31,7 +29,11 @@ def write_input_sets(
     entries = []
     for number, (label, inputs, expected) in enumerate(sets):
         suffix = "" if number == 0 else f".{label}"
-        entry = {"label": label, "inputs": f"{name}.inputs{suffix}.npz", "expected_outputs": f"{name}.expected{suffix}.npz"}
+        entry = {
+            "label": label,
+            "inputs": f"{name}.inputs{suffix}.npz",
+            "expected_outputs": f"{name}.expected{suffix}.npz",
+        }
         np.savez(out_dir / entry["inputs"], **inputs)
         np.savez(out_dir / entry["expected_outputs"], **expected)
         entries.append(entry)

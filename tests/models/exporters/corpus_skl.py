@@ -75,14 +75,13 @@ def random_forest(seed: int) -> Exported:
 
 
 def onehot_ridge(seed: int) -> Exported:
+    import pandas as pd
     from skl2onnx import to_onnx
     from skl2onnx.common.data_types import FloatTensorType, StringTensorType
     from sklearn.compose import ColumnTransformer
     from sklearn.linear_model import Ridge
     from sklearn.pipeline import Pipeline
     from sklearn.preprocessing import OneHotEncoder, StandardScaler
-
-    import pandas as pd
 
     rng = np.random.default_rng(seed)
     rows = 48
@@ -95,13 +94,20 @@ def onehot_ridge(seed: int) -> Exported:
             (
                 "columns",
                 ColumnTransformer(
-                    [("onehot", OneHotEncoder(handle_unknown="ignore"), ["city"]), ("scale", StandardScaler(), ["a", "b"])]
+                    [
+                        ("onehot", OneHotEncoder(handle_unknown="ignore"), ["city"]),
+                        ("scale", StandardScaler(), ["a", "b"]),
+                    ]
                 ),
             ),
             ("ridge", Ridge(alpha=0.5)),
         ]
     ).fit(frame, target)
-    initial = [("city", StringTensorType([None, 1])), ("a", FloatTensorType([None, 1])), ("b", FloatTensorType([None, 1]))]
+    initial = [
+        ("city", StringTensorType([None, 1])),
+        ("a", FloatTensorType([None, 1])),
+        ("b", FloatTensorType([None, 1])),
+    ]
     onx = to_onnx(model, initial_types=initial, target_opset=TARGET_OPSET)
     test = frame.iloc[:8]
     inputs = {
