@@ -407,6 +407,20 @@ def summary(results: Path, markdown: bool) -> str:
     return "\n".join(lines)
 
 
+DOC = REPO / "docs" / "judging.md"
+DOC_BEGIN = "<!-- judge table: tests/judging/judge.py --write-docs (from build/judging/results.jsonl) -->\n"
+DOC_END = "<!-- end of judge table -->"
+
+
+def write_docs(table: str) -> None:
+    """Replaces the table between the markers of docs/judging.md."""
+    text = DOC.read_text()
+    head, rest = text.split(DOC_BEGIN, 1)
+    _, tail = rest.split(DOC_END, 1)
+    DOC.write_text(head + DOC_BEGIN + table + "\n" + DOC_END + tail)
+    print(f"updated {DOC}")
+
+
 def main(argv: list[str] | None = None) -> int:
     import generate
 
@@ -424,7 +438,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fresh", action="store_true", help="start a new results file instead of resuming")
     parser.add_argument("--summary", action="store_true", help="print the table of --results and exit")
     parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--write-docs", action="store_true", help="put the markdown table in docs/judging.md")
     args = parser.parse_args(argv)
+    if args.write_docs:
+        write_docs(summary(args.results, True))
+        return 0
     if args.summary:
         print(summary(args.results, args.markdown))
         return 0
