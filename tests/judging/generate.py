@@ -286,7 +286,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true")
     parser.add_argument("--force", action="store_true")
     parser.add_argument("--smoke", action="store_true", help=f"only {', '.join(SMOKE)}")
+    parser.add_argument(
+        "--batch1-names",
+        action="store_true",
+        help="print the built batch-1 models, comma-separated, for tests/backends/harness.py --models",
+    )
     args = parser.parse_args(argv)
+    if args.batch1_names:
+        import json
+
+        built = sorted(args.out.glob("*.json"))
+        print(",".join(p.stem for p in built if "batch1" in json.loads(p.read_text()).get("tags", [])))
+        return 0
     models = catalog()
     if args.smoke:
         models = [m for m in models if m.name in SMOKE]
