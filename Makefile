@@ -15,7 +15,7 @@ export CCACHE_BASEDIR := $(ROOT)
 export CCACHE_NOHASHDIR := 1
 export CCACHE_MAXSIZE ?= 5G
 
-.PHONY: all bootstrap test-tools configure build models test test-cpp test-python demo bench bench-wide wheel-check clean backends backends-setup backends-smoke asan-build fuzz-seeds fuzz test-asan lint format
+.PHONY: all bootstrap test-tools configure build models test test-cpp test-python demo bench bench-wide wheel-check clean backends backends-setup backends-smoke asan-build fuzz-seeds fuzz test-asan lint format judging-corpus judge
 
 all: build
 
@@ -76,6 +76,18 @@ backends: build models backends-setup
 
 backends-smoke: build models backends-setup
 	$(PY) tests/backends/harness.py --smoke $(if $(BACKENDS),--backends $(BACKENDS))
+# The judging corpus (tests/judging: models no rule is tuned on, cached in
+# ~/.cache/onnxsurgeon/judging) and the judge: every pass, the mission pipelines and every
+# --target on every judging model, judged strictly (results in build/judging/results.jsonl,
+# resumed when interrupted; the table: tests/judging/judge.py --summary). make test runs a
+# smoke of both (tests/python/test_judging_smoke.py).
+judging-corpus: build
+	$(PY) tests/judging/generate.py || echo "judging-corpus: some models failed to generate; the judge lists them"
+
+judge: judging-corpus
+	$(PY) tests/judging/judge.py
+	$(PY) tests/judging/judge.py --summary
+
 # simplify beside onnxsim and onnxslim on the wide corpus (issue 16; ~15 min on 2 cores):
 # exports the corpus into bench/.data/wide, then benches and rewrites its docs/benchmarks.md section.
 bench-wide: build

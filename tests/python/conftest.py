@@ -154,6 +154,43 @@ class CorpusModel:
         with np.load(self.directory / self.manifest["expected_outputs"]) as data:
             return {name: data[name] for name in self.manifest["output_names"]}
 
+    @cached_property
+    def input_sets(self) -> list[InputSet]:
+        """Every input set of the model, the first being `inputs`/`expected`. Models with
+        an If carry one per branch (a merged decoder: use_cache_branch False and True);
+        manifests without "input_sets" have the one set."""
+        entries = self.manifest.get("input_sets") or [
+            {
+                "label": "default",
+                "inputs": self.manifest["inputs"],
+                "expected_outputs": self.manifest["expected_outputs"],
+            }
+        ]
+        sets = [InputSet("default", self.inputs, self.expected)] if len(entries) == 1 else []
+        for entry in entries if not sets else ():
+            with np.load(self.directory / entry["inputs"]) as data:
+                inputs = {name: data[name] for name in self.manifest["input_names"]}
+            with np.load(self.directory / entry["expected_outputs"]) as data:
+                expected = {name: data[name] for name in self.manifest["output_names"]}
+            sets.append(InputSet(entry["label"], inputs, expected))
+        return sets
+
+    @property
+    def all_inputs(self) -> list[dict[str, np.ndarray]]:
+        """The inputs of every set, for oracle.assert_equivalent(inputs=...)."""
+        return [s.inputs for s in self.input_sets]
+
+    @property
+    def all_expected(self) -> list[dict[str, np.ndarray]]:
+        return [s.expected for s in self.input_sets]
+
+
+@dataclasses.dataclass
+class InputSet:
+    label: str
+    inputs: dict[str, np.ndarray]
+    expected: dict[str, np.ndarray]
+
 
 @dataclasses.dataclass
 class Corpus:

@@ -220,7 +220,7 @@ def test_simplify_on_the_corpus_removes_every_identity(corpus_model, oracle):
     assert not list(identities_not_naming_an_output(result.graph))
     if corpus_model.runnable:
         oracle.assert_equivalent(
-            original, result, inputs=corpus_model.inputs, rtol=corpus_model.rtol, atol=corpus_model.atol
+            original, result, inputs=corpus_model.all_inputs, rtol=corpus_model.rtol, atol=corpus_model.atol
         )
 
 
@@ -261,7 +261,7 @@ def test_extract_constants_both_ways_on_the_corpus(corpus_model, oracle):
     if corpus_model.runnable:
         for model in (as_constants, back):
             oracle.assert_equivalent(
-                original, model, inputs=corpus_model.inputs, rtol=corpus_model.rtol, atol=corpus_model.atol
+                original, model, inputs=corpus_model.all_inputs, rtol=corpus_model.rtol, atol=corpus_model.atol
             )
 
 

@@ -52,7 +52,7 @@ def test_corpus_model_in_float16(corpus_model, oracle):
     assert counts.get("nodes-fp16", 0) > 0, counts
     if not corpus_model.runnable:
         return
-    oracle.assert_equivalent(original, half, inputs=corpus_model.inputs, rtol=FP16_RTOL, atol=FP16_ATOL)
+    oracle.assert_equivalent(original, half, inputs=corpus_model.all_inputs, rtol=FP16_RTOL, atol=FP16_ATOL)
 
 
 def test_blocked_ops_stay_float32_with_casts_only_at_the_edges(corpus, oracle):

@@ -54,16 +54,17 @@ def test_corpus_model_is_valid_and_matches_torch(corpus_model, oracle):
             oracle.run_model(corpus_model.path, corpus_model.inputs)
         assert corpus_model.expected, "non-runnable models still carry torch reference outputs"
         return
-    outputs = oracle.run_model(corpus_model.path, corpus_model.inputs)
-    assert list(outputs) == corpus_model.manifest["output_names"]
-    oracle.assert_outputs_close(
-        outputs,
-        corpus_model.expected,
-        corpus_model.rtol,
-        corpus_model.atol,
-        actual_label="onnxruntime",
-        desired_label="torch",
-    )
+    for input_set in corpus_model.input_sets:  # every If branch
+        outputs = oracle.run_model(corpus_model.path, input_set.inputs)
+        assert list(outputs) == corpus_model.manifest["output_names"]
+        oracle.assert_outputs_close(
+            outputs,
+            input_set.expected,
+            corpus_model.rtol,
+            corpus_model.atol,
+            actual_label="onnxruntime",
+            desired_label=f"torch (input set {input_set.label})",
+        )
 
 
 def test_corpus_manifest_agrees_with_graph(corpus_model, oracle):
@@ -178,10 +179,12 @@ def test_cli_roundtrip_unchanged(corpus_model, oracle, run_cli, tmp_path):
         pytest.fail(f"round trip changed the model: {_first_difference(original, rewritten)}", pytrace=False)
     if corpus_model.runnable:
         # Identical protobufs, single-threaded ORT: the outputs must be bit-identical.
-        outputs = oracle.assert_equivalent(corpus_model.path, out, corpus_model.inputs, rtol=0, atol=0)
-        oracle.assert_outputs_close(
-            outputs, corpus_model.expected, corpus_model.rtol, corpus_model.atol, desired_label="torch"
-        )
+        oracle.assert_equivalent(corpus_model.path, out, corpus_model.all_inputs, rtol=0, atol=0)
+        for input_set in corpus_model.input_sets:
+            outputs = oracle.run_model(out, input_set.inputs)
+            oracle.assert_outputs_close(
+                outputs, input_set.expected, corpus_model.rtol, corpus_model.atol, desired_label="torch"
+            )
 
 
 # --------------------------------------------------------------------- the oracle
