@@ -31,6 +31,7 @@
 #include "absl/strings/str_split.h"
 #include "core/interop/onnx_interop.h"
 #include "core/io/exporter.h"
+#include "core/ir/shape.h"
 #include "core/shape/propagate.h"
 #include "onnx/defs/schema.h"
 #include "onnx/shape_inference/implementation.h"
@@ -110,7 +111,7 @@ int SubstituteSymbol(onnx::TypeProto& type, const std::string& symbol, int64_t n
   int replaced = 0;
   if (type.has_tensor_type() && type.tensor_type().has_shape()) {
     for (auto& d : *type.mutable_tensor_type()->mutable_shape()->mutable_dim()) {
-      if (d.has_dim_param() && d.dim_param() == symbol) {
+      if (d.has_dim_param() && SymbolDeclaredAs(d.dim_param(), symbol)) {
         d.set_dim_value(n);
         ++replaced;
       }

@@ -182,6 +182,7 @@ StatusOr<InferredModel> InferredCopy(const Model& model, const InferShapesOption
   };
   const ValueNames renamed = ScopeUniqueNames(model);
   if (!renamed.empty()) export_options.renamed = &renamed;
+  export_options.input_symbols_as_analysed = true;
   InferredModel inferred;
   inferred.proto = ExportModel(model, export_options);
   if (options.drop_value_info) ClearValueInfo(*inferred.proto.mutable_graph());

@@ -2,18 +2,25 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "core/ir/shape.h"
 
 namespace onnxsurgeon {
 
 class GraphExporter {
  public:
   // `renamed`: ExportOptions::renamed (null: every value under its own name).
+  // `declared`: analysed symbol -> declared dim_param, applied to value_info and outputs.
   static void ExportGraph(const Graph& g, onnx::GraphProto* out, const TensorWriter* writer,
-                          const ValueNames* renamed) {
+                          const ValueNames* renamed, bool input_symbols_as_analysed = false,
+                          const SymbolNames* declared = nullptr) {
     const_cast<Graph&>(g).Compact();
     *out = g.proto_;
     out->mutable_input()->Reserve(static_cast<int>(g.inputs_.size()));
-    for (Value* v : g.inputs_) WriteInfo(*v, nullptr, out->add_input(), renamed);
+    for (Value* v : g.inputs_) {
+      onnx::ValueInfoProto* info = out->add_input();
+      WriteInfo(*v, nullptr, info, renamed);
+      if (input_symbols_as_analysed) AnalysedSymbols(*v, *info);
+    }
     for (Value* v : g.initializers_) {
       onnx::TensorProto* tp = out->add_initializer();
       if (writer && *writer) {
@@ -29,13 +36,17 @@ class GraphExporter {
       sp->mutable_values()->set_name(NameOf(*v, renamed));
     }
     out->mutable_node()->Reserve(static_cast<int>(g.num_nodes_));
-    for (Node* n : g.nodes()) ExportNode(*n, out->add_node(), renamed);
-    for (size_t i = 0; i < g.outputs_.size(); ++i)
-      WriteInfo(*g.outputs_[i], g.output_info_[i].get(), out->add_output(), renamed);
+    for (Node* n : g.nodes()) ExportNode(*n, out->add_node(), renamed, declared);
+    for (size_t i = 0; i < g.outputs_.size(); ++i) {
+      onnx::ValueInfoProto* info = out->add_output();
+      WriteInfo(*g.outputs_[i], g.output_info_[i].get(), info, renamed);
+      if (declared) DeclaredSymbols(*declared, info->mutable_type());
+    }
     for (const Graph::ValueInfoEntry& e : g.value_info_) {
       onnx::ValueInfoProto* vi = out->add_value_info();
       if (e.value) {
         WriteInfo(*e.value, e.proto.get(), vi, renamed);
+        if (declared) DeclaredSymbols(*declared, vi->mutable_type());
       } else {
         *vi = *e.proto;
       }
@@ -60,6 +71,12 @@ class GraphExporter {
   }
 
  private:
+  static void AnalysedSymbols(const Value& v, onnx::ValueInfoProto& info) {
+    if (!info.type().has_tensor_type() || !info.type().tensor_type().has_shape()) return;
+    for (auto& d : *info.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim())
+      if (d.has_dim_param() && !d.dim_param().empty()) d.set_dim_param(InputSymbol(&v, d.dim_param()));
+  }
+
   static const std::string& NameOf(const Value& v, const ValueNames* renamed) {
     if (renamed)
       if (auto it = renamed->find(&v); it != renamed->end()) return it->second;
@@ -76,7 +93,21 @@ class GraphExporter {
     out->set_name(NameOf(v, renamed));
   }
 
-  static void ExportNode(const Node& n, onnx::NodeProto* out, const ValueNames* renamed) {
+  // Types inferred from the inputs carry InputSymbol's `<dim_param>@<input>`; saved
+  // models say what the inputs declare.
+  static void DeclaredSymbols(const SymbolNames& declared, onnx::TypeProto* type) {
+    if (type->has_tensor_type() && type->tensor_type().has_shape()) {
+      for (auto& d : *type->mutable_tensor_type()->mutable_shape()->mutable_dim())
+        if (d.has_dim_param())
+          if (auto it = declared.find(d.dim_param()); it != declared.end()) d.set_dim_param(it->second);
+    }
+    if (type->has_sequence_type()) DeclaredSymbols(declared, type->mutable_sequence_type()->mutable_elem_type());
+    if (type->has_optional_type()) DeclaredSymbols(declared, type->mutable_optional_type()->mutable_elem_type());
+    if (type->has_map_type()) DeclaredSymbols(declared, type->mutable_map_type()->mutable_value_type());
+  }
+
+  static void ExportNode(const Node& n, onnx::NodeProto* out, const ValueNames* renamed,
+                         const SymbolNames* declared = nullptr) {
     *out = n.proto_;
     out->mutable_input()->Reserve(static_cast<int>(n.inputs_.size()));
     for (Value* v : n.inputs_) out->add_input(v ? NameOf(*v, renamed) : std::string());
@@ -87,8 +118,9 @@ class GraphExporter {
       const auto& graphs = a.graphs();
       if (graphs.empty()) continue;
       size_t first = 0;
-      if (a.first_graph_in_g()) ExportGraph(*graphs[first++], ap->mutable_g(), nullptr, renamed);
-      for (size_t i = first; i < graphs.size(); ++i) ExportGraph(*graphs[i], ap->add_graphs(), nullptr, renamed);
+      if (a.first_graph_in_g()) ExportGraph(*graphs[first++], ap->mutable_g(), nullptr, renamed, false, declared);
+      for (size_t i = first; i < graphs.size(); ++i)
+        ExportGraph(*graphs[i], ap->add_graphs(), nullptr, renamed, false, declared);
     }
   }
 };
@@ -205,6 +237,20 @@ ValueNames ScopeUniqueNames(const Model& model) {
   return renamed;
 }
 
+SymbolNames AnalysedInputSymbols(const Graph& main) {
+  SymbolNames out;
+  for (const Value* v : main.inputs()) {
+    const onnx::TypeProto* t = v->type();
+    if (!t || !t->has_tensor_type() || !t->tensor_type().has_shape()) continue;
+    for (const auto& d : t->tensor_type().shape().dim()) {
+      if (!d.has_dim_param() || d.dim_param().empty()) continue;
+      std::string analysed = InputSymbol(v, d.dim_param());
+      if (analysed != d.dim_param()) out.emplace(std::move(analysed), d.dim_param());
+    }
+  }
+  return out;
+}
+
 ValueNames ShadowFreeNames(const Model& model) {
   ValueNames renamed;
   if (!model.has_graph()) return renamed;
@@ -225,7 +271,11 @@ onnx::ModelProto ExportModel(const Model& model, const ExportOptions& options) {
       shadow_free = ShadowFreeNames(model);
       if (!shadow_free.empty()) renamed = &shadow_free;
     }
-    GraphExporter::ExportGraph(model.graph(), out.mutable_graph(), writer, renamed);
+    // Saved types say what the inputs declare; inference copies keep the analysed symbols.
+    SymbolNames declared;
+    if (!options.input_symbols_as_analysed) declared = AnalysedInputSymbols(model.graph());
+    GraphExporter::ExportGraph(model.graph(), out.mutable_graph(), writer, renamed,
+                               options.input_symbols_as_analysed, declared.empty() ? nullptr : &declared);
   }
   for (const auto& f : model.functions()) GraphExporter::ExportFunction(*f, out.add_functions());
   return out;

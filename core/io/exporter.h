@@ -17,6 +17,8 @@ using TensorWriter = std::function<void(const Value& value, const Tensor& tensor
 
 // Names written in place of some values' own (see ScopeUniqueNames).
 using ValueNames = absl::flat_hash_map<const Value*, std::string>;
+// dim_params written in place of others.
+using SymbolNames = absl::flat_hash_map<std::string, std::string>;
 
 struct ExportOptions {
   // Applied to the main graph's initializers only; others are always copied inline.
@@ -24,6 +26,12 @@ struct ExportOptions {
   // Values named here are written under that name, everywhere they are defined or read.
   // Null: ShadowFreeNames.
   const ValueNames* renamed = nullptr;
+  // Main-graph inputs are written with their dims as analyses read them (InputSymbol in
+  // core/ir/shape.h: a dim_param an earlier input declares becomes its own), and so are
+  // the types inferred from them, for onnx shape inference. Otherwise (saved models) the
+  // inputs keep their declarations and inferred types say `dim_param` for each
+  // `dim_param@input` (AnalysedInputSymbols).
+  bool input_symbols_as_analysed = false;
 };
 
 // Given a model. Execute builds the ModelProto (bytes copied unless a writer says
@@ -45,6 +53,10 @@ ValueNames ScopeUniqueNames(const Model& model);
 // definition earlier (a fold into an initializer) can make one necessary. Each such
 // subgraph value takes a fresh name (as ScopeUniqueNames). Every export applies it.
 ValueNames ShadowFreeNames(const Model& model);
+
+// The analysed symbols of the main graph's inputs that differ from what they declare
+// (InputSymbol), mapped to the declared dim_param.
+SymbolNames AnalysedInputSymbols(const Graph& main);
 
 // The graph alone (for printing a subgraph, tests).
 onnx::GraphProto ExportGraph(const Graph& graph);

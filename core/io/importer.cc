@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "google/protobuf/util/message_differencer.h"
 
 namespace onnxsurgeon {
@@ -49,6 +50,7 @@ class GraphImporter {
     proto.clear_node();
     proto.clear_value_info();
     fn->proto_ = std::move(proto);
+    DropRepeatedImports(*fn->proto_.mutable_opset_import());
     g->proto_.set_name(fn->proto_.name());  // for messages; never exported
     for (std::string& name : inputs) {
       if (g->FindValue(name)) {
@@ -79,6 +81,7 @@ class GraphImporter {
     proto.clear_graph();
     proto.clear_functions();
     model->proto_ = std::move(proto);
+    DropRepeatedImports(*model->proto_.mutable_opset_import());
     model->had_graph_ = had_graph;
     for (onnx::FunctionProto& fp : functions) {
       auto fn = std::make_unique<Function>(model.get());
@@ -91,6 +94,21 @@ class GraphImporter {
   }
 
  private:
+  // An opset import repeated for the same domain ("" and "ai.onnx" are one) keeps its
+  // first entry: skl2onnx writes agreeing duplicates, which onnx's checker and onnxruntime
+  // accept; the model is saved with one. (Load-time validation refuses ones that disagree.)
+  static void DropRepeatedImports(google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>& imports) {
+    absl::flat_hash_set<std::string> seen;
+    int kept = 0;
+    for (int i = 0; i < imports.size(); ++i) {
+      std::string domain(CanonicalDomain(imports[i].domain()));
+      if (!seen.insert(domain).second) continue;
+      if (kept != i) imports.SwapElements(kept, i);
+      ++kept;
+    }
+    while (imports.size() > kept) imports.RemoveLast();
+  }
+
   Status ImportGraph(onnx::GraphProto proto, Graph* g, const std::vector<std::optional<std::string_view>>* raw) {
     auto inputs = std::move(*proto.mutable_input());
     auto outputs = std::move(*proto.mutable_output());

@@ -152,7 +152,13 @@ class Validator {
     for (const auto& imp : imports) {
       std::string domain(Canonical(imp.domain()));
       std::string shown = domain.empty() ? "ai.onnx" : domain;
-      if (!out.emplace(domain, imp.version()).second) return Invalid(where, " imports domain '", shown, "' twice");
+      // Repeated imports that agree are accepted, as onnx's checker and onnxruntime do
+      // (skl2onnx writes them); the importer keeps one. Ones that disagree are ambiguous.
+      if (auto [it, added] = out.emplace(domain, imp.version()); !added) {
+        if (it->second == imp.version()) continue;
+        return Invalid(where, " imports domain '", shown, "' twice, as opset ", std::to_string(it->second), " and ",
+                       std::to_string(imp.version()));
+      }
       auto range = known.find(domain);
       if (range != known.end()) {
         if (imp.version() < 1 || imp.version() > range->second.second) {

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/ir/constant.h"
+#include "core/ir/graph.h"
 #include "core/ir/node.h"
 
 namespace onnxsurgeon {
@@ -39,7 +40,29 @@ std::optional<Shape> ShapeOf(const Value* value) {
       return shape;
     }
   }
-  return ShapeOfType(value->type());
+  std::optional<Shape> shape_of_type = ShapeOfType(value->type());
+  if (shape_of_type && value->IsGraphInput() && value->graph()->kind() == GraphKind::kMain)
+    for (Dim& d : *shape_of_type)
+      if (d.is_symbolic()) d.symbol = InputSymbol(value, d.symbol);
+  return shape_of_type;
+}
+
+std::string InputSymbol(const Value* value, const std::string& dim_param) {
+  if (!value || !value->IsGraphInput() || value->graph()->kind() != GraphKind::kMain) return dim_param;
+  for (const Value* earlier : value->graph()->inputs()) {
+    if (earlier == value) break;
+    const onnx::TypeProto* t = earlier->type();
+    if (!t || !t->has_tensor_type() || !t->tensor_type().has_shape()) continue;
+    for (const auto& d : t->tensor_type().shape().dim())
+      if (d.has_dim_param() && d.dim_param() == dim_param) return absl::StrCat(dim_param, "@", value->name());
+  }
+  return dim_param;
+}
+
+bool SymbolDeclaredAs(std::string_view symbol, std::string_view dim_param) {
+  return symbol == dim_param ||
+         (symbol.size() > dim_param.size() && symbol.substr(0, dim_param.size()) == dim_param &&
+          symbol[dim_param.size()] == '@');
 }
 
 std::optional<Shape> ShapeOfType(const onnx::TypeProto* type) {

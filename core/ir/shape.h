@@ -5,8 +5,16 @@
 // A shape comes from, in this order: an initializer's dims, a Constant node's tensor,
 // the value's type (graph input/output/value_info entry, or what InferShapes recorded).
 // Two dims are the same size when both are static and equal, or both carry the same
-// non-empty dim_param: ONNX gives one dim_param one size everywhere in a model, and onnx
-// shape inference only repeats a symbol it has proved equal.
+// non-empty dim_param: onnx shape inference only repeats a symbol it has proved equal.
+//
+// One exception to ONNX's "one dim_param is one size everywhere in a model": the same
+// dim_param on two graph inputs of the main graph. Runtimes do not check it, and real
+// models break it: optimum's merged decoders declare attention_mask as [batch_size,
+// sequence_length] beside input_ids [batch_size, sequence_length], and feed it past +
+// sequence long on the cached branch. So a graph input's dims are its own: a dim_param
+// an earlier input already has reads as `<dim_param>@<input name>` (InputSymbol), here
+// and in what onnx inference derives from the inputs (core/interop), and a rewrite never
+// relies on two inputs being the same size because their declarations say so.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +49,13 @@ int32_t ElementType(const Value* value);
 
 // The shape of `value`, or nullopt when not even its rank is known.
 std::optional<Shape> ShapeOf(const Value* value);
+// The symbol a main-graph input's dim_param stands for: `dim_param` itself, or
+// `<dim_param>@<input name>` when an earlier input of the main graph declares the same
+// dim_param (see above). Any other value: `dim_param`.
+std::string InputSymbol(const Value* value, const std::string& dim_param);
+// True when `symbol` (as analyses see it) is `dim_param` as declared: equal, or
+// InputSymbol's `<dim_param>@<input name>`.
+bool SymbolDeclaredAs(std::string_view symbol, std::string_view dim_param);
 // The shape a type declares (what ShapeOf reads from a value's type), or nullopt when it
 // is not a tensor type with a shape. The one reader of TensorShapeProto dims.
 std::optional<Shape> ShapeOfType(const onnx::TypeProto* type);

@@ -147,6 +147,20 @@ Status SplitNumOutputsDown(StepContext& ctx) {
   return absl::OkStatus();
 }
 
+// Given:  %A, %B = Split-13<axis=1>(%X)
+// Result: %A, %B = Split-18<axis=1, num_outputs=2>(%X)
+//
+// Split-13 without `split` cuts equal parts, one per output; Split-18 needs that count as
+// num_outputs (a missing `split` without num_outputs is an error there). Equal parts are
+// Split-18's ceil(d / n) parts exactly when n divides d, which Split-13 requires.
+Status SplitNumOutputsUp(StepContext& ctx) {
+  Node* n = ctx.node;
+  if (n->num_inputs() > 1 && n->input(1)) return absl::OkStatus();
+  if (n->FindAttribute("num_outputs")) return absl::OkStatus();
+  ctx.rewriter->SetAttribute(n, AttrInt("num_outputs", static_cast<int64_t>(n->num_outputs())));
+  return absl::OkStatus();
+}
+
 // Given:  %Y = Resize-13(%X, , , %sizes)
 // Result: %Y = Resize-11(%X, float[0] {}, float[0] {}, %sizes)
 //
@@ -764,6 +778,7 @@ const std::map<Key, Adapter>& Table() {
       (*t)[{"", op, 11, 13}] = SoftmaxUp;
     }
     (*t)[{"", "Split", 18, 13}] = SplitNumOutputsDown;
+    (*t)[{"", "Split", 13, 18}] = SplitNumOutputsUp;
     (*t)[{"", "Resize", 13, 11}] = ResizeRoiScalesDown;
     (*t)[{"", "Resize", 11, 10}] = ResizeTo10;
     (*t)[{"", "Resize", 10, 11}] = ResizeFrom10;

@@ -34,8 +34,9 @@ std::string TypeString(const onnx::TypeProto* t) {
 }
 
 // "" when our type agrees with onnx's, else why: same element type; where onnx has a
-// static dim, the same one; where onnx has a symbol, the same symbol or a static size
-// (ours more specific); where onnx knows nothing (or made up a fresh symbol), anything.
+// static dim, the same one or a symbol (ours less specific); where onnx has a symbol, the
+// same symbol or a static size (ours more specific); where onnx knows nothing (or made
+// up a fresh symbol), anything.
 std::string Disagreement(const onnx::TypeProto& ours, const onnx::TypeProto* theirs) {
   if (!theirs || !theirs->has_tensor_type()) return "";
   const auto& a = ours.tensor_type();
@@ -47,7 +48,10 @@ std::string Disagreement(const onnx::TypeProto& ours, const onnx::TypeProto* the
   for (int i = 0; i < a.shape().dim_size(); ++i) {
     const auto& x = a.shape().dim(i);
     const auto& y = b.shape().dim(i);
-    if (y.has_dim_value() && !(x.has_dim_value() && x.dim_value() == y.dim_value())) return both;
+    // A negative dim_value (Paddle writes -1) is no size; a symbol of ours where onnx found
+    // a size is less precise, not contrary (a declared symbol onnx's inference refined).
+    if (y.has_dim_value() && y.dim_value() >= 0 && x.has_dim_value() && x.dim_value() != y.dim_value()) return both;
+    if (y.has_dim_value() && y.dim_value() >= 0 && !x.has_dim_value() && x.dim_param().empty()) return both;
     // onnx names a dim it does not know "unk__<n>", a fresh symbol: no information.
     bool fresh = absl::StartsWith(y.dim_param(), "unk__");
     if (y.has_dim_param() && !fresh && !x.has_dim_value() && x.dim_param() != y.dim_param()) return both;
@@ -127,8 +131,14 @@ TEST(ShapePropagation, BroadcastWithSymbolicDims) {
   EXPECT_EQ(At(t, "e"), "float[N,1,4]");
   EXPECT_EQ(At(t, "f"), "none");        // two unknown dims
   EXPECT_EQ(At(t, "g"), "float[?,4]");  // an unknown dim against 1 stays unknown
-  EXPECT_EQ(At(t, "h"), "bool[N,3,4]");
-  EXPECT_EQ(At(t, "k"), "float[N,3,4]");
+  // x's N and y's N are two inputs' declarations (InputSymbol: y's reads N@y): which
+  // broadcasts is undecidable.
+  EXPECT_EQ(At(t, "h"), "none");
+  EXPECT_EQ(At(t, "k"), "none");
+  auto one = Propagate(std::string(kHeader17) + R"(g (float[N,1,4] x) => (float[N,1,4] k) {
+      y = Relu(x)  h = Less(x, y)  k = Where(h, x, y) })");
+  EXPECT_EQ(At(one, "h"), "bool[N,1,4]");  // one input's N: the same size
+  EXPECT_EQ(At(one, "k"), "float[N,1,4]");
 }
 
 TEST(ShapePropagation, BroadcastRules) {
@@ -160,8 +170,8 @@ TEST(ShapePropagation, Gemm) {
                      R"(g (float[N,4] a, float[6,4] b, float[6] c, float[4,N] t, float[4] w) => (float[N,6] y) {
       y = Gemm<transB = 1>(a, b, c)  z = Gemm<transA = 1, transB = 1>(t, b)  u = Gemm(a, w) })");
   EXPECT_EQ(At(t, "y"), "float[N,6]");
-  EXPECT_EQ(At(t, "z"), "float[N,6]");
-  EXPECT_EQ(At(t, "u"), "none");  // w is rank 1
+  EXPECT_EQ(At(t, "z"), "float[N@t,6]");  // t's N: another input's declaration (InputSymbol)
+  EXPECT_EQ(At(t, "u"), "none");          // w is rank 1
 }
 
 TEST(ShapePropagation, ReshapeZeroMinusOneAllowzero) {
@@ -201,7 +211,7 @@ TEST(ShapePropagation, TransposeConcatFlattenExpand) {
       k = Constant<value = int64[3] {4, 1, 1}>()  h = Expand(x, k) })");
   EXPECT_EQ(At(t, "a"), "float[5,3,N]");
   EXPECT_EQ(At(t, "b"), "float[N,5,3]");
-  EXPECT_EQ(At(t, "c"), "float[N,5,5]");
+  EXPECT_EQ(At(t, "c"), "none");  // x's N against y's N@y: two inputs' declarations
   EXPECT_EQ(At(t, "d"), "none");  // 3 against 2 off the axis
   EXPECT_EQ(At(t, "e"), "float[N,15]");
   EXPECT_EQ(At(t, "f"), "float[6,4]");
@@ -242,15 +252,15 @@ TEST(ShapePropagation, ConvPoolNorm) {
   EXPECT_EQ(At(t, "a"), "float[N,8,30,30]");
   EXPECT_EQ(At(t, "c"), "float[N,8,16,16]");
   EXPECT_EQ(At(t, "d"), "float[N,8,16,16]");
-  EXPECT_EQ(At(t, "e"), "float[N,8,?,?]");  // symbolic spatial dims: unknown, not guessed
+  EXPECT_EQ(At(t, "e"), "float[N@s,8,?,?]");  // symbolic spatial dims: unknown, not guessed
   EXPECT_EQ(At(t, "f"), "float[N,3,16,16]");
   EXPECT_EQ(At(t, "g"), "float[N,3,32,32]");
   EXPECT_EQ(At(t, "gi"), "int64[N,3,32,32]");
   EXPECT_EQ(At(t, "h"), "none");  // ceil_mode: rounding differs between onnx versions
-  EXPECT_EQ(At(t, "k"), "float[N,3,?,?]");
-  EXPECT_EQ(At(t, "p"), "float[N,3,1,1]");
+  EXPECT_EQ(At(t, "k"), "float[N@s,3,?,?]");
+  EXPECT_EQ(At(t, "p"), "float[N@s,3,1,1]");
   EXPECT_EQ(At(t, "q"), "float[N,3,32,32]");
-  EXPECT_EQ(At(t, "r"), "float[N,3,H,W]");
+  EXPECT_EQ(At(t, "r"), "float[N@s,3,H,W]");  // s reads N@s: its own
 }
 
 TEST(ShapePropagation, SliceConstantOfShapeExpandFromShape) {

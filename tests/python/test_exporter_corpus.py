@@ -28,7 +28,8 @@ def _opset(model: onnx.ModelProto) -> int:
 
 
 def test_every_stack_is_in_the_corpus():
-    assert {_catalog.BY_NAME[n].stack for n in EXPORTER_MODELS} == {"tf", "jax", "paddle", "jax2tf"}
+    # Every exporter venv (generate.STACKS) builds some model, and so does the wheel fetch list.
+    assert {_catalog.BY_NAME[n].stack for n in EXPORTER_MODELS} == set(_catalog.STACKS) | {"wheel"}
 
 
 @pytest.mark.parametrize("name", GELU_MODELS)
