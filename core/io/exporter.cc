@@ -10,9 +10,8 @@ class GraphExporter {
  public:
   // `renamed`: ExportOptions::renamed (null: every value under its own name).
   // `declared`: analysed symbol -> declared dim_param, applied to value_info and outputs.
-  static void ExportGraph(const Graph& g, onnx::GraphProto* out, const TensorWriter* writer,
-                          const ValueNames* renamed, bool input_symbols_as_analysed = false,
-                          const SymbolNames* declared = nullptr) {
+  static void ExportGraph(const Graph& g, onnx::GraphProto* out, const TensorWriter* writer, const ValueNames* renamed,
+                          bool input_symbols_as_analysed = false, const SymbolNames* declared = nullptr) {
     const_cast<Graph&>(g).Compact();
     *out = g.proto_;
     out->mutable_input()->Reserve(static_cast<int>(g.inputs_.size()));
@@ -274,8 +273,8 @@ onnx::ModelProto ExportModel(const Model& model, const ExportOptions& options) {
     // Saved types say what the inputs declare; inference copies keep the analysed symbols.
     SymbolNames declared;
     if (!options.input_symbols_as_analysed) declared = AnalysedInputSymbols(model.graph());
-    GraphExporter::ExportGraph(model.graph(), out.mutable_graph(), writer, renamed,
-                               options.input_symbols_as_analysed, declared.empty() ? nullptr : &declared);
+    GraphExporter::ExportGraph(model.graph(), out.mutable_graph(), writer, renamed, options.input_symbols_as_analysed,
+                               declared.empty() ? nullptr : &declared);
   }
   for (const auto& f : model.functions()) GraphExporter::ExportFunction(*f, out.add_functions());
   return out;

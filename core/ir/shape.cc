@@ -60,9 +60,8 @@ std::string InputSymbol(const Value* value, const std::string& dim_param) {
 }
 
 bool SymbolDeclaredAs(std::string_view symbol, std::string_view dim_param) {
-  return symbol == dim_param ||
-         (symbol.size() > dim_param.size() && symbol.substr(0, dim_param.size()) == dim_param &&
-          symbol[dim_param.size()] == '@');
+  return symbol == dim_param || (symbol.size() > dim_param.size() && symbol.substr(0, dim_param.size()) == dim_param &&
+                                 symbol[dim_param.size()] == '@');
 }
 
 std::optional<Shape> ShapeOfType(const onnx::TypeProto* type) {

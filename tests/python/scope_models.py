@@ -116,7 +116,11 @@ def if_static_shapes() -> onnx.ModelProto:
     g = h.make_graph(
         [
             h.make_node(
-                "If", ["cond"], ["out"], then_branch=branch("then", [6, 4], "w4"), else_branch=branch("else", [4, 6], "w6")
+                "If",
+                ["cond"],
+                ["out"],
+                then_branch=branch("then", [6, 4], "w4"),
+                else_branch=branch("else", [4, 6], "w6"),
             )
         ],
         "if_static_shapes",
@@ -185,7 +189,9 @@ def if_in_loop() -> onnx.ModelProto:
 
     body = h.make_graph(
         [
-            h.make_node("If", ["flip"], ["acc_out"], then_branch=branch("then", "Neg"), else_branch=branch("else", "Abs")),
+            h.make_node(
+                "If", ["flip"], ["acc_out"], then_branch=branch("then", "Neg"), else_branch=branch("else", "Abs")
+            ),
             h.make_node("Identity", ["cond_in"], ["cond_out"]),
         ],
         "body",

@@ -13,6 +13,7 @@ import onnx
 import onnxsurgeon as osg
 import pytest
 import scope_models
+from test_targets import PROFILES
 
 PASSES = [p["name"] for p in osg.passes() if p["name"] not in ("target",)]
 PIPELINES = [
@@ -25,7 +26,6 @@ PIPELINES = [
     "convert-opset=21",
     "infer-shapes,simplify",
 ]
-from test_targets import PROFILES
 
 
 def _tolerance(pipeline: str) -> tuple[float, float]:
