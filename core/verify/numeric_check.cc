@@ -12,8 +12,8 @@
 #include "core/inspect/json.h"
 #include "core/io/model_io.h"
 #include "core/util/subprocess.h"
-#include "core/verify/python_helper.h"
 #include "core/verify/ort_check_script.h"
+#include "core/verify/python_helper.h"
 
 namespace onnxsurgeon {
 namespace fs = std::filesystem;

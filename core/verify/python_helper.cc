@@ -58,9 +58,8 @@ std::vector<std::string> PythonCandidates() {
   return out;
 }
 
-StatusOr<HelperRun> RunPythonHelper(const std::string& what, const std::string& script_name,
-                                    const std::string& script, const TempDir& dir, const Json& config,
-                                    const std::string& python) {
+StatusOr<HelperRun> RunPythonHelper(const std::string& what, const std::string& script_name, const std::string& script,
+                                    const TempDir& dir, const Json& config, const std::string& python) {
   if (dir.path().empty()) return absl::InternalError(absl::StrCat(what, ": cannot create a temporary folder"));
   const std::string script_path = dir / script_name, config_path = dir / (script_name + ".config.json");
   if (!WriteText(script_path, script) || !WriteText(dir / "onnxsurgeon_tolerance.py", kToleranceScript) ||
@@ -90,11 +89,11 @@ StatusOr<HelperRun> RunPythonHelper(const std::string& what, const std::string& 
     }
     return HelperRun{std::move(j), interpreter};
   }
-  return absl::FailedPreconditionError(absl::StrCat(
-      what,
-      " needs onnxruntime and numpy in a Python 3: `pip install onnxruntime numpy` in the active "
-      "virtualenv (or any of those tried), or set ONNXSURGEON_PYTHON to a python that has them (tried ",
-      absl::StrJoin(tried, "; "), ")"));
+  return absl::FailedPreconditionError(
+      absl::StrCat(what,
+                   " needs onnxruntime and numpy in a Python 3: `pip install onnxruntime numpy` in the active "
+                   "virtualenv (or any of those tried), or set ONNXSURGEON_PYTHON to a python that has them (tried ",
+                   absl::StrJoin(tried, "; "), ")"));
 }
 
 }  // namespace onnxsurgeon

@@ -36,8 +36,7 @@ struct HelperRun {
 // with each candidate interpreter (or only `python` when given) until one has the modules.
 // Result the helper's JSON; an error saying what to install when no interpreter has them,
 // or quoting the helper's last stderr line when it failed.
-StatusOr<HelperRun> RunPythonHelper(const std::string& what, const std::string& script_name,
-                                    const std::string& script, const TempDir& dir, const Json& config,
-                                    const std::string& python = "");
+StatusOr<HelperRun> RunPythonHelper(const std::string& what, const std::string& script_name, const std::string& script,
+                                    const TempDir& dir, const Json& config, const std::string& python = "");
 
 }  // namespace onnxsurgeon
