@@ -58,6 +58,18 @@ std::vector<std::string> PythonCandidates() {
   return out;
 }
 
+std::string BackendPython(const std::string& name, bool* ready) {
+  fs::path dir;
+  for (const char* env : {"ONNXSURGEON_BACKENDS_DIR", "BACKENDS_DIR"}) {
+    if (const char* d = getenv(env); d && *d && dir.empty()) dir = d;
+  }
+  if (dir.empty() && *kSourceDir) dir = fs::path(kSourceDir) / ".backends";
+  std::error_code ec;
+  fs::path python = dir / name / "venv" / "bin" / "python";
+  if (ready) *ready = fs::is_regular_file(dir / name / "ready", ec);
+  return fs::exists(python, ec) ? python.string() : "";
+}
+
 StatusOr<HelperRun> RunPythonHelper(const std::string& what, const std::string& script_name, const std::string& script,
                                     const TempDir& dir, const Json& config, const std::string& python) {
   if (dir.path().empty()) return absl::InternalError(absl::StrCat(what, ": cannot create a temporary folder"));

@@ -26,6 +26,11 @@ namespace onnxsurgeon {
 // The interpreters the rule above gives, in order, each once.
 std::vector<std::string> PythonCandidates();
 
+// The python of a backend's venv (scripts/backends/setup.sh): $ONNXSURGEON_BACKENDS_DIR,
+// else $BACKENDS_DIR, else the clone's .backends, then NAME/venv/bin/python. Result the
+// path and whether NAME/ready says the install worked ("" when there is no venv).
+std::string BackendPython(const std::string& name, bool* ready = nullptr);
+
 struct HelperRun {
   Json result;         // what the helper wrote
   std::string python;  // the interpreter that ran it

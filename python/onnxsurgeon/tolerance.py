@@ -19,6 +19,8 @@ TOLERANCES = {
 }
 # convert-float16 (and a float16 side of a comparison): every float compared with this.
 FP16 = TOLERANCES["float16"]
+# "Infinitely" off (exact types, NaN against a number): large, finite, since JSON has no inf.
+INF = 1e30
 # onnxruntime's type strings, as --check reads them from a session.
 ORT_TYPES = {
     "tensor(double)": "float64",
@@ -47,18 +49,25 @@ def looser(*dtype_names, fp16=False, extra=(0.0, 0.0)):
 def compare_arrays(np, a, b, atol, rtol):
     """Element-wise comparison of `a` (under test) against `b` (the reference).
 
-    Returns {"max_abs", "max_rel", "off", "size", "problem"}: `off` counts the elements
-    outside tolerance (every element when the shapes differ), `problem` is "" when all pass.
+    Returns {"max_abs", "max_rel", "ratio", "off", "size", "problem"}: `ratio` is the worst
+    |a - b| / (atol + rtol * |b|) (over 1: outside tolerance; exact types 0 or inf), `off`
+    counts the elements outside tolerance (every element when the shapes differ), `problem`
+    is "" when all pass.
     Float types of different widths are compared in float64; any other type change is a
     problem. `np` is numpy, passed in so importing this module needs nothing.
     """
     a, b = np.asarray(a), np.asarray(b)
-    row = {"max_abs": 0.0, "max_rel": 0.0, "off": 0, "size": int(b.size), "problem": ""}
+    row = {"max_abs": 0.0, "max_rel": 0.0, "ratio": 0.0, "off": 0, "size": int(b.size), "problem": ""}
     floats = a.dtype.kind in "fc" and b.dtype.kind in "fc"
     if a.dtype != b.dtype and not floats:
-        return {**row, "off": int(b.size), "problem": f"element type changed: {b.dtype} -> {a.dtype}"}
+        return {**row, "ratio": INF, "off": int(b.size), "problem": f"element type changed: {b.dtype} -> {a.dtype}"}
     if a.shape != b.shape:
-        return {**row, "off": int(b.size), "problem": f"shape changed: {list(b.shape)} -> {list(a.shape)}"}
+        return {
+            **row,
+            "ratio": INF,
+            "off": int(b.size),
+            "problem": f"shape changed: {list(b.shape)} -> {list(a.shape)}",
+        }
     if b.size == 0:
         return row
     if floats:
@@ -75,9 +84,14 @@ def compare_arrays(np, a, b, atol, rtol):
             d, r = diff[finite], ref[finite]
             row["max_abs"] = float(d.max())
             row["max_rel"] = float((d / np.maximum(r, np.finfo(np.float32).tiny)).max())
+            bound = atol + rtol * r
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratios = np.where(bound > 0, d / np.where(bound > 0, bound, 1), np.where(d > 0, INF, 0.0))
+            row["ratio"] = float(ratios.max())
         off = int(bad.sum())
         if off:
             row["off"] = off
+            row["ratio"] = max(row["ratio"], 1.0 if (bad & finite).any() else INF)
             if (nan_a != nan_b).any():
                 row["problem"] = f"NaN in {int((nan_a != nan_b).sum())} element(s) of one side only"
             elif (bad & ~finite).any():
@@ -87,7 +101,7 @@ def compare_arrays(np, a, b, atol, rtol):
         return row
     if not np.array_equal(a, b):
         off = int((a != b).sum())
-        row.update(off=off, problem=f"{off} of {b.size} element(s) differ (must be equal)")
+        row.update(off=off, ratio=INF, problem=f"{off} of {b.size} element(s) differ (must be equal)")
         if a.dtype.kind in "iub":
             row["max_abs"] = float(np.abs(a.astype(np.float64) - b.astype(np.float64)).max())
     return row
