@@ -187,6 +187,8 @@ StatusOr<CompareResult> CompareModels(Model& a, Model* b, const CompareOptions& 
     std::string used;
     OS_ASSIGN_OR_RETURN(Json dumped, RunHelper(dir, "compare_dump.py", dump_config, python, &used));
     result.b_runtime = dumped.value("runtime", std::string());
+    if (dumped.contains("defaulted_dims"))
+      result.defaulted_dims = dumped["defaulted_dims"].get<std::vector<std::string>>();
     inputs_file = dir / "inputs.npz";
     side_b = {{"label", "B"}, {"kind", "dump"}, {"dir", dump}};
     exposed_b = exposed_a;
@@ -213,7 +215,8 @@ StatusOr<CompareResult> CompareModels(Model& a, Model* b, const CompareOptions& 
   config["inputs"] = InputsJson(a, options, inputs_file.empty() ? fallback : inputs_file, options.save_inputs);
   OS_ASSIGN_OR_RETURN(Json got, RunHelper(dir, "compare_run.py", config, "", &result.python));
   result.runtime = got.value("runtime", std::string());
-  if (got.contains("defaulted_dims")) result.defaulted_dims = got["defaulted_dims"].get<std::vector<std::string>>();
+  if (!backend && got.contains("defaulted_dims"))
+    result.defaulted_dims = got["defaulted_dims"].get<std::vector<std::string>>();
   const Json& rows = got["rows"];
   size_t k = 0;
   for (const TensorPair& p : run_pairs) {

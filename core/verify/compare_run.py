@@ -55,8 +55,9 @@ def main(config_path, result_path):
 
             runtimes.append("onnxruntime " + ort.__version__)
         if "openvino" in kinds:
-            import openvino
             from importlib.metadata import version
+
+            import openvino
 
             runtimes.append("openvino " + version("openvino"))
             del openvino

@@ -65,15 +65,14 @@ void FillMissingTypes(Model& model) {
   }
 }
 
-// A copy of the model sharing its weights (serialized without them, loaded back viewing them).
-StatusOr<std::unique_ptr<Model>> ShallowCopy(const Model& model) {
+}  // namespace
+
+StatusOr<std::unique_ptr<Model>> CopySharingWeights(const Model& model) {
   OS_ASSIGN_OR_RETURN(DetachedModel detached, SaveModelDetached(model, 1024));
   auto bytes = std::make_shared<std::string>(std::move(detached.bytes));
   std::string_view view = *bytes;
   return LoadModelFromParts(bytes, view, std::move(detached.parts));
 }
-
-}  // namespace
 
 std::vector<InputSpec> InputSpecs(const Model& model) {
   std::vector<InputSpec> specs;
@@ -168,7 +167,7 @@ StatusOr<std::vector<Segment>> WriteSegments(Model& model, const std::vector<std
     for (const std::string& name : seg.inputs) last_segment[name] = segments.size();
     for (const std::string& name : seg.outputs) last_segment.try_emplace(name, segments.size());
 
-    OS_ASSIGN_OR_RETURN(std::unique_ptr<Model> copy, ShallowCopy(model));
+    OS_ASSIGN_OR_RETURN(std::unique_ptr<Model> copy, CopySharingWeights(model));
     PassOptions cut(extract->options,
                     {{"inputs", absl::StrJoin(seg.inputs, ";")}, {"outputs", absl::StrJoin(seg.outputs, ";")}});
     OS_ASSIGN_OR_RETURN(std::unique_ptr<Pass> pass, CreatePass(*extract, cut));

@@ -41,6 +41,10 @@ StatusOr<std::vector<Segment>> WriteSegments(Model& model, const std::vector<std
                                              const SegmentOptions& options, const std::string& dir,
                                              const std::string& prefix);
 
+// Given a model. Result a copy sharing its weights (serialized without them and loaded back
+// viewing them): what compare cuts and bisect runs passes on, leaving the original as it is.
+StatusOr<std::unique_ptr<Model>> CopySharingWeights(const Model& model);
+
 // The inputs a model must be fed (graph inputs that are not initializers): name, element
 // type and dims (-1 for a symbolic or unknown dim, with its symbol in `symbols`).
 struct InputSpec {
