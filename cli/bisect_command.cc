@@ -26,11 +26,15 @@ int RunBisect(const std::vector<std::string>& args) {
   std::string input, output;
   BisectOptions options;
   bool json = false, no_widen = false;
-  app.add_option("--pass", passes, "passes to run, repeatable (pipeline grammar, docs/pipeline.md)")->required();
+  app.add_option("--pass", passes, "passes to run, repeatable (pipeline grammar, docs/pipeline.md)")
+      ->required()
+      ->allow_extra_args(false);
   app.add_option("-o,--output", output, "write the reproducer there (the step's region, before the step)");
   app.add_option("--inputs", options.compare.inputs_file,
                  "inputs to run on (.npz keyed by input name); default random");
-  app.add_option("--input-shapes", input_shapes, "NAME:1,3,224,224 ... for random inputs (symbolic dims default to 2)");
+  app.add_option("--input-shapes", input_shapes,
+                 "NAME:1,3,224,224 for random inputs, repeatable (symbolic dims default to 2)")
+      ->allow_extra_args(false);
   app.add_option("--seed", options.compare.seed, "random seed for the inputs (default 0)");
   app.add_flag("--no-widen", no_widen,
                "judge approximating passes (rewrite-gelu, rewrite-erf, convert-float16) by the plain tolerance table: "

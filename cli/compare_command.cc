@@ -65,7 +65,9 @@ int RunCompare(const std::vector<std::string>& args) {
       absl::StrCat("run A in onnxruntime and in this backend's venv (", absl::StrJoin(CompareBackends(), ", "), ")"));
   app.add_option("--reference", reference, "compare A's tensors with these arrays (.npz keyed by tensor name)");
   app.add_option("--inputs", inputs, "inputs to run on (.npz keyed by input name); default random");
-  app.add_option("--input-shapes", input_shapes, "NAME:1,3,224,224 ... for random inputs (symbolic dims default to 2)");
+  app.add_option("--input-shapes", input_shapes,
+                 "NAME:1,3,224,224 for random inputs, repeatable (symbolic dims default to 2)")
+      ->allow_extra_args(false);
   app.add_option("--seed", options.seed, "random seed for the inputs (default 0)");
   app.add_option("--batch", options.batch, "tensors exposed per segment run (default 64): bounds memory")
       ->check(CLI::PositiveNumber);
