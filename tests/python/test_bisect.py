@@ -8,11 +8,10 @@ from __future__ import annotations
 import json
 
 import onnx
+import onnxsurgeon as osg
 import pytest
 from onnxsurgeon.rules import Pattern, Rule
 from test_cli import small_model, write
-
-import onnxsurgeon as osg
 
 
 def test_bisect_names_the_rule_where_an_approximation_enters(run_cli, corpus, tmp_path):

@@ -8,12 +8,11 @@ import json
 
 import numpy as np
 import onnx
+import onnxsurgeon as osg
 import pytest
 from onnx import numpy_helper
 from test_cli import small_model, write
 from test_cli_report import browse, chromium
-
-import onnxsurgeon as osg
 
 
 def perturb_one_weight(model: onnx.ModelProto) -> tuple[onnx.ModelProto, str]:
