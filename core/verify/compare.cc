@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/util/subprocess.h"
+#include "core/verify/compare_internal.h"
 #include "core/verify/compare_run_script.h"
 #include "core/verify/python_helper.h"
 #include "core/verify/segments.h"
@@ -21,6 +22,10 @@ std::string Figure(double v) {
   std::snprintf(buf, sizeof buf, "%.3g", v);
   return buf;
 }
+
+}  // namespace
+
+namespace compare_internal {
 
 Json SegmentsJson(const std::vector<Segment>& segments) {
   Json list = Json::array();
@@ -117,9 +122,36 @@ void MarkDivergence(const Model& a, CompareResult& result) {
     for (const TensorComparison& row : result.rows) result.drift += !row.ok();
 }
 
-}  // namespace
+TensorComparison RowFromJson(const TensorPair& p, const Json& r) {
+  TensorComparison c;
+  c.pair = p;
+  if (!r.is_object() || r.contains("missing")) {
+    c.computed = false;
+    c.missing = r.is_object() ? r.value("missing", "") : "?";
+    return c;
+  }
+  c.dtype = r.value("dtype", "");
+  c.b_dtype = r.value("b_dtype", "");
+  c.shape = r.value("shape", std::vector<int64_t>{});
+  c.max_abs = r.value("max_abs", 0.0);
+  c.max_rel = r.value("max_rel", 0.0);
+  c.ratio = r.value("ratio", 0.0);
+  c.atol = r.value("atol", 0.0);
+  c.rtol = r.value("rtol", 0.0);
+  c.off = r.value("off", int64_t{0});
+  c.size = r.value("size", int64_t{0});
+  c.share_off = r.value("share_off", 0.0);
+  c.problem = r.value("problem", "");
+  return c;
+}
 
-std::vector<std::string> CompareBackends() { return {"ort-1.10", "ort-1.14", "ort-1.15", "openvino"}; }
+}  // namespace compare_internal
+
+using namespace compare_internal;
+
+std::vector<std::string> CompareBackends() {
+  return {"ort-1.10", "ort-1.14", "ort-1.15", "openvino", "nncase-k210", "tflite", "rknn2"};
+}
 
 StatusOr<CompareResult> CompareModels(Model& a, Model* b, const CompareOptions& options) {
   TempDir dir("onnxsurgeon-compare");
@@ -138,6 +170,7 @@ StatusOr<CompareResult> CompareModels(Model& a, Model* b, const CompareOptions& 
                   pairs.end());
     }
   }
+  if (backend && IsCutBackend(options.backend)) return CompareByCuts(a, options, pairs, dir);
   std::vector<std::string> names_a, names_b;
   for (const TensorPair& p : pairs) {
     names_a.push_back(p.a);
@@ -220,28 +253,9 @@ StatusOr<CompareResult> CompareModels(Model& a, Model* b, const CompareOptions& 
   const Json& rows = got["rows"];
   size_t k = 0;
   for (const TensorPair& p : run_pairs) {
-    TensorComparison c;
-    c.pair = p;
-    const Json& r = k < rows.size() ? rows[k] : Json();
+    TensorComparison c = RowFromJson(p, k < rows.size() ? rows[k] : Json());
     ++k;
-    if (!r.is_object() || r.contains("missing")) {
-      c.computed = false;
-      c.missing = r.is_object() ? r.value("missing", "") : "?";
-      if (reference && c.missing == "B") continue;  // the reference has no such array
-    } else {
-      c.dtype = r.value("dtype", "");
-      c.b_dtype = r.value("b_dtype", "");
-      c.shape = r.value("shape", std::vector<int64_t>{});
-      c.max_abs = r.value("max_abs", 0.0);
-      c.max_rel = r.value("max_rel", 0.0);
-      c.ratio = r.value("ratio", 0.0);
-      c.atol = r.value("atol", 0.0);
-      c.rtol = r.value("rtol", 0.0);
-      c.off = r.value("off", int64_t{0});
-      c.size = r.value("size", int64_t{0});
-      c.share_off = r.value("share_off", 0.0);
-      c.problem = r.value("problem", "");
-    }
+    if (reference && !c.computed && c.missing == "B") continue;  // the reference has no such array
     result.rows.push_back(std::move(c));
   }
   if (!reference) {
@@ -249,7 +263,7 @@ StatusOr<CompareResult> CompareModels(Model& a, Model* b, const CompareOptions& 
       TensorComparison c;
       c.pair = p;
       c.computed = false;
-      c.missing = exposed_a.contains(p.a) ? "B" : "A";
+      c.missing = std::string(exposed_a.contains(p.a) ? "B" : "A");
       result.rows.push_back(std::move(c));
       ++result.not_exposed;
     }
@@ -306,6 +320,7 @@ Json CompareToJson(const CompareResult& r) {
   j["python"] = r.python;
   j["defaulted_dims"] = r.defaulted_dims;
   j["tolerance_notes"] = r.tolerance_notes;
+  j["notes"] = r.notes;
   j["segments"] = {{"a", r.segments_a}, {"b", r.segments_b}};
   j["drift"] = r.drift;
   j["first_divergence"] = r.first_divergence >= 0 ? RowJson(r.rows[r.first_divergence]) : Json();
@@ -334,6 +349,7 @@ std::string FormatCompareText(const CompareResult& r, size_t max_rows) {
   if (missing) absl::StrAppend(&out, ", ", missing, " not computed on one side");
   absl::StrAppend(&out, "; segments ", r.segments_a, " + ", r.segments_b, "\n");
   for (const auto& note : r.tolerance_notes) absl::StrAppend(&out, "  tolerance: ", note, "\n");
+  for (const auto& note : r.notes) absl::StrAppend(&out, "  note: ", note, "\n");
   if (!r.defaulted_dims.empty()) {
     absl::StrAppend(&out, "  symbolic dims set to 2: ", absl::StrJoin(r.defaulted_dims, ", "),
                     " (fix them with --input-shapes)\n");

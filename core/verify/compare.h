@@ -6,8 +6,10 @@
 // in A's topological order, outside tolerance on a path of such pairs to an output outside
 // tolerance is the first divergence, named with the node that made it.
 //
-// B can also be A run in another runtime (--backend: a backend venv's onnxruntime, or
-// OpenVINO), or arrays computed elsewhere (--reference FILE.npz: PyTorch, JAX outputs).
+// B can also be A run in another runtime (--backend: a backend venv's onnxruntime or
+// OpenVINO, exposing tensors as onnxruntime does; nncase, TFLite or rknn2, which run
+// whole models only, on models cut at candidate tensors found by binary search), or
+// arrays computed elsewhere (--reference FILE.npz: PyTorch, JAX outputs).
 #pragma once
 
 #include <cstdint>
@@ -64,6 +66,7 @@ struct CompareResult {
   int64_t segments_a = 0, segments_b = 0;
   int64_t not_exposed = 0;  // pairs a side could not expose (no type onnx infers)
   std::vector<std::string> tolerance_notes;
+  std::vector<std::string> notes;  // e.g. cuts a backend refused
   bool ok() const { return first_divergence < 0; }
 };
 
@@ -75,7 +78,9 @@ struct CompareResult {
 // refuses a model, or no Python with onnxruntime is found.
 StatusOr<CompareResult> CompareModels(Model& a, Model* b, const CompareOptions& options);
 
-// The backends compare can run A in: "ort-1.10", "ort-1.14", "ort-1.15", "openvino".
+// The backends compare can run A in: "ort-1.10", "ort-1.14", "ort-1.15" and "openvino"
+// expose intermediate tensors; "nncase-k210", "tflite" and "rknn2" run whole models only,
+// and are compared by cutting A at candidate tensors (compare_by_cuts.cc).
 std::vector<std::string> CompareBackends();
 
 Json CompareToJson(const CompareResult& result);

@@ -8,13 +8,14 @@ Memory stays bounded: each side runs one segment at a time, keeping only the val
 segments read (released after their last reader) and the exposed tensors whose partner on
 the other side has not appeared yet. Every node runs once.
 
-CONFIG: {"mode": "compare" | "dump" | "inputs",
+CONFIG: {"mode": "compare" | "dump" | "inputs" | "probe",
          "inputs": {"file", "save", "specs": [{"name", "dtype", "dims"}], "input_shapes",
                     "default_dim", "seed"},
          "sides": [side, side],   side: {"label", "kind": "onnxruntime" | "openvino" | "npz" | "dump",
                                           "segments": [{"path", "inputs", "outputs", "exposed", "release"}],
                                           "file" (npz) | "dir" (dump)},
-         "pairs": [{"a", "b"}], "fp16_tolerance", "extra_atol", "extra_rtol", "dump_dir"}
+         "pairs": [{"a", "b"}], "fp16_tolerance", "extra_atol", "extra_rtol", "dump_dir",
+         "probe": {"model", "python", "runner", "input_names", "outdir", "ref_dir", "tensors"}}
 RESULT: {"runtime", "rows": [...], "defaulted_dims", "error"} or {"missing": "module"}.
 """
 
@@ -342,6 +343,55 @@ def dump_side(np, config, runner):
         json.dump(index, f)
 
 
+def probe(np, tol, config, feeds):
+    """A backend that cannot expose intermediates runs a model cut at one tensor, through
+    its runner (tests/backends/runners, the file protocol of _protocol.py) in its own venv;
+    its outputs are compared with what onnxruntime computed for those tensors (ref_dir)."""
+    import subprocess
+
+    spec = config["probe"]
+    inputs = os.path.join(spec["outdir"], "inputs.npz")
+    os.makedirs(spec["outdir"], exist_ok=True)
+    # The cut model's inputs, in its order (runners feed by position).
+    np.savez(inputs, **{name: feeds[name] for name in spec["input_names"]})
+    proc = subprocess.run(
+        [spec["python"], spec["runner"], spec["model"], inputs, spec["outdir"]],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        timeout=spec.get("timeout", 600),
+    )
+    result_path = os.path.join(spec["outdir"], "result.json")
+    if not os.path.exists(result_path):
+        tail = proc.stdout.decode(errors="replace").strip().splitlines()[-1:] or [f"exit {proc.returncode}"]
+        return {"rows": [], "refused": f"the runner crashed: {tail[0]}"}
+    with open(result_path) as f:
+        ran = json.load(f)
+    if ran.get("status") != "ok":
+        return {
+            "rows": [],
+            "refused": f"{ran.get('stage')}: {ran.get('message')}",
+            "backend": ran.get("backend_version"),
+        }
+    reference = StoredRunner(np, {"label": "onnxruntime", "kind": "dump", "dir": spec["ref_dir"]})
+    fp16 = config.get("fp16_tolerance", False)
+    extra = (config.get("extra_atol", 0.0), config.get("extra_rtol", 0.0))
+    rows = []
+    with np.load(os.path.join(spec["outdir"], "outputs.npz")) as got:
+        for i, name in enumerate(spec["tensors"]):
+            key = f"out{i}"
+            want = reference.get(name)
+            if key not in got.files or want is None:
+                rows.append({"a": name, "b": name, "missing": "B" if key not in got.files else "A"})
+                continue
+            va, vb = np.asarray(want), np.asarray(got[key])
+            atol, rtol = tol.looser(va.dtype.name, vb.dtype.name, fp16=fp16, extra=extra)
+            row = tol.compare_arrays(np, vb, va, atol, rtol)
+            row.update(a=name, b=name, dtype=va.dtype.name, b_dtype=vb.dtype.name, shape=list(va.shape))
+            row.update(atol=atol, rtol=rtol, share_off=row["off"] / row["size"] if row["size"] else 0.0)
+            rows.append(row)
+    return {"rows": rows, "backend": ran.get("backend_version", "")}
+
+
 def run(np, config):
     defaulted = []
     feeds = make_inputs(np, config["inputs"], defaulted)
@@ -356,6 +406,9 @@ def run(np, config):
         dump_side(np, config, make_runner(np, sides[0], feeds))
         return result
     tol = load_tolerance()
+    if mode == "probe":
+        result.update(probe(np, tol, config, feeds))
+        return result
     a = make_runner(np, sides[0], feeds)
     b = make_runner(np, sides[1], feeds)
     result["rows"] = compare_pairs(np, tol, config, a, b)

@@ -58,6 +58,8 @@ std::vector<std::string> PythonCandidates() {
   return out;
 }
 
+std::string SourceDir() { return kSourceDir; }
+
 std::string BackendPython(const std::string& name, bool* ready) {
   fs::path dir;
   for (const char* env : {"ONNXSURGEON_BACKENDS_DIR", "BACKENDS_DIR"}) {
