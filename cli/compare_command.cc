@@ -4,6 +4,7 @@
 // drifts beyond tolerance, with the node that made it (core/verify/compare.h).
 // Exit 0 when every compared tensor is within tolerance, 1 when one is not (or a model
 // fails to load or run), 2 on a usage error.
+#include <algorithm>
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
@@ -16,6 +17,7 @@
 #include "core/report/error_plot.h"
 #include "core/report/html_report.h"
 #include "core/report/rewrite_regions.h"
+#include "core/util/suggest.h"
 #include "core/verify/compare.h"
 
 namespace onnxsurgeon::cli {
@@ -80,6 +82,15 @@ int RunCompare(const std::vector<std::string>& args) {
   if (sources != 1)
     return UsageError("compare", "give exactly one of: a second model B, --backend NAME, --reference FILE");
   if (!reference.empty() && !b_path.empty()) return UsageError("compare", "--reference replaces B");
+  if (!backend.empty()) {
+    const std::vector<std::string> known = CompareBackends();
+    if (std::find(known.begin(), known.end(), backend) == known.end()) {
+      auto match = ClosestMatch(backend, known);
+      return UsageError("compare", absl::StrCat("--backend: no backend named '", backend, "'",
+                                                match ? absl::StrCat(" (did you mean '", *match, "'?)") : "",
+                                                "; known: ", absl::StrJoin(known, ", ")));
+    }
+  }
   options.backend = backend;
   options.reference_file = reference;
   options.inputs_file = inputs;

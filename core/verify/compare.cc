@@ -196,15 +196,14 @@ StatusOr<CompareResult> CompareModels(Model& a, Model* b, const CompareOptions& 
   if (backend) {
     const auto known = CompareBackends();
     if (std::find(known.begin(), known.end(), options.backend) == known.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("compare --backend: '", options.backend,
-                                                     "' cannot expose intermediate tensors here (",
-                                                     absl::StrJoin(known, ", "), " can)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("no backend named '", options.backend, "' (known: ", absl::StrJoin(known, ", "), ")"));
     }
     bool ready = false;
     std::string python = BackendPython(options.backend, &ready);
     if (python.empty() || !ready) {
       return absl::FailedPreconditionError(absl::StrCat(
-          "compare --backend ", options.backend, ": its venv is not installed (", python.empty() ? "none" : python,
+          "--backend ", options.backend, ": its venv is not installed (", python.empty() ? "none" : python,
           "); run `bash scripts/backends/setup.sh ", options.backend, "` or set ONNXSURGEON_BACKENDS_DIR"));
     }
     // The backend runs in its own venv and stores what it computed; the main helper then

@@ -74,12 +74,12 @@ StatusOr<CompareResult> CompareByCuts(Model& a, const CompareOptions& options, c
   const std::string python = BackendPython(options.backend, &ready);
   const std::string runner = RunnerPath(options.backend);
   if (python.empty() || !ready) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "compare --backend ", options.backend, ": its venv is not installed; run `bash scripts/backends/setup.sh ",
-        options.backend, "` or set ONNXSURGEON_BACKENDS_DIR"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("--backend ", options.backend, ": its venv is not installed; run `bash scripts/backends/setup.sh ",
+                     options.backend, "` or set ONNXSURGEON_BACKENDS_DIR"));
   }
   if (runner.empty()) {
-    return absl::FailedPreconditionError(absl::StrCat("compare --backend ", options.backend,
+    return absl::FailedPreconditionError(absl::StrCat("--backend ", options.backend,
                                                       ": its runner (tests/backends/runners/run-", options.backend,
                                                       ".py) is not here; run from a clone or set "
                                                       "ONNXSURGEON_BACKEND_RUNNERS"));
