@@ -30,7 +30,6 @@ import subprocess
 import sys
 import time
 
-import numpy as np
 import onnx
 from onnx import numpy_helper
 
