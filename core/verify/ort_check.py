@@ -12,7 +12,6 @@ import json
 import sys
 
 
-
 def _tolerance_module():
     """The shared tolerance table (python/onnxsurgeon/tolerance.py): written beside this
     script by the binary, or read from the source tree when a test loads this file. Loaded
@@ -130,7 +129,13 @@ def compare(np, name, a, b, out_type, config):
     if a.dtype != b.dtype:  # an output's element type is the model's interface
         return {**row, "ok": False, "problem": f"element type changed: {a.dtype} -> {b.dtype}"}
     got = tolerance.compare_arrays(np, b, a, atol, rtol)
-    return {**row, "max_abs": got["max_abs"], "max_rel": got["max_rel"], "ok": not got["problem"], "problem": got["problem"]}
+    return {
+        **row,
+        "max_abs": got["max_abs"],
+        "max_rel": got["max_rel"],
+        "ok": not got["problem"],
+        "problem": got["problem"],
+    }
 
 
 def check(np, ort, config):
