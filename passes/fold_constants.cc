@@ -202,7 +202,7 @@ class Folder {
       if (Value* v = n->output(i)) known_.insert_or_assign(v, std::make_unique<Array>(std::move(outs[i])));
     folded_.push_back(n);
     folded_set_.insert(n);
-    if (budget_) budget_->Spend(RewriteStep{"fold-constants", n->name(), {n->name()}});
+    if (budget_) budget_->Spend(RewriteStep{"fold-constants", n->name(), {n->name()}, {FirstOutputName(*n)}});
   }
 
   // Shape/Size of static dims, and Gather/Slice picking static dims of a partial Shape.

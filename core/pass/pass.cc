@@ -82,7 +82,7 @@ StatusOr<PassResult> RunWithinBudget(Pass& pass, const std::string& name, Model&
   if (budget && budget->exhausted()) return PassResult{};
   const int64_t before = budget ? budget->spent() : 0;
   OS_ASSIGN_OR_RETURN(PassResult result, pass.Run(model, context));
-  if (budget && result.changed && budget->spent() == before) budget->Spend(RewriteStep{name, "", {}});
+  if (budget && result.changed && budget->spent() == before) budget->Spend(RewriteStep{name, "", {}, {}});
   return result;
 }
 

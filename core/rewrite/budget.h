@@ -20,7 +20,18 @@ struct RewriteStep {
   std::string rule;                // the rule, or the pass's step ("fold-constants")
   std::string root;                // the node it was applied at (its name before the step)
   std::vector<std::string> nodes;  // the nodes the step erased or rewrote, root first
+  // Each of those nodes' first output (names are optional in ONNX, values' are not), so
+  // the nodes can be found again in the model before the step.
+  std::vector<std::string> outputs;
 };
+
+// The name of a node's first output ("" when it has none).
+template <typename NodeT>
+std::string FirstOutputName(const NodeT& node) {
+  for (const auto* v : node.outputs())
+    if (v) return v->name();
+  return "";
+}
 
 class RewriteBudget {
  public:

@@ -79,13 +79,20 @@ std::shared_ptr<ForbiddenOps> CopyOf(const std::shared_ptr<ForbiddenOps>& f) {
   return std::make_shared<ForbiddenOps>(*f);
 }
 
-// The region a step touched, in `model` (before the step): the named nodes that exist.
-std::vector<const Node*> RegionNodes(const Model& model, const std::vector<std::string>& names) {
-  absl::flat_hash_set<std::string> wanted(names.begin(), names.end());
+// The region a step touched, in `model` (before the step): its nodes that exist there,
+// found by their first output (node names are optional).
+std::vector<const Node*> RegionNodes(const Model& model, const RewriteStep& step) {
+  absl::flat_hash_set<std::string> outputs(step.outputs.begin(), step.outputs.end());
+  outputs.erase("");
   std::vector<const Node*> nodes;
   for (Node* n : model.graph().nodes())
-    if (wanted.contains(n->name())) nodes.push_back(n);
+    if (outputs.contains(FirstOutputName(*n))) nodes.push_back(n);
   return nodes;
+}
+
+// "name", or "(unnamed, output 'y')".
+std::string NodeLabel(const std::string& name, const std::string& output) {
+  return name.empty() ? absl::StrCat("(unnamed, output '", output, "')") : name;
 }
 
 // The region grown by one level: the producers of its inputs and the readers of its outputs.
@@ -222,7 +229,7 @@ StatusOr<BisectResult> Bisect(const Model& input, const std::vector<PipelineItem
   // pass shows the difference on the cut model too.
   RewriteBudget previous(hi - 1);
   OS_ASSIGN_OR_RETURN(std::unique_ptr<Model> pre, run_steps(hi - 1, &previous));
-  std::vector<const Node*> region = RegionNodes(*pre, result.culprit.nodes);
+  std::vector<const Node*> region = RegionNodes(*pre, result.culprit);
   if (region.empty()) {
     if (result.note.empty()) {
       result.note = absl::StrCat("'", result.culprit.rule, "' has no finer steps; no region to cut out");
@@ -265,6 +272,7 @@ Json BisectToJson(const BisectResult& r) {
   j["rule"] = r.culprit.rule;
   j["root"] = r.culprit.root;
   j["nodes"] = r.culprit.nodes;
+  j["node_outputs"] = r.culprit.outputs;
   j["reproducer_nodes"] = r.reproducer ? Json(r.reproducer_nodes) : Json();
   j["reproduces"] = r.reproduces;
   j["note"] = r.note;
@@ -283,10 +291,14 @@ std::string FormatBisectText(const BisectResult& r) {
   } else {
     absl::StrAppend(&out, "bisect: pass ", r.pass_index + 1, " '", r.pass, "' changes the outputs, at step ", r.step,
                     " of ", r.steps, "\n");
-    absl::StrAppend(&out, "  step: ", r.culprit.rule.empty() ? "(unnamed)" : r.culprit.rule,
-                    r.culprit.root.empty() ? "" : absl::StrCat(" at node '", r.culprit.root, "'"), "\n");
-    if (r.culprit.nodes.size() > 1) {
-      absl::StrAppend(&out, "  nodes it rewrote: ", absl::StrJoin(r.culprit.nodes, ", "), "\n");
+    const RewriteStep& step = r.culprit;
+    auto label = [&](size_t i) { return NodeLabel(step.nodes[i], i < step.outputs.size() ? step.outputs[i] : ""); };
+    absl::StrAppend(&out, "  step: ", step.rule.empty() ? "(unnamed)" : step.rule,
+                    step.nodes.empty() ? "" : absl::StrCat(" at node '", label(0), "'"), "\n");
+    if (step.nodes.size() > 1) {
+      std::vector<std::string> labels;
+      for (size_t i = 0; i < step.nodes.size(); ++i) labels.push_back(label(i));
+      absl::StrAppend(&out, "  nodes it rewrote: ", absl::StrJoin(labels, ", "), "\n");
     }
     for (const TensorComparison& c : r.comparison.rows) {
       if (c.ok()) continue;

@@ -65,6 +65,8 @@ TEST(RewriteBudget, RecordsTheLastStepAndIsDeterministic) {
     EXPECT_EQ(budget.last().rule, "neg-to-mul");
     ASSERT_FALSE(budget.last().nodes.empty());
     EXPECT_EQ(budget.last().nodes[0], budget.last().root);
+    ASSERT_EQ(budget.last().outputs.size(), budget.last().nodes.size());
+    EXPECT_TRUE(budget.last().outputs[0] == "a" || budget.last().outputs[0] == "b" || budget.last().outputs[0] == "c");
     if (run == 0) first_root = budget.last().root;
     EXPECT_EQ(budget.last().root, first_root);
   }
@@ -83,6 +85,35 @@ g (float[N] X) => (float[N] Y) { dead = Relu(X)  a = Neg(X)  Y = Neg(a) })");
   ASSERT_TRUE(RunPipeline(*m, *pipeline, options).ok());
   EXPECT_EQ(budget.spent(), 1);
   EXPECT_EQ(budget.last().rule, "dce");
+}
+
+TEST(RewriteBudget, FoldConstantsAndCseStepOneNodeAtATime) {
+  // Two duplicate Relu pairs for cse; two foldable Adds for fold-constants.
+  constexpr const char* kText = R"(<ir_version: 10, opset_import: ["" : 18]>
+g (float[N] X) => (float[N] Y, float[2] Z) <float[2] c = {1.0, 2.0}> {
+  r1 = Relu(X)  r2 = Relu(X)  n1 = Neg(X)  n2 = Neg(X)  s1 = Add(r1, r2)  s2 = Add(n1, n2)  Y = Add(s1, s2)
+  k1 = Add(c, c)  Z = Add(k1, c)
+})";
+  for (const char* pass : {"cse", "fold-constants"}) {
+    auto m = Parse(kText);
+    auto pipeline = ParsePipeline(pass);
+    ASSERT_TRUE(pipeline.ok());
+    RewriteBudget budget(1);
+    PassManagerOptions options;
+    options.context.budget = &budget;
+    int before = static_cast<int>(m->graph().num_nodes());
+    ASSERT_TRUE(RunPipeline(*m, *pipeline, options).ok()) << pass;
+    EXPECT_EQ(budget.spent(), 1) << pass;
+    EXPECT_EQ(budget.last().rule, pass);
+    ASSERT_FALSE(budget.last().outputs.empty()) << pass;  // unnamed nodes: found by output
+    EXPECT_FALSE(budget.last().outputs[0].empty()) << pass;
+    EXPECT_EQ(static_cast<int>(m->graph().num_nodes()), before - 1) << pass << ": one node merged or folded";
+    RewriteBudget all;
+    auto whole = Parse(kText);
+    options.context.budget = &all;
+    ASSERT_TRUE(RunPipeline(*whole, *pipeline, options).ok());
+    EXPECT_EQ(all.spent(), 2) << pass;
+  }
 }
 
 TEST(Provenance, NodesRecordTheValuesTheyReplaced) {

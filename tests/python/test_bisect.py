@@ -80,3 +80,27 @@ def test_bisect_finds_a_broken_rule_in_a_real_fpn(corpus, broken_pass):
     # The same answer again, and the input model untouched.
     again = osg.bisect(model.path, ["test-harmless-rules", "fold-constants", broken_pass, "simplify"])
     assert (again["root"], again["step"], again["steps"]) == (result["root"], result["step"], result["steps"])
+
+
+def test_bisect_finds_unnamed_nodes_by_their_outputs(run_cli, tmp_path):
+    """Node names are optional in ONNX: the step's nodes are found again by their outputs."""
+    x = onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [4, 8])
+    y = onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [4, 8])
+    nodes = [
+        onnx.helper.make_node("Relu", ["x"], ["r"]),
+        onnx.helper.make_node("Gelu", ["r"], ["g"]),
+        onnx.helper.make_node("Neg", ["g"], ["y"]),
+    ]
+    model = onnx.helper.make_model(
+        onnx.helper.make_graph(nodes, "g", [x], [y]), opset_imports=[onnx.helper.make_opsetid("", 20)]
+    )
+    src = write(model, tmp_path / "unnamed.onnx")
+    repro = tmp_path / "repro.onnx"
+    report = json.loads(
+        run_cli(
+            "bisect", "--json", "--pass", "rewrite-gelu(to=sigmoid)", "--no-widen", src, "-o", repro, expect_rc=1
+        ).stdout
+    )
+    assert report["rule"] == "gelu-op" and report["node_outputs"][0] == "g"
+    assert report["reproduces"] is True and report["reproducer"] == str(repro)
+    assert [n.op_type for n in onnx.load(repro).graph.node] == ["Gelu"]
