@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -94,3 +95,19 @@ def test_a_backend_that_is_not_installed_says_how_to_install(run_cli, tmp_path, 
     proc = run_cli("compare", src, "--backend", "openvino", expect_rc=1)
     assert "scripts/backends/setup.sh openvino" in proc.stderr and proc.stderr.count("\n") == 1
     assert os.path.exists(src)
+
+
+def test_compare_names_the_scatternd_reduction_tflite_gets_wrong(run_cli, corpus, env):
+    """onnx2tf never reads ScatterND's `reduction` (docs/targets.md: index_put_dynamo18 off
+    by 4.3): of the model's two ScatterNDs, compare names the one with reduction=add."""
+    installed("tflite")
+    model = corpus.model("index_put_dynamo18")
+    inputs = model.directory / model.manifest["inputs"]
+    proc = run_cli(
+        "compare", "--json", model.path, "--backend", "tflite", "--inputs", inputs, expect_rc=1, timeout=1200
+    )
+    first = json.loads(proc.stdout)["first_divergence"]
+    scatters = {n.name: n for n in onnx.load(model.path).graph.node if n.op_type == "ScatterND"}
+    assert first["a_op"] == "ScatterND" and len(scatters) == 2
+    reduction = {a.name: a.s for a in scatters[first["a_node"]].attribute}.get("reduction", b"none")
+    assert reduction == b"add", first
