@@ -1,6 +1,7 @@
 #include "core/verify/segments.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <memory>
 
 #include "absl/container/flat_hash_map.h"
@@ -65,6 +66,57 @@ void FillMissingTypes(Model& model) {
   }
 }
 
+// The model of segments [i, j) of `source`: `extract` of every value they read from before
+// them, computing every value any of them outputs.
+StatusOr<std::unique_ptr<Model>> CutRange(const Model& source, const std::vector<Segment>& segments,
+                                          const std::vector<int64_t>& starts,
+                                          const absl::flat_hash_map<std::string, int64_t>& defined_at, size_t i,
+                                          size_t j) {
+  std::vector<std::string> inputs, outputs;
+  absl::flat_hash_set<std::string> seen_in, seen_out;
+  for (size_t k = i; k < j; ++k) {
+    for (const std::string& name : segments[k].inputs) {
+      auto it = defined_at.find(name);
+      bool before = it == defined_at.end() || it->second < starts[i];  // a graph input, or earlier
+      if (before && seen_in.insert(name).second) inputs.push_back(name);
+    }
+    for (const std::string& name : segments[k].outputs)
+      if (seen_out.insert(name).second) outputs.push_back(name);
+  }
+  const PassInfo* extract = FindPass("extract");
+  if (!extract) return absl::InternalError("compare: the extract pass is not registered");
+  OS_ASSIGN_OR_RETURN(std::unique_ptr<Model> copy, CopySharingWeights(source));
+  PassOptions cut(extract->options, {{"inputs", absl::StrJoin(inputs, ";")}, {"outputs", absl::StrJoin(outputs, ";")}});
+  OS_ASSIGN_OR_RETURN(std::unique_ptr<Pass> pass, CreatePass(*extract, cut));
+  auto cut_result = pass->Run(*copy, PassContext{});
+  if (!cut_result.ok()) {
+    return Status(cut_result.status().code(), absl::StrCat("compare: cannot cut segments ", i, "..", j - 1,
+                                                           " out of the model: ", cut_result.status().message()));
+  }
+  return copy;
+}
+
+// Saves segments [i, j), each cut from a model of a range around it, halving ranges: each
+// node is copied about log2(segments) times, not once per segment. `whole`: `source` is the
+// whole model (cut only at the leaves).
+Status SaveRange(const Model& source, const std::vector<Segment>& segments, const std::vector<int64_t>& starts,
+                 const absl::flat_hash_map<std::string, int64_t>& defined_at, size_t i, size_t j, bool whole) {
+  if (j - i == 1) {
+    OS_ASSIGN_OR_RETURN(std::unique_ptr<Model> leaf, CutRange(source, segments, starts, defined_at, i, j));
+    SaveOptions save;
+    save.external_data = ExternalDataMode::kAll;
+    save.location = std::filesystem::path(segments[i].path).filename().string() + ".data";
+    return SaveModel(*leaf, segments[i].path, save);
+  }
+  std::unique_ptr<Model> range;
+  if (!whole) {
+    OS_ASSIGN_OR_RETURN(range, CutRange(source, segments, starts, defined_at, i, j));
+  }
+  const Model& from = whole ? source : *range;
+  const size_t mid = i + (j - i) / 2;
+  OS_RETURN_IF_ERROR(SaveRange(from, segments, starts, defined_at, i, mid, false));
+  return SaveRange(from, segments, starts, defined_at, mid, j, false);
+}
 }  // namespace
 
 StatusOr<std::unique_ptr<Model>> CopySharingWeights(const Model& model) {
@@ -141,9 +193,8 @@ StatusOr<std::vector<Segment>> WriteSegments(Model& model, const std::vector<std
   }
   cuts.push_back(n);
 
-  const PassInfo* extract = FindPass("extract");
-  if (!extract) return absl::InternalError("compare: the extract pass is not registered");
   std::vector<Segment> segments;
+  std::vector<int64_t> starts;                            // each segment's first node
   absl::flat_hash_map<std::string, size_t> last_segment;  // value -> last segment reading it
   for (size_t k = 0; k + 1 < cuts.size(); ++k) {
     const int64_t s = cuts[k], e = cuts[k + 1];
@@ -166,23 +217,14 @@ StatusOr<std::vector<Segment>> WriteSegments(Model& model, const std::vector<std
     if (seg.outputs.empty()) continue;  // nothing observable (dead nodes)
     for (const std::string& name : seg.inputs) last_segment[name] = segments.size();
     for (const std::string& name : seg.outputs) last_segment.try_emplace(name, segments.size());
-
-    OS_ASSIGN_OR_RETURN(std::unique_ptr<Model> copy, CopySharingWeights(model));
-    PassOptions cut(extract->options,
-                    {{"inputs", absl::StrJoin(seg.inputs, ";")}, {"outputs", absl::StrJoin(seg.outputs, ";")}});
-    OS_ASSIGN_OR_RETURN(std::unique_ptr<Pass> pass, CreatePass(*extract, cut));
-    auto cut_result = pass->Run(*copy, PassContext{});
-    if (!cut_result.ok()) {
-      return Status(cut_result.status().code(), absl::StrCat("compare: cannot cut nodes ", s, "..", e - 1,
-                                                             " out of the model: ", cut_result.status().message()));
-    }
-    std::string file = absl::StrFormat("%s_%03d.onnx", prefix, segments.size());
-    SaveOptions save;
-    save.external_data = ExternalDataMode::kAll;
-    save.location = file + ".data";
-    seg.path = dir + "/" + file;
-    OS_RETURN_IF_ERROR(SaveModel(*copy, seg.path, save));
+    seg.path = dir + "/" + absl::StrFormat("%s_%03d.onnx", prefix, segments.size());
     segments.push_back(std::move(seg));
+    starts.push_back(s);
+  }
+  absl::flat_hash_map<std::string, int64_t> defined_at;  // node outputs -> producer's position
+  for (const auto& [v, _] : last_use) defined_at[v->name()] = pos[v->producer()];
+  if (!segments.empty()) {
+    OS_RETURN_IF_ERROR(SaveRange(model, segments, starts, defined_at, 0, segments.size(), /*whole=*/true));
   }
   // Release a value after the last segment that reads it (graph outputs stay to the end).
   for (const auto& [name, k] : last_segment) {
