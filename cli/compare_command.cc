@@ -74,6 +74,8 @@ int RunCompare(const std::vector<std::string>& args) {
   app.add_option("--batch", options.batch, "tensors exposed per segment run (default 64): bounds memory")
       ->check(CLI::PositiveNumber);
   app.add_flag("--outputs-only", options.outputs_only, "compare the graph outputs only");
+  app.add_flag("--fp16-tolerance", options.fp16_tolerance,
+               "judge every float tensor with float16's tolerance (B is a convert-float16 result, as --check does)");
   app.add_flag("--json", json, "machine-readable report on stdout (every tensor)");
   app.add_option("--html", html, "write the report page with the per-tensor error plot");
   app.add_option("--max-rows", max_rows, "tensors listed in the text report (default 20)");

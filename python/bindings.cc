@@ -654,7 +654,8 @@ PYBIND11_MODULE(_core, m) {
       "_compare",
       [](const Model& a, const Model* b, const std::string& inputs, const std::string& reference,
          const std::string& backend, const std::map<std::string, std::vector<int64_t>>& input_shapes, uint64_t seed,
-         int64_t batch, bool outputs_only, const std::string& a_label, const std::string& b_label) {
+         int64_t batch, bool outputs_only, bool fp16_tolerance, const std::string& a_label,
+         const std::string& b_label) {
         CompareOptions options;
         options.inputs_file = inputs;
         options.reference_file = reference;
@@ -663,6 +664,7 @@ PYBIND11_MODULE(_core, m) {
         options.seed = seed;
         options.batch = batch;
         options.outputs_only = outputs_only;
+        options.fp16_tolerance = fp16_tolerance;
         std::unique_ptr<Model> a_copy = Unwrap(CopySharingWeights(a));
         std::unique_ptr<Model> b_copy = b ? Unwrap(CopySharingWeights(*b)) : nullptr;
         CompareResult r = Unwrap(CompareModels(*a_copy, b_copy.get(), options));
@@ -671,8 +673,8 @@ PYBIND11_MODULE(_core, m) {
         return DumpJson(CompareToJson(r));
       },
       py::arg("a"), py::arg("b").none(true), py::arg("inputs"), py::arg("reference"), py::arg("backend"),
-      py::arg("input_shapes"), py::arg("seed"), py::arg("batch"), py::arg("outputs_only"), py::arg("a_label"),
-      py::arg("b_label"));
+      py::arg("input_shapes"), py::arg("seed"), py::arg("batch"), py::arg("outputs_only"), py::arg("fp16_tolerance"),
+      py::arg("a_label"), py::arg("b_label"));
   m.def(
       "_bisect",
       [](const Model& model, const std::string& pipeline, const std::string& inputs,

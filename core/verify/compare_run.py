@@ -356,6 +356,7 @@ def probe(np, tol, config, feeds):
     np.savez(inputs, **{name: feeds[name] for name in spec["input_names"]})
     proc = subprocess.run(
         [spec["python"], spec["runner"], spec["model"], inputs, spec["outdir"]],
+        cwd=spec["outdir"],  # backends leave files in their working folder (kmodel_info.txt, ...)
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         timeout=spec.get("timeout", 600),

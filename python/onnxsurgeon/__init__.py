@@ -149,6 +149,7 @@ def compare(
     seed: int = 0,
     batch: int = 64,
     outputs_only: bool = False,
+    fp16_tolerance: bool = False,
 ) -> dict:
     """Where do two models part? `onnxsurgeon compare A B --json` as a dict.
 
@@ -158,7 +159,8 @@ def compare(
     `backend` (run `a` in onnxruntime and in a backend's venv: "ort-1.15", "openvino", ...)
     or `reference` (a .npz of tensors computed elsewhere, keyed by tensor name). `inputs`
     is a .npz keyed by input name (default: random from `seed`, symbolic dims 2, or
-    `input_shapes` {"x": [1, 3, 224, 224]}).
+    `input_shapes` {"x": [1, 3, 224, 224]}). `fp16_tolerance` judges every float tensor
+    with float16's tolerance (`b` is a convert-float16 result).
 
     Result keys: "ok", "first_divergence" (None, or the tensor row: "a", "b", "a_node",
     "a_op", "b_node", "b_rule", "max_abs", "max_rel", "share_off", "problem", ...),
@@ -178,6 +180,7 @@ def compare(
         seed,
         batch,
         outputs_only,
+        fp16_tolerance,
         _label(a, "<model a>"),
         _label(b, "<model b>") if b is not None else (backend or os.fspath(reference)),
     )

@@ -146,6 +146,7 @@ def _compare(
     seed: int,
     batch: int,
     outputs_only: bool,
+    fp16_tolerance: bool,
     a_label: str,
     b_label: str,
 ) -> str: ...

@@ -133,3 +133,16 @@ def test_html_shows_the_error_plot_in_a_browser(run_cli, corpus, tmp_path):
     shot = tmp_path / "compare.png"
     browse(html, tmp_path, f"--screenshot={shot}", "--window-size=1000,800")
     assert shot.is_file() and shot.stat().st_size > 10_000
+
+
+def test_fp16_tolerance_for_a_float16_conversion(run_cli, corpus, tmp_path):
+    """convert-float16 keeps float32 outputs: the float32 table flags them, --fp16-tolerance
+    judges them as --check does for that pass."""
+    model = corpus.model("cnn_clutter_op13")
+    half = tmp_path / "half.onnx"
+    run_cli("--pass", "convert-float16", "-q", model.path, "-o", half)
+    strict = json.loads(run_cli("compare", "--json", model.path, half, expect_rc=None).stdout)
+    loose = json.loads(run_cli("compare", "--json", "--fp16-tolerance", model.path, half).stdout)
+    assert loose["ok"] is True
+    assert all(r["atol"] == 1e-2 for r in loose["tensors"] if r["computed"] and r["dtype"].startswith("float"))
+    assert any(r["atol"] == 1e-4 for r in strict["tensors"] if r["computed"])
