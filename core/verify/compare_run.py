@@ -80,8 +80,12 @@ def write(path, obj):
 
 
 def first_line(e):
+    """The reason, without the temporary segment file's path onnxruntime puts before it."""
+    import re
+
     lines = str(e).strip().splitlines()
-    return lines[0] if lines else type(e).__name__
+    line = lines[0] if lines else type(e).__name__
+    return re.sub(r"Load model from \S+ failed:\s*", "", line)
 
 
 # ------------------------------------------------------------------------------- inputs
