@@ -87,7 +87,8 @@ std::string ReasonOf(const Status& s) {
 
 class Folder {
  public:
-  Folder(Model& model, int64_t max_size, PassResult& result) : model_(model), max_size_(max_size), result_(result) {}
+  Folder(Model& model, int64_t max_size, PassResult& result, RewriteBudget* budget)
+      : model_(model), max_size_(max_size), result_(result), budget_(budget) {}
 
   Status Run() {
     OS_RETURN_IF_ERROR(FoldGraph(model_.graph()));
@@ -152,6 +153,7 @@ class Folder {
   }
 
   Status VisitNode(Node* n, Node*& next) {
+    if (budget_ && budget_->exhausted()) return absl::OkStatus();  // bisect: stop after N folds
     if (!n->subgraphs().empty()) {
       if (n->Is("If")) {
         const Array* cond = Known(n->input(0));
@@ -200,6 +202,7 @@ class Folder {
       if (Value* v = n->output(i)) known_.insert_or_assign(v, std::make_unique<Array>(std::move(outs[i])));
     folded_.push_back(n);
     folded_set_.insert(n);
+    if (budget_) budget_->Spend(RewriteStep{"fold-constants", n->name(), {n->name()}, {FirstOutputName(*n)}});
   }
 
   // Shape/Size of static dims, and Gather/Slice picking static dims of a partial Shape.
@@ -385,6 +388,7 @@ class Folder {
   Model& model_;
   int64_t max_size_;
   PassResult& result_;
+  RewriteBudget* budget_;  // bisect's bound on folds (null: none)
   // Every change goes through it (folded values become initializers of their own names,
   // an inlined If's branch nodes are clones keeping their metadata).
   Rewriter rw_ = [] {
@@ -419,7 +423,7 @@ class FoldConstantsPass : public Pass {
  public:
   FoldConstantsPass(int64_t max_size, bool infer_shapes) : max_size_(max_size), infer_shapes_(infer_shapes) {}
 
-  StatusOr<PassResult> Run(Model& model, const PassContext&) override {
+  StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
     PassResult result;
     if (infer_shapes_) {
       // Local rules first, onnx inference if a Shape still reads unknown dims. Failure
@@ -432,7 +436,7 @@ class FoldConstantsPass : public Pass {
         result.counts["left/shape-inference-failed"] += 1;
       }
     }
-    Folder folder(model, max_size_, result);
+    Folder folder(model, max_size_, result, context.budget);
     OS_RETURN_IF_ERROR(folder.Run());
     return result;
   }

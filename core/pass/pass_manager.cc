@@ -60,7 +60,7 @@ StatusOr<std::vector<PassRunReport>> RunPipeline(Model& model, const std::vector
     report.histogram_before = OpHistogram(model);
     if (options.on_pass_begin) options.on_pass_begin(item);
     auto start = std::chrono::steady_clock::now();
-    auto result = (*pass)->Run(model, context);
+    auto result = RunWithinBudget(**pass, item.info->name, model, context);
     report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!result.ok()) {
       return Status(result.status().code(), absl::StrCat("pass '", item.info->name, "': ", result.status().message()));

@@ -41,6 +41,8 @@ __all__ = [
     "op_histogram",
     "assert_ops",
     "domains",
+    "TOLERANCES",
+    "tolerance_for",
 ]
 
 ModelLike = Union[onnx.ModelProto, bytes, str, os.PathLike]
@@ -49,6 +51,28 @@ ModelLike = Union[onnx.ModelProto, bytes, str, os.PathLike]
 InputSets = Union[Mapping[str, np.ndarray], Sequence[Mapping[str, np.ndarray]]]
 
 _DEFAULT_DOMAINS = ("", "ai.onnx")
+
+
+def _load_tolerance():
+    """The per-dtype tolerance table --check, compare and bisect use (tolerance.py beside
+    this file), loaded by path: this module must not import the compiled package."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tolerance.py")
+    spec = importlib.util.spec_from_file_location("onnxsurgeon_tolerance", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_tolerance = _load_tolerance()
+# (atol, rtol) per numpy dtype name; integers and bool exact. The one table (tolerance.py).
+TOLERANCES = _tolerance.TOLERANCES
+
+
+def tolerance_for(dtype) -> tuple[float, float]:
+    """(atol, rtol) --check applies to an element type (a numpy dtype or its name)."""
+    return _tolerance.tolerance_for(np.dtype(dtype).name if not isinstance(dtype, str) else dtype)
 
 
 # --------------------------------------------------------------------------- loading
