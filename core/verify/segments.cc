@@ -57,12 +57,11 @@ void FillMissingTypes(Model& model) {
   options.record_value_info = false;
   auto inferred = InferredCopy(model, options);
   if (!inferred.ok()) return;
-  absl::flat_hash_map<std::string, const onnx::TypeProto*> by_name;
-  for (const auto& vi : inferred->graph().value_info()) by_name[vi.name()] = &vi.type();
-  for (const auto& vi : inferred->graph().output()) by_name[vi.name()] = &vi.type();
+  absl::flat_hash_map<const Value*, const onnx::TypeProto*> found;
+  inferred->ForEachType([&](Value* v, const onnx::TypeProto& t) { found[v] = &t; });
   for (Value* v : untyped) {
-    auto it = by_name.find(v->name());
-    if (it != by_name.end()) *v->mutable_info()->mutable_type() = *it->second;
+    auto it = found.find(v);
+    if (it != found.end()) *v->mutable_info()->mutable_type() = *it->second;
   }
 }
 
