@@ -42,6 +42,7 @@
 #include "core/ir/clone.h"
 #include "core/ir/shape.h"
 #include "core/rewrite/rewriter.h"
+#include "core/shape/contradictions.h"
 #include "core/shape/propagate.h"
 #include "core/shape/slicing.h"
 #include "passes/registry.h"
@@ -92,6 +93,7 @@ class Folder {
 
   Status Run() {
     OS_RETURN_IF_ERROR(FoldGraph(model_.graph()));
+    KeepSubgraphsConsistent();
     return Commit();
   }
 
@@ -325,6 +327,34 @@ class Folder {
   // same name), erases the folded nodes, then the Constant nodes and initializers that
   // only they read.
   // Result the graph computes the same with fewer nodes.
+  // Drops the folds inside a subgraph of the main graph (an If branch, a Loop body, with
+  // what is nested in it) that would make it contradict itself: a branch that fails
+  // whenever it runs for the shapes the model has keeps hiding that behind shapes computed
+  // at run time (core/shape/contradictions.h).
+  void KeepSubgraphsConsistent() {
+    std::vector<const Graph*> tops;
+    absl::flat_hash_map<const Graph*, std::vector<Node*>> folded_in;
+    for (Node* n : folded_) {
+      const Graph* top = n->graph();
+      while (top->parent_graph() && top->parent_graph()->parent_graph()) top = top->parent_graph();
+      if (!top->parent_graph()) continue;  // the main graph
+      auto& nodes = folded_in[top];
+      if (nodes.empty()) tops.push_back(top);
+      nodes.push_back(n);
+    }
+    for (const Graph* top : tops) {
+      absl::flat_hash_map<const Value*, Tensor> constants;
+      for (Node* n : folded_in[top])
+        for (Value* v : n->outputs())
+          if (v) constants.emplace(v, eval::ArrayToTensor(*known_.at(v)));
+      if (!FoldingContradicts(model_, *top, constants)) continue;
+      for (Node* n : folded_in[top]) folded_set_.erase(n);
+      folded_.erase(std::remove_if(folded_.begin(), folded_.end(), [&](Node* n) { return !folded_set_.contains(n); }),
+                    folded_.end());
+      result_.Count("left/subgraph-fails-for-these-shapes", static_cast<int64_t>(folded_in[top].size()));
+    }
+  }
+
   Status Commit() {
     // Values folding may leave unused: inputs of folded nodes (not folded themselves) and
     // the conditions of inlined Ifs. Each once: a source's node is erased at most once.

@@ -9,6 +9,7 @@ branches."""
 
 from __future__ import annotations
 
+import numpy as np
 import onnx
 import onnxsurgeon as osg
 import pytest
@@ -62,3 +63,16 @@ def test_target_keeps_every_scope_apart(model_name, profile, run_cli, oracle, tm
         return
     run_cli("check", "--target", profile, out)
     _check_equivalent(oracle, original, onnx.load(out), 1e-5, 1e-6)
+
+
+def test_branch_for_other_shapes_is_left_as_it_is_once_shapes_are_fixed(oracle):
+    """With X fixed at [1, 8], the else branch (only valid for N = 4) fails whenever it runs,
+    behind shapes computed at run time. simplify folds the rest and leaves that branch's
+    shapes computed: folding them made a model onnx's checker refuses (Silero VAD's 8 kHz
+    branch under --input-shapes of a 16 kHz chunk did)."""
+    original = scope_models.if_branch_for_other_shapes()
+    fixed = osg.run(original, "set-input-shape=X:1,8")
+    simplified = osg.run(fixed, "simplify")
+    oracle.assert_valid(simplified)
+    feed = {"X": np.linspace(-1, 1, 8, dtype=np.float32).reshape(1, 8), "cond": np.array(True)}
+    oracle.assert_outputs_close(oracle.run_model(simplified, feed), oracle.run_model(original, feed), rtol=0, atol=0)
