@@ -351,7 +351,8 @@ class Folder {
       for (Node* n : folded_in[top]) folded_set_.erase(n);
       folded_.erase(std::remove_if(folded_.begin(), folded_.end(), [&](Node* n) { return !folded_set_.contains(n); }),
                     folded_.end());
-      result_.Count("left/subgraph-fails-for-these-shapes", static_cast<int64_t>(folded_in[top].size()));
+      // Left as they were: not a change (Left).
+      result_.counts["left/subgraph-fails-for-these-shapes"] += static_cast<int64_t>(folded_in[top].size());
     }
   }
 

@@ -13,9 +13,11 @@ from __future__ import annotations
 # (atol, rtol) per element type, keyed by numpy dtype name. Integers and bool: exact.
 TOLERANCES = {
     "float64": (1e-9, 1e-7),
-    "float32": (1e-4, 1e-3),
+    "float32": (1e-4, 1e-4),
     "float16": (1e-2, 1e-2),
     "bfloat16": (5e-2, 2e-2),
+    "complex64": (1e-4, 1e-4),
+    "complex128": (1e-9, 1e-7),
 }
 # convert-float16 (and a float16 side of a comparison): every float compared with this.
 FP16 = TOLERANCES["float16"]
