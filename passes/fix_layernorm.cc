@@ -152,7 +152,10 @@ class FixLayerNormPass : public Pass {
     if (!MayHoldLayerNorm(model, names_)) return result;
 
     // The rules check types and shapes; they are filled in memory only, by the local
-    // rules and, where those leave a value untyped, onnx inference.
+    // rules and, where those leave a value untyped, onnx inference. Declared symbolic dims
+    // are refined first: a dim computed from a graph input's is named as that dim, so
+    // the rules see x's batch and the broadcast mean's batch as one (RefreshTypes).
+    if (!RefreshTypes(model).ok()) result.Count("shape-inference-failed");
     InferShapesOptions infer;
     infer.record_value_info = false;
     if (!EnsureShapes(model, infer, HasUntypedOutputs).ok()) result.Count("shape-inference-failed");

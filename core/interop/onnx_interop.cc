@@ -107,9 +107,14 @@ static bool DataPropagationIsBounded(const Model& model) {
 namespace {
 
 // `old` with the static sizes `found` knows where `old` has an unknown or symbolic dim,
-// when `found` is a tensor type of the same element type and rank that agrees with every
-// static size of `old` and adds at least one; else nullopt.
-std::optional<onnx::TypeProto> Refined(const onnx::TypeProto& old, const onnx::TypeProto& found) {
+// and with `found`'s symbol where that is a graph input's dim (`roots`) and `old` has
+// another one or none, when `found` is a tensor type of the same element type and rank
+// that agrees with every static size of `old` and adds at least one; else nullopt.
+// A dim computed from a graph input's is that dim, whatever the declaration names it:
+// onnx's inference without data propagation names each dim it cannot relate afresh (a
+// model saved through it says unk__13 for its input's batch unk__106).
+std::optional<onnx::TypeProto> Refined(const onnx::TypeProto& old, const onnx::TypeProto& found,
+                                       const absl::flat_hash_set<std::string>* roots) {
   if (!old.has_tensor_type() || !found.has_tensor_type() || !old.tensor_type().has_shape() ||
       !found.tensor_type().has_shape() || old.tensor_type().elem_type() != found.tensor_type().elem_type())
     return std::nullopt;
@@ -126,6 +131,10 @@ std::optional<onnx::TypeProto> Refined(const onnx::TypeProto& old, const onnx::T
       auto* d = out.mutable_tensor_type()->mutable_shape()->mutable_dim(i);
       d->clear_dim_param();
       d->set_dim_value(b.dim(i).dim_value());
+      added = true;
+    } else if (!a_static && roots && b.dim(i).has_dim_param() && roots->contains(b.dim(i).dim_param()) &&
+               a.dim(i).dim_param() != b.dim(i).dim_param()) {
+      out.mutable_tensor_type()->mutable_shape()->mutable_dim(i)->set_dim_param(b.dim(i).dim_param());
       added = true;
     }
   }
@@ -144,7 +153,7 @@ bool AdoptType(Value* v, const onnx::TypeProto& type, const InferShapesOptions& 
   const bool typed = v->has_type() && Useful(v->info()->type());
   if (options.refine_types && typed && !options.replace_types) {
     if (v->IsGraphInput() || v->IsInitializer()) return false;
-    auto refined = Refined(v->info()->type(), type);
+    auto refined = Refined(v->info()->type(), type, options.root_symbols);
     if (!refined) {
       // A declaration the graph contradicts is stale (fix-declared-shapes' rule): what the
       // graph computes replaces it, else a later fold makes onnx's checker refuse the model.

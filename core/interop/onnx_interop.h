@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 
 #include "core/ir/model.h"
 #include "core/ir/status.h"
@@ -52,6 +53,9 @@ struct InferShapesOptions {
   // (element types stay), so what the graph computes is what comes back, and with
   // refine_types a declaration it contradicts is replaced (a stale one: fix-declared-shapes).
   bool drop_output_shapes = false;
+  // With refine_types: the main graph inputs' symbols as analyses read them (InputSymbol);
+  // a dim inference derives from one of them replaces the declared dim's symbol (Refined).
+  const absl::flat_hash_set<std::string>* root_symbols = nullptr;
 };
 
 // Given a value and a type found for it (by onnx inference or the local rules).

@@ -237,6 +237,15 @@ StatusOr<int> RefreshTypes(Model& model) {
   options.record_value_info = false;  // types for the rewrites to read; declarations refined in place
   options.refine_types = true;
   options.drop_output_shapes = true;  // a stale declared output shape is corrected
+  // Declared value_info out of the copy: what the graph computes from its inputs comes
+  // back, and refines the declarations (a custom op's output keeps its own).
+  options.drop_value_info = true;
+  absl::flat_hash_set<std::string> roots;
+  for (const Value* input : model.graph().inputs())
+    if (auto shape = ShapeOf(input))
+      for (const Dim& d : *shape)
+        if (d.is_symbolic()) roots.insert(d.symbol);
+  options.root_symbols = &roots;
   OS_RETURN_IF_ERROR(ReinferShapes(model, options).status());
   int refined = 0;
   for (const auto& [v, before] : open) refined += v->type()->SerializeAsString() != before;

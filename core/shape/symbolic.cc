@@ -66,6 +66,14 @@ std::optional<SymbolicElem> Arith(char op, const SymbolicElem& a, const Symbolic
   return SymbolicElem::Sym(absl::StrCat("(", std::string(1, op), " ", ka, " ", kb, ")"), nonneg);
 }
 
+// A dim of a value's shape narrowed to int32 (TensorFlow computes shapes in int32:
+// tf2onnx writes Shape -> Cast(int32) -> ... -> Cast(int64)). It keeps its value for every
+// dim below 2^31; a larger one makes the model's own int32 shape arithmetic wrap, and
+// the shape it then builds is refused at run time. Expressions of dims are not narrowed.
+bool IsDimToInt32(const SymbolicElem& e, int64_t to) {
+  return to == Types::INT32 && !e.is_const && (e.key.rfind("s:", 0) == 0 || e.key.rfind("d:", 0) == 0);
+}
+
 }  // namespace
 
 std::string SymbolicElem::Key() const { return is_const ? absl::StrCat("#", c) : key; }
@@ -182,6 +190,70 @@ std::optional<Shape> SymbolicShapes::ShapeFor(Value* v) const {
     return Shape{Dim::Static(static_cast<int64_t>(x->elems.size()))};
   }
   return ShapeOf(v);
+}
+
+SymbolicShapes::SymbolicShapes(const Model& model) {
+  if (!model.has_graph()) return;
+  Analyze(const_cast<Graph&>(model.graph()));  // reads only (Analyze takes what the rules hold)
+  for (const auto& f : model.functions()) Analyze(f->body());
+}
+
+namespace {
+
+// The Dim an element of a shape vector stands for.
+Dim AsDim(const SymbolicElem& e) {
+  if (e.is_const) return e.c >= 0 ? Dim::Static(e.c) : Dim{};
+  if (e.key.rfind("s:", 0) == 0) return Dim::Symbolic(e.key.substr(2));
+  return Dim::Symbolic("%" + e.key);
+}
+
+}  // namespace
+
+std::optional<Shape> SymbolicShapes::ComputedShape(Value* v) const {
+  Node* p = v ? v->producer() : nullptr;
+  const bool shaped = p && CanonicalDomain(p->domain()).empty() &&
+                      (p->Is("Expand") || p->Is("Reshape") || p->Is("ConstantOfShape")) && p->num_outputs() == 1;
+  const SymbolicVector* target = nullptr;
+  if (shaped) target = VectorOf(p->Is("ConstantOfShape") ? p->input(0) : (p->num_inputs() > 1 ? p->input(1) : nullptr));
+  if (!target || target->scalar || target->dtype != onnx::TensorProto::INT64) return ShapeOf(v);
+  if (p->Is("ConstantOfShape")) {
+    Shape out;
+    for (const SymbolicElem& e : target->elems) out.push_back(AsDim(e));
+    return out;
+  }
+  std::optional<Shape> in = ComputedShape(p->input(0));  // a Reshape then Expand: both as computed
+  if (p->Is("Reshape")) {
+    // 0 copies the input's dim (allowzero = 0); a -1 is left to the declared shape.
+    if (p->GetInt("allowzero", 0) != 0) return ShapeOf(v);
+    Shape out;
+    for (size_t i = 0; i < target->elems.size(); ++i) {
+      const SymbolicElem& e = target->elems[i];
+      if (e.is_const && e.c == -1) return ShapeOf(v);
+      if (e.is_const && e.c == 0) {
+        if (!in || i >= in->size()) return ShapeOf(v);
+        out.push_back((*in)[i]);
+      } else {
+        out.push_back(AsDim(e));
+      }
+    }
+    return out;
+  }
+  // Expand: numpy broadcasting of the input's shape and the target.
+  if (!in) return ShapeOf(v);
+  size_t rank = std::max(in->size(), target->elems.size());
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    std::optional<Dim> a, b;
+    if (i + in->size() >= rank) a = (*in)[i + in->size() - rank];
+    if (i + target->elems.size() >= rank) b = AsDim(target->elems[i + target->elems.size() - rank]);
+    if (!a) out[i] = *b;
+    else if (!b) out[i] = *a;
+    else if (a->is_static() && a->value == 1) out[i] = *b;
+    else if (b->is_static() && b->value == 1) out[i] = *a;
+    else if (a->SameAs(*b)) out[i] = *a;
+    else return ShapeOf(v);  // undecidable here
+  }
+  return out;
 }
 
 // ---- the walk ----------------------------------------------------------------------------
@@ -342,7 +414,7 @@ std::optional<SymbolicVector> SymbolicShapes::Compute(Node* n) const {
       if (e.is_const) {
         if (to == Types::BOOL) e = SymbolicElem::Const(e.c != 0);
         else if (!Fits(v.dtype, e.c)) return std::nullopt;
-      } else if (!(x->dtype == to || (x->dtype == Types::INT32 && to == Types::INT64))) {
+      } else if (!(x->dtype == to || (x->dtype == Types::INT32 && to == Types::INT64) || IsDimToInt32(e, to))) {
         return std::nullopt;  // narrowing or to bool: the value may change
       }
     }

@@ -29,6 +29,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/container/node_hash_map.h"
 #include "core/ir/graph.h"
+#include "core/ir/model.h"
 #include "core/ir/shape.h"
 
 namespace onnxsurgeon {
@@ -62,6 +63,11 @@ class SymbolicShapes {
  public:
   static constexpr size_t kMaxElems = 64;
 
+  SymbolicShapes() = default;
+  // The analysis of a model's main graph and local functions (RewriteFacts builds it so:
+  // rules that compare dims ask it, core/rewrite/facts.h). It only reads the model.
+  explicit SymbolicShapes(const Model& model);
+
   // Given a graph in topological order (subgraphs too). Execute reads it: every node's
   // subgraphs, then the node. Result the facts below cover its values.
   void Analyze(Graph& graph);
@@ -90,6 +96,15 @@ class SymbolicShapes {
 
   // The element that stands for dim `i` of `v`, whose shape is `shape`.
   SymbolicElem DimOf(const Value* v, const Shape& shape, size_t i) const;
+
+  // The shape of `v` as its producer computes it, for Expand, Reshape and ConstantOfShape
+  // whose target vector the analysis describes; else the value's shape (core/ir/shape.h).
+  // A dim read from another value's shape keeps that value's dim (its dim_param), so it
+  // is SameAs that dim: exporters and onnx's inference give such dims fresh names of their
+  // own (tf2onnx's unk__214 for what Shape(x)[0] gives, x's dim being unk__3), which the
+  // declared shape alone cannot relate. An element the analysis only knows as an
+  // expression stands as a symbol of its own ("%" and its key).
+  std::optional<Shape> ComputedShape(Value* v) const;
 
  private:
   void Evaluate(Node* n);

@@ -10,6 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/ir/constant.h"
+#include "core/rewrite/facts.h"
+#include "core/shape/symbolic.h"
 #include "core/ir/shape.h"
 #include "passes/lowering/element_type.h"
 #include "passes/lowering/layer_norm.h"
@@ -347,7 +349,7 @@ StatusOr<Value*> EmitLayerNorm(Rewriter& rw, const Plan& plan) {
 // keepdims=1 reduction would: Unsqueeze of exactly the reduced axes, or a Reshape to x's
 // shape with the reduced axes 1 (an Expand on top must give x's shape).
 bool CheckKeptAxes(const char* role, const Value* kept, const Value* reduced, bool keepdims,
-                   const std::vector<int64_t>& axes, const Value* x, std::string* why) {
+                   const std::vector<int64_t>& axes, const Value* x, const SymbolicShapes& shapes, std::string* why) {
   if (kept == reduced) {
     if (keepdims) return true;
     return Refuse(why, absl::StrCat("the ", role, " '", reduced->name(),
@@ -360,7 +362,8 @@ bool CheckKeptAxes(const char* role, const Value* kept, const Value* reduced, bo
   if (n->Is("Expand")) {
     // Against x, Expand only repeats what broadcasting would: its output must fit in x's
     // shape (each dim 1 or x's), as jax2tf's BroadcastTo to [.., 1] or to x's shape does.
-    std::optional<Shape> shape = ShapeOf(kept);
+    // Its shape as computed: a batch read from Shape(x)[0] is x's, whatever it is named.
+    std::optional<Shape> shape = shapes.ComputedShape(const_cast<Value*>(kept));
     bool fits = shape && shape->size() <= x_shape->size();
     for (size_t i = 0; fits && i < shape->size(); ++i) {
       const Dim& d = (*shape)[i];
@@ -371,7 +374,7 @@ bool CheckKeptAxes(const char* role, const Value* kept, const Value* reduced, bo
                                       shape ? ShapeToString(*shape) : std::string("an unknown shape"),
                                       ", which does not broadcast into x's shape ", ShapeToString(*x_shape)));
     }
-    return CheckKeptAxes(role, n->input(0), reduced, keepdims, axes, x, why);
+    return CheckKeptAxes(role, n->input(0), reduced, keepdims, axes, x, shapes, why);
   }
   if (n->Is("Unsqueeze")) {
     std::optional<std::vector<int64_t>> put_back;
@@ -387,9 +390,9 @@ bool CheckKeptAxes(const char* role, const Value* kept, const Value* reduced, bo
     }
     return true;
   }
-  // Reshape: to x's shape with the reduced axes 1 (the inferred output shape, else the
+  // Reshape: to x's shape with the reduced axes 1 (its shape as computed, else the
   // constant target shape).
-  std::optional<Shape> shape = ShapeOf(kept);
+  std::optional<Shape> shape = shapes.ComputedShape(const_cast<Value*>(kept));
   if (!shape || !StaticDims(shape)) {
     if (auto target = ConstantInt64s(n->input(1));
         target && std::all_of(target->begin(), target->end(), [](int64_t d) { return d > 0; })) {
@@ -413,7 +416,8 @@ bool CheckKeptAxes(const char* role, const Value* kept, const Value* reduced, bo
 
 // The two means really are means (a ReduceSum's factor is 1/N of x's static reduced
 // dims), and each reaches x with the reduced axes back in place.
-bool CheckMeans(const Match& m, const Reduction& mean, const Reduction& var, const Value* x, std::string* why) {
+bool CheckMeans(const Match& m, const Reduction& mean, const Reduction& var, const Value* x,
+                const SymbolicShapes& shapes, std::string* why) {
   if (!reductions::IsAverage(m.value("mean"), x, why) || !reductions::IsAverage(m.value("var_mean"), x, why))
     return false;
   auto axes = CanonicalAxes(mean, Rank(x));
@@ -424,13 +428,13 @@ bool CheckMeans(const Match& m, const Reduction& mean, const Reduction& var, con
   if (moments && mean.keepdims != var.keepdims) {
     return Refuse(why, "E[x^2] and E[x]^2 differ in keepdims: their difference would broadcast");
   }
-  return CheckKeptAxes("mean", m.value("mean_kept"), m.value("mean"), mean.keepdims, *axes, x, why) &&
-         CheckKeptAxes("variance", m.value("var_kept"), m.value("var"), var.keepdims, *axes, x, why);
+  return CheckKeptAxes("mean", m.value("mean_kept"), m.value("mean"), mean.keepdims, *axes, x, shapes, why) &&
+         CheckKeptAxes("variance", m.value("var_kept"), m.value("var"), var.keepdims, *axes, x, shapes, why);
 }
 
 // Given a match holding x, the two ReduceMeans ("mean", "var"), "eps" and optionally
 // "scale"/"bias". Result the plan, or nullopt with the reason.
-std::optional<Plan> Analyze(const Match& m, std::string* why) {
+std::optional<Plan> Analyze(const Match& m, RewriteFacts& facts, std::string* why) {
   Plan plan;
   plan.x = m.value("x");
   // x's type, or else the epsilon's: Add(var, eps) computes in x's type, so the match
@@ -457,7 +461,7 @@ std::optional<Plan> Analyze(const Match& m, std::string* why) {
   auto var = ReadReduction(*var_op, rank, why);
   if (!var) return std::nullopt;
   if (!PlanAxes(*mean, *var, rank, plan, why)) return std::nullopt;
-  if (!CheckMeans(m, *mean, *var, plan.x, why)) return std::nullopt;
+  if (!CheckMeans(m, *mean, *var, plan.x, facts.Get<SymbolicShapes>(), why)) return std::nullopt;
   std::optional<double> eps = m.constant("eps").ScalarAsDouble();
   if (!eps || !std::isfinite(*eps)) {
     Refuse(why, "epsilon is not a finite scalar");
@@ -509,9 +513,9 @@ bool IsCanonicalDecomposition(const Match& m, const Plan& plan, int64_t opset) {
 }
 
 std::unique_ptr<RewriteRule> MakeRule(std::string name, Pattern p, int root, int benefit, DecomposeWhen decompose) {
-  auto check = [decompose](const Match& m) -> Verdict<Plan> {
+  auto check = [decompose](const Match& m, RewriteFacts& facts) -> Verdict<Plan> {
     std::string why;
-    std::optional<Plan> plan = Analyze(m, &why);
+    std::optional<Plan> plan = Analyze(m, facts, &why);
     if (!plan) return Refuse(std::move(why));
     plan->decompose = decompose && decompose(*m.root());
     if (plan->decompose) {

@@ -255,6 +255,16 @@ CATALOG: tuple[Entry, ...] = (
         )
         for opset in (13, 15, 17)
     ),
+    # The same with the batch left open: tf2onnx gives each batch it computes from
+    # Shape(x)[0] a symbol of its own (unk__214 beside the input's unk__3).
+    *(
+        Entry(f"tf_{kind}_dynbatch_op13", f"corpus_tf:{kind}_dynbatch_op13", f"{summary}, dynamic batch", stack="tf")
+        for kind, summary in (
+            ("keras_layernorm", "keras.layers.LayerNormalization between Dense layers, tf2onnx opset 13"),
+            ("moments_layernorm", "tf.nn.moments and tf.nn.batch_normalization LayerNorms, tf2onnx opset 13"),
+            ("vit_block", "Keras ViT encoder block, tf2onnx opset 13"),
+        )
+    ),
     # JAX/Flax nnx through jax2onnx (exporters/corpus_jax.py)
     Entry(
         "flax_layernorm_op13",
@@ -291,6 +301,13 @@ CATALOG: tuple[Entry, ...] = (
         "flax_jax2tf_layernorm_op17",
         "corpus_jax2tf:flax_jax2tf_layernorm_op17",
         "Flax LayerNorm x2 between Dense layers, jax2tf + tf2onnx opset 17: means as ReduceSum * (1/N), Reshape/Expand back",
+        stack="jax2tf",
+    ),
+    Entry(
+        "flax_jax2tf_layernorm_dynbatch_op17",
+        "corpus_jax2tf:flax_jax2tf_layernorm_dynbatch_op17",
+        "the Flax LayerNorm MLP through jax2tf + tf2onnx with a polymorphic batch: each BroadcastTo's batch "
+        "has a symbol of its own",
         stack="jax2tf",
     ),
     # PaddlePaddle through paddle2onnx (exporters/corpus_paddle.py)

@@ -51,14 +51,28 @@ def _randomize(params, seed: int):
     return jax.tree_util.tree_map_with_path(one, params)
 
 
-def _layernorm_mlp(opset: int, seed: int) -> Exported:
+def _layernorm_mlp(opset: int, seed: int, dynamic_batch: bool = False) -> Exported:
     module = LayerNormMLP()
     x = np.random.default_rng(seed).standard_normal(SHAPE).astype(np.float32)
     params = _randomize(module.init(jax.random.PRNGKey(seed), x), seed)
-    apply = jax2tf.convert(lambda v: module.apply(params, v), native_serialization=False, enable_xla=False)
-    signature = [tf.TensorSpec(SHAPE, tf.float32, name="x")]
+    # dynamic_batch: a polymorphic batch, as a served model is exported; tf2onnx names the
+    # batch of each BroadcastTo target it computes from Shape(x)[0] with a symbol of its own.
+    polymorphic = {"polymorphic_shapes": [f"(b, {SHAPE[1]}, {SHAPE[2]})"]} if dynamic_batch else {}
+    apply = jax2tf.convert(
+        lambda v: module.apply(params, v), native_serialization=False, enable_xla=False, **polymorphic
+    )
+    signature = [tf.TensorSpec((None, *SHAPE[1:]) if dynamic_batch else SHAPE, tf.float32, name="x")]
     function = tf.function(apply, input_signature=signature, autograph=False)
     model, _ = tf2onnx.convert.from_function(function, input_signature=signature, opset=opset)
+    notes = []
+    if dynamic_batch:
+        # Saved through onnx's shape inference (no data propagation), as onnxsim and many
+        # pipelines do: value_info then names each batch it cannot relate afresh (unk__13
+        # for what the input calls unk__106).
+        import onnx
+
+        model = onnx.shape_inference.infer_shapes(model)
+        notes.append("saved through onnx.shape_inference.infer_shapes: fresh dim names in value_info")
     expected = [np.asarray(module.apply(params, jnp.asarray(x)))]
     return Exported(
         model,
@@ -68,7 +82,8 @@ def _layernorm_mlp(opset: int, seed: int) -> Exported:
         "jax",
         {"LayerNorm": 2, "Linear": 3},
         opset,
-        tags=["exporter-jax2tf", "flax-fast-variance", "layernorm-reduce-sum"],
+        tags=["exporter-jax2tf", "flax-fast-variance", "layernorm-reduce-sum", *(["dynamic-batch"] * dynamic_batch)],
+        notes=notes,
     )
 
 
@@ -78,3 +93,7 @@ def flax_jax2tf_layernorm_op13(seed: int) -> Exported:
 
 def flax_jax2tf_layernorm_op17(seed: int) -> Exported:
     return _layernorm_mlp(17, seed)
+
+
+def flax_jax2tf_layernorm_dynbatch_op17(seed: int) -> Exported:
+    return _layernorm_mlp(17, seed, dynamic_batch=True)

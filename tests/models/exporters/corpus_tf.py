@@ -20,8 +20,15 @@ D = 32
 SHAPE = (2, 5, D)
 
 
-def _export(fn, inputs: dict[str, np.ndarray], opset: int, modules: dict[str, int], tags=(), notes=()) -> Exported:
-    signature = tuple(tf.TensorSpec(v.shape, tf.as_dtype(v.dtype), name=k) for k, v in inputs.items())
+def _export(
+    fn, inputs: dict[str, np.ndarray], opset: int, modules: dict[str, int], tags=(), notes=(), dynamic_batch=False
+) -> Exported:
+    # dynamic_batch: the first dim left open, as a served model is exported; tf2onnx then
+    # names the batch of values it computes from Shape(x)[0] with symbols of their own.
+    signature = tuple(
+        tf.TensorSpec((None, *v.shape[1:]) if dynamic_batch else v.shape, tf.as_dtype(v.dtype), name=k)
+        for k, v in inputs.items()
+    )
     function = tf.function(fn, input_signature=signature)
     model, _ = tf2onnx.convert.from_function(function, input_signature=signature, opset=opset)
     expected = function(*[tf.constant(v) for v in inputs.values()])
@@ -86,6 +93,13 @@ def keras_layernorm_op17(seed: int) -> Exported:
     return keras_layernorm(17, seed)
 
 
+def keras_layernorm_dynbatch_op13(seed: int) -> Exported:
+    model = _dense_ln_dense(tf.keras.layers.LayerNormalization(epsilon=1e-3), seed)
+    return _export(
+        lambda x: model(x), _x(seed), 13, {"LayerNorm": 1, "Linear": 2}, tags=["keras", "dynamic-batch"], dynamic_batch=True
+    )
+
+
 # ---- tf.nn.moments, hand-written
 
 
@@ -111,7 +125,7 @@ class BatchNormStyleLayerNorm(MomentsLayerNorm):
         return tf.nn.batch_normalization(x, mean, var, self.beta, self.gamma, 1e-5)
 
 
-def moments_layernorm(opset: int, seed: int) -> Exported:
+def moments_layernorm(opset: int, seed: int, dynamic_batch: bool = False) -> Exported:
     dense_in = tf.keras.layers.Dense(D)
     dense_out = tf.keras.layers.Dense(D)
     dense_in.build((None, *SHAPE[1:]))
@@ -120,7 +134,8 @@ def moments_layernorm(opset: int, seed: int) -> Exported:
     _randomize(dense_out, seed + 7)
     norm_a, norm_b = MomentsLayerNorm(seed), BatchNormStyleLayerNorm(seed + 3)
     fn = lambda x: dense_out(norm_b(norm_a(dense_in(x))))  # noqa: E731
-    return _export(fn, _x(seed), opset, {"LayerNorm": 2, "Linear": 2}, tags=["tf-moments"])
+    tags = ["tf-moments", "dynamic-batch"] if dynamic_batch else ["tf-moments"]
+    return _export(fn, _x(seed), opset, {"LayerNorm": 2, "Linear": 2}, tags=tags, dynamic_batch=dynamic_batch)
 
 
 def moments_layernorm_op13(seed: int) -> Exported:
@@ -133,6 +148,10 @@ def moments_layernorm_op15(seed: int) -> Exported:
 
 def moments_layernorm_op17(seed: int) -> Exported:
     return moments_layernorm(17, seed)
+
+
+def moments_layernorm_dynbatch_op13(seed: int) -> Exported:
+    return moments_layernorm(13, seed, dynamic_batch=True)
 
 
 # ---- Dense + GELU
@@ -179,7 +198,7 @@ def dense_gelu_op17(seed: int) -> Exported:
 # ---- a Keras ViT encoder block
 
 
-def vit_block(opset: int, seed: int) -> Exported:
+def vit_block(opset: int, seed: int, dynamic_batch: bool = False) -> Exported:
     keras = tf.keras
     x = keras.Input(SHAPE[1:])
     h = keras.layers.LayerNormalization(epsilon=1e-6)(x)
@@ -190,13 +209,23 @@ def vit_block(opset: int, seed: int) -> Exported:
     h = keras.layers.Dense(D)(h)
     model = keras.Model(x, keras.layers.Add()([x1, h]))
     _randomize(model, seed)
+    tags = ["keras", "attention", *(["dynamic-batch"] if dynamic_batch else [])]
     return _export(
-        lambda t: model(t), _x(seed), opset, {"LayerNorm": 2, "GELU": 1, "Linear": 6}, tags=["keras", "attention"]
+        lambda t: model(t),
+        _x(seed),
+        opset,
+        {"LayerNorm": 2, "GELU": 1, "Linear": 6},
+        tags=tags,
+        dynamic_batch=dynamic_batch,
     )
 
 
 def vit_block_op13(seed: int) -> Exported:
     return vit_block(13, seed)
+
+
+def vit_block_dynbatch_op13(seed: int) -> Exported:
+    return vit_block(13, seed, dynamic_batch=True)
 
 
 def vit_block_op15(seed: int) -> Exported:
