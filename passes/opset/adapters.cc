@@ -85,13 +85,12 @@ Status SoftmaxUp(StepContext& ctx) {
   int64_t rank = ctx.types->Rank(n->input(0));
   int64_t axis = n->GetInt("axis", 1);
   ctx.handled = true;
-  if (rank >= 0) {
-    if (axis < 0) axis += rank;
-    if (axis == rank - 1) {
-      ctx.rewriter->SetAttribute(n, AttrInt("axis", -1));
-      return absl::OkStatus();
-    }
+  // The last axis (-1 needs no rank): the 2-D coercion keeps rows, nothing to write out.
+  if (axis == -1 || (rank >= 0 && (axis < 0 ? axis + rank : axis) == rank - 1)) {
+    ctx.rewriter->SetAttribute(n, AttrInt("axis", -1));
+    return absl::OkStatus();
   }
+  if (rank >= 0 && axis < 0) axis += rank;
   Value* x = n->input(0);
   Value* flat = ctx.Emit("Flatten", {x}, {AttrInt("axis", axis)})->output(0);
   Value* shape = ctx.Emit("Shape", {x})->output(0);
