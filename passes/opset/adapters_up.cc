@@ -117,8 +117,8 @@ Status ScanBatchOfOneUp(StepContext& ctx) {
     ctx.rewriter->RemoveAttribute(n, "directions");
     ctx.rewriter->SetAttribute(n, AttrInts("scan_input_directions", d));
   }
-  for (size_t i = 0; i < n->num_outputs(); ++i) {
-    Value* y = n->output(i);
+  for (size_t k = n->num_outputs(); k-- > 0;) {  // each goes right after the node: last first
+    Value* y = n->output(k);
     if (!y) continue;
     OS_ASSIGN_OR_RETURN(Node * back,
                         ctx.rewriter->InsertAfter(y, "Unsqueeze", {y}, {AttrInts("axes", {0})}, ctx.domain));
