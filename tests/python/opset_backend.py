@@ -215,32 +215,35 @@ def _graph_key(model: onnx.ModelProto) -> tuple:
 NO_KERNEL = "NOT_IMPLEMENTED : Could not find an implementation for"
 
 
-def check_in_ort(model: onnx.ModelProto, case: Case) -> str | None:
-    """None when onnxruntime reproduces the case's expected outputs from its inputs, else
-    why not: "mismatch", "no kernel: <what onnxruntime lacks>" or "error: <message>"."""
+def _close(got, expected) -> bool:
+    for g, e in zip(got, expected):
+        if e is None:
+            continue
+        g, e = np.asarray(g), np.asarray(e)
+        if g.shape != e.shape:
+            return False
+        if e.dtype.kind in "fc":
+            if not np.allclose(g.astype(np.float64), e.astype(np.float64), rtol=RTOL, atol=ATOL, equal_nan=True):
+                return False
+        elif not np.array_equal(g, e):
+            return False
+    return True
+
+
+def ort_outputs(model: onnx.ModelProto, case: Case) -> list | str:
+    """onnxruntime's outputs for each of the case's data sets, or why it gave none:
+    "no kernel: <what onnxruntime lacks>" or "error: <message>"."""
     import onnxruntime as ort
 
+    ort.set_default_logger_severity(3)  # RoiAlign's kernel warns on every construction
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     options.log_severity_level = 4
+    # One thread: no pool to start and stop per session (a third of the time per case).
+    options.intra_op_num_threads = options.inter_op_num_threads = 1
     try:
         session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
-        for feeds, expected in zip(case.inputs, case.outputs):
-            got = session.run(None, feeds)
-            for g, e in zip(got, expected):
-                if e is None:
-                    continue
-                g = np.asarray(g)
-                if g.shape != e.shape:
-                    return "mismatch"
-                if e.dtype.kind in "fc":
-                    if not np.allclose(
-                        g.astype(np.float64), e.astype(np.float64), rtol=RTOL, atol=ATOL, equal_nan=True
-                    ):
-                        return "mismatch"
-                elif not np.array_equal(g, e):
-                    return "mismatch"
-        return None
+        return [session.run(None, feeds) for feeds in case.inputs]
     except Exception as e:  # noqa: BLE001 - a model ORT refuses or fails on is simply not verified
         message = str(e)
         if NO_KERNEL in message:
@@ -248,6 +251,28 @@ def check_in_ort(model: onnx.ModelProto, case: Case) -> str | None:
         if "Failed to find kernel for" in message:  # the same, said when the session runs
             return "no kernel: " + message.split("Failed to find kernel for", 1)[1].split(" (", 1)[0].strip()
         return "error: " + message.splitlines()[0][:200] if message else "error"
+
+
+def check_in_ort(model: onnx.ModelProto, case: Case) -> str | None:
+    """None when onnxruntime reproduces the case's expected outputs from its inputs, else
+    why not: "mismatch", or why it gave no outputs (ort_outputs)."""
+    got = ort_outputs(model, case)
+    if isinstance(got, str):
+        return got
+    return None if all(_close(g, e) for g, e in zip(got, case.outputs)) else "mismatch"
+
+
+def same_as_own_model_in_ort(model: onnx.ModelProto, case: Case) -> bool:
+    """Whether onnxruntime computes from `model` what it computes from the case's own model
+    at the case's own opset (for cases whose expected outputs it does not reproduce)."""
+    key = (case.name, case.variant)
+    if key not in _OWN_OUTPUTS:
+        _OWN_OUTPUTS[key] = ort_outputs(case.model, case) if case.opset >= LOWEST else "below opset 7"
+    own, got = _OWN_OUTPUTS[key], ort_outputs(model, case)
+    return not isinstance(own, str) and not isinstance(got, str) and all(_close(g, o) for g, o in zip(got, own))
+
+
+_OWN_OUTPUTS: dict[tuple, list | str] = {}
 
 
 def _runs(model: onnx.ModelProto, case: Case) -> bool:
@@ -298,6 +323,8 @@ class Tally:
     unverified: dict = dataclasses.field(default_factory=dict)
     # Downwards with keep_models: per case, the verified models by target opset.
     models: dict = dataclasses.field(default_factory=dict)
+    # The converted models whose outputs differ from the expected ones, by conversion.
+    mismatched: dict = dataclasses.field(default_factory=dict)
 
     @property
     def unverified_pairs(self) -> set:
@@ -352,6 +379,8 @@ def _chain(tally: Tally, case: Case, start: onnx.ModelProto, goals, convert, cha
             tally.verified_pairs.add(pair(target))
         else:
             tally.unverified[pair(target)] = why
+            if why == "mismatch":
+                tally.mismatched[pair(target)] = converted
         if chained:
             current = converted
         yield target, converted, why
@@ -427,17 +456,20 @@ def evaluate_roundtrip(cases: list[Case], starts: dict[tuple, dict[int, onnx.Mod
                 tally.verified_pairs.add((case.name, target, s, case.variant))
             else:
                 tally.unverified[(case.name, target, s, case.variant)] = why
+                if why == "mismatch":
+                    tally.mismatched[(case.name, target, s, case.variant)] = converted
     return tally
 
 
 def baseline(case: Case) -> str | None:
     """Whether onnxruntime reproduces the case's own model at its own opset (None) or why not."""
-    if case.name not in _BASELINE:
-        _BASELINE[case.name] = check_in_ort(case.model, case) if case.opset >= LOWEST else "below opset 7"
-    return _BASELINE[case.name]
+    key = (case.name, case.variant)
+    if key not in _BASELINE:
+        _BASELINE[key] = check_in_ort(case.model, case) if case.opset >= LOWEST else "below opset 7"
+    return _BASELINE[key]
 
 
-_BASELINE: dict[str, str | None] = {}
+_BASELINE: dict[tuple, str | None] = {}
 
 
 def fractions(tally: Tally) -> dict[int, float]:
