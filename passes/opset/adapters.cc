@@ -823,6 +823,7 @@ const std::map<Key, Adapter>& Table() {
     (*t)[{"", "GroupNormalization", 18, 21}] = GroupNormalizationPerChannelUp;
     (*t)[{"", "BatchNormalization", 9, 14}] = BatchNormalizationTrainingUp;
     (*t)[{"", "MeanVarianceNormalization", 9, 13}] = MeanVarianceNormalizationAxesUp;
+    (*t)[{"", "Dropout", 7, 10}] = DropoutMaskUp;
     return t;
   }();
   return *table;

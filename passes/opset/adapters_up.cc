@@ -103,10 +103,10 @@ Status ScanBatchOfOneUp(StepContext& ctx) {
   for (size_t i = 1; i < n->num_inputs(); ++i) {
     auto dims = ctx.types->Dims(n->input(i));
     if (!dims || dims->empty() || (*dims)[0] != 1)
-      return ctx.Refuse(absl::StrCat("input '", n->input(i) ? n->input(i)->name() : "", "' has ",
-                                     dims && !dims->empty() && (*dims)[0] > 1 ? "a batch larger than one"
-                                                                              : "a batch size not known to be one",
-                                     ": Scan-9 has no batch axis (a Loop over the batch would be needed)"));
+      return ctx.Refuse(absl::StrCat(
+          "input '", n->input(i) ? n->input(i)->name() : "", "' has ",
+          dims && !dims->empty() && (*dims)[0] > 1 ? "a batch larger than one" : "a batch size not known to be one",
+          ": Scan-9 has no batch axis (a Loop over the batch would be needed)"));
   }
   ctx.handled = true;
   if (n->num_inputs() > 0) ctx.rewriter->RemoveInput(n, 0);
@@ -131,6 +131,22 @@ Status ScanBatchOfOneUp(StepContext& ctx) {
       dim->erase(dim->begin());
     }
   }
+  return absl::OkStatus();
+}
+
+// Given:  %Y, %mask = Dropout-7<ratio=0.25>(%X)         (%mask unused)
+// Result: %Y = Dropout-10<ratio=0.25>(%X)
+//
+// Dropout-7's mask has the data's type, Dropout-10's is bool, and what Dropout-7's mask
+// holds outside training is not defined as Dropout-10's all-true: an unused mask goes, a
+// used one is refused.
+Status DropoutMaskUp(StepContext& ctx) {
+  Node* n = ctx.node;
+  if (n->num_outputs() < 2 || !n->output(1)) return absl::OkStatus();
+  if (n->output(1)->HasUsers())
+    return ctx.Refuse("the mask output is used: Dropout-7's mask has the data's type, Dropout-10's is bool");
+  OS_ASSIGN_OR_RETURN(Node * fresh, ctx.rewriter->DropOutputs(n, 1));
+  ctx.node = ctx.replacement = fresh;
   return absl::OkStatus();
 }
 

@@ -12,6 +12,8 @@ Status GroupNormalizationPerChannelUp(StepContext& ctx);
 Status BatchNormalizationTrainingUp(StepContext& ctx);
 // Scan-8 -> 9: a batch of one without sequence_lens, as Scan-9 between Squeeze and Unsqueeze.
 Status ScanBatchOfOneUp(StepContext& ctx);
+// Dropout-7 -> 10: the mask's type changes (the data's -> bool): dropped when unused, else refused.
+Status DropoutMaskUp(StepContext& ctx);
 // MeanVarianceNormalization-9 -> 13: the default axes written out for onnx's checker.
 Status MeanVarianceNormalizationAxesUp(StepContext& ctx);
 

@@ -313,6 +313,7 @@ UP_REFUSED = [
     "scan_batch_of_two_refused",
     "scan_sequence_lens_refused",
     "resize_tf_half_pixel_for_nn_refused",
+    "dropout_7_mask_used_refused",
 ]
 
 
@@ -368,6 +369,7 @@ def _up_feeds(name: str) -> dict[str, np.ndarray]:
             "U": f32(2, 3),
         },
         "mvn_default_axes_9_to_13": {"X": f32(3, 3, 3, 1)},
+        "dropout_7_unused_mask_to_12": {"X": f32(2, 3)},
     }[name]
 
 
@@ -380,6 +382,7 @@ UP_CASES = [
     "scan_batch_of_one_8_to_9",
     "scatter_10_to_scatter_elements_11",
     "mvn_default_axes_9_to_13",
+    "dropout_7_unused_mask_to_12",
 ]
 
 
