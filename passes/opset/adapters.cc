@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "passes/lowering/scatternd.h"
 #include "passes/opset/adapters_layout.h"
+#include "passes/opset/adapters_up.h"
 #include "passes/opset/step.h"
 
 namespace onnxsurgeon::opset {
@@ -84,13 +85,12 @@ Status SoftmaxUp(StepContext& ctx) {
   int64_t rank = ctx.types->Rank(n->input(0));
   int64_t axis = n->GetInt("axis", 1);
   ctx.handled = true;
-  if (rank >= 0) {
-    if (axis < 0) axis += rank;
-    if (axis == rank - 1) {
-      ctx.rewriter->SetAttribute(n, AttrInt("axis", -1));
-      return absl::OkStatus();
-    }
+  // The last axis (-1 needs no rank): the 2-D coercion keeps rows, nothing to write out.
+  if (axis == -1 || (rank >= 0 && (axis < 0 ? axis + rank : axis) == rank - 1)) {
+    ctx.rewriter->SetAttribute(n, AttrInt("axis", -1));
+    return absl::OkStatus();
   }
+  if (rank >= 0 && axis < 0) axis += rank;
   Value* x = n->input(0);
   Value* flat = ctx.Emit("Flatten", {x}, {AttrInt("axis", axis)})->output(0);
   Value* shape = ctx.Emit("Shape", {x})->output(0);
@@ -783,6 +783,9 @@ const std::map<Key, Adapter>& Table() {
     (*t)[{"", "Resize", 11, 10}] = ResizeTo10;
     (*t)[{"", "Resize", 10, 11}] = ResizeFrom10;
     (*t)[{"", "Resize", 19, 18}] = RefuseValues("coordinate_transformation_mode", {"half_pixel_symmetric"}, "");
+    // Resize-13 dropped tf_half_pixel_for_nn (x_original = (x_resized + 0.5) / scale); no
+    // mode of 13 maps coordinates that way for every rounding (onnx's reference refuses it).
+    (*t)[{"", "Resize", 11, 13}] = RefuseValues("coordinate_transformation_mode", {"tf_half_pixel_for_nn"}, "");
     (*t)[{"", "Pad", 19, 18}] = RefuseValues("mode", {"wrap"}, "constant");
     (*t)[{"", "Pad", 18, 13}] = PadAxesDown;
     for (const char* op : {"ScatterND", "ScatterElements"})
@@ -816,7 +819,11 @@ const std::map<Key, Adapter>& Table() {
     (*t)[{"", "GatherND", 12, 11}] = GatherNDBatchDimsDown;
     (*t)[{"", "DepthToSpace", 11, 1}] = DepthToSpaceCrdDown;
     (*t)[{"", "Scan", 9, 8}] = RefuseScan;
-    (*t)[{"", "Scan", 8, 9}] = RefuseScan;
+    (*t)[{"", "Scan", 8, 9}] = ScanBatchOfOneUp;
+    (*t)[{"", "GroupNormalization", 18, 21}] = GroupNormalizationPerChannelUp;
+    (*t)[{"", "BatchNormalization", 9, 14}] = BatchNormalizationTrainingUp;
+    (*t)[{"", "MeanVarianceNormalization", 9, 13}] = MeanVarianceNormalizationAxesUp;
+    (*t)[{"", "Dropout", 7, 10}] = DropoutMaskUp;
     return t;
   }();
   return *table;

@@ -7,6 +7,7 @@
 //   BitwiseNot (< 18)          Sub(Neg(x), 1) signed, Sub(max, x) unsigned
 //   Upsample-9 <-> Resize-10   the same operator under two names (Upsample is deprecated
 //                              from 10, Resize starts at 10)
+//   Scatter-9 -> ScatterElements-11   renamed (Scatter is deprecated from 11)
 //   everything else            the op's own function body from onnx's schema (Mish,
 //                              HardSwish, GroupNormalization, CenterCropPad, CastLike,
 //                              Celu, Softplus-free activations, RMSNormalization, ...),
@@ -253,6 +254,23 @@ StatusOr<bool> RenameUpsampleResize(DecomposeContext& ctx, const char* to_op, in
   return true;
 }
 
+// Given:  %Y = Scatter-9<axis=1>(%X, %I, %U)
+// Result: %Y = ScatterElements-11<axis=1>(%X, %I, %U)
+//
+// Scatter is deprecated from 11: ScatterElements-11 is the same operator renamed (same
+// inputs and axis; it also allows negative indices, which Scatter-9's data never hold).
+StatusOr<bool> RenameScatter(DecomposeContext& ctx) {
+  Node* n = ctx.node;
+  std::vector<onnx::AttributeProto> attrs;
+  for (const Attribute& a : n->attributes()) attrs.push_back(a.proto());
+  Node* before = n->prev();
+  Node* r = ctx.rewriter->Create("ScatterElements", {n->inputs().begin(), n->inputs().end()}, attrs, 1, ctx.domain);
+  CollectEmitted(before, n, 11, *ctx.emitted);
+  ctx.types->Alias(n->output(0), r->output(0));
+  OS_RETURN_IF_ERROR(FinishReplacement(ctx, {r->output(0)}));
+  return true;
+}
+
 // Expands the op's function body from the schema at the node's opset.
 StatusOr<bool> DecomposeByFunction(DecomposeContext& ctx) {
   Node* n = ctx.node;
@@ -387,6 +405,7 @@ StatusOr<bool> Decompose(DecomposeContext& ctx) {
     return RenameUpsampleResize(ctx, "Resize", 10);
   if (ctx.domain.empty() && op == "Resize" && ctx.opset == 10 && ctx.target < 10)
     return RenameUpsampleResize(ctx, "Upsample", 9);
+  if (ctx.domain.empty() && op == "Scatter" && ctx.target >= 11) return RenameScatter(ctx);
   return DecomposeByFunction(ctx);
 }
 

@@ -86,6 +86,17 @@ StatusOr<Value*> AttributeToInput(StepContext& ctx, const onnx::AttributeProto& 
       if (!v) return ctx.Refuse(absl::StrCat("cannot encode '", a.name(), "' as a constant of type ", dt));
       return v;
     }
+    case onnx::AttributeProto::FLOATS: {
+      // Upsample-7's scales -> Upsample-9's scales input (float only): a 1-D tensor.
+      int32_t dt = ctx.types->ElemType(ctx.node->input(0));
+      if (dt == 0 || !allows(dt)) dt = onnx::TensorProto::FLOAT;
+      if (!allows(dt))
+        return ctx.Refuse(absl::StrCat("attribute '", a.name(), "' becomes input '", p.GetName(),
+                                       "', whose type is unknown (run shape inference on the model first)"));
+      Value* v = ctx.Tensor1D({a.floats().begin(), a.floats().end()}, dt);
+      if (!v) return ctx.Refuse(absl::StrCat("cannot encode '", a.name(), "' as a constant of type ", dt));
+      return v;
+    }
     default: return ctx.Refuse(absl::StrCat("attribute '", a.name(), "' of this kind cannot become an input"));
   }
 }

@@ -307,8 +307,19 @@ def test_pixel_shuffle_export_downgrades(target, oracle):
     oracle.assert_equivalent(original, converted, inputs={"x": x.numpy()}, expected=expected, rtol=1e-4, atol=1e-5)
 
 
+UP_REFUSED = [
+    "group_normalization_unknown_type_refused",
+    "batchnorm_saved_mean_used_refused",
+    "scan_batch_of_two_refused",
+    "scan_sequence_lens_refused",
+    "resize_tf_half_pixel_for_nn_refused",
+    "dropout_7_mask_used_refused",
+]
+
+
 @pytest.mark.parametrize(
-    "name", ["lstm_layout_batch_first_14_to_13", *LAYOUT_CASES, "gathernd_batch_dims_unknown_rank_refused"]
+    "name",
+    ["lstm_layout_batch_first_14_to_13", *LAYOUT_CASES, "gathernd_batch_dims_unknown_rank_refused", *UP_REFUSED],
 )
 def test_check_agrees_with_convert(name, run_cli, tmp_path):
     """`check --opset N` says convertible exactly when convert-opset=N converts."""
@@ -324,3 +335,99 @@ def test_check_agrees_with_convert(name, run_cli, tmp_path):
     proc = run_cli("check", "--opset", target, path, expect_rc=None)
     assert proc.returncode == (0 if converts else 1), proc.stdout + proc.stderr
     assert converts == ("refused" not in name)
+
+
+# ---- upgrades whose meaning moved (passes/opset/adapters_up.cc, the schema step, the
+# Scatter rename): each golden case that converts runs in onnxruntime at its own opset and
+# converted, on inputs where the difference would show (per-group scales that differ,
+# a batch of one, a training-mode batch, indices that hit every position).
+
+
+def _up_feeds(name: str) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(3)
+    f32 = lambda *shape: rng.standard_normal(shape).astype(np.float32)  # noqa: E731
+    return {
+        "split_equal_parts_13_to_18": {"X": f32(2, 6)},
+        "upsample_7_scales_to_input_9": {"X": f32(1, 1, 2, 2)},
+        "group_normalization_18_to_21": {"X": f32(2, 4, 3)},
+        "group_normalization_18_to_21_dynamic": {
+            "X": rng.standard_normal((2, 6, 5)),
+            "s": np.array([1.5, -2.0]),
+            "b": np.array([0.25, 3.0]),
+        },
+        "batchnorm_training_9_to_14": {
+            "X": f32(2, 3, 4),
+            "s": f32(3),
+            "b": f32(3),
+            "m": f32(3),
+            "v": np.abs(f32(3)) + 0.5,
+        },
+        "scan_batch_of_one_8_to_9": {"S0": f32(1, 2), "X": f32(1, 3, 2)},
+        "scatter_10_to_scatter_elements_11": {
+            "X": f32(3, 3),
+            "I": np.stack([rng.permutation(3), rng.permutation(3)]).astype(np.int64),
+            "U": f32(2, 3),
+        },
+        "mvn_default_axes_9_to_13": {"X": f32(3, 3, 3, 1)},
+        "dropout_7_unused_mask_to_12": {"X": f32(2, 3)},
+    }[name]
+
+
+UP_CASES = [
+    "split_equal_parts_13_to_18",
+    "upsample_7_scales_to_input_9",
+    "group_normalization_18_to_21",
+    "group_normalization_18_to_21_dynamic",
+    "batchnorm_training_9_to_14",
+    "scan_batch_of_one_8_to_9",
+    "scatter_10_to_scatter_elements_11",
+    "mvn_default_axes_9_to_13",
+    "dropout_7_unused_mask_to_12",
+]
+
+
+@pytest.mark.parametrize("name", UP_CASES)
+def test_upgrade_golden_cases_run_the_same(name, oracle):
+    pipeline, source = _case(name)
+    original = osg.parse_text(source).to_proto()
+    converted = osg.run(original, pipeline)
+    oracle.assert_valid(converted)
+    oracle.assert_equivalent(original, converted, inputs=_up_feeds(name), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("channels, groups", [(4, 2), (6, 3), (4, 4), (5, 1)])
+def test_group_normalization_upgrade_per_channel(dtype, channels, groups, oracle):
+    """GroupNormalization-18 (per-group scale, statistics in X's type) against -21 after the
+    upgrade, constant scale/bias (repeated at conversion) and given ones (at run time)."""
+    name = {np.float32: "float", np.float64: "double", np.float16: "float16"}[dtype]
+    rng = np.random.default_rng(channels * groups)
+    s, b = rng.standard_normal(groups).astype(dtype), rng.standard_normal(groups).astype(dtype)
+    x = rng.standard_normal((2, channels, 3, 2)).astype(dtype)
+    for constant in (True, False):
+        graph = helper.make_graph(
+            [helper.make_node("GroupNormalization", ["X", "s", "b"], ["Y"], num_groups=groups, epsilon=1e-3)],
+            "g",
+            [helper.make_tensor_value_info("X", helper.np_dtype_to_tensor_dtype(np.dtype(dtype)), x.shape)]
+            + (
+                []
+                if constant
+                else [
+                    helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(np.dtype(dtype)), [groups])
+                    for n in "sb"
+                ]
+            ),
+            [helper.make_tensor_value_info("Y", helper.np_dtype_to_tensor_dtype(np.dtype(dtype)), x.shape)],
+            initializer=[onnx.numpy_helper.from_array(s, "s"), onnx.numpy_helper.from_array(b, "b")]
+            if constant
+            else [],
+        )
+        original = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=8)
+        converted = osg.run(original, "upgrade-opset=21")
+        oracle.assert_valid(converted)
+        gn = next(n for n in converted.graph.node if n.op_type == "GroupNormalization")
+        stash = {a.name: a.i for a in gn.attribute}.get("stash_type", 1)
+        assert stash == helper.np_dtype_to_tensor_dtype(np.dtype(dtype)), name
+        feeds = {"X": x} if constant else {"X": x, "s": s, "b": b}
+        tol = 1e-3 if dtype == np.float16 else 1e-6
+        oracle.assert_equivalent(original, converted, inputs=feeds, rtol=tol, atol=tol)
