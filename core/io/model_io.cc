@@ -283,9 +283,10 @@ StatusOr<std::string> ResolveExternalLocation(const std::string& base_dir, const
                                                     "; it must be a relative path inside the model's folder"));
   };
   if (location.empty()) return refuse("is empty");
-  if (location.front() == '/' || location.find('\\') != std::string::npos || location.find(':') != std::string::npos) {
-    return refuse("is absolute or not a plain path");
-  }
+  // Only '/' separates folders here (the loader is POSIX): ':' and '\\' are ordinary name
+  // characters, as onnx's checker and onnxruntime read them on Linux ("a:b.bin" is a file
+  // in the folder, "w\\1.bin" one file, not a subfolder).
+  if (location.front() == '/') return refuse("is absolute");
   for (absl::string_view part : absl::StrSplit(location, '/'))
     if (part == "..") return refuse("climbs out with '..'");
   std::error_code ec;

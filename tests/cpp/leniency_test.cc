@@ -6,6 +6,7 @@
 #include "core/io/model_io.h"
 #include "core/pass/validate.h"
 #include "onnx/defs/parser.h"
+#include "tests/cpp/temp_files.h"
 
 namespace onnxsurgeon {
 namespace {
@@ -46,6 +47,35 @@ TEST(Leniency, MainGraphOutputListedTwiceIsStillRefused) {
 g (float[2] x) => (float[2] y, float[2] y) { y = Neg(x) })"));
   ASSERT_FALSE(model.ok());
   EXPECT_NE(model.status().message().find("lists output 'y' twice"), std::string::npos) << model.status();
+}
+
+// On POSIX ':' and '\\' are file-name characters, and onnx's checker and onnxruntime read
+// such locations as files in the model's folder; so does the loader (it refused them as
+// "not a plain path"). The saved copy keeps the name.
+TEST(Leniency, ExternalLocationsWithColonOrBackslashAreFilesInTheFolder) {
+  using testing::ReadBytes;
+  using testing::WriteBytes;
+  for (std::string location : {"w:1.bin", "w\\1.bin", "C:w.bin"}) {
+    testing::ScratchDir dir;
+    std::filesystem::create_directories(dir.path() / "out");
+    onnx::ModelProto p;
+    p.ParseFromString(Bytes(R"(<ir_version: 10, opset_import: ["" : 18]>
+g (float[4] X) => (float[4] Y) <float[4] W = {1, 2, 3, 4}> { Y = Add(X, W) })"));
+    onnx::TensorProto* w = p.mutable_graph()->mutable_initializer(0);
+    std::string bytes;
+    for (float f : w->float_data()) bytes.append(reinterpret_cast<const char*>(&f), sizeof f);
+    w->clear_float_data();
+    w->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto* entry = w->add_external_data();
+    entry->set_key("location");
+    entry->set_value(location);
+    WriteBytes(dir / location, bytes);
+    WriteBytes(dir / "m.onnx", p.SerializeAsString());
+    auto model = LoadModel(dir / "m.onnx");
+    ASSERT_TRUE(model.ok()) << location << ": " << model.status();
+    ASSERT_TRUE(SaveModel(**model, dir / "out/m.onnx").ok()) << location;
+    EXPECT_EQ(ReadBytes(dir / ("out/" + location)), bytes) << location;
+  }
 }
 
 }  // namespace
