@@ -142,8 +142,8 @@ class ExternalDataLoader {
     uint64_t length = length_given.value_or(ref.offset <= bytes.size() ? bytes.size() - ref.offset : 0);
     if (ref.offset > bytes.size() || length > bytes.size() - ref.offset) {
       return absl::OutOfRangeError(absl::StrCat("tensor '", name, "': external data range of ", length,
-                                                " bytes at offset ", ref.offset, " lies outside '", ref.location,
-                                                "' (", bytes.size(), " bytes)"));
+                                                " bytes at offset ", ref.offset, " lies outside '", ref.location, "' (",
+                                                bytes.size(), " bytes)"));
     }
     OS_RETURN_IF_ERROR(ValidateTensorData(meta, length, absl::StrCat("tensor '", name, "'")));
     return Range{it->second, bytes.substr(ref.offset, length)};

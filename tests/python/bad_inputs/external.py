@@ -140,6 +140,7 @@ def _by_links(name: str, target: str, build: Callable, message: str, hard_link_m
             f"{name}-by-{label}",
             build(f"{stem}{suffix}", _link(kind, target, f"{stem}{suffix}")),
             hard_link_message if kind == "hard" and hard_link_message else message,
+            why=WHY_HARD_LINK if kind == "hard" and hard_link_message else "",
         )
         for label, kind, stem in (("symlink", "symlink", "alias"), ("hard-link", "hard", "hard"))
     ]
@@ -183,6 +184,14 @@ def _inline_input(folder: Path) -> None:
 
 
 BIG = "18446744073709551615"  # 2^64 - 1
+
+# Why each is refused although onnx's checker or onnxruntime accepts it (the leniency table).
+WHY_HARD_LINK = (
+    "onnx's rule (security): through another link, data from outside the model's folder could be read; "
+    "onnx 1.23's checker refuses it (onnxruntime 1.32 does not look)"
+)
+WHY_RANGE = "onnxruntime refuses it: the data is not where the model says (onnx's checker does not read data files)"
+WHY_NUMBER = "onnxruntime refuses it: not a plain decimal number (onnx's checker does not read data files)"
 MISSING = "no/such/folder/out.onnx"
 
 
@@ -210,38 +219,49 @@ CASES = [
     BadInput("ext-location-missing", with_location("absent.bin"), "absent.bin"),
     BadInput("ext-location-empty", with_location(""), "names no location"),
     # more than one name for the data file (onnx 1.23's checker refuses it)
-    BadInput("ext-hard-link-outside", _in_subfolder(_hard_linked(_hard_link_outside)), "'w.bin' has 2 hard links"),
-    BadInput("ext-hard-link-inside", _hard_linked(_hard_link_inside), "'w.bin' has 2 hard links"),
+    BadInput(
+        "ext-hard-link-outside",
+        _in_subfolder(_hard_linked(_hard_link_outside)),
+        "'w.bin' has 2 hard links",
+        why=WHY_HARD_LINK,
+    ),
+    BadInput("ext-hard-link-inside", _hard_linked(_hard_link_inside), "'w.bin' has 2 hard links", why=WHY_HARD_LINK),
     # ranges
     BadInput(
         "ext-offset-past-end",
         with_location("w.bin", _write_weights(), offset="8192"),
         "outside 'w.bin'",
+        why=WHY_RANGE,
     ),
     BadInput(
         "ext-length-past-end",
         with_location("w.bin", _write_weights(100)),
         "outside 'w.bin'",
+        why=WHY_RANGE,
     ),
     BadInput(
         "ext-offset-plus-length-overflows",
         with_location("w.bin", _write_weights(), offset=BIG),
         "outside 'w.bin'",
+        why=WHY_RANGE,
     ),
     BadInput(
         "ext-length-overflows-64-bits",
         with_location("w.bin", _write_weights(), length="99999999999999999999999"),
         "malformed external-data length",
+        why=WHY_NUMBER,
     ),
     BadInput(
         "ext-offset-negative",
         with_location("w.bin", _write_weights(), offset="-1"),
         "malformed external-data offset",
+        why=WHY_NUMBER,
     ),
     BadInput(
         "ext-length-not-the-tensor-size",
         with_location("w.bin", _write_weights(), length="4092"),
         "4092 bytes of external data",
+        why="onnxruntime refuses it: the range does not hold the tensor's bytes",
     ),
     # outputs that are an input's own files
     BadInput("out-is-input", rewrite_to("m.onnx"), "is the input model"),
