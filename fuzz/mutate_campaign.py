@@ -8,7 +8,10 @@ mutant with several pipelines, flagging every broken promise:
                output does not
   multiline    a failed run printed more than one line on stderr
   differs      (scope mutants) exit 0, and the output computes something else than the
-               mutant in onnxruntime on the seed's input sets, or fails where it runs
+               mutant in onnxruntime on the seed's input sets, or fails (or crashes it) where
+               the mutant runs, with onnxruntime's graph optimizations off
+  (reported apart: ort_optimizer, an output that fails only with onnxruntime's
+   optimizations on, while its input runs with them: a defect of onnxruntime's)
 
 Mutations: bit flips and truncation of the serialized model; protobuf field mutations with
 onnx's Python API (dims, element types, attribute values and types, ir_version, opset
@@ -42,7 +45,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "fuzz"))
 import scope_mutators  # noqa: E402
 from make_seeds import golden_cases  # noqa: E402
-from scope_seeds import differs, scope_seeds  # noqa: E402
+from ort_compare import Comparator, compare  # noqa: E402
+from scope_seeds import scope_seeds  # noqa: E402
 
 PIPELINES = [
     "simplify",
@@ -260,7 +264,16 @@ def main() -> int:
         "scope_mutants_checker_valid": 0,
         "input_sets_compared": 0,
     }
-    findings, refusals = [], []
+    findings, refusals, ort_optimizer = [], [], []
+    comparator = Comparator(work)
+
+    def keep(case_name: str, mutant: bytes, info: dict) -> None:
+        """Saves a case: the mutant and its command line."""
+        case = args.out / case_name
+        case.mkdir()
+        (case / "in.onnx").write_bytes(mutant)
+        (case / "cmd.json").write_text(json.dumps(info, indent=1))
+
     seed_verdicts: dict[tuple[str, str], bool] = {}
 
     def seed_passes(seed, pipeline: str) -> bool:
@@ -331,38 +344,37 @@ def main() -> int:
             elif rc == 0 and argv[1] == "--pass" and not checker_ok(out) and checker_ok(src):
                 problem = "invalid"
             elif rc == 0 and argv[1] == "--pass" and input_sets:
-                compared, why = differs(src, out, input_sets)
+                compared, why, optimizer = compare(comparator, src, out, input_sets)
                 counts["input_sets_compared"] += compared
                 if why:
                     problem, stderr = "differs", why
+                elif optimizer:
+                    ort_optimizer.append((name, what, pipeline, optimizer))
+                    keep(f"ort-optimizer-{i:05d}", mutant, {"seed": name, "mutation": what, "argv": argv[1:]})
+                    (args.out / f"ort-optimizer-{i:05d}" / "out.onnx").write_bytes(out.read_bytes())
             elif rc == 1 and valid_scope_mutant and argv[1] == "--pass" and seed_passes(seed, pipeline):
                 # Not a broken promise, but a valid model refused where its seed is not:
                 # listed, for the leniency review.
                 refusals.append((name, what, pipeline, (stderr.strip().splitlines() or [""])[-1][:200]))
-                case = args.out / f"refused-{i:05d}"
-                case.mkdir()
-                (case / "in.onnx").write_bytes(mutant)
-                (case / "cmd.json").write_text(json.dumps({"seed": name, "mutation": what, "argv": argv[1:]}, indent=1))
+                keep(f"refused-{i:05d}", mutant, {"seed": name, "mutation": what, "argv": argv[1:]})
         if problem:
             counts[problem] += 1
-            case = args.out / f"{problem}-{i:05d}"
-            case.mkdir()
-            (case / "in.onnx").write_bytes(mutant)
-            (case / "cmd.json").write_text(
-                json.dumps(
-                    {"seed": name, "mutation": what, "argv": argv[1:], "exit": rc, "stderr": stderr[-2000:]}, indent=1
-                )
-            )
+            info = {"seed": name, "mutation": what, "argv": argv[1:], "exit": rc, "stderr": stderr[-2000:]}
+            keep(f"{problem}-{i:05d}", mutant, info)
             findings.append((problem, name, what, pipeline, (stderr.strip().splitlines() or [""])[-1][:200]))
     counts["seconds"] = round(time.time() - start, 1)
     counts["seed_models"] = len(seeds)
+    comparator.close()
     counts["scope_refusals"] = len(refusals)
+    counts["ort_optimizer"] = len(ort_optimizer)
     print(json.dumps(counts))
     for f in findings:
         print(" | ".join(map(str, f)))
     for r in refusals:
         print("refused (valid scope mutant) | " + " | ".join(map(str, r)))
-    summary = {"counts": counts, "findings": findings, "scope_refusals": refusals}
+    for r in ort_optimizer:
+        print("onnxruntime's optimizers fail on the output | " + " | ".join(map(str, r)))
+    summary = {"counts": counts, "findings": findings, "scope_refusals": refusals, "ort_optimizer": ort_optimizer}
     (args.out / "summary.json").write_text(json.dumps(summary, indent=1))
     bad = sum(counts[k] for k in ("crash", "hang", "wrote", "invalid", "differs"))
     return 1 if bad else 0

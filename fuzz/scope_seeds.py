@@ -1,5 +1,5 @@
 """Seeds for the campaign's scope mutations (fuzz/scope_mutators.py), each with the input
-sets it runs on, and the comparison of a rewrite with its mutant in onnxruntime.
+sets it runs on (fuzz/ort_compare.py compares a rewrite with its mutant on them).
 
 Seeds: the five models of tests/python/scope_models.py (every If branch runs), and every
 corpus model with subgraphs up to 4 MiB (optimum's merged decoder, the silero VAD with
@@ -49,39 +49,3 @@ def scope_seeds() -> list[ScopeSeed]:
         sets = [dict(np.load(p)) for p in sorted(CORPUS.glob(f"{path.stem}.inputs*.npz"))]
         seeds.append(ScopeSeed(f"corpus-{path.stem}", data, sets))
     return seeds
-
-
-def _close(a: np.ndarray, b: np.ndarray) -> bool:
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    if a.dtype.kind in "fc":
-        return bool(np.allclose(a, b, rtol=1e-3, atol=1e-4, equal_nan=True))
-    return bool(np.array_equal(a, b))
-
-
-def differs(source: Path, output: Path, input_sets: list[dict[str, np.ndarray]]) -> tuple[int, str | None]:
-    """(how many input sets were compared, why the rewrite computes something else than its
-    input on them, or None). Input sets the input itself does not run are skipped."""
-    import onnxruntime as ort
-
-    ort.set_default_logger_severity(4)
-    try:
-        before = ort.InferenceSession(str(source), providers=["CPUExecutionProvider"])
-    except Exception:
-        return 0, None
-    after, compared = None, 0
-    for k, feeds in enumerate(input_sets):
-        try:
-            want = dict(zip([o.name for o in before.get_outputs()], before.run(None, feeds)))
-        except Exception:
-            continue
-        try:
-            after = after or ort.InferenceSession(str(output), providers=["CPUExecutionProvider"])
-            got = dict(zip([o.name for o in after.get_outputs()], after.run(None, feeds)))
-        except Exception as e:
-            return compared, f"input set {k}: the rewrite fails where the input runs: {str(e).splitlines()[0][:200]}"
-        compared += 1
-        for name, value in want.items():
-            if name not in got or not _close(np.asarray(value), np.asarray(got[name])):
-                return compared, f"input set {k}: output '{name}' differs"
-    return compared, None
