@@ -222,6 +222,12 @@ def _subgraph_arity() -> onnx.ModelProto:
     return m
 
 
+def _name_with_newline(m):
+    """A dangling output whose name holds a newline and a control byte (a bit flip made
+    one): the error quotes it escaped, on one line."""
+    m.graph.output[0].name = "Y\n\x03N"
+
+
 def _fifo_model(folder: Path) -> list[str]:
     os.mkfifo(folder / "m.onnx")
     return ["m.onnx", "-o", "out.onnx"]
@@ -296,6 +302,7 @@ CASES = [
         "load-constant-tensor-mismatch", edited(lambda m: None, _constant_attr_mismatch), "node 'const' (Constant)"
     ),
     BadInput("load-subgraph-arity", edited(lambda m: None, _subgraph_arity), "node 'bad_neg' (Neg) has 2 inputs"),
+    BadInput("load-name-with-newline", edited(_name_with_newline), "output 'Y\\n\\x03N' is not defined"),
     BadInput("load-model-is-fifo", _fifo_model, "a FIFO", timeout=10.0),
     BadInput("load-model-is-fifo-inspect", _fifo_model_inspect, "a FIFO", timeout=10.0),
     BadInput("load-model-is-directory", _directory_model, "a folder"),
