@@ -37,5 +37,7 @@ int RunCheck(const std::vector<std::string>& args);
 int RunPasses(const std::vector<std::string>& args);
 int RunDiff(const std::vector<std::string>& args);
 int RunReport(const std::vector<std::string>& args);
+int RunCompare(const std::vector<std::string>& args);
+int RunBisect(const std::vector<std::string>& args);
 
 }  // namespace onnxsurgeon::cli

@@ -8,6 +8,8 @@
 //   onnxsurgeon passes [--json]                         list passes          passes_command.cc
 //   onnxsurgeon diff A B [--json]                       model differences    diff_command.cc
 //   onnxsurgeon report [...] IN -o REPORT.html          HTML report          rewrite_command.cc
+//   onnxsurgeon compare A B | A --backend NAME          first diverging tensor compare_command.cc
+//   onnxsurgeon bisect --pass PIPELINE IN               first diverging step bisect_command.cc
 //
 // Exit status: 0 success, 1 the model is bad or a pass failed (nothing written),
 // 2 usage error (unknown flag, bad pipeline).
@@ -39,6 +41,9 @@ const char* kCommands = R"(usage:
   onnxsurgeon passes [--json]                         every pass and its options
   onnxsurgeon diff A B [--json]                       what changed between two models
   onnxsurgeon report [--pass PIPELINE] IN -o R.html   what a pipeline does, as one HTML page
+  onnxsurgeon compare A B [--json] [--html R.html]    where two models part: the first diverging tensor
+  onnxsurgeon compare A --backend NAME                the same, A in onnxruntime and in a backend
+  onnxsurgeon bisect --pass PIPELINE IN [-o R.onnx]   the first pass, rule and nodes that change the outputs
   onnxsurgeon COMMAND --help                          a command's options
   onnxsurgeon --version
 
@@ -56,8 +61,8 @@ struct Command {
 };
 
 constexpr Command kSubcommands[] = {
-    {"inspect", RunInspect}, {"check", RunCheck},   {"passes", RunPasses},
-    {"diff", RunDiff},       {"report", RunReport}, {"targets", CmdTargets},
+    {"inspect", RunInspect}, {"check", RunCheck},     {"passes", RunPasses},   {"diff", RunDiff},
+    {"report", RunReport},   {"targets", CmdTargets}, {"compare", RunCompare}, {"bisect", RunBisect},
 };
 
 int Main(int argc, char** argv) {

@@ -159,9 +159,17 @@ class ConvertFloat16Pass : public Pass {
       if (plan.converted) plans[n] = std::move(plan);
     }
     // A Constant converts only when every reader reads it in float16 (else readers in
-    // float32 would see rounded values): it is a weight like an initializer.
+    // float32 would see rounded values): it is a weight like an initializer. So does a Cast
+    // to float from another type (int64 -> float -> Range): made float16 it would round
+    // every integer above 2048 for readers that stay float32, through one more Cast.
     for (Node* n : g.nodes()) {
-      if (!n->Is("Constant") || !plans.contains(n)) continue;
+      if (!plans.contains(n)) continue;
+      bool source = n->Is("Constant");
+      if (n->Is("Cast")) {
+        int32_t from = types.ElemType(n->input(0));
+        source = from != T::FLOAT && from != T::FLOAT16;
+      }
+      if (!source) continue;
       if (!AllReadHalf(n->output(0), plans) || (options_.keep_io_types && n->output(0)->IsGraphOutput()))
         plans.erase(n);
     }

@@ -18,6 +18,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "core/rewrite/budget.h"
 #include "core/rewrite/rewriter.h"
 #include "passes/registry.h"
 
@@ -58,14 +59,16 @@ std::string Key(const Node& n) {
   return key;
 }
 
-Status MergeIn(Graph& g, PassResult& result) {
+// One merge is one step of bisect's budget (null: unbounded).
+Status MergeIn(Graph& g, PassResult& result, RewriteBudget* budget) {
   if (!g.IsTopologicallySorted()) OS_RETURN_IF_ERROR(g.TopologicalSort());
   Rewriter rewriter;
   rewriter.SetRule("cse");
   absl::flat_hash_map<std::string, Node*> first;
   for (Node* n = g.first_node(); n;) {
     Node* next = n->next();
-    for (Graph* sub : n->subgraphs()) OS_RETURN_IF_ERROR(MergeIn(*sub, result));
+    for (Graph* sub : n->subgraphs()) OS_RETURN_IF_ERROR(MergeIn(*sub, result, budget));
+    if (budget && budget->exhausted()) return absl::OkStatus();
     if (Mergeable(*n) && !OnlyNamesAnOutput(*n)) {
       auto [it, inserted] = first.try_emplace(Key(*n), n);
       if (!inserted) {
@@ -79,8 +82,10 @@ Status MergeIn(Graph& g, PassResult& result) {
           }
         }
         if (!replacements.empty()) {
+          RewriteStep step{"cse", n->name(), {n->name(), kept->name()}, {FirstOutputName(*n), FirstOutputName(*kept)}};
           OS_RETURN_IF_ERROR(rewriter.ReplaceNode(n, replacements));
           result.Count("nodes-merged");
+          if (budget) budget->Spend(std::move(step));
         }
       }
     }
@@ -91,10 +96,10 @@ Status MergeIn(Graph& g, PassResult& result) {
 
 class CsePass : public Pass {
  public:
-  StatusOr<PassResult> Run(Model& model, const PassContext&) override {
+  StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
     PassResult result;
-    OS_RETURN_IF_ERROR(MergeIn(model.graph(), result));
-    for (auto& f : model.functions()) OS_RETURN_IF_ERROR(MergeIn(f->body(), result));
+    OS_RETURN_IF_ERROR(MergeIn(model.graph(), result, context.budget));
+    for (auto& f : model.functions()) OS_RETURN_IF_ERROR(MergeIn(f->body(), result, context.budget));
     return result;
   }
 };

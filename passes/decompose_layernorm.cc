@@ -12,6 +12,7 @@
 // After:   the chain above.
 // Later passes of the same pipeline do not fuse LayerNormalization back (ForbiddenOps,
 // core/pass/pass.h): `decompose-layernorm,simplify` ends without one at any opset.
+#include "core/pass/pattern_pass.h"
 #include "core/rewrite/greedy_driver.h"
 #include "passes/layernorm/decompose_rule.h"
 #include "passes/registry.h"
@@ -24,7 +25,7 @@ class DecomposeLayerNormPass : public Pass {
   StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
     context.Forbid("LayerNormalization", "decompose-layernorm");  // later fusions keep it decomposed
     auto rule = layernorm::MakeDecomposeRule([](const Node&) { return true; });
-    OS_ASSIGN_OR_RETURN(auto counts, ApplyRulesGreedily(model, {rule.get()}));
+    OS_ASSIGN_OR_RETURN(auto counts, ApplyRulesGreedily(model, {rule.get()}, WithDebugPatterns({}, context)));
     PassResult result;
     for (const auto& [name, n] : counts) result.Count(name, n);
     return result;

@@ -18,12 +18,8 @@ class FixDeclaredShapesPass : public Pass {
  public:
   StatusOr<PassResult> Run(Model& model, const PassContext&) override {
     PassResult result;
-    for (const DeclaredShapeConflict& c : DeclaredShapeConflicts(model)) {
-      Value* v = model.graph().FindValue(c.value);
-      if (!v) continue;
-      *v->mutable_info()->mutable_type() = c.inferred;
+    for (const DeclaredShapeConflict& c : RepairDeclaredShapes(model))
       result.Count(c.graph_output ? "graph-output-shapes-repaired" : "value-info-shapes-repaired");
-    }
     return result;
   }
 };

@@ -42,6 +42,7 @@
 #include "core/ir/clone.h"
 #include "core/ir/shape.h"
 #include "core/rewrite/rewriter.h"
+#include "core/shape/contradictions.h"
 #include "core/shape/propagate.h"
 #include "core/shape/slicing.h"
 #include "passes/registry.h"
@@ -87,10 +88,12 @@ std::string ReasonOf(const Status& s) {
 
 class Folder {
  public:
-  Folder(Model& model, int64_t max_size, PassResult& result) : model_(model), max_size_(max_size), result_(result) {}
+  Folder(Model& model, int64_t max_size, PassResult& result, RewriteBudget* budget)
+      : model_(model), max_size_(max_size), result_(result), budget_(budget) {}
 
   Status Run() {
     OS_RETURN_IF_ERROR(FoldGraph(model_.graph()));
+    KeepSubgraphsConsistent();
     return Commit();
   }
 
@@ -152,6 +155,7 @@ class Folder {
   }
 
   Status VisitNode(Node* n, Node*& next) {
+    if (budget_ && budget_->exhausted()) return absl::OkStatus();  // bisect: stop after N folds
     if (!n->subgraphs().empty()) {
       if (n->Is("If")) {
         const Array* cond = Known(n->input(0));
@@ -200,6 +204,7 @@ class Folder {
       if (Value* v = n->output(i)) known_.insert_or_assign(v, std::make_unique<Array>(std::move(outs[i])));
     folded_.push_back(n);
     folded_set_.insert(n);
+    if (budget_) budget_->Spend(RewriteStep{"fold-constants", n->name(), {n->name()}, {FirstOutputName(*n)}});
   }
 
   // Shape/Size of static dims, and Gather/Slice picking static dims of a partial Shape.
@@ -322,6 +327,35 @@ class Folder {
   // same name), erases the folded nodes, then the Constant nodes and initializers that
   // only they read.
   // Result the graph computes the same with fewer nodes.
+  // Drops the folds inside a subgraph of the main graph (an If branch, a Loop body, with
+  // what is nested in it) that would make it contradict itself: a branch that fails
+  // whenever it runs for the shapes the model has keeps hiding that behind shapes computed
+  // at run time (core/shape/contradictions.h).
+  void KeepSubgraphsConsistent() {
+    std::vector<const Graph*> tops;
+    absl::flat_hash_map<const Graph*, std::vector<Node*>> folded_in;
+    for (Node* n : folded_) {
+      const Graph* top = n->graph();
+      while (top->parent_graph() && top->parent_graph()->parent_graph()) top = top->parent_graph();
+      if (!top->parent_graph()) continue;  // the main graph
+      auto& nodes = folded_in[top];
+      if (nodes.empty()) tops.push_back(top);
+      nodes.push_back(n);
+    }
+    for (const Graph* top : tops) {
+      absl::flat_hash_map<const Value*, Tensor> constants;
+      for (Node* n : folded_in[top])
+        for (Value* v : n->outputs())
+          if (v) constants.emplace(v, eval::ArrayToTensor(*known_.at(v)));
+      if (!FoldingContradicts(model_, *top, constants)) continue;
+      for (Node* n : folded_in[top]) folded_set_.erase(n);
+      folded_.erase(std::remove_if(folded_.begin(), folded_.end(), [&](Node* n) { return !folded_set_.contains(n); }),
+                    folded_.end());
+      // Left as they were: not a change (Left).
+      result_.counts["left/subgraph-fails-for-these-shapes"] += static_cast<int64_t>(folded_in[top].size());
+    }
+  }
+
   Status Commit() {
     // Values folding may leave unused: inputs of folded nodes (not folded themselves) and
     // the conditions of inlined Ifs. Each once: a source's node is erased at most once.
@@ -385,6 +419,7 @@ class Folder {
   Model& model_;
   int64_t max_size_;
   PassResult& result_;
+  RewriteBudget* budget_;  // bisect's bound on folds (null: none)
   // Every change goes through it (folded values become initializers of their own names,
   // an inlined If's branch nodes are clones keeping their metadata).
   Rewriter rw_ = [] {
@@ -419,7 +454,7 @@ class FoldConstantsPass : public Pass {
  public:
   FoldConstantsPass(int64_t max_size, bool infer_shapes) : max_size_(max_size), infer_shapes_(infer_shapes) {}
 
-  StatusOr<PassResult> Run(Model& model, const PassContext&) override {
+  StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
     PassResult result;
     if (infer_shapes_) {
       // Local rules first, onnx inference if a Shape still reads unknown dims. Failure
@@ -432,7 +467,7 @@ class FoldConstantsPass : public Pass {
         result.counts["left/shape-inference-failed"] += 1;
       }
     }
-    Folder folder(model, max_size_, result);
+    Folder folder(model, max_size_, result, context.budget);
     OS_RETURN_IF_ERROR(folder.Run());
     return result;
   }

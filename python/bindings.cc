@@ -18,6 +18,9 @@
 #include "core/rewrite/greedy_driver.h"
 #include "core/rewrite/rule.h"
 #include "core/target/profile.h"
+#include "core/verify/bisect.h"
+#include "core/verify/compare.h"
+#include "core/verify/segments.h"
 #include "passes/target/check.h"
 #include "passes/target/planner.h"
 #include "python/attributes.h"
@@ -644,4 +647,47 @@ PYBIND11_MODULE(_core, m) {
     return target::CheckReportJson(target::CheckTarget(model, profile, options), profile, model_name);
   });
   m.def("check_pipeline", [](const std::string& pipeline) { Unwrap(ParsePipeline(pipeline)); });
+  // compare and bisect (core/verify): options as the CLI's flags, results as the CLI's
+  // --json text (onnxsurgeon.compare / onnxsurgeon.bisect parse it). The models are copied
+  // (sharing weights) first: comparing sorts graphs, and the caller's stay as they are.
+  m.def(
+      "_compare",
+      [](const Model& a, const Model* b, const std::string& inputs, const std::string& reference,
+         const std::string& backend, const std::map<std::string, std::vector<int64_t>>& input_shapes, uint64_t seed,
+         int64_t batch, bool outputs_only, bool fp16_tolerance, const std::string& a_label,
+         const std::string& b_label) {
+        CompareOptions options;
+        options.inputs_file = inputs;
+        options.reference_file = reference;
+        options.backend = backend;
+        options.input_shapes = input_shapes;
+        options.seed = seed;
+        options.batch = batch;
+        options.outputs_only = outputs_only;
+        options.fp16_tolerance = fp16_tolerance;
+        std::unique_ptr<Model> a_copy = Unwrap(CopySharingWeights(a));
+        std::unique_ptr<Model> b_copy = b ? Unwrap(CopySharingWeights(*b)) : nullptr;
+        CompareResult r = Unwrap(CompareModels(*a_copy, b_copy.get(), options));
+        r.a_label = a_label;
+        r.b_label = b_label;
+        return DumpJson(CompareToJson(r));
+      },
+      py::arg("a"), py::arg("b").none(true), py::arg("inputs"), py::arg("reference"), py::arg("backend"),
+      py::arg("input_shapes"), py::arg("seed"), py::arg("batch"), py::arg("outputs_only"), py::arg("fp16_tolerance"),
+      py::arg("a_label"), py::arg("b_label"));
+  m.def(
+      "_bisect",
+      [](const Model& model, const std::string& pipeline, const std::string& inputs,
+         const std::map<std::string, std::vector<int64_t>>& input_shapes, uint64_t seed, bool widen) {
+        BisectOptions options;
+        options.compare.inputs_file = inputs;
+        options.compare.input_shapes = input_shapes;
+        options.compare.seed = seed;
+        options.widen = widen;
+        auto items = Unwrap(ParsePipeline(pipeline));
+        BisectResult r = Unwrap(Bisect(model, items, options));
+        return py::make_tuple(DumpJson(BisectToJson(r)), std::move(r.reproducer));
+      },
+      py::arg("model"), py::arg("pipeline"), py::arg("inputs"), py::arg("input_shapes"), py::arg("seed"),
+      py::arg("widen"));
 }

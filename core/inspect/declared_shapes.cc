@@ -3,27 +3,11 @@
 #include "core/interop/onnx_interop.h"
 #include "core/io/exporter.h"
 #include "core/io/importer.h"
+#include "core/ir/shape.h"
 #include "core/shape/propagate.h"
 
 namespace onnxsurgeon {
-namespace {
-
-// True when both shapes are known and differ in rank or in a dim both give as a number.
-bool Contradicts(const onnx::TypeProto& declared, const onnx::TypeProto& inferred) {
-  if (!declared.has_tensor_type() || !inferred.has_tensor_type()) return false;
-  const auto& a = declared.tensor_type();
-  const auto& b = inferred.tensor_type();
-  if (!a.has_shape() || !b.has_shape()) return false;
-  if (a.shape().dim_size() != b.shape().dim_size()) return true;
-  for (int i = 0; i < a.shape().dim_size(); ++i) {
-    const auto& x = a.shape().dim(i);
-    const auto& y = b.shape().dim(i);
-    if (x.has_dim_value() && y.has_dim_value() && x.dim_value() != y.dim_value()) return true;
-  }
-  return false;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 std::vector<DeclaredShapeConflict> DeclaredShapeConflicts(const Model& model) {
   // A copy without the declarations: graph outputs and main-graph value_info lose their
@@ -53,13 +37,24 @@ std::vector<DeclaredShapeConflict> DeclaredShapeConflicts(const Model& model) {
   const Graph& g = (*copy)->graph();
   auto check = [&](const Value* v, const std::map<std::string, onnx::TypeProto>& declared, bool output) {
     auto it = v ? declared.find(v->name()) : declared.end();
-    if (it == declared.end() || !v->type() || !Contradicts(it->second, *v->type())) return;
+    if (it == declared.end() || !v->type() || !ShapesContradict(it->second, *v->type())) return;
     conflicts.push_back({v->name(), output, it->second, *v->type()});
   };
   for (const Value* v : g.outputs()) check(v, declared_outputs, true);
   for (const Node* n : g.nodes())
     for (const Value* v : n->outputs()) check(v, declared_infos, false);
   return conflicts;
+}
+
+std::vector<DeclaredShapeConflict> RepairDeclaredShapes(Model& model) {
+  std::vector<DeclaredShapeConflict> repaired;
+  for (DeclaredShapeConflict& c : DeclaredShapeConflicts(model)) {
+    Value* v = model.graph().FindValue(c.value);
+    if (!v) continue;
+    *v->mutable_info()->mutable_type() = c.inferred;
+    repaired.push_back(std::move(c));
+  }
+  return repaired;
 }
 
 }  // namespace onnxsurgeon

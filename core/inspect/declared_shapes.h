@@ -5,7 +5,8 @@
 // and onnx's checker accepts it as long as its inference cannot prove the real shape; after
 // a rewrite (an opset upgrade gives onnx data propagation through Shape -> Reshape) the
 // checker proves it and rejects the model. `inspect` reports these declarations; the
-// fix-declared-shapes pass replaces each by the computed shape.
+// fix-declared-shapes pass replaces each by the computed shape, and so do the rewrites
+// that make one visible (RepairDeclaredShapes).
 #pragma once
 
 #include <string>
@@ -27,5 +28,11 @@ struct DeclaredShapeConflict {
 // declarations are removed). Result the main-graph declarations whose rank or a static
 // dim differs from the computed one.
 std::vector<DeclaredShapeConflict> DeclaredShapeConflicts(const Model& model);
+
+// Given a model. Execute replaces each declaration DeclaredShapeConflicts finds by the
+// computed type (what fix-declared-shapes does; convert-opset and the pass manager's final
+// check do it where a rewrite made a stale declaration visible to onnx's checker).
+// Result the declarations replaced.
+std::vector<DeclaredShapeConflict> RepairDeclaredShapes(Model& model);
 
 }  // namespace onnxsurgeon

@@ -145,7 +145,14 @@ bool AdoptType(Value* v, const onnx::TypeProto& type, const InferShapesOptions& 
   if (options.refine_types && typed && !options.replace_types) {
     if (v->IsGraphInput() || v->IsInitializer()) return false;
     auto refined = Refined(v->info()->type(), type);
-    if (!refined) return false;
+    if (!refined) {
+      // A declaration the graph contradicts is stale (fix-declared-shapes' rule): what the
+      // graph computes replaces it, else a later fold makes onnx's checker refuse the model.
+      if (!Useful(type) || type.tensor_type().elem_type() != v->info()->type().tensor_type().elem_type() ||
+          !ShapesContradict(v->info()->type(), type))
+        return false;
+      refined = type;
+    }
     *v->mutable_info()->mutable_type() = *std::move(refined);
     return true;  // already listed (value_info or output), or typed in memory only
   }
@@ -186,6 +193,9 @@ StatusOr<InferredModel> InferredCopy(const Model& model, const InferShapesOption
   InferredModel inferred;
   inferred.proto = ExportModel(model, export_options);
   if (options.drop_value_info) ClearValueInfo(*inferred.proto.mutable_graph());
+  if (options.drop_output_shapes)
+    for (auto& out : *inferred.proto.mutable_graph()->mutable_output())
+      if (out.type().has_tensor_type()) out.mutable_type()->mutable_tensor_type()->clear_shape();
   try {
     onnx::ShapeInferenceOptions infer(/*check_type=*/false, /*strict_mode=*/0,
                                       options.data_propagation && DataPropagationIsBounded(model));

@@ -48,13 +48,18 @@ struct InferShapesOptions {
   // static size where the old one had an unknown or symbolic dim, the old one elsewhere
   // as it was. Nothing known is lost; a dim the new type leaves open keeps the old one.
   bool refine_types = false;
+  // Infer the main graph's outputs afresh: their declared shapes are left out of the copy
+  // (element types stay), so what the graph computes is what comes back, and with
+  // refine_types a declaration it contradicts is replaced (a stale one: fix-declared-shapes).
+  bool drop_output_shapes = false;
 };
 
 // Given a value and a type found for it (by onnx inference or the local rules).
 // Execute sets it as InferShapes does: on a value without a type (with replace_types,
 // on any value but a graph input or initializer), listed in value_info when
 // record_value_info (graph outputs carry theirs in the output entry).
-// With refine_types, a typed value takes only the static dims the new type adds (Refined).
+// With refine_types, a typed value takes only the static dims the new type adds (Refined),
+// or the new type where it contradicts the old one (ShapesContradict: a stale declaration).
 // Result true when the value took the type. A tensor type without a shape is not taken.
 bool AdoptType(Value* value, const onnx::TypeProto& type, const InferShapesOptions& options);
 

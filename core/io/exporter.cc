@@ -280,9 +280,15 @@ onnx::ModelProto ExportModel(const Model& model, const ExportOptions& options) {
   return out;
 }
 
-onnx::GraphProto ExportGraph(const Graph& graph) {
+onnx::FunctionProto ExportFunction(const Function& function) {
+  onnx::FunctionProto out;
+  GraphExporter::ExportFunction(function, &out);
+  return out;
+}
+
+onnx::GraphProto ExportGraph(const Graph& graph, const ValueNames* renamed) {
   onnx::GraphProto out;
-  GraphExporter::ExportGraph(graph, &out, nullptr, nullptr);
+  GraphExporter::ExportGraph(graph, &out, nullptr, renamed);
   return out;
 }
 

@@ -58,7 +58,10 @@ ValueNames ShadowFreeNames(const Model& model);
 // (InputSymbol), mapped to the declared dim_param.
 SymbolNames AnalysedInputSymbols(const Graph& main);
 
-// The graph alone (for printing a subgraph, tests).
-onnx::GraphProto ExportGraph(const Graph& graph);
+// A model-local function.
+onnx::FunctionProto ExportFunction(const Function& function);
+
+// The graph alone (for printing a subgraph, tests), values named as `renamed` says.
+onnx::GraphProto ExportGraph(const Graph& graph, const ValueNames* renamed = nullptr);
 
 }  // namespace onnxsurgeon

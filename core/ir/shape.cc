@@ -94,6 +94,22 @@ std::optional<std::vector<int64_t>> StaticDims(const std::optional<Shape>& shape
   return dims;
 }
 
+bool ShapesContradict(const onnx::TypeProto& declared, const onnx::TypeProto& computed) {
+  if (!declared.has_tensor_type() || !computed.has_tensor_type()) return false;
+  const auto& a = declared.tensor_type();
+  const auto& b = computed.tensor_type();
+  if (!a.has_shape() || !b.has_shape()) return false;
+  if (a.shape().dim_size() != b.shape().dim_size()) return true;
+  for (int i = 0; i < a.shape().dim_size(); ++i) {
+    const auto& x = a.shape().dim(i);
+    const auto& y = b.shape().dim(i);
+    if (x.has_dim_value() && y.has_dim_value() && x.dim_value() >= 0 && y.dim_value() >= 0 &&
+        x.dim_value() != y.dim_value())
+      return true;
+  }
+  return false;
+}
+
 bool SameShape(const Shape& a, const Shape& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i)

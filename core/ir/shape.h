@@ -66,6 +66,11 @@ std::optional<std::vector<int64_t>> StaticShapeOf(const Value* value);
 // The dims of `shape` when all are static, else nullopt.
 std::optional<std::vector<int64_t>> StaticDims(const std::optional<Shape>& shape);
 
+// True when both are tensor types with shapes that cannot describe one value: different
+// ranks, or a dim both give as a size (>= 0) with different sizes. (A declared type that
+// contradicts what the graph computes is stale: onnxruntime runs the model with a warning.)
+bool ShapesContradict(const onnx::TypeProto& declared, const onnx::TypeProto& computed);
+
 // True when both shapes have the same rank and every dim is SameAs its counterpart.
 bool SameShape(const Shape& a, const Shape& b);
 // Product of the dims when all are static, else nullopt.

@@ -28,7 +28,7 @@ class FixedPointPass : public Pass {
         }
       }
       for (auto& [name, pass] : steps_) {
-        auto step = pass->Run(model, context);
+        auto step = RunWithinBudget(*pass, name, model, context);
         if (!step.ok()) {
           return absl::Status(step.status().code(), absl::StrCat("step '", name, "': ", step.status().message()));
         }

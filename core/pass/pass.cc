@@ -77,4 +77,13 @@ std::vector<const PassInfo*> RegisteredPasses() {
   return out;
 }
 
+StatusOr<PassResult> RunWithinBudget(Pass& pass, const std::string& name, Model& model, const PassContext& context) {
+  RewriteBudget* budget = context.budget;
+  if (budget && budget->exhausted()) return PassResult{};
+  const int64_t before = budget ? budget->spent() : 0;
+  OS_ASSIGN_OR_RETURN(PassResult result, pass.Run(model, context));
+  if (budget && result.changed && budget->spent() == before) budget->Spend(RewriteStep{name, "", {}, {}});
+  return result;
+}
+
 }  // namespace onnxsurgeon

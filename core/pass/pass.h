@@ -15,6 +15,7 @@
 #include "core/ir/model.h"
 #include "core/ir/status.h"
 #include "core/pass/options.h"
+#include "core/rewrite/budget.h"
 
 namespace onnxsurgeon {
 
@@ -60,6 +61,9 @@ struct PassContext {
   std::atomic<int64_t>* nodes_visited = nullptr;
   // The pipeline's forbidden ops (set by RunPipeline; null when a pass runs on its own).
   std::shared_ptr<ForbiddenOps> forbidden;
+  // bisect: a bound on rewrite steps shared by every pass of the pipeline (the greedy
+  // driver, fold-constants); null: unbounded.
+  RewriteBudget* budget = nullptr;
 
   void Forbid(const std::string& op_type, const std::string& by_pass) const {
     if (forbidden) forbidden->Forbid(op_type, by_pass);
@@ -75,6 +79,12 @@ class Pass {
   virtual ~Pass() = default;
   virtual StatusOr<PassResult> Run(Model& model, const PassContext& context) = 0;
 };
+
+// Given a pass, its name and a context. Execute runs it, unless the context's budget is
+// spent (then nothing runs). A pass that changed the model without spending from the
+// budget itself (one without rules or step counting: cse, dce, ...) spends one step, named
+// after it, for all it did. Result the pass's result (empty when skipped).
+StatusOr<PassResult> RunWithinBudget(Pass& pass, const std::string& name, Model& model, const PassContext& context);
 
 struct FixedPointPipeline;
 

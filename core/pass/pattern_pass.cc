@@ -4,6 +4,7 @@ namespace onnxsurgeon {
 
 GreedyOptions WithDebugPatterns(GreedyOptions options, const PassContext& context) {
   options.visited = context.nodes_visited;
+  options.budget = context.budget;
   if (context.debug_patterns) {
     options.explain = [&context](const std::string& rule, const Node& node, const std::string& why) {
       if (why.empty()) return;

@@ -1,5 +1,7 @@
 #include "core/pass/validate.h"
 
+#include "onnx/shape_inference/implementation.h"
+
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "core/eval/array.h"
@@ -8,6 +10,7 @@
 #include "core/io/model_io.h"
 #include "core/io/validate.h"
 #include "onnx/defs/schema.h"
+#include "onnx/shape_inference/implementation.h"
 
 namespace onnxsurgeon {
 namespace {
@@ -191,6 +194,22 @@ Status CheckModelWithOnnx(const Model& model) {
     location->set_value("#onnxsurgeon-in-memory");
   };
   return CheckModelProto(ExportModel(model, options), /*full_check=*/true);
+}
+
+Status CheckShapesAcrossScopes(const Model& model) {
+  bool nested = false;
+  for (const Node* n : model.graph().nodes()) nested = nested || !n->subgraphs().empty();
+  if (!nested) return absl::OkStatus();
+  InferShapesOptions options;                // data propagation, small payloads
+  auto copy = InferredCopy(model, options);  // scope-unique names, non-strict: no verdict yet
+  if (!copy.ok()) return copy.status();
+  try {
+    onnx::ShapeInferenceOptions strict(/*check_type=*/true, /*error_mode=*/1, /*enable_data_propagation=*/true);
+    onnx::shape_inference::InferShapes(copy->proto, onnx::OpSchemaRegistry::Instance(), strict);
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("shape inference across If/Loop bodies: ", e.what()));
+  }
+  return absl::OkStatus();
 }
 
 Status CheckModelFile(const std::string& path) {

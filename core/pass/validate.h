@@ -29,6 +29,13 @@ Status ValidateStructure(const Model& model);
 // Result the checker's verdict.
 Status CheckModelWithOnnx(const Model& model);
 
+// Given a model with subgraphs. Execute onnx's strict shape inference with data
+// propagation on a copy whose values are named apart across scopes (InferredCopy). What
+// the checker runs has no data propagation, so shapes computed in one If branch that
+// disagree with another place reading them pass it; this sees computed shapes too.
+// Result OK for a model without subgraphs; else the verdict.
+Status CheckShapesAcrossScopes(const Model& model);
+
 // Given a model file. Execute loads it and runs onnx's full checker (for
 // PassManagerOptions::check_input: the CLI asks the file, not a kept copy).
 // Result the checker's verdict (a load error counts as a failure).

@@ -156,6 +156,11 @@ std::string RenderHtmlReport(const HtmlReportInput& in) {
   row("ir_version", absl::StrCat(in.before.ir_version), absl::StrCat(in.after.ir_version));
   absl::StrAppend(&h, "</table>\n");
 
+  if (!in.error_plot_svg.empty()) {
+    absl::StrAppend(&h, "<h2>Where the models diverge</h2>\n<p class=\"sub\">", HtmlEscape(in.error_plot_caption),
+                    "</p>\n<div class=\"errplot-box\">", in.error_plot_svg, "</div>\n");
+  }
+
   // Checks.
   absl::StrAppend(&h, "<h2>Checks</h2>\n");
   if (in.checks.empty()) {
@@ -172,17 +177,19 @@ std::string RenderHtmlReport(const HtmlReportInput& in) {
   absl::StrAppend(&h, "<h2>Op histogram</h2>\n", OpHistogramSvg(in.before.op_histogram, in.after.op_histogram));
 
   // Passes.
-  absl::StrAppend(&h,
-                  "<h2>Passes</h2>\n<table><tr><th>pass</th><th>changed</th><th>time</th><th>what it did</th></tr>\n");
-  for (const PassRunReport& p : in.passes) {
-    std::vector<std::string> counts;
-    for (const auto& [k, v] : p.result.counts) counts.push_back(absl::StrCat(k, " ", v));
-    absl::StrAppend(&h, "<tr>", Cell(p.name), "<td class=\"", p.result.changed ? "ok\">yes" : "\">no", "</td>",
-                    Cell(absl::StrFormat("%.1f ms", p.seconds * 1e3), true), Cell(absl::StrJoin(counts, ", ")),
-                    "</tr>\n");
+  if (in.show_passes) {
+    absl::StrAppend(
+        &h, "<h2>Passes</h2>\n<table><tr><th>pass</th><th>changed</th><th>time</th><th>what it did</th></tr>\n");
+    for (const PassRunReport& p : in.passes) {
+      std::vector<std::string> counts;
+      for (const auto& [k, v] : p.result.counts) counts.push_back(absl::StrCat(k, " ", v));
+      absl::StrAppend(&h, "<tr>", Cell(p.name), "<td class=\"", p.result.changed ? "ok\">yes" : "\">no", "</td>",
+                      Cell(absl::StrFormat("%.1f ms", p.seconds * 1e3), true), Cell(absl::StrJoin(counts, ", ")),
+                      "</tr>\n");
+    }
+    if (in.passes.empty()) absl::StrAppend(&h, "<tr><td colspan=\"4\">no pass ran</td></tr>\n");
+    absl::StrAppend(&h, "</table>\n");
   }
-  if (in.passes.empty()) absl::StrAppend(&h, "<tr><td colspan=\"4\">no pass ran</td></tr>\n");
-  absl::StrAppend(&h, "</table>\n");
 
   // Regions.
   absl::StrAppend(&h, "<h2>Rewritten regions</h2>\n");

@@ -27,6 +27,10 @@ struct HtmlReportInput {
   std::vector<PassRunReport> passes;
   std::vector<ReportCheck> checks;
   std::vector<RewriteRegion> regions;
+  // compare --html: the per-tensor error plot (core/report/error_plot.h) and what it
+  // shows, drawn after the checks; the page then has no pass table.
+  std::string error_plot_svg, error_plot_caption;
+  bool show_passes = true;
 };
 
 // Renders each region's DOT with `dot -Tsvg`. Result the SVGs (before, after) per region,

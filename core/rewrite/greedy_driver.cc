@@ -38,6 +38,7 @@ class Worklist : public RewriteListener {
   }
   void NodeErased(Node* n) override {
     if (also_) also_->NodeErased(n);
+    if (erased_names_) erased_names_->emplace_back(n->name(), FirstOutputName(*n));
     queued_.erase(n);
     died_.erase(n);
   }
@@ -66,9 +67,13 @@ class Worklist : public RewriteListener {
 
   // Initializers the rewrites left without users, in the order they were orphaned.
   std::vector<Value*> TakeOrphanedInitializers() { return std::move(orphans_); }
+  // Names (and first output names) of the nodes erased from now on are appended here
+  // (null: not recorded).
+  void RecordErasedNames(std::vector<std::pair<std::string, std::string>>* names) { erased_names_ = names; }
 
  private:
   RewriteListener* also_;
+  std::vector<std::pair<std::string, std::string>>* erased_names_ = nullptr;
   std::deque<std::pair<Node*, uint64_t>> queue_;  // node, ticket
   absl::flat_hash_map<Node*, uint64_t> queued_;   // node -> its ticket while queued
   uint64_t next_ticket_ = 0;
@@ -121,7 +126,11 @@ StatusOr<std::map<std::string, int64_t>> ApplyRulesGreedily(Model& model, const 
   Rewriter rewriter(&worklist);
   std::string why;
   std::vector<const RewriteRule*> candidates;
-  while (Node* n = worklist.Pop()) {
+  std::vector<std::pair<std::string, std::string>> erased_by_step;
+  if (options.budget) worklist.RecordErasedNames(&erased_by_step);
+  while (!(options.budget && options.budget->exhausted())) {  // a spent budget stops as a fixed point does
+    Node* n = worklist.Pop();
+    if (!n) break;
     if (options.visited) options.visited->fetch_add(1, std::memory_order_relaxed);
     if (worklist.Died(n)) {  // e.g. the Constant feeding an epsilon a rewrite consumed
       OS_RETURN_IF_ERROR(rewriter.EraseNode(n));
@@ -138,7 +147,8 @@ StatusOr<std::map<std::string, int64_t>> ApplyRulesGreedily(Model& model, const 
       rewriter.SetInsertionPoint(n);
       rewriter.SetRule(rule->name());
       why.clear();
-      std::string node_name = n->name();
+      std::string node_name = n->name(), node_output = FirstOutputName(*n);
+      erased_by_step.clear();
       auto changed = rule->MatchAndRewrite(n, rewriter, facts, options.explain ? &why : nullptr);
       if (!changed.ok()) {
         return Status(changed.status().code(), absl::StrCat("rule '", rule->name(), "' at node '", node_name,
@@ -146,6 +156,15 @@ StatusOr<std::map<std::string, int64_t>> ApplyRulesGreedily(Model& model, const 
       }
       if (*changed) {
         ++counts[rule->name()];
+        if (options.budget) {
+          RewriteStep step{rule->name(), node_name, {node_name}, {node_output}};
+          for (const auto& [erased, output] : erased_by_step) {
+            if (output == node_output) continue;  // the root
+            step.nodes.push_back(erased);
+            step.outputs.push_back(output);
+          }
+          options.budget->Spend(std::move(step));
+        }
         if (++rewrites > limit) {
           return absl::ResourceExhaustedError(absl::StrCat("rewriting did not converge after ", limit,
                                                            " rewrites (last rule: '", rule->name(),

@@ -4,8 +4,9 @@
 // worklist. A popped node is offered to the rules whose root op it is, highest benefit
 // first, then in registration order; the first that rewrites wins. The rewriter's listener
 // re-queues what a rewrite touched: new nodes, users of replaced values, producers of
-// values that lost a user. The driver stops when the worklist is empty, or fails with a
-// clear error after max_rewrites (a rule set that does not converge is a bug).
+// values that lost a user. The driver stops when the worklist is empty or a budget
+// (core/rewrite/budget.h) is spent, and fails with a clear error after max_rewrites (a
+// rule set that does not converge is a bug).
 #pragma once
 
 #include <atomic>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "core/ir/model.h"
+#include "core/rewrite/budget.h"
 #include "core/rewrite/rule.h"
 
 namespace onnxsurgeon {
@@ -33,6 +35,10 @@ struct GreedyOptions {
   // When set, also told of every change the rules make (as MLIR's GreedyRewriteConfig
   // listener): a pass that keeps facts about the graph learns what to revisit.
   RewriteListener* listener = nullptr;
+  // When set, each rule application spends one step, and the driver stops cleanly (as at a
+  // fixed point: dead nodes and orphaned weights still go) once it is spent. bisect uses it
+  // to stop a pass after N rewrites.
+  RewriteBudget* budget = nullptr;
 };
 
 // Result rewrites per rule name. Every rule's check reads `facts` (shared by the run).

@@ -4,6 +4,8 @@
 #include <cstring>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
 #include "core/ir/constant.h"
 
 namespace onnxsurgeon {
@@ -17,8 +19,52 @@ Node* Rewriter::Create(std::string_view op_type, std::vector<Value*> inputs,
   auto* meta = n->mutable_proto().add_metadata_props();
   meta->set_key(kProvenanceKey);
   meta->set_value(rule_);
+  created_.insert(n);
   if (listener_) listener_->NodeCreated(n);
   return n;
+}
+
+std::vector<std::pair<int, std::string>> ReplacedValues(const Node& node) {
+  std::vector<std::pair<int, std::string>> out;
+  for (const auto& meta : node.proto().metadata_props()) {
+    if (meta.key() != kReplacedKey) continue;
+    for (absl::string_view line : absl::StrSplit(meta.value(), '\n', absl::SkipEmpty())) {
+      size_t colon = line.find(':');
+      int index = 0;
+      if (colon == absl::string_view::npos || !absl::SimpleAtoi(line.substr(0, colon), &index)) continue;
+      out.emplace_back(index, std::string(line.substr(colon + 1)));
+    }
+  }
+  return out;
+}
+
+void Rewriter::RecordReplaced(const Value* from, const Value* to) {
+  Node* producer = to->producer();
+  if (!producer || !created_.contains(producer) || from == to) return;
+  int index = -1;
+  for (size_t i = 0; i < producer->num_outputs(); ++i)
+    if (producer->output(i) == to) index = static_cast<int>(i);
+  if (index < 0) return;
+  // What `from` stood for: its own producer's record for it, else its name.
+  std::string origin = from->name();
+  if (const Node* p = from->producer()) {
+    for (size_t i = 0; i < p->num_outputs(); ++i) {
+      if (p->output(i) != from) continue;
+      for (const auto& [k, name] : ReplacedValues(*p))
+        if (k == static_cast<int>(i)) origin = name;
+    }
+  }
+  std::string line = absl::StrCat(index, ":", origin);
+  for (auto& meta : *producer->mutable_proto().mutable_metadata_props()) {
+    if (meta.key() != kReplacedKey) continue;
+    for (absl::string_view existing : absl::StrSplit(meta.value(), '\n'))
+      if (existing == line) return;
+    meta.set_value(absl::StrCat(meta.value(), "\n", line));
+    return;
+  }
+  auto* meta = producer->mutable_proto().add_metadata_props();
+  meta->set_key(kReplacedKey);
+  meta->set_value(line);
 }
 
 Value* Rewriter::Op(std::string_view op_type, std::vector<Value*> inputs, std::vector<onnx::AttributeProto> attributes,
@@ -78,6 +124,7 @@ Status Rewriter::ReplaceAllUsesWith(Value* from, Value* to, GraphOutputs outputs
     return absl::FailedPreconditionError(absl::StrCat(
         "rule '", rule_, "': '", from->name(), "' is a graph output; replacing it would change the model's interface"));
   }
+  RecordReplaced(from, to);  // before a kKeepNames rename: the record names what `from` was
   std::vector<Use> moved = from->uses();
   if (from->IsGraphOutput() && outputs == GraphOutputs::kKeepNames) {
     // The model's output names are its interface. `to` can take the name over only if it
@@ -86,6 +133,7 @@ Status Rewriter::ReplaceAllUsesWith(Value* from, Value* to, GraphOutputs outputs
     if (!can_take_name) {
       for (const Use& u : moved) SetInput(u.node, u.input_index, to);
       Value* named = Op("Identity", {to});
+      RecordReplaced(from, named);
       OS_RETURN_IF_ERROR(from->ReplaceAllUsesWith(MutationKey(), named, /*allow_graph_outputs=*/true));
       if (listener_) listener_->UseRemoved(from);
       return absl::OkStatus();
@@ -116,6 +164,7 @@ Status Rewriter::ReplaceNode(Node* node, const std::vector<Value*>& replacements
 
 Status Rewriter::EraseNode(Node* node) {
   std::vector<Value*> inputs = node->inputs();
+  created_.erase(node);
   if (listener_) listener_->NodeErased(node);
   Status s = node->graph()->EraseNode(MutationKey(), node);
   if (!s.ok()) return s;
@@ -199,7 +248,11 @@ StatusOr<Node*> Rewriter::InsertAfter(Value* y, std::string_view op_type, std::v
   Node* n = Create(op_type, {}, std::move(attributes), 1, domain);
   insert_before_ = saved_before;
   graph_ = saved_graph;
-  OS_RETURN_IF_ERROR(ReplaceAllUsesWith(y, n->output(0), GraphOutputs::kKeepNames));
+  // The new node transforms y (a Cast after it), it does not stand for y: no record.
+  created_.erase(n);
+  Status moved = ReplaceAllUsesWith(y, n->output(0), GraphOutputs::kKeepNames);
+  created_.insert(n);
+  OS_RETURN_IF_ERROR(moved);
   for (Value* v : inputs) AddInput(n, v);
   return n;
 }
@@ -248,6 +301,7 @@ StatusOr<Node*> Rewriter::DropOutputs(Node* node, size_t keep) {
 
 Status Rewriter::EraseNodeLeavingUses(Node* node) {
   std::vector<Value*> inputs = node->inputs();
+  created_.erase(node);
   if (listener_) listener_->NodeErased(node);
   OS_RETURN_IF_ERROR(node->graph()->EraseNode(MutationKey(), node, /*force=*/true));
   if (listener_)

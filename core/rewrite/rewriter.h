@@ -8,8 +8,10 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "core/ir/clone.h"
 #include "core/ir/graph.h"
 #include "core/ir/model.h"
@@ -45,6 +47,19 @@ enum class GraphOutputs {
 
 // The NodeProto metadata key under which new nodes record the rule that made them.
 inline constexpr const char* kProvenanceKey = "onnxsurgeon.rule";
+// The key under which a node a Rewriter made records the values its outputs replaced (the
+// `from` of a ReplaceAllUsesWith whose `to` it produces), one line "OUTPUT_INDEX:NAME" each.
+// NAME is the value of the model before any rewrite: when the replaced value itself stood
+// for an earlier one, its record is carried over. compare matches tensors across a rewrite
+// through it where the rewrite did not keep the name.
+//   Given:   %h = Div(%x, %c)   %y = Neg(%h)
+//   Execute: %m = Mul(%x, %r)   ReplaceAllUsesWith(%h, %m)      (in rule "div-to-mul")
+//   Result:  %m = Mul(%x, %r) <onnxsurgeon.rule: "div-to-mul", onnxsurgeon.replaced: "0:h">
+inline constexpr const char* kReplacedKey = "onnxsurgeon.replaced";
+
+// Given a node. Result the (output index, original value name) pairs of its kReplacedKey
+// record, in the order written; empty when it has none.
+std::vector<std::pair<int, std::string>> ReplacedValues(const Node& node);
 
 class Rewriter {
  public:
@@ -217,7 +232,12 @@ class Rewriter {
   // A Constant node carrying `tensor` (function bodies have no initializers).
   Value* ConstantNode(const Tensor& tensor);
 
+  // Given a value replaced by `to`. Execute records on `to`'s producer, when this Rewriter
+  // made it, the value `from` stood for (kReplacedKey).
+  void RecordReplaced(const Value* from, const Value* to);
+
   RewriteListener* listener_;
+  absl::flat_hash_set<const Node*> created_;  // nodes this Rewriter made and has not erased
   Node* insert_before_ = nullptr;
   Graph* graph_ = nullptr;
   std::string rule_ = "rewrite";

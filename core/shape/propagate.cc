@@ -236,6 +236,7 @@ StatusOr<int> RefreshTypes(Model& model) {
   InferShapesOptions options;
   options.record_value_info = false;  // types for the rewrites to read; declarations refined in place
   options.refine_types = true;
+  options.drop_output_shapes = true;  // a stale declared output shape is corrected
   OS_RETURN_IF_ERROR(ReinferShapes(model, options).status());
   int refined = 0;
   for (const auto& [v, before] : open) refined += v->type()->SerializeAsString() != before;

@@ -94,7 +94,7 @@ SymbolicElem SymbolicShapes::DimOf(const Value* v, const Shape& shape, size_t i)
 // ---- queries --------------------------------------------------------------------------
 
 const SymbolicVector* SymbolicShapes::VectorOf(Value* v) const {
-  if (!v) return nullptr;
+  if (!v || (!excluded_.empty() && excluded_.contains(v->graph()))) return nullptr;
   if (auto it = vectors_.find(v); it != vectors_.end()) return it->second ? &*it->second : nullptr;
   std::optional<SymbolicVector> out;
   // Type and dims first: a weight (float, or of rank 2) is never read.

@@ -66,6 +66,10 @@ class SymbolicShapes {
   // subgraphs, then the node. Result the facts below cover its values.
   void Analyze(Graph& graph);
 
+  // Given subgraphs. Execute: from now on the analysis describes no value of theirs (a
+  // subgraph that fails for the shapes the model has: core/shape/contradictions.h).
+  void Exclude(const absl::flat_hash_set<const Graph*>& graphs) { excluded_.insert(graphs.begin(), graphs.end()); }
+
   // ---- queries ----------------------------------------------------------------------
   // The vector `v` computes, or null when it is not a small integer/bool vector the
   // analysis can describe.
@@ -101,6 +105,7 @@ class SymbolicShapes {
   // depends on their order) do not change with where the allocator put the value.
   std::string IdOf(const Value* v) const;
   mutable absl::flat_hash_map<const Value*, size_t> ids_;
+  absl::flat_hash_set<const Graph*> excluded_;
   // The first value of each element list, per graph.
   mutable absl::flat_hash_map<const Graph*, absl::flat_hash_map<std::string, Value*>> first_;
 };

@@ -11,14 +11,28 @@ RESULT: {"ok", "onnxruntime", "defaulted_dims", "outputs": [...], "error"} or
 import json
 import sys
 
-# |a - b| <= atol + rtol * |b|, per output element type. Integers and bool must match.
-TOLERANCES = {
-    "tensor(double)": (1e-9, 1e-7),
-    "tensor(float)": (1e-4, 1e-3),
-    "tensor(float16)": (1e-2, 1e-2),
-    "tensor(bfloat16)": (5e-2, 2e-2),
-}
-FP16 = (1e-2, 1e-2)
+
+def _tolerance_module():
+    """The shared tolerance table (python/onnxsurgeon/tolerance.py): written beside this
+    script by the binary, or read from the source tree when a test loads this file. Loaded
+    by path: `python -I` leaves the script's folder off sys.path."""
+    import importlib.util
+    import os
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    for path in (
+        os.path.join(here, "onnxsurgeon_tolerance.py"),
+        os.path.join(here, "..", "..", "python", "onnxsurgeon", "tolerance.py"),
+    ):
+        if os.path.exists(path):
+            spec = importlib.util.spec_from_file_location("onnxsurgeon_tolerance", path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            return module
+    raise ImportError("onnxsurgeon_tolerance.py is not beside the helper")
+
+
+tolerance = _tolerance_module()
 
 
 def main(config_path, result_path):
@@ -97,8 +111,9 @@ def feeds_for(np, sess, config, rng, defaulted):
 
 def compare(np, name, a, b, out_type, config):
     """a: original, b: result. Returns a row for the report."""
-    atol, rtol = FP16 if config.get("fp16_tolerance") else TOLERANCES.get(out_type, (0.0, 0.0))
-    atol, rtol = max(atol, config["extra_atol"]), max(rtol, config["extra_rtol"])
+    atol, rtol = tolerance.tolerance_for(
+        out_type, config.get("fp16_tolerance", False), (config["extra_atol"], config["extra_rtol"])
+    )
     row = {
         "name": name,
         "type": out_type,
@@ -111,33 +126,16 @@ def compare(np, name, a, b, out_type, config):
         "problem": "",
     }
     a, b = np.asarray(a), np.asarray(b)
-    if a.dtype != b.dtype:
+    if a.dtype != b.dtype:  # an output's element type is the model's interface
         return {**row, "ok": False, "problem": f"element type changed: {a.dtype} -> {b.dtype}"}
-    if a.shape != b.shape:
-        return {**row, "ok": False, "problem": f"shape changed: {list(a.shape)} -> {list(b.shape)}"}
-    if a.dtype.kind in "fc":
-        a64, b64 = a.astype(np.float64), b.astype(np.float64)
-        nan_a, nan_b = np.isnan(a64), np.isnan(b64)
-        if (nan_a != nan_b).any():
-            return {**row, "ok": False, "problem": f"NaN in {int((nan_a != nan_b).sum())} element(s) of one model only"}
-        finite = ~nan_a & np.isfinite(a64) & np.isfinite(b64)
-        if ((a64 != b64) & ~finite & ~nan_a).any():
-            return {**row, "ok": False, "problem": "an infinity differs"}
-        diff = np.abs(a64 - b64)[finite]
-        ref = np.abs(a64)[finite]
-        if diff.size:
-            row["max_abs"] = float(diff.max())
-            row["max_rel"] = float((diff / np.maximum(ref, np.finfo(np.float32).tiny)).max())
-            bad = diff > atol + rtol * ref
-            if bad.any():
-                row["ok"] = False
-                row["problem"] = f"{int(bad.sum())} of {diff.size} element(s) outside atol {atol:g} + rtol {rtol:g}"
-    elif not np.array_equal(a, b):
-        diff = np.abs(a.astype(np.float64) - b.astype(np.float64)) if a.dtype.kind in "iub" else None
-        row.update(ok=False, problem=f"{int((a != b).sum())} element(s) differ (must be equal)")
-        if diff is not None and diff.size:
-            row["max_abs"] = float(diff.max())
-    return row
+    got = tolerance.compare_arrays(np, b, a, atol, rtol)
+    return {
+        **row,
+        "max_abs": got["max_abs"],
+        "max_rel": got["max_rel"],
+        "ok": not got["problem"],
+        "problem": got["problem"],
+    }
 
 
 def check(np, ort, config):

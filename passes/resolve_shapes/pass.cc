@@ -25,6 +25,7 @@
 #include "core/interop/onnx_interop.h"
 #include "core/ir/shape.h"
 #include "core/pass/pattern_pass.h"
+#include "core/shape/contradictions.h"
 #include "core/shape/propagate.h"
 #include "core/shape/symbolic.h"
 #include "passes/registry.h"
@@ -114,6 +115,7 @@ StatusOr<std::vector<Node*>> RunOnce(Model& model, const PassContext& context, P
   SymbolicShapes& shapes = facts.Emplace<SymbolicShapes>();
   shapes.Analyze(model.graph());
   for (auto& f : model.functions()) shapes.Analyze(f->body());
+  shapes.Exclude(SubgraphsFailingForTheseShapes(model, shapes));  // left as they are
 
   ChangedNodes changed;
   GreedyOptions options = WithDebugPatterns(GreedyOptions{}, context);

@@ -43,6 +43,8 @@ __all__ = [
     "register_rules",
     "__version__",
     "check_target",
+    "compare",
+    "bisect",
 ]
 
 
@@ -126,6 +128,96 @@ def check_target(model: Any, target: str, input_shapes: Union[str, dict, None] =
     name = os.fspath(model) if isinstance(model, (str, os.PathLike)) else "<model>"
     text = _core.check_target(_as_model(model), target, input_shapes or "", name)
     return json.loads(text)
+
+
+def _shapes(input_shapes: Union[dict, None]) -> dict:
+    return {name: [int(d) for d in dims] for name, dims in (input_shapes or {}).items()}
+
+
+def _label(model: Any, default: str) -> str:
+    return os.fspath(model) if isinstance(model, (str, os.PathLike)) else default
+
+
+def compare(
+    a: Any,
+    b: Any = None,
+    *,
+    backend: Union[str, None] = None,
+    reference: Union[str, os.PathLike, None] = None,
+    inputs: Union[str, os.PathLike, None] = None,
+    input_shapes: Union[dict, None] = None,
+    seed: int = 0,
+    batch: int = 64,
+    outputs_only: bool = False,
+    fp16_tolerance: bool = False,
+) -> dict:
+    """Where do two models part? `onnxsurgeon compare A B --json` as a dict.
+
+    Runs `a` and `b` (a Model, ModelProto or path) in onnxruntime on the same inputs with
+    their intermediate tensors exposed, pairs tensors by name and by the Rewriter's
+    provenance, and judges each with --check's tolerance table. Give exactly one of `b`,
+    `backend` (run `a` in onnxruntime and in a backend's venv: "ort-1.15", "openvino", ...)
+    or `reference` (a .npz of tensors computed elsewhere, keyed by tensor name). `inputs`
+    is a .npz keyed by input name (default: random from `seed`, symbolic dims 2, or
+    `input_shapes` {"x": [1, 3, 224, 224]}). `fp16_tolerance` judges every float tensor
+    with float16's tolerance (`b` is a convert-float16 result).
+
+    Result keys: "ok", "first_divergence" (None, or the tensor row: "a", "b", "a_node",
+    "a_op", "b_node", "b_rule", "max_abs", "max_rel", "share_off", "problem", ...),
+    "tensors" (every row, in `a`'s topological order), "drift", "runtime", "segments".
+    Raises OnnxSurgeonError when a model cannot be run or no Python with onnxruntime is found.
+    """
+    given = sum(x is not None for x in (b, backend, reference))
+    if given != 1:
+        raise ValueError("give exactly one of b, backend= or reference=")
+    text = _core._compare(
+        _as_model(a),
+        _as_model(b) if b is not None else None,
+        os.fspath(inputs) if inputs is not None else "",
+        os.fspath(reference) if reference is not None else "",
+        backend or "",
+        _shapes(input_shapes),
+        seed,
+        batch,
+        outputs_only,
+        fp16_tolerance,
+        _label(a, "<model a>"),
+        _label(b, "<model b>") if b is not None else (backend or os.fspath(reference)),
+    )
+    return json.loads(text)
+
+
+def bisect(
+    model: Any,
+    pipeline: Union[str, Sequence[str]],
+    *,
+    inputs: Union[str, os.PathLike, None] = None,
+    input_shapes: Union[dict, None] = None,
+    seed: int = 0,
+    widen: bool = True,
+) -> dict:
+    """Which step of `pipeline` changes what `model` computes? `onnxsurgeon bisect --json`
+    as a dict, plus "reproducer": a Model of the step's region as it was before the step
+    (None when none could be cut), on which the pass shows the difference when
+    "reproduces" is true.
+
+    Keys: "differs" (the whole pipeline's outputs are off tolerance), "pass" and
+    "pass_index" (the first pass that makes them so), "steps", "step" (the first step,
+    1-based, after which they are), "rule", "root", "nodes" (what that step rewrote),
+    "comparison", "log". Rules registered with register_rules are stepped like built-in
+    ones. `widen=False` judges approximating passes (rewrite-gelu, ...) by the plain table.
+    """
+    text, reproducer = _core._bisect(
+        _as_model(model),
+        _pipeline_text(pipeline),
+        os.fspath(inputs) if inputs is not None else "",
+        _shapes(input_shapes),
+        seed,
+        widen,
+    )
+    result = json.loads(text)
+    result["reproducer"] = reproducer
+    return result
 
 
 def _as_model(model: Any) -> Model:

@@ -136,3 +136,20 @@ def _load_parts(data: Union[bytes, memoryview], parts: list[tuple[int, bytes]], 
 def parse_text(text: str) -> Model: ...
 def passes() -> list[dict[str, Any]]: ...
 def check_pipeline(pipeline: str) -> None: ...
+def _compare(
+    a: Model,
+    b: Model | None,
+    inputs: str,
+    reference: str,
+    backend: str,
+    input_shapes: dict[str, list[int]],
+    seed: int,
+    batch: int,
+    outputs_only: bool,
+    fp16_tolerance: bool,
+    a_label: str,
+    b_label: str,
+) -> str: ...
+def _bisect(
+    model: Model, pipeline: str, inputs: str, input_shapes: dict[str, list[int]], seed: int, widen: bool
+) -> tuple[str, Model | None]: ...

@@ -28,8 +28,7 @@ __all__ = [
     "ModelLike",
     "InputSets",
     "OutputComparison",
-    "DTYPE_TOLERANCES",
-    "tolerance_for",
+    "default_tolerance",
     "compare_outputs",
     "comparable",
     "load_model",
@@ -41,6 +40,8 @@ __all__ = [
     "op_histogram",
     "assert_ops",
     "domains",
+    "TOLERANCES",
+    "tolerance_for",
 ]
 
 ModelLike = Union[onnx.ModelProto, bytes, str, os.PathLike]
@@ -49,6 +50,28 @@ ModelLike = Union[onnx.ModelProto, bytes, str, os.PathLike]
 InputSets = Union[Mapping[str, np.ndarray], Sequence[Mapping[str, np.ndarray]]]
 
 _DEFAULT_DOMAINS = ("", "ai.onnx")
+
+
+def _load_tolerance():
+    """The per-dtype tolerance table --check, compare and bisect use (tolerance.py beside
+    this file), loaded by path: this module must not import the compiled package."""
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tolerance.py")
+    spec = importlib.util.spec_from_file_location("onnxsurgeon_tolerance", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_tolerance = _load_tolerance()
+# (atol, rtol) per numpy dtype name; integers and bool exact. The one table (tolerance.py).
+TOLERANCES = _tolerance.TOLERANCES
+
+
+def tolerance_for(dtype) -> tuple[float, float]:
+    """(atol, rtol) --check applies to an element type (a numpy dtype or its name)."""
+    return _tolerance.tolerance_for(np.dtype(dtype).name if not isinstance(dtype, str) else dtype)
 
 
 # --------------------------------------------------------------------------- loading
@@ -218,29 +241,14 @@ def _scalar(value: np.generic) -> str:
     return f"{item:.9g}" if isinstance(item, float) else repr(item)
 
 
-# numpy.allclose-style tolerances per float dtype (|a - d| <= atol + rtol * |d|): what a
-# rewrite that only reorders arithmetic can change. Integers, bools and strings compare
-# exactly. A model's manifest may loosen them (never tighten below these for float16).
-DTYPE_TOLERANCES: dict[str, tuple[float, float]] = {
-    "float64": (1e-7, 1e-7),
-    "float32": (1e-4, 1e-4),
-    "float16": (1e-2, 1e-3),
-    "bfloat16": (2e-2, 1e-2),
-    "complex64": (1e-4, 1e-4),
-    "complex128": (1e-7, 1e-7),
-}
-
-
-def tolerance_for(dtype: np.dtype, rtol: float | None = None, atol: float | None = None) -> tuple[float, float]:
-    """(rtol, atol) for an output of `dtype`: the given values, else the dtype's default
-    (0, 0 for exact dtypes: integers, bools, strings)."""
+def default_tolerance(dtype: np.dtype, rtol: float | None = None, atol: float | None = None) -> tuple[float, float]:
+    """(rtol, atol) for an output of `dtype`: the given values, else the dtype's entry in the
+    one table (tolerance.py; 0, 0 for exact dtypes: integers, bools, strings)."""
     dtype = np.dtype(dtype)
     if dtype.names:  # ZipMap rows: the fields' dtype
         dtype = dtype.fields[dtype.names[0]][0]
-    default = DTYPE_TOLERANCES.get(dtype.name)
-    if default is None:
-        return 0.0, 0.0
-    return (default[0] if rtol is None else rtol), (default[1] if atol is None else atol)
+    default_atol, default_rtol = tolerance_for(dtype)
+    return (default_rtol if rtol is None else rtol), (default_atol if atol is None else atol)
 
 
 @dataclasses.dataclass
@@ -290,7 +298,7 @@ def _compare_one_detail(
     if actual.shape != desired.shape:
         result.problem = f"output {name!r}: shape {desired_label}={desired.shape}, {actual_label}={actual.shape}"
         return result
-    rtol, atol = tolerance_for(desired.dtype, rtol, atol)
+    rtol, atol = default_tolerance(desired.dtype, rtol, atol)
     result.rtol, result.atol = rtol, atol
     actual, desired = _numeric(actual), _numeric(desired)
     result.elements = int(actual.size)
@@ -368,7 +376,7 @@ def compare_outputs(
     desired_label: str = "original",
 ) -> list[OutputComparison]:
     """Every output of `desired` compared with the same-named output of `actual`, with
-    per-dtype tolerances (tolerance_for; rtol/atol None: the dtype's default): one
+    per-dtype tolerances (default_tolerance; rtol/atol None: the dtype's default): one
     OutputComparison each, with the share of elements off and the max abs/rel error.
     An output missing from `actual` is one that is not ok."""
     results = []

@@ -232,9 +232,12 @@ g (bool c, float[2] X) => (float[2] Y) {
   Node* id = then_branch->first_node();
   EXPECT_EQ(id->op_type(), "Identity");
   EXPECT_EQ(id->output(0)->name(), "T") << "the branch output keeps its name";
-  ASSERT_EQ(id->proto().metadata_props_size(), 1);
+  // The rule that made it, and the value it stands for (the branch output it replaced).
+  ASSERT_EQ(id->proto().metadata_props_size(), 2);
   EXPECT_EQ(id->proto().metadata_props(0).key(), kProvenanceKey);
   EXPECT_EQ(id->proto().metadata_props(0).value(), "double-neg");
+  EXPECT_EQ(id->proto().metadata_props(1).key(), kReplacedKey);
+  EXPECT_EQ(id->proto().metadata_props(1).value(), "0:T");
   EXPECT_NE(id->name().find("double-neg"), std::string::npos);
   testing::ExpectUseListsConsistent(m->graph());
 }

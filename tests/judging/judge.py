@@ -254,7 +254,7 @@ def _judge_output(model: JudgedModel, pipeline: str, out: Path, testing) -> dict
         return {**result, "status": "ok", "reason": "original does not run in onnxruntime: validity judged only"}
     # A model that computes in float16 (tag fp16) is compared with float16's tolerances
     # whatever its output dtype: keep_io_types puts float32 outputs after half arithmetic.
-    rtol, atol = testing.DTYPE_TOLERANCES["float16"] if "fp16" in model.manifest.get("tags", []) else (None, None)
+    rtol, atol = testing.default_tolerance("float16") if "fp16" in model.manifest.get("tags", []) else (None, None)
     rtol, atol = PRECISION_CHANGING.get(pipeline.split("(")[0].split("=")[0], (rtol, atol))
     fixed_shapes = pipeline == "set-input-shape"
     sets, problems = [], []

@@ -50,6 +50,35 @@ def crnn_dynamic_w_op13() -> Spec:
     )
 
 
+def _stale_output_shape(model):
+    """Declares the output [1, -1], as some shipped OCR models do after their exporter
+    changed (one wheel's CRNN declares [1, -1] and computes [16, 1, 8210])."""
+    out = model.graph.output[0].type.tensor_type.shape
+    del out.dim[:]
+    out.dim.add().dim_value = 1
+    out.dim.add().dim_value = -1
+    return model
+
+
+class CRNNReshapedHead(CRNN):
+    """The CRNN whose scores are reshaped to sizes read from their own shape at run time,
+    then logged: onnx's checker cannot see the output's rank until the shape arithmetic
+    is folded."""
+
+    def forward(self, x):
+        y = super().forward(x)
+        return y.reshape(y.shape[0], y.shape[1], -1).log()
+
+
+def crnn_stale_output_op13() -> Spec:
+    spec = crnn_dynamic_w_op13()
+    spec.module = CRNNReshapedHead()
+    spec.edit = _stale_output_shape
+    spec.edit_note = "the output's declared shape replaced by a stale [1, -1] (rank 2; it computes rank 3)"
+    spec.tags = [*spec.tags, "stale-declaration"]
+    return spec
+
+
 class FPN(nn.Module):
     """Text-detector neck: upsampling with Resize to sizes read from dynamic H/W, a
     per-channel scale and bias after convs, and a channel-last Transpose pair."""

@@ -219,6 +219,11 @@ CATALOG: tuple[Entry, ...] = (
         "OCR CRNN: BiLSTM over a dynamic width, shapes from Shape/Gather",
     ),
     Entry(
+        "crnn_stale_output_op13",
+        "corpus_shapes:crnn_stale_output_op13",
+        "the OCR CRNN with a stale declared output shape [1, -1]: simplify's folds made onnx's checker refuse it",
+    ),
+    Entry(
         "fpn_dynamic_hw_op13",
         "corpus_shapes:fpn_dynamic_hw_op13",
         "detector neck: Resize to dynamic H/W sizes, Conv + bias/scale, Transpose pair",

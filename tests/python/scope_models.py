@@ -16,6 +16,10 @@ changes a result or makes an invalid model:
   MatMul and ReduceSum.
 - loop_body_and_parent: a Loop body defines `t`, and so does its parent after the Loop.
 - if_in_loop: an If inside a Loop body whose branches define names the parent also uses.
+- if_branch_for_other_shapes: X is [1, N]; one branch only runs for N = 4 (it reshapes X
+  to [1, N / 4, 4] and squeezes axis 1), as Silero VAD's 8 kHz branch only runs for 8 kHz
+  chunks. With N fixed at 8 that branch fails whenever taken, behind shapes computed at
+  run time; folding them would make it a model onnx's checker refuses.
 """
 
 from __future__ import annotations
@@ -218,8 +222,55 @@ def if_in_loop() -> onnx.ModelProto:
     return _model(g)
 
 
+def if_branch_for_other_shapes() -> onnx.ModelProto:
+    then_g = h.make_graph(
+        [h.make_node("Relu", ["X"], ["o"])], "then", [], [h.make_tensor_value_info("o", T.FLOAT, [1, None])]
+    )
+    else_g = h.make_graph(
+        [
+            h.make_node("Shape", ["X"], ["s"]),
+            h.make_node("Gather", ["s", "one"], ["n"]),
+            h.make_node("Div", ["n", "four"], ["q"]),
+            h.make_node("Concat", ["one_1d", "q_1d", "four_1d"], ["target"], axis=0),
+            h.make_node("Unsqueeze", ["q", "zero_1d"], ["q_1d"]),
+            h.make_node("Reshape", ["X", "target"], ["r"]),
+            h.make_node("Squeeze", ["r", "one_1d"], ["o"]),
+        ],
+        "else",
+        [],
+        [h.make_tensor_value_info("o", T.FLOAT, [1, None])],
+        initializer=[
+            _const("one", np.array(1, np.int64)),
+            _const("four", np.array(4, np.int64)),
+            _const("one_1d", np.array([1], np.int64)),
+            _const("four_1d", np.array([4], np.int64)),
+            _const("zero_1d", np.array([0], np.int64)),
+        ],
+    )
+    # Concat reads q_1d before the Unsqueeze that makes it: put the nodes in order.
+    nodes = list(else_g.node)
+    order = [0, 1, 2, 4, 3, 5, 6]
+    del else_g.node[:]
+    else_g.node.extend(nodes[i] for i in order)
+    g = h.make_graph(
+        [h.make_node("If", ["cond"], ["out"], then_branch=then_g, else_branch=else_g)],
+        "if_branch_for_other_shapes",
+        [h.make_tensor_value_info("X", T.FLOAT, [1, "N"]), h.make_tensor_value_info("cond", T.BOOL, [])],
+        [h.make_tensor_value_info("out", T.FLOAT, [1, None])],
+    )
+    return _model(g)
+
+
 MODELS = {
-    f.__name__: f for f in (if_data_propagation, if_element_types, if_static_shapes, loop_body_and_parent, if_in_loop)
+    f.__name__: f
+    for f in (
+        if_data_propagation,
+        if_element_types,
+        if_static_shapes,
+        loop_body_and_parent,
+        if_in_loop,
+        if_branch_for_other_shapes,
+    )
 }
 
 _BASE_INPUTS = {
@@ -232,7 +283,7 @@ def input_sets(model: onnx.ModelProto) -> list[dict[str, np.ndarray]]:
     """One input set per combination of the model's bool inputs: every If branch runs."""
     base, flags = {}, []
     for vi in model.graph.input:
-        shape = [d.dim_value for d in vi.type.tensor_type.shape.dim]
+        shape = [d.dim_value or 4 for d in vi.type.tensor_type.shape.dim]  # a symbolic dim: 4
         if vi.type.tensor_type.elem_type == T.BOOL:
             flags.append(vi.name)
         else:

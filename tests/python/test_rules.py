@@ -46,7 +46,11 @@ def test_replacement_builds_nodes_with_provenance(oracle):
     assert apply_rules(model, [rule]) == {"double-to-add": 1}
     proto = model.to_proto()
     add = [n for n in proto.graph.node if n.op_type == "Add"][0]
-    assert {(e.key, e.value) for e in add.metadata_props} == {("onnxsurgeon.rule", "double-to-add")}
+    # The rule that made it, and the value it replaced (compare matches tensors by it).
+    assert {(e.key, e.value) for e in add.metadata_props} == {
+        ("onnxsurgeon.rule", "double-to-add"),
+        ("onnxsurgeon.replaced", "0:c"),
+    }
     assert add.name.startswith("double-to-add/")
     oracle.assert_equivalent(original, proto)
 
