@@ -2,18 +2,32 @@
 
 #include <iostream>
 
+#include "absl/strings/str_format.h"
 #include "core/util/suggest.h"
 
 namespace onnxsurgeon::cli {
 
+std::string OneLine(std::string_view message) {
+  std::string out;
+  out.reserve(message.size());
+  for (unsigned char c : message) {
+    if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else if (c < 0x20 || c == 0x7f) out += absl::StrFormat("\\x%02x", c);
+    else out += static_cast<char>(c);
+  }
+  return out;
+}
+
 int UsageError(const std::string& command, const std::string& message) {
-  std::cerr << "onnxsurgeon: " << message << " (see 'onnxsurgeon " << (command.empty() ? "" : command + " ")
+  std::cerr << "onnxsurgeon: " << OneLine(message) << " (see 'onnxsurgeon " << (command.empty() ? "" : command + " ")
             << "--help')\n";
   return kUsageError;
 }
 
 int ModelError(const Status& status) {
-  std::cerr << "onnxsurgeon: error: " << status.message() << "\n";
+  std::cerr << "onnxsurgeon: error: " << OneLine(std::string(status.message())) << "\n";
   return kModelError;
 }
 

@@ -17,8 +17,13 @@ constexpr int kOk = 0, kModelError = 1, kUsageError = 2;
 // "onnxsurgeon: MESSAGE (see 'onnxsurgeon COMMAND --help')" on one line; returns kUsageError.
 int UsageError(const std::string& command, const std::string& message);
 
-// "onnxsurgeon: error: MESSAGE"; returns kModelError.
+// "onnxsurgeon: error: MESSAGE" on one line; returns kModelError.
 int ModelError(const Status& status);
+
+// `message` with its control characters escaped (a newline as \n, others as \xNN), so an
+// error quoting a name or path from the model stays one line: names are arbitrary strings
+// (a bit flip made one "\n\x03N", and the error two lines).
+std::string OneLine(std::string_view message);
 
 // Given a configured app and the arguments after the command name. Execute parses them;
 // --help prints the app's help on stdout. Result nothing when the command should run,

@@ -103,7 +103,7 @@ int CmdTargets(const std::vector<std::string>& args) {
   if (!sources.empty()) {
     auto p = target::LoadProfile(sources);
     if (!p.ok()) {
-      std::cerr << "onnxsurgeon: error: " << p.status().message() << "\n";
+      std::cerr << "onnxsurgeon: error: " << OneLine(std::string(p.status().message())) << "\n";
       return kModelError;
     }
     std::cout << p->name << ": " << p->title << " (" << p->versions << ")\n";
@@ -135,12 +135,12 @@ int CmdTargets(const std::vector<std::string>& args) {
 int CmdCheckTarget(const std::string& name, const std::string& input, const std::string& input_shapes, bool json) {
   auto profile = target::LoadProfile(name);
   if (!profile.ok()) {
-    std::cerr << "onnxsurgeon: check: " << profile.status().message() << "\n";
+    std::cerr << "onnxsurgeon: check: " << OneLine(std::string(profile.status().message())) << "\n";
     return kUsageError;
   }
   auto model = LoadModel(input);
   if (!model.ok()) {
-    std::cerr << "onnxsurgeon: error: " << model.status().message() << "\n";
+    std::cerr << "onnxsurgeon: error: " << OneLine(std::string(model.status().message())) << "\n";
     return kModelError;
   }
   target::CheckOptions options = target::CheckOptionsFor(input_shapes);

@@ -84,6 +84,29 @@ def model_files() -> list[tuple[str, bytes]]:
     return files
 
 
+def scope_files() -> list[tuple[str, bytes]]:
+    """The scope models (tests/python/scope_models.py) and one scope mutant of each kind per
+    small seed with subgraphs (fuzz/scope_mutators.py): names reused across scopes."""
+    import random
+
+    import scope_mutators
+    from scope_seeds import scope_seeds
+
+    files = []
+    rng = random.Random(0)
+    for seed in scope_seeds():
+        if len(seed.data) > MAX_BYTES:
+            continue
+        if seed.name.startswith("scope-"):
+            files.append((seed.name, seed.data))
+        for kind in sorted(scope_mutators.MUTATORS):
+            m = onnx.ModelProto()
+            m.ParseFromString(seed.data)
+            if scope_mutators.mutate(m, rng, kind):
+                files.append((f"{seed.name}-{kind}", m.SerializeToString()))
+    return files
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, required=True)
@@ -105,7 +128,7 @@ def main() -> int:
         names = [item.split("=")[0].split("(")[0].strip() for item in pipeline.split(",")]
         (dirs["pipeline_fuzzer"] / name).write_bytes(pipeline_prefix(names, table, data) + data)
 
-    for name, data in model_files():
+    for name, data in model_files() + scope_files():
         (dirs["load_fuzzer"] / name).write_bytes(data)
         (dirs["pipeline_fuzzer"] / name).write_bytes(pipeline_prefix([], table, data) + data)
         (dirs["pipeline_fuzzer"] / f"{name}-simplify").write_bytes(pipeline_prefix(["simplify"], table, data) + data)

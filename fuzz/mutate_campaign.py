@@ -7,12 +7,21 @@ mutant with several pipelines, flagging every broken promise:
   invalid      exit 0, the input passes onnx.checker.check_model(full_check=True) and the
                output does not
   multiline    a failed run printed more than one line on stderr
+  differs      (scope mutants) exit 0, and the output computes something else than the
+               mutant in onnxruntime on the seed's input sets, or fails (or crashes it) where
+               the mutant runs, with onnxruntime's graph optimizations off
+  (reported apart: ort_optimizer, an output that fails only with onnxruntime's
+   optimizations on, while its input runs with them: a defect of onnxruntime's)
 
 Mutations: bit flips and truncation of the serialized model; protobuf field mutations with
 onnx's Python API (dims, element types, attribute values and types, ir_version, opset
 versions, names); node surgery (delete, duplicate, swap inputs, rewire an input, change
-the op type). Mutants come from a seeded generator, so a run is reproducible; every
-finding is saved under --out with its command line.
+the op type). A share of the mutants (--scope-rate) are scope mutations of the seeds with
+subgraphs (fuzz/scope_mutators.py, fuzz/scope_seeds.py): names reused across sibling
+branches and a subgraph and its parent, one dim_param on inputs of different sizes, If
+branches wrapped in another If; they keep what the model computes, so the output is also
+compared with the mutant. Mutants come from a seeded generator, so a run is reproducible;
+every finding is saved under --out with its command line.
 
 Usage: python fuzz/mutate_campaign.py --cli build/onnxsurgeon --count 2000 --out /tmp/campaign
 """
@@ -34,7 +43,10 @@ import onnx.parser
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "fuzz"))
+import scope_mutators  # noqa: E402
 from make_seeds import golden_cases  # noqa: E402
+from ort_compare import Comparator, compare  # noqa: E402
+from scope_seeds import scope_seeds  # noqa: E402
 
 PIPELINES = [
     "simplify",
@@ -44,6 +56,16 @@ PIPELINES = [
     "extract-constants,cse,dedupe-initializers,toposort",
     "fuse-reshapes,fuse-gelu,fuse-conv-bn",
     "inline-functions,resolve-shapes",
+]
+# Scope mutants also run these: the passes that walk subgraphs, move values between scopes
+# or read dims (a different list, so runs without scope mutants replay as before).
+SCOPE_PIPELINES = PIPELINES + [
+    "loop-carry-outer-values,simplify",
+    "cse,dce,resolve-shapes,fold-constants",
+    "infer-shapes,fix-declared-shapes,simplify",
+    "upgrade-opset=21",
+    "target=ort-1.14",
+    "target=openvino",
 ]
 MAX_BYTES = 512 * 1024
 OPS = [
@@ -219,9 +241,11 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=12)
     ap.add_argument("--timeout", type=float, default=20.0)
     ap.add_argument("--out", type=Path, default=Path("/tmp/onnxsurgeon-campaign"))
+    ap.add_argument("--scope-rate", type=float, default=0.3, help="share of scope mutants (0 for none, 1 for only)")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     seeds = seed_models()
+    scoped = scope_seeds() if args.scope_rate > 0 else []
     shutil.rmtree(args.out, ignore_errors=True)
     work = args.out / "work"
     work.mkdir(parents=True)
@@ -235,12 +259,52 @@ def main() -> int:
         "wrote": 0,
         "invalid": 0,
         "multiline": 0,
+        "differs": 0,
+        "scope_mutants": 0,
+        "scope_mutants_checker_valid": 0,
+        "input_sets_compared": 0,
     }
-    findings = []
+    findings, refusals, ort_optimizer = [], [], []
+    comparator = Comparator(work)
+
+    def keep(case_name: str, mutant: bytes, info: dict) -> None:
+        """Saves a case: the mutant and its command line."""
+        case = args.out / case_name
+        case.mkdir()
+        (case / "in.onnx").write_bytes(mutant)
+        (case / "cmd.json").write_text(json.dumps(info, indent=1))
+
+    seed_verdicts: dict[tuple[str, str], bool] = {}
+
+    def seed_passes(seed, pipeline: str) -> bool:
+        """Whether the scope seed itself gets through `pipeline` (memoized)."""
+        if (seed.name, pipeline) not in seed_verdicts:
+            (work / "seed.onnx").write_bytes(seed.data)
+            run = [str(args.cli), "--pass", pipeline, str(work / "seed.onnx"), "-o", str(work / "seed-out.onnx")]
+            proc = subprocess.run(run, capture_output=True, timeout=args.timeout)
+            seed_verdicts[seed.name, pipeline] = proc.returncode == 0
+        return seed_verdicts[seed.name, pipeline]
+
     start = time.time()
     for i in range(args.count):
         name, data = rng.choice(seeds)
-        if rng.random() < 0.35:
+        input_sets = None  # the seed's inputs, for a mutant that computes what its seed does
+        if scoped and rng.random() < args.scope_rate:
+            # Each kind as often as the others: the kind first, then a seed it fits.
+            kind, what = rng.choice(sorted(scope_mutators.MUTATORS)), None
+            for seed in rng.sample(scoped, len(scoped)):
+                m = onnx.ModelProto()
+                m.ParseFromString(seed.data)
+                if what := scope_mutators.mutate(m, rng, kind):
+                    break
+            if what is None:
+                continue
+            for _ in range(rng.choice([0, 0, 1, 2])):  # sometimes stacked: deeper nesting, more clashes
+                what += "+" + (scope_mutators.mutate(m, rng) or "nothing")
+            name, mutant, input_sets = seed.name, m.SerializeToString(), seed.input_sets
+            counts["scope_mutants"] += 1
+            counts[f"scope:{kind}"] = counts.get(f"scope:{kind}", 0) + 1
+        elif rng.random() < 0.35:
             mutant, what = mutate_bytes(data, rng)
         else:
             m = onnx.ModelProto()
@@ -252,7 +316,9 @@ def main() -> int:
                 continue
         src = work / "in.onnx"
         src.write_bytes(mutant)
-        pipeline = rng.choice(PIPELINES)
+        valid_scope_mutant = input_sets is not None and checker_ok(src)
+        counts["scope_mutants_checker_valid"] += valid_scope_mutant
+        pipeline = rng.choice(SCOPE_PIPELINES if input_sets is not None else PIPELINES)
         out = work / "out.onnx"
         out.unlink(missing_ok=True)
         argv = [str(args.cli), "--pass", pipeline, str(src), "-o", str(out)]
@@ -277,24 +343,40 @@ def main() -> int:
                 problem = "multiline"
             elif rc == 0 and argv[1] == "--pass" and not checker_ok(out) and checker_ok(src):
                 problem = "invalid"
+            elif rc == 0 and argv[1] == "--pass" and input_sets:
+                compared, why, optimizer = compare(comparator, src, out, input_sets)
+                counts["input_sets_compared"] += compared
+                if why:
+                    problem, stderr = "differs", why
+                elif optimizer:
+                    ort_optimizer.append((name, what, pipeline, optimizer))
+                    keep(f"ort-optimizer-{i:05d}", mutant, {"seed": name, "mutation": what, "argv": argv[1:]})
+                    (args.out / f"ort-optimizer-{i:05d}" / "out.onnx").write_bytes(out.read_bytes())
+            elif rc == 1 and valid_scope_mutant and argv[1] == "--pass" and seed_passes(seed, pipeline):
+                # Not a broken promise, but a valid model refused where its seed is not:
+                # listed, for the leniency review.
+                refusals.append((name, what, pipeline, (stderr.strip().splitlines() or [""])[-1][:200]))
+                keep(f"refused-{i:05d}", mutant, {"seed": name, "mutation": what, "argv": argv[1:]})
         if problem:
             counts[problem] += 1
-            case = args.out / f"{problem}-{i:05d}"
-            case.mkdir()
-            (case / "in.onnx").write_bytes(mutant)
-            (case / "cmd.json").write_text(
-                json.dumps(
-                    {"seed": name, "mutation": what, "argv": argv[1:], "exit": rc, "stderr": stderr[-2000:]}, indent=1
-                )
-            )
+            info = {"seed": name, "mutation": what, "argv": argv[1:], "exit": rc, "stderr": stderr[-2000:]}
+            keep(f"{problem}-{i:05d}", mutant, info)
             findings.append((problem, name, what, pipeline, (stderr.strip().splitlines() or [""])[-1][:200]))
     counts["seconds"] = round(time.time() - start, 1)
     counts["seed_models"] = len(seeds)
+    comparator.close()
+    counts["scope_refusals"] = len(refusals)
+    counts["ort_optimizer"] = len(ort_optimizer)
     print(json.dumps(counts))
     for f in findings:
         print(" | ".join(map(str, f)))
-    (args.out / "summary.json").write_text(json.dumps({"counts": counts, "findings": findings}, indent=1))
-    bad = sum(counts[k] for k in ("crash", "hang", "wrote", "invalid"))
+    for r in refusals:
+        print("refused (valid scope mutant) | " + " | ".join(map(str, r)))
+    for r in ort_optimizer:
+        print("onnxruntime's optimizers fail on the output | " + " | ".join(map(str, r)))
+    summary = {"counts": counts, "findings": findings, "scope_refusals": refusals, "ort_optimizer": ort_optimizer}
+    (args.out / "summary.json").write_text(json.dumps(summary, indent=1))
+    bad = sum(counts[k] for k in ("crash", "hang", "wrote", "invalid", "differs"))
     return 1 if bad else 0
 
 

@@ -173,6 +173,7 @@ class GraphImporter {
 
     OS_RETURN_IF_ERROR(ImportNodes(g, std::move(nodes)));
 
+    absl::flat_hash_set<const Value*> listed;
     for (int i = 0; i < outputs.size(); ++i) {
       onnx::ValueInfoProto& vi = outputs[i];
       Value* v = g->LookupValue(vi.name());
@@ -180,6 +181,11 @@ class GraphImporter {
         return absl::InvalidArgumentError(
             absl::StrCat(Describe(g), " output '", vi.name(), "' is not defined by any node, input or initializer"));
       }
+      // A subgraph output listed again (Loop bodies do: one value carried and scanned).
+      // Outputs bind by position there, so the second listing gets a copy of its own, and
+      // the IR keeps one graph output per value. (Load validation refuses it in the main
+      // graph and in functions.)
+      if (!listed.insert(v).second) v = OutputCopy(g, v);
       g->AddOutput(MutationKey(), v);
       std::string name = vi.name();
       vi.clear_name();
@@ -192,6 +198,16 @@ class GraphImporter {
     }
     ImportValueInfo(g, std::move(value_info));
     return g->CheckAcyclic();
+  }
+
+  // Given:  subgraph outputs (%t, %t)
+  // Result: %t_1 = Identity(%t), outputs (%t, %t_1)
+  Value* OutputCopy(Graph* g, Value* v) {
+    Value* src[] = {v};
+    Node* copy = g->CreateNode(MutationKey(), "Identity", src, 1, "", nullptr, v->name() + "_copy");
+    Value* out = copy->output(0);
+    g->RenameValue(out, model_->UniqueName(v->name())).IgnoreError();  // a fresh name: cannot clash
+    return out;
   }
 
   void ImportValueInfo(Graph* g, google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> value_info) {

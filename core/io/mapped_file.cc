@@ -46,6 +46,7 @@ StatusOr<std::shared_ptr<MappedFile>> MappedFile::Open(const std::string& path) 
   file->size_ = static_cast<size_t>(st.st_size);
   file->device_ = static_cast<uint64_t>(st.st_dev);
   file->inode_ = static_cast<uint64_t>(st.st_ino);
+  file->links_ = static_cast<uint64_t>(st.st_nlink);
   if (file->size_ > 0) {
     void* p = ::mmap(nullptr, file->size_, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) {

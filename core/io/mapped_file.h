@@ -38,6 +38,9 @@ class MappedFile {
   static bool IsMapped(uint64_t device, uint64_t inode);
   uint64_t device() const { return device_; }
   uint64_t inode() const { return inode_; }
+  // The file's hard-link count when it was opened (external data with more than one is
+  // refused, as onnx refuses it: the other name may be outside the model's folder).
+  uint64_t links() const { return links_; }
 
  private:
   MappedFile() = default;
@@ -45,7 +48,7 @@ class MappedFile {
   void* data_ = nullptr;
   size_t size_ = 0;
   int fd_ = -1;  // kept open for Find()
-  uint64_t device_ = 0, inode_ = 0;
+  uint64_t device_ = 0, inode_ = 0, links_ = 0;
 };
 
 }  // namespace onnxsurgeon

@@ -81,44 +81,109 @@ class ExternalDataLoader {
     return ids;
   }
 
+  // Initializers (main graph and subgraphs) keep a view into the mapped file.
   Status Load(Graph& g) {
     for (Value* v : g.initializers()) {
       Tensor* t = v->mutable_initializer();
       if (t->meta().data_location() != onnx::TensorProto::EXTERNAL) continue;
-      if (base_dir_.empty()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "tensor '", v->name(), "' has external data, but the model was loaded from bytes without a base folder"));
-      }
-      OS_ASSIGN_OR_RETURN(ExternalRef ref, ParseExternalRef(t->meta(), v->name()));
-      OS_ASSIGN_OR_RETURN(std::string path, ResolveExternalLocation(base_dir_, ref.location, v->name()));
-      auto it = files_.find(path);
-      if (it == files_.end()) {
-        auto mapped = MappedFile::Open(path);
-        if (!mapped.ok()) {
-          return absl::NotFoundError(absl::StrCat("tensor '", v->name(), "': external data file '", ref.location,
-                                                  "' cannot be read: ", mapped.status().message()));
-        }
-        it = files_.emplace(path, *std::move(mapped)).first;
-      }
-      std::string_view bytes = it->second->bytes();
-      // No length: the tensor's own size (onnx reads to the end of the file, which is the
-      // same for a file holding one tensor and a mismatch error otherwise).
-      std::optional<uint64_t> length_given = ref.length ? ref.length : ExpectedRawBytes(t->meta());
-      uint64_t length = length_given.value_or(ref.offset <= bytes.size() ? bytes.size() - ref.offset : 0);
-      if (ref.offset > bytes.size() || length > bytes.size() - ref.offset) {
-        return absl::OutOfRangeError(absl::StrCat("tensor '", v->name(), "': external data range of ", length,
-                                                  " bytes at offset ", ref.offset, " lies outside '", ref.location,
-                                                  "' (", bytes.size(), " bytes)"));
-      }
-      OS_RETURN_IF_ERROR(ValidateTensorData(t->meta(), length, absl::StrCat("tensor '", v->name(), "'")));
-      t->AttachLoadedBytes(it->second, bytes.substr(ref.offset, length), TensorStorage::kExternal);
+      OS_ASSIGN_OR_RETURN(Range range, Read(t->meta(), v->name()));
+      t->AttachLoadedBytes(range.file, range.bytes, TensorStorage::kExternal);
     }
     for (Node* n : g.nodes())
       for (Graph* sub : n->subgraphs()) OS_RETURN_IF_ERROR(Load(*sub));
     return absl::OkStatus();
   }
 
+  // Every other tensor that may be external (attribute tensors such as a Constant's value,
+  // sparse initializers) has no external storage in the IR: its bytes are read into the
+  // proto before it is imported. Left external, the saved model would name a file that is
+  // not beside it, and a pass folding the Constant would read no data.
+  Status InlineOtherTensors(onnx::ModelProto& model) {
+    for (onnx::FunctionProto& f : *model.mutable_functions())
+      for (onnx::NodeProto& n : *f.mutable_node()) OS_RETURN_IF_ERROR(InlineAttributes(n));
+    return InlineGraph(*model.mutable_graph());
+  }
+
  private:
+  struct Range {
+    std::shared_ptr<MappedFile> file;
+    std::string_view bytes;
+  };
+
+  // The bytes an external tensor names, after every rule on where they may come from.
+  StatusOr<Range> Read(const onnx::TensorProto& meta, const std::string& name) {
+    if (base_dir_.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor '", name, "' has external data, but the model was loaded from bytes without a base folder"));
+    }
+    OS_ASSIGN_OR_RETURN(ExternalRef ref, ParseExternalRef(meta, name));
+    OS_ASSIGN_OR_RETURN(std::string path, ResolveExternalLocation(base_dir_, ref.location, name));
+    auto it = files_.find(path);
+    if (it == files_.end()) {
+      auto mapped = MappedFile::Open(path);
+      if (!mapped.ok()) {
+        return absl::NotFoundError(absl::StrCat("tensor '", name, "': external data file '", ref.location,
+                                                "' cannot be read: ", mapped.status().message()));
+      }
+      // onnx's checker refuses a data file with several links (its other name may be
+      // outside the folder, where no location may point); so does this loader.
+      if ((*mapped)->links() > 1) {
+        return absl::PermissionDeniedError(absl::StrCat("tensor '", name, "': external data file '", ref.location,
+                                                        "' has ", (*mapped)->links(),
+                                                        " hard links; onnx refuses such files, as another link may "
+                                                        "lie outside the model's folder"));
+      }
+      it = files_.emplace(path, *std::move(mapped)).first;
+    }
+    std::string_view bytes = it->second->bytes();
+    // No length: the tensor's own size (onnx reads to the end of the file, which is the
+    // same for a file holding one tensor and a mismatch error otherwise).
+    std::optional<uint64_t> length_given = ref.length ? ref.length : ExpectedRawBytes(meta);
+    uint64_t length = length_given.value_or(ref.offset <= bytes.size() ? bytes.size() - ref.offset : 0);
+    if (ref.offset > bytes.size() || length > bytes.size() - ref.offset) {
+      return absl::OutOfRangeError(absl::StrCat("tensor '", name, "': external data range of ", length,
+                                                " bytes at offset ", ref.offset, " lies outside '", ref.location, "' (",
+                                                bytes.size(), " bytes)"));
+    }
+    OS_RETURN_IF_ERROR(ValidateTensorData(meta, length, absl::StrCat("tensor '", name, "'")));
+    return Range{it->second, bytes.substr(ref.offset, length)};
+  }
+
+  Status Inline(onnx::TensorProto& t, const std::string& fallback_name) {
+    if (t.data_location() != onnx::TensorProto::EXTERNAL) return absl::OkStatus();
+    OS_ASSIGN_OR_RETURN(Range range, Read(t, t.name().empty() ? fallback_name : t.name()));
+    t.set_raw_data(std::string(range.bytes));
+    t.clear_external_data();
+    t.clear_data_location();
+    return absl::OkStatus();
+  }
+
+  Status InlineSparse(onnx::SparseTensorProto& s, const std::string& name) {
+    OS_RETURN_IF_ERROR(Inline(*s.mutable_values(), name));
+    return Inline(*s.mutable_indices(), name + " indices");
+  }
+
+  Status InlineAttributes(onnx::NodeProto& n) {
+    for (onnx::AttributeProto& a : *n.mutable_attribute()) {
+      std::string name = absl::StrCat(n.name().empty() ? n.op_type() : n.name(), ".", a.name());
+      if (a.has_t()) OS_RETURN_IF_ERROR(Inline(*a.mutable_t(), name));
+      for (onnx::TensorProto& t : *a.mutable_tensors()) OS_RETURN_IF_ERROR(Inline(t, name));
+      if (a.has_sparse_tensor()) OS_RETURN_IF_ERROR(InlineSparse(*a.mutable_sparse_tensor(), name));
+      for (onnx::SparseTensorProto& s : *a.mutable_sparse_tensors()) OS_RETURN_IF_ERROR(InlineSparse(s, name));
+      if (a.has_g()) OS_RETURN_IF_ERROR(InlineGraph(*a.mutable_g()));
+      for (onnx::GraphProto& g : *a.mutable_graphs()) OS_RETURN_IF_ERROR(InlineGraph(g));
+    }
+    return absl::OkStatus();
+  }
+
+  // Not the dense initializers: Load maps those.
+  Status InlineGraph(onnx::GraphProto& g) {
+    for (onnx::SparseTensorProto& s : *g.mutable_sparse_initializer())
+      OS_RETURN_IF_ERROR(InlineSparse(s, s.values().name()));
+    for (onnx::NodeProto& n : *g.mutable_node()) OS_RETURN_IF_ERROR(InlineAttributes(n));
+    return absl::OkStatus();
+  }
+
   std::string base_dir_;
   absl::flat_hash_map<std::string, std::shared_ptr<MappedFile>> files_;
 };
@@ -185,6 +250,11 @@ StatusOr<std::unique_ptr<Model>> LoadFromBuffer(std::shared_ptr<const void> owne
   }
   // Everything the IR and passes rely on, before the importer builds anything.
   OS_RETURN_IF_ERROR(ValidateModelProto(proto, &sizes));
+  std::optional<ExternalDataLoader> external;
+  if (options.load_external_data) {
+    external.emplace(base_dir);
+    OS_RETURN_IF_ERROR(external->InlineOtherTensors(proto));
+  }
   ImportOptions import;
   import.main_initializer_raw = std::move(stripped.raw_data);
   import.raw_owner = std::move(owner);
@@ -194,10 +264,9 @@ StatusOr<std::unique_ptr<Model>> LoadFromBuffer(std::shared_ptr<const void> owne
   model->set_base_dir(base_dir);
   std::vector<FileIdentity> sources;
   if (model_file) sources.push_back(*model_file);
-  if (options.load_external_data) {
-    ExternalDataLoader loader(base_dir);
-    OS_RETURN_IF_ERROR(loader.Load(model->graph()));
-    for (const FileIdentity& id : loader.Identities()) sources.push_back(id);
+  if (external) {
+    OS_RETURN_IF_ERROR(external->Load(model->graph()));
+    for (const FileIdentity& id : external->Identities()) sources.push_back(id);
   }
   // Registered while the model lives: no save may write over what it reads.
   model->set_source_files(RegisterInputFiles(std::move(sources)));
@@ -214,9 +283,10 @@ StatusOr<std::string> ResolveExternalLocation(const std::string& base_dir, const
                                                     "; it must be a relative path inside the model's folder"));
   };
   if (location.empty()) return refuse("is empty");
-  if (location.front() == '/' || location.find('\\') != std::string::npos || location.find(':') != std::string::npos) {
-    return refuse("is absolute or not a plain path");
-  }
+  // Only '/' separates folders here (the loader is POSIX): ':' and '\\' are ordinary name
+  // characters, as onnx's checker and onnxruntime read them on Linux ("a:b.bin" is a file
+  // in the folder, "w\\1.bin" one file, not a subfolder).
+  if (location.front() == '/') return refuse("is absolute");
   for (absl::string_view part : absl::StrSplit(location, '/'))
     if (part == "..") return refuse("climbs out with '..'");
   std::error_code ec;

@@ -138,7 +138,7 @@ class Validator {
     }
     const onnx::GraphProto& g = m.graph();
     if (g.output_size() == 0) return Invalid("main graph '", g.name(), "' declares no outputs");
-    return Graph(g, opsets, Cat("main graph '", g.name(), "'"), main_raw);
+    return Graph(g, opsets, Cat("main graph '", g.name(), "'"), main_raw, /*main=*/true);
   }
 
  private:
@@ -179,11 +179,15 @@ class Validator {
     return absl::OkStatus();
   }
 
+  // `main`: the model's graph, whose outputs a caller fetches by name, so two of one name
+  // are ambiguous. A subgraph's outputs bind by position (If, Loop, Scan), and one value
+  // listed twice is meaningful (onnx's checker and onnxruntime accept it; the importer
+  // gives the second listing an Identity of its own).
   Status Graph(const onnx::GraphProto& g, const OpsetMap& opsets, const std::string& where,
-               const std::vector<std::optional<uint64_t>>* raw) {
+               const std::vector<std::optional<uint64_t>>* raw, bool main = false) {
     absl::flat_hash_set<std::string_view> outputs;
     for (const auto& o : g.output())
-      if (!outputs.insert(o.name()).second) return Invalid(where, " lists output '", o.name(), "' twice");
+      if (main && !outputs.insert(o.name()).second) return Invalid(where, " lists output '", o.name(), "' twice");
     for (int i = 0; i < g.initializer_size(); ++i) {
       const T& t = g.initializer(i);
       std::optional<uint64_t> bytes;

@@ -4,7 +4,9 @@
 //
 //  - ir_version in [1, the newest onnx knows]; a graph; opset_import present, one entry
 //    per domain, versions onnx knows for its own domains; every domain a node uses imported;
-//  - no duplicate local functions (domain, name, overload), no output listed twice;
+//  - no duplicate local functions (domain, name, overload), no output of a function or of
+//    the main graph listed twice (a subgraph's outputs bind by position, so one value may
+//    stand for two of them);
 //  - every node has an op_type, and a node with an onnx schema has an input and output
 //    count that schema allows, and no empty name where it requires a value (unknown and
 //    custom-domain ops are left alone);

@@ -535,6 +535,61 @@ TEST(BadInput, ExternalDataMustStayInsideTheModelFolder) {
   EXPECT_NE(LoadError(dir / "model/bad.onnx").find("malformed"), std::string::npos);
 }
 
+// onnx's checker refuses an external-data file with more than one hard link: the other
+// name may lie outside the model's folder, where no location may point. So does the loader,
+// wherever the other link is.
+TEST(BadInput, ExternalDataWithSeveralHardLinksIsRefused) {
+  TempDir dir;
+  fs::create_directories(dir.path() / "model");
+  WriteFile(dir / "model/w.bin", std::string(16, '\0'));
+  WriteExternalModel(dir / "model/m.onnx", "w.bin");
+  ASSERT_TRUE(LoadModel(dir / "model/m.onnx").ok());
+
+  fs::create_hard_link(dir / "model/w.bin", dir / "outside.bin");
+  std::string outside = LoadError(dir / "model/m.onnx");
+  EXPECT_NE(outside.find("'w.bin' has 2 hard links"), std::string::npos) << outside;
+  fs::remove(dir / "outside.bin");
+  ASSERT_TRUE(LoadModel(dir / "model/m.onnx").ok());
+
+  fs::create_hard_link(dir / "model/w.bin", dir / "model/other.bin");
+  std::string inside = LoadError(dir / "model/m.onnx");
+  EXPECT_NE(inside.find("'w.bin' has 2 hard links"), std::string::npos) << inside;
+}
+
+// A Constant's value (an attribute tensor) may be external too, and onnx and onnxruntime
+// read it. The IR has no external storage for attributes, so its bytes are read at load:
+// before, the model saved elsewhere named a data file that was not beside it.
+TEST(ExternalData, AttributeTensorsAreReadAtLoad) {
+  TempDir dir;
+  fs::create_directories(dir.path() / "out");
+  onnx::ModelProto p = ParseProto(R"(<ir_version: 10, opset_import: ["" : 18]>
+g (float[4] X) => (float[4] Y) { C = Constant<value = float[4] {1, 2, 3, 4}>()  Y = Add(X, C) })");
+  onnx::TensorProto* c = p.mutable_graph()->mutable_node(0)->mutable_attribute(0)->mutable_t();
+  std::string bytes = c->raw_data().empty() ? std::string() : c->raw_data();
+  for (float f : c->float_data()) bytes.append(reinterpret_cast<const char*>(&f), sizeof f);
+  c->clear_float_data();
+  c->clear_raw_data();
+  SetExternal(c, "c.bin");
+  WriteFile(dir / "c.bin", bytes);
+  WriteFile(dir / "m.onnx", p.SerializeAsString());
+
+  auto model = LoadModel(dir / "m.onnx");
+  ASSERT_TRUE(model.ok()) << model.status();
+  ASSERT_TRUE(SaveModel(**model, dir / "out/m.onnx").ok());
+  onnx::ModelProto saved;
+  ASSERT_TRUE(saved.ParseFromString(ReadFile(dir / "out/m.onnx")));
+  const onnx::TensorProto& t = saved.graph().node(0).attribute(0).t();
+  EXPECT_NE(t.data_location(), onnx::TensorProto::EXTERNAL);
+  EXPECT_EQ(t.external_data_size(), 0);
+  EXPECT_EQ(t.raw_data(), bytes);
+  EXPECT_FALSE(fs::exists(dir.path() / "out/c.bin"));
+
+  c->mutable_external_data(0)->set_value("../c.bin");  // the same rules as for initializers
+  fs::create_directories(dir.path() / "sub");
+  WriteFile(dir / "sub/m.onnx", p.SerializeAsString());
+  EXPECT_NE(LoadError(dir / "sub/m.onnx").find("'..'"), std::string::npos);
+}
+
 TEST(Save, FailureLeavesNothingBehind) {
   TempDir dir;
   auto model = Parse(kRich);

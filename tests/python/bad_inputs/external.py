@@ -1,7 +1,8 @@
 """Bad inputs on the file side: external-data locations that leave the folder or are no
-regular file, ranges past the end, and outputs that would overwrite an input (the model, its
-data file, by any spelling: symlink, hard link, "./") or another model's data file, or that
-name a folder or a missing one. Each is refused before anything is written."""
+regular file, data files with more than one hard link (onnx refuses them), ranges past the
+end, and outputs that would overwrite an input (the model, its data file, by any spelling:
+symlink, hard link, "./") or another model's data file, or that name a folder or a missing
+one. Each is refused before anything is written."""
 
 from __future__ import annotations
 
@@ -129,14 +130,39 @@ def _location_is(location: str, prepare: Callable[[Path], None] = lambda f: None
     return rewrite_to("out.onnx", "--external-data", "all", "--external-location", location, prepare=prepare)
 
 
-def _by_links(name: str, target: str, build: Callable, message: str) -> list[BadInput]:
+def _by_links(name: str, target: str, build: Callable, message: str, hard_link_message: str = "") -> list[BadInput]:
     """The case `name` under two more spellings of `target`: a symbolic link and a hard link
-    to it (`build(spelling, prepare)` makes the case; `prepare` makes the link)."""
+    to it (`build(spelling, prepare)` makes the case; `prepare` makes the link). A hard link
+    to a data file is refused at load (`hard_link_message`), before the output is looked at."""
     suffix = Path(target).suffix
     return [
-        BadInput(f"{name}-by-{label}", build(f"{stem}{suffix}", _link(kind, target, f"{stem}{suffix}")), message)
+        BadInput(
+            f"{name}-by-{label}",
+            build(f"{stem}{suffix}", _link(kind, target, f"{stem}{suffix}")),
+            hard_link_message if kind == "hard" and hard_link_message else message,
+            why=WHY_HARD_LINK if kind == "hard" and hard_link_message else "",
+        )
         for label, kind, stem in (("symlink", "symlink", "alias"), ("hard-link", "hard", "hard"))
     ]
+
+
+def _hard_link_outside(folder: Path) -> None:
+    os.link(folder / "w.bin", folder.parent / "outside.bin")
+
+
+def _hard_link_inside(folder: Path) -> None:
+    os.link(folder / "w.bin", folder / "other.bin")
+
+
+def _hard_linked(prepare: Callable[[Path], None]) -> Callable[[Path], list[str]]:
+    """m.onnx with its data in w.bin, which `prepare` gives a second hard link."""
+
+    def make(folder: Path) -> list[str]:
+        external_model(folder)
+        prepare(folder)
+        return ["m.onnx", "-o", "out.onnx"]
+
+    return make
 
 
 def _others_data_in_output_folder(folder: Path) -> list[str]:
@@ -158,6 +184,14 @@ def _inline_input(folder: Path) -> None:
 
 
 BIG = "18446744073709551615"  # 2^64 - 1
+
+# Why each is refused although onnx's checker or onnxruntime accepts it (the leniency table).
+WHY_HARD_LINK = (
+    "onnx's rule (security): through another link, data from outside the model's folder could be read; "
+    "onnx 1.23's checker refuses it (onnxruntime 1.32 does not look)"
+)
+WHY_RANGE = "onnxruntime refuses it: the data is not where the model says (onnx's checker does not read data files)"
+WHY_NUMBER = "onnxruntime refuses it: not a plain decimal number (onnx's checker does not read data files)"
 MISSING = "no/such/folder/out.onnx"
 
 
@@ -184,36 +218,50 @@ CASES = [
     BadInput("ext-location-directory", with_location("dir.bin", _directory), "a folder"),
     BadInput("ext-location-missing", with_location("absent.bin"), "absent.bin"),
     BadInput("ext-location-empty", with_location(""), "names no location"),
+    # more than one name for the data file (onnx 1.23's checker refuses it)
+    BadInput(
+        "ext-hard-link-outside",
+        _in_subfolder(_hard_linked(_hard_link_outside)),
+        "'w.bin' has 2 hard links",
+        why=WHY_HARD_LINK,
+    ),
+    BadInput("ext-hard-link-inside", _hard_linked(_hard_link_inside), "'w.bin' has 2 hard links", why=WHY_HARD_LINK),
     # ranges
     BadInput(
         "ext-offset-past-end",
         with_location("w.bin", _write_weights(), offset="8192"),
         "outside 'w.bin'",
+        why=WHY_RANGE,
     ),
     BadInput(
         "ext-length-past-end",
         with_location("w.bin", _write_weights(100)),
         "outside 'w.bin'",
+        why=WHY_RANGE,
     ),
     BadInput(
         "ext-offset-plus-length-overflows",
         with_location("w.bin", _write_weights(), offset=BIG),
         "outside 'w.bin'",
+        why=WHY_RANGE,
     ),
     BadInput(
         "ext-length-overflows-64-bits",
         with_location("w.bin", _write_weights(), length="99999999999999999999999"),
         "malformed external-data length",
+        why=WHY_NUMBER,
     ),
     BadInput(
         "ext-offset-negative",
         with_location("w.bin", _write_weights(), offset="-1"),
         "malformed external-data offset",
+        why=WHY_NUMBER,
     ),
     BadInput(
         "ext-length-not-the-tensor-size",
         with_location("w.bin", _write_weights(), length="4092"),
         "4092 bytes of external data",
+        why="onnxruntime refuses it: the range does not hold the tensor's bytes",
     ),
     # outputs that are an input's own files
     BadInput("out-is-input", rewrite_to("m.onnx"), "is the input model"),
@@ -222,11 +270,17 @@ CASES = [
     BadInput("out-is-input-data", rewrite_to("w.bin"), "a file an input model reads"),
     BadInput("out-is-input-data-dot-spelling", rewrite_to("./w.bin"), "a file an input model reads"),
     *_by_links(
-        "out-is-input-data", "w.bin", lambda out, link: rewrite_to(out, prepare=link), "a file an input model reads"
+        "out-is-input-data",
+        "w.bin",
+        lambda out, link: rewrite_to(out, prepare=link),
+        "a file an input model reads",
+        "'w.bin' has 2 hard links",
     ),
     BadInput("out-is-input-inline-all", rewrite_to("m.onnx", "--external-data", "inline"), "is the input model"),
     BadInput("ext-location-is-input-data", _location_is("w.bin"), "'w.bin': it is a file an input model reads"),
-    *_by_links("ext-location-is-input-data", "w.bin", _location_is, "a file an input model reads"),
+    *_by_links(
+        "ext-location-is-input-data", "w.bin", _location_is, "a file an input model reads", "'w.bin' has 2 hard links"
+    ),
     BadInput("ext-location-is-input-model", _location_is("m.onnx"), "a file an input model reads"),
     BadInput("ext-location-is-the-output", _location_is("out.onnx"), "is the output model itself"),
     BadInput("ext-location-climbs-out-on-save", _location_is("../w.bin"), "'..'"),

@@ -84,6 +84,18 @@ def _graph_length_past_end() -> bytes:
     return head + bytes([7 << 3 | 2]) + bytes(varint) + graph
 
 
+# Why each is refused although onnx's checker or onnxruntime accepts it (the leniency table).
+WHY_IR_VERSION = "onnx's checker refuses it: IR versions count from 1, and the version says what the fields mean"
+WHY_CONFLICTING_OPSETS = (
+    "ambiguous: two versions of one domain; onnx's checker and onnxruntime take the last, the importer "
+    "the first, and the ONNX spec names neither (repeats of one version are accepted)"
+)
+WHY_MAIN_OUTPUT_TWICE = (
+    "ambiguous: a caller fetches the main graph's outputs by name, and two are named 'Y' "
+    "(a subgraph's outputs bind by position, and a repeat there is accepted)"
+)
+
+
 def _set(field: str, value):
     return lambda m: setattr(m, field, value)
 
@@ -210,6 +222,12 @@ def _subgraph_arity() -> onnx.ModelProto:
     return m
 
 
+def _name_with_newline(m):
+    """A dangling output whose name holds a newline and a control byte (a bit flip made
+    one): the error quotes it escaped, on one line."""
+    m.graph.output[0].name = "Y\n\x03N"
+
+
 def _fifo_model(folder: Path) -> list[str]:
     os.mkfifo(folder / "m.onnx")
     return ["m.onnx", "-o", "out.onnx"]
@@ -231,22 +249,44 @@ CASES = [
     BadInput("load-truncated-last-byte", writes(lambda: model().SerializeToString()[:-1]), "m.onnx"),
     BadInput("load-bitflip-wire-type", writes(_flip_first_tag), "m.onnx"),
     BadInput("load-graph-length-past-end", writes(_graph_length_past_end), "m.onnx"),
-    BadInput("load-ir-version-0", edited(_set("ir_version", 0)), "ir_version 0"),
-    BadInput("load-ir-version-negative", edited(_set("ir_version", -1)), "ir_version -1"),
+    BadInput("load-ir-version-0", edited(_set("ir_version", 0)), "ir_version 0", why=WHY_IR_VERSION),
+    BadInput("load-ir-version-negative", edited(_set("ir_version", -1)), "ir_version -1", why=WHY_IR_VERSION),
     BadInput("load-ir-version-99", edited(_set("ir_version", 99)), "ir_version 99 is newer"),
     BadInput("load-opset-0", edited(_set_opset(0)), "opset 0 of 'ai.onnx'"),
-    BadInput("load-opset-99", edited(_set_opset(99)), "opset 99 of 'ai.onnx'"),
+    BadInput(
+        "load-opset-99",
+        edited(_set_opset(99)),
+        "opset 99 of 'ai.onnx'",
+        why="onnxruntime refuses it: onnx defines no such opset, so no node has a schema",
+    ),
     BadInput("load-no-graph", edited(_no_graph), "has no graph"),
-    BadInput("load-empty-graph", edited(_empty_graph), "declares no outputs"),
+    BadInput(
+        "load-empty-graph",
+        edited(_empty_graph),
+        "declares no outputs",
+        why="onnxruntime refuses it: a model without outputs computes nothing",
+    ),
     BadInput("load-no-opset-import", edited(_no_opset), "opset_import is empty"),
-    BadInput("load-opset-imported-twice", edited(_opset_twice), "imports domain 'ai.onnx' twice, as opset 18 and 17"),
+    BadInput(
+        "load-opset-imported-twice",
+        edited(_opset_twice),
+        "imports domain 'ai.onnx' twice, as opset 18 and 17",
+        why=WHY_CONFLICTING_OPSETS,
+    ),
     BadInput("load-domain-not-imported", edited(_unimported_domain), "uses domain 'com.example'"),
     BadInput(
         "load-duplicate-functions", edited(lambda m: None, _duplicate_functions), "function 'local::F' is defined twice"
     ),
-    BadInput("load-duplicate-graph-output", edited(_duplicate_output), "lists output 'Y' twice"),
+    BadInput(
+        "load-duplicate-graph-output", edited(_duplicate_output), "lists output 'Y' twice", why=WHY_MAIN_OUTPUT_TWICE
+    ),
     BadInput("load-raw-data-short", edited(_raw(60)), "initializer 'W' holds 60 bytes"),
-    BadInput("load-raw-data-long", edited(_raw(65)), "initializer 'W' holds 65 bytes"),
+    BadInput(
+        "load-raw-data-long",
+        edited(_raw(65)),
+        "initializer 'W' holds 65 bytes",
+        why="onnxruntime refuses it: more bytes than the dims and type need",
+    ),
     BadInput("load-typed-data-count", edited(_typed_count), "initializer 'W' holds 15 data values"),
     BadInput(
         "load-typed-data-wrong-field",
@@ -262,6 +302,7 @@ CASES = [
         "load-constant-tensor-mismatch", edited(lambda m: None, _constant_attr_mismatch), "node 'const' (Constant)"
     ),
     BadInput("load-subgraph-arity", edited(lambda m: None, _subgraph_arity), "node 'bad_neg' (Neg) has 2 inputs"),
+    BadInput("load-name-with-newline", edited(_name_with_newline), "output 'Y\\n\\x03N' is not defined"),
     BadInput("load-model-is-fifo", _fifo_model, "a FIFO", timeout=10.0),
     BadInput("load-model-is-fifo-inspect", _fifo_model_inspect, "a FIFO", timeout=10.0),
     BadInput("load-model-is-directory", _directory_model, "a folder"),

@@ -18,6 +18,12 @@ from onnx import helper as h
 from onnx import numpy_helper as nh
 
 from . import BadInput
+from .load import WHY_MAIN_OUTPUT_TWICE
+
+WHY_NO_ELEMENT_TYPE = (
+    "onnxruntime refuses it: a tensor type names its element type (onnx's checker reads a missing one "
+    "as unknown); passes read it"
+)
 
 OPSET = [h.make_opsetid("", 18)]
 
@@ -320,7 +326,7 @@ CASES = [
     BadInput("dangling-input", _write(_dangling_input()), "nowhere"),
     BadInput("dangling-graph-output", _write(_dangling_output()), "missing"),
     BadInput("value-defined-twice", _write(_defined_twice()), "'y'"),
-    BadInput("duplicate-graph-output", _write(_duplicate_graph_output(), "dce"), "'y'"),
+    BadInput("duplicate-graph-output", _write(_duplicate_graph_output(), "dce"), "'y'", why=WHY_MAIN_OUTPUT_TWICE),
     BadInput("input-redefined-by-node", _write(_input_is_also_produced()), "'x'"),
     BadInput("subgraph-reads-undefined-value", _write(_subgraph_reads_undefined_value(), "simplify"), "nowhere"),
     BadInput("matmul-no-inputs-fuse-reshapes", _write(_matmul_inputs(0), "fuse-reshapes"), "MatMul"),
@@ -368,6 +374,11 @@ CASES = [
     ),
     BadInput("custom-domain-without-opset-import", _write(_custom_domain_without_import(), "dce"), "acme"),
     BadInput("initializer-size-mismatch", _write(_initializer_size_mismatch(), "simplify"), "'w'"),
-    BadInput("value-info-without-element-type", _write(_value_info_without_element_type(), "cse"), "'r'"),
+    BadInput(
+        "value-info-without-element-type",
+        _write(_value_info_without_element_type(), "cse"),
+        "'r'",
+        why=WHY_NO_ELEMENT_TYPE,
+    ),
     BadInput("initializer-undefined-type", _write(_initializer_undefined_type(), "simplify"), "'w'"),
 ]
