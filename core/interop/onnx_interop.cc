@@ -83,22 +83,45 @@ void ClearValueInfo(onnx::GraphProto& g) {
 
 }  // namespace
 
-// onnx's data propagation holds a Size's value as that many entries (time and memory
-// linear in the element count: a dim of 1e12 ends in bad_alloc after minutes). It runs
-// only when every Size reads fewer than kMaxSizeData elements or an unknown count; other
+// onnx's data propagation holds a Size's value as that many entries, and any 1-D input
+// of known length N that an op with a propagation function reads (a Cast of a graph input
+// declared float[2^31]) as N unknown entries: time and memory linear in N (23 GB, then the
+// OOM killer). It runs only when every such count is below kMaxSizeData or unknown; other
 // propagated values are bounded by ranks and by the inline payloads (max_payload_bytes).
+// A 1-D value whose length only onnx's inference finds is not covered: it is bounded by
+// the sizes the IR knows, which a hostile model can only grow through inputs it declares.
 constexpr int64_t kMaxSizeData = int64_t{1} << 20;
+
+static bool CountIsBounded(const std::optional<Shape>& shape) {
+  auto dims = StaticDims(shape);
+  if (!dims) return true;
+  int64_t count = 1;
+  for (int64_t d : *dims)
+    if (d > 0 && __builtin_mul_overflow(count, d, &count)) return false;
+  return count < kMaxSizeData;
+}
+
+static bool HasDataPropagation(const Model& model, const Node& n) {
+  const int64_t version = model.OpsetVersion(n.domain());
+  if (version <= 0) return false;
+  const auto* schema = onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(version), n.domain());
+  return schema != nullptr && schema->has_data_propagation_function();
+}
 
 static bool DataPropagationIsBounded(const Model& model) {
   for (const Graph* g : model.AllGraphs()) {
     for (const Node* n : g->nodes()) {
-      if (!n->Is("Size")) continue;
-      auto dims = StaticDims(ShapeOf(n->input(0)));
-      if (!dims) continue;
-      int64_t count = 1;
-      for (int64_t d : *dims)
-        if (d > 0 && __builtin_mul_overflow(count, d, &count)) return false;
-      if (count >= kMaxSizeData) return false;
+      if (n->Is("Size")) {
+        if (!CountIsBounded(ShapeOf(n->input(0)))) return false;
+        continue;
+      }
+      bool reads_long_vector = false;
+      for (const Value* v : n->inputs()) {
+        if (!v) continue;
+        const std::optional<Shape> shape = ShapeOf(v);
+        if (shape && shape->size() == 1 && !CountIsBounded(shape)) reads_long_vector = true;
+      }
+      if (reads_long_vector && HasDataPropagation(model, *n)) return false;
     }
   }
   return true;
