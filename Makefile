@@ -15,7 +15,7 @@ export CCACHE_BASEDIR := $(ROOT)
 export CCACHE_NOHASHDIR := 1
 export CCACHE_MAXSIZE ?= 5G
 
-.PHONY: all bootstrap test-tools configure build models test test-cpp test-python demo bench bench-wide wheel-check clean backends backends-setup backends-smoke asan-build fuzz-seeds fuzz test-asan lint format judging-corpus judge
+.PHONY: all bootstrap test-tools configure build models test test-cpp test-python docs demo bench bench-wide wheel-check clean backends backends-setup backends-smoke asan-build fuzz-seeds fuzz test-asan lint format judging-corpus judge
 
 all: build
 
@@ -53,6 +53,12 @@ test-python: build test-tools
 
 test: test-cpp test-python
 
+# The generated parts of docs/ (scripts/generated_docs.py: the pass reference and
+# descriptions, the profile reference), rewritten from the CLI and docs/passes/*.md;
+# tests/python/test_docs.py (in make test) fails while they are stale.
+docs: build
+	$(PY) scripts/update-docs.py
+
 # The demo needs the CLI and onnxruntime only: the demo requirement set, no torch.
 demo:
 	@$(MAKE) --no-print-directory build REQS=demo
@@ -64,7 +70,8 @@ bench: build
 # Real backends (openvino, rknn-toolkit2's simulator, nncase 1.9, onnx2tf->TFLite, old
 # onnxruntime), each in its own venv under .backends/ (scripts/backends/setup.sh; an install
 # that fails is recorded there and reported). `make backends` runs the whole corpus through
-# each, before and after the rewrite (tests/backends/harness.py; results in build/backends/);
+# each, before and after the rewrite (tests/backends/harness.py; every row in build/backends/,
+# and each backend's current table in docs/results/NAME.{json,md}, committed);
 # `make backends-smoke` runs one small model per backend. BACKENDS=a,b picks some.
 backends-setup:
 	@bash scripts/backends/setup.sh $(subst $(comma), ,$(BACKENDS)) || echo "backends-setup: some installs failed; the harness reports them"
@@ -72,7 +79,7 @@ backends-setup:
 backends: build models backends-setup
 	$(PY) tests/backends/kokoro_corpus.py || echo "backends: the Kokoro model failed to export; it is not in this run"
 	$(PY) tests/backends/batch1_corpus.py || echo "backends: some batch-1 models failed to export; they are not in this run"
-	$(PY) tests/backends/harness.py $(if $(BACKENDS),--backends $(BACKENDS))
+	$(PY) tests/backends/harness.py --results docs/results $(if $(BACKENDS),--backends $(BACKENDS))
 
 backends-smoke: build models backends-setup
 	$(PY) tests/backends/harness.py --smoke $(if $(BACKENDS),--backends $(BACKENDS))

@@ -176,15 +176,25 @@ def ab_row(bins: dict[str, str], name: str, src: str, inputs: str, rtol: float, 
     return row
 
 
+_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def shown(text: str) -> str:
+    """Paths as docs show them: relative to the repository, other absolute folders as <abs>/
+    (a doc never holds the machine's paths; tests/python/test_docs.py checks)."""
+    text = text.replace(_REPO + "/", "")
+    return re.sub(r"(?<![\w.~])/(?:work|home|tmp|root|Users|mnt|var/folders)/[^\s'\"`:;,)]*/", "<abs>/", text)
+
+
 def describe(path: str, label: str) -> str:
     version = subprocess.run([path, "--version"], capture_output=True, text=True).stdout.strip() or "?"
-    return (f"{label}: " if label else "") + f"`{path}` ({version}, sha256 {sha256(path)[:12]})"
+    return (f"{label}: " if label else "") + f"`{shown(path)}` ({version}, sha256 {sha256(path)[:12]})"
 
 
 def report(rows: list[dict], args, started: float, load_before: float) -> str:
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
-        f"Produced by `{' '.join(['bench/ab_cli.py', *sys.argv[1:]])}` on {when} "
+        f"Produced by `{shown(' '.join(['bench/ab_cli.py', *sys.argv[1:]]))}` on {when} "
         f"({time.time() - started:.0f} s for the whole run).",
         "",
         f"- A: {args.a_desc}",

@@ -13,7 +13,7 @@ int RunPasses(const std::vector<std::string>& args) {
                "onnxsurgeon passes"};
   bool json = false, markdown = false;
   auto* json_flag = app.add_flag("--json", json, "machine-readable list on stdout");
-  app.add_flag("--markdown", markdown, "the reference table of docs/passes.md (scripts/update-pass-docs.py)")
+  app.add_flag("--markdown", markdown, "the reference table of docs/passes.md (scripts/update-docs.py)")
       ->excludes(json_flag);
   if (auto code = ParseArguments(app, "passes", args)) return *code;
   std::vector<const PassInfo*> passes;

@@ -34,6 +34,43 @@ std::string OutputLimits(const target::Profile& p) {
   return absl::StrJoin(limits, ", ");
 }
 
+// Every fact of a profile with its source, in one order: what `targets --sources NAME`
+// prints and what `targets --markdown` lists under each profile, so the two cannot differ.
+struct Fact {
+  std::string what;
+  std::string source;
+};
+
+std::vector<Fact> ProfileFacts(const target::Profile& p) {
+  std::vector<Fact> facts;
+  auto fact = [&](std::string what, const std::string& source) {
+    facts.push_back({std::move(what), source.empty() ? "(no source: the profile does not state it)" : source});
+  };
+  fact(absl::StrCat("opset ", p.opset_min, "-", p.opset_max), p.opset_source);
+  if (p.ir_max >= 0) fact(absl::StrCat("IR version <= ", p.ir_max), p.ir_source);
+  fact(absl::StrCat("LayerNorm ", target::FormName(p.layernorm)), p.layernorm_source);
+  fact(absl::StrCat("GELU ", target::FormName(p.gelu)), p.gelu_source);
+  fact(p.erf ? "Erf supported" : "no Erf", p.erf_source);
+  fact(absl::StrCat("ScatterND reduction: ", target::ScatterReductionName(p.scatternd_reduction)), p.scatternd_source);
+  fact(IfLoopText(p), p.control_flow_source);
+  fact(absl::StrCat(p.static_shapes ? "static input shapes needed" : "dynamic shapes accepted",
+                    p.max_batch > 0 ? absl::StrCat(", batch at most ", p.max_batch) : ""),
+       p.shapes_source);
+  fact(absl::StrCat("int64: ", p.int64), p.int64_source);
+  fact(p.external_data ? "external data accepted" : "weights must be inline", p.external_data_source);
+  if (p.value_info_everywhere) fact("value_info on every tensor", p.value_info_source);
+  if (!p.output_copies || !p.output_input_copies || !p.output_constants)
+    fact(absl::StrCat("graph outputs: ", OutputLimits(p)), p.outputs_source);
+  fact(absl::StrCat("custom domains: ", p.custom_domains ? "yes" : "no",
+                    ", local functions: ", p.local_functions ? "yes" : "no"),
+       p.custom_source);
+  for (const auto& m : p.missing) {
+    fact(absl::StrCat("lacks ", absl::StrJoin(m.ops, ", "), m.when.empty() ? "" : absl::StrCat(" (when ", m.when, ")")),
+         m.source);
+  }
+  return facts;
+}
+
 }  // namespace
 
 std::string TargetsMarkdown() {
@@ -56,33 +93,7 @@ std::string TargetsMarkdown() {
   for (const target::Profile& p : target::BuiltinProfiles()) {
     absl::StrAppend(&out, "\n### `", p.name, "`: ", p.title, "\n\n");
     if (!p.notes.empty()) absl::StrAppend(&out, p.notes, "\n\n");
-    auto fact = [&](const std::string& what, const std::string& source) {
-      if (!source.empty()) absl::StrAppend(&out, "- ", what, ": ", source, "\n");
-    };
-    fact(absl::StrCat("opset ", p.opset_min, "-", p.opset_max), p.opset_source);
-    if (p.ir_max >= 0) fact(absl::StrCat("IR version <= ", p.ir_max), p.ir_source);
-    fact(absl::StrCat("LayerNorm ", target::FormName(p.layernorm)), p.layernorm_source);
-    fact(absl::StrCat("GELU ", target::FormName(p.gelu)), p.gelu_source);
-    fact(p.erf ? "Erf supported" : "no Erf", p.erf_source);
-    fact(absl::StrCat("ScatterND reduction: ", target::ScatterReductionName(p.scatternd_reduction)),
-         p.scatternd_source);
-    fact(IfLoopText(p), p.control_flow_source);
-    fact(absl::StrCat(p.static_shapes ? "static input shapes needed" : "dynamic shapes accepted",
-                      p.max_batch > 0 ? absl::StrCat(", batch at most ", p.max_batch) : ""),
-         p.shapes_source);
-    fact(absl::StrCat("int64: ", p.int64), p.int64_source);
-    fact(p.external_data ? "external data accepted" : "weights must be inline", p.external_data_source);
-    if (p.value_info_everywhere) fact("value_info on every tensor", p.value_info_source);
-    if (!p.output_copies || !p.output_input_copies || !p.output_constants)
-      fact(absl::StrCat("graph outputs: ", OutputLimits(p)), p.outputs_source);
-    fact(absl::StrCat("custom domains: ", p.custom_domains ? "yes" : "no",
-                      ", local functions: ", p.local_functions ? "yes" : "no"),
-         p.custom_source);
-    for (const auto& m : p.missing) {
-      fact(absl::StrCat("lacks ", absl::StrJoin(m.ops, ", "),
-                        m.when.empty() ? "" : absl::StrCat(" (when ", m.when, ")")),
-           m.source);
-    }
+    for (const Fact& f : ProfileFacts(p)) absl::StrAppend(&out, "- ", f.what, ": ", f.source, "\n");
   }
   return out;
 }
@@ -107,22 +118,8 @@ int CmdTargets(const std::vector<std::string>& args) {
       return kModelError;
     }
     std::cout << p->name << ": " << p->title << " (" << p->versions << ")\n";
-    std::cout << "  opset " << p->opset_min << "-" << p->opset_max << ": " << p->opset_source << "\n";
-    if (p->ir_max >= 0) std::cout << "  IR <= " << p->ir_max << ": " << p->ir_source << "\n";
-    std::cout << "  LayerNorm " << target::FormName(p->layernorm) << ": " << p->layernorm_source << "\n";
-    std::cout << "  GELU " << target::FormName(p->gelu) << ": " << p->gelu_source << "\n";
-    std::cout << "  Erf " << (p->erf ? "yes" : "no") << ": " << p->erf_source << "\n";
-    std::cout << "  ScatterND reduction " << target::ScatterReductionName(p->scatternd_reduction) << ": "
-              << p->scatternd_source << "\n";
-    std::cout << "  " << IfLoopText(*p) << ": " << p->control_flow_source << "\n";
-    std::cout << "  static shapes " << (p->static_shapes ? "needed" : "not needed")
-              << (p->max_batch > 0 ? absl::StrCat(", batch at most ", p->max_batch) : "") << ": " << p->shapes_source
-              << "\n";
-    if (!p->output_copies || !p->output_input_copies || !p->output_constants)
-      std::cout << "  graph outputs: " << OutputLimits(*p) << ": " << p->outputs_source << "\n";
-    for (const auto& m : p->missing)
-      std::cout << "  lacks " << absl::StrJoin(m.ops, ", ") << (m.when.empty() ? "" : " when " + m.when) << ": "
-                << m.source << "\n";
+    if (!p->notes.empty()) std::cout << p->notes << "\n";
+    for (const Fact& f : ProfileFacts(*p)) std::cout << "  " << f.what << ": " << f.source << "\n";
     return kOk;
   }
   for (const target::Profile& p : target::BuiltinProfiles()) {

@@ -1,6 +1,6 @@
 // The CLI's target commands, kept out of main.cc so the argument parser can change
 // without touching them:
-//   onnxsurgeon targets [--markdown]                   list the profiles
+//   onnxsurgeon targets [--markdown | --sources NAME]  list the profiles, their facts and sources
 //   onnxsurgeon check --target NAME [--json] [--input-shapes S] IN
 //   onnxsurgeon --target NAME [--input-shapes S] IN -o OUT   (RunTargetStep)
 #pragma once
@@ -28,7 +28,8 @@ int CmdCheckTarget(const std::string& target, const std::string& input, const st
 // Result true when nothing blocks.
 bool TargetVerdict(const Model& model, const std::string& name, const std::string& input_shapes, std::string& text);
 
-// The markdown table of every built-in profile (docs/targets.md's generated section).
+// The markdown table of every built-in profile and each one's facts with their sources
+// (docs/profiles.md, written by scripts/update-docs.py).
 std::string TargetsMarkdown();
 
 // Runs the target's plan after the user's passes (same forbidden ops: pm.context). Prints

@@ -3,6 +3,7 @@
 
     python tests/backends/harness.py [--backends a,b] [--models m1,m2] [--corpus DIR ...]
                                      [--out DIR] [--cli PATH] [--smoke] [--markdown FILE]
+                                     [--results DIR]
 
 For every backend (tests/backends/backends.py) and corpus model it checks:
   1. whether the backend loads and runs the original, or refuses it (the refusal recorded),
@@ -15,7 +16,10 @@ tests/backends/runners/ that speaks files: model and inputs.npz in, outputs.npz 
 refusal in result.json out, so no backend shares a process or a Python with another.
 A backend whose venv is missing or failed to install is reported as such for every model.
 
-Writes OUT/results.json and OUT/results.md (default OUT: build/backends). Exit status: 0
+Writes OUT/results.json and OUT/results.md (default OUT: build/backends); with --results DIR
+(`make backends` gives docs/results) also merges each backend's rows into DIR/NAME.json and
+renders DIR/NAME.md (tests/backends/report.py), the committed current table of that backend:
+a model's new row replaces its old one, models not run keep theirs. Exit status: 0
 when every check that could run passed (a rewrite that a backend still refuses is a
 failure; an original the backend refuses is the reason to rewrite, not a failure), 1
 otherwise, 2 on a usage error. --smoke runs one small model per backend and fails when a
@@ -292,6 +296,18 @@ def rewrite(cmd: list[str]) -> dict:
 # --------------------------------------------------------------------------- the run
 
 
+def cli_version(cli: Path) -> str:
+    """Which onnxsurgeon a run used: the repository's commit when the CLI is its build."""
+    cli = cli.resolve()
+    if cli.is_relative_to(ROOT):
+        proc = subprocess.run(
+            ["git", "-C", str(ROOT), "describe", "--always", "--dirty", "--abbrev=7"], capture_output=True, text=True
+        )
+        if proc.returncode == 0:
+            return f"at git {proc.stdout.strip()}"
+    return f"from {cli.name} (outside this repository)"
+
+
 def check_one(backend: Backend, python: Path, model: CorpusModel, cli: Path, targets: set[str], work: Path) -> dict:
     row = {"backend": backend.name, "model": model.name}
     wd = work / backend.name / model.name
@@ -375,6 +391,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cli", type=Path, default=ROOT / "build/onnxsurgeon")
     parser.add_argument("--smoke", action="store_true", help="one small model per backend (its smoke_model)")
     parser.add_argument("--markdown", type=Path, help="also write the markdown table here")
+    parser.add_argument(
+        "--results", type=Path, help="merge the rows into DIR/NAME.json and .md per backend (docs/results)"
+    )
     args = parser.parse_args(argv)
 
     names = args.backends.split(",") if args.backends else list(BACKENDS)
@@ -397,6 +416,17 @@ def main(argv: list[str] | None = None) -> int:
     work = args.out / "work"
 
     rows, unavailable = [], {}
+    import report as report_md
+
+    # How this run was started, without the machine's paths (it goes into docs/results).
+    command = report_md.relative(
+        " ".join(shlex.quote(a) for a in ["python", "tests/backends/harness.py", *sys.argv[1:]])
+    )
+    run = {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "cli": cli_version(args.cli),
+        "command": command,
+    }
 
     def write_report() -> None:
         """Written after every row, so an interrupted run still leaves what it measured."""
@@ -405,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
             freeze = BACKENDS_DIR / name / "freeze.txt"
             versions[name] = freeze.read_text().split() if freeze.is_file() else []
         report = {
-            "command": " ".join(shlex.quote(a) for a in [sys.executable, *sys.argv]),
+            "command": command,
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "targets_available": sorted(targets),
             "unavailable": unavailable,
@@ -414,8 +444,6 @@ def main(argv: list[str] | None = None) -> int:
             "rows": rows,
         }
         (args.out / "results.json").write_text(json.dumps(report, indent=1, default=float))
-        import report as report_md
-
         text = report_md.markdown(report)
         (args.out / "results.md").write_text(text)
         if args.markdown:
@@ -436,6 +464,10 @@ def main(argv: list[str] | None = None) -> int:
             write_report()
             print(f"{name:12s} {model.name:28s} {row['verdict']:20s} {row.get('why', '')[:150]}", flush=True)
     write_report()
+    if args.results and not args.smoke:
+        report = json.loads((args.out / "results.json").read_text())
+        for path in report_md.update_results(args.results, report, run):
+            print(f"harness: wrote {report_md.relative(str(path.resolve()))}")
     failed = [r for r in rows if r["verdict"] in FAILURES]
     counts = {}
     for r in rows:

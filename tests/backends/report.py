@@ -1,6 +1,13 @@
-"""The harness's markdown: one model x backend table, then every refusal with its message."""
+"""The harness's markdown: one model x backend table, then every refusal with its message;
+and the result files of docs/results/ (one per backend: NAME.json, the rows, and NAME.md,
+rendered from it), which `harness.py --results DIR` updates and tests/python/test_docs.py
+checks are current renderings of their JSON."""
 
 from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
 
 
 def _err(x) -> str:
@@ -108,10 +115,153 @@ def merge(reports: list[dict]) -> dict:
     return merged
 
 
+# ------------------------------------------------------------------ docs/results/NAME.{json,md}
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+_KEEP = ("status", "stage", "message", "match", "max_abs_err", "why")
+
+
+def relative(text: str) -> str:
+    """A message or command without the machine's paths: the repository's own prefix goes,
+    other absolute folders become <abs>/ (tests/python/test_docs.py refuses them in docs)."""
+    text = text.replace(str(ROOT) + "/", "")
+    return re.sub(r"(?<![\w.~])/(?:work|home|tmp|root|Users|var/folders)/[^\s'\"`:;,)]*/", "<abs>/", text)
+
+
+def slim(row: dict) -> dict:
+    """What a result file keeps of a harness row: verdicts, errors and the backend's words."""
+    out = {"model": row["model"], "verdict": row["verdict"], "why": relative(row.get("why", ""))}
+    for side in ("original", "rewritten"):
+        r = row.get(side)
+        if r:
+            out[side] = {k: (relative(r[k]) if isinstance(r[k], str) else r[k]) for k in _KEEP if k in r}
+    if "rewrite" in row:
+        out["rewrite"] = {"mode": row["rewrite"].get("mode", ""), "exit": row["rewrite"].get("exit", 0)}
+    for key in ("inputs", "reference", "tolerance"):
+        if key in row:
+            out[key] = row[key]
+    return out
+
+
+def regenerate_command(backend: str) -> str:
+    return f"make backends BACKENDS={backend}"
+
+
+def update_results(results: Path, report: dict, run: dict) -> list[Path]:
+    """Merges a harness report into results/NAME.json per backend it ran (a model's new row
+    replaces its old one; models not run keep theirs, with the run that measured them) and
+    rewrites NAME.md. Returns the files written."""
+    results.mkdir(parents=True, exist_ok=True)
+    written = []
+    for backend in report["backends"]:
+        rows = [r for r in report["rows"] if r["backend"] == backend]
+        if not rows:
+            continue
+        path = results / f"{backend}.json"
+        data = json.loads(path.read_text()) if path.is_file() else {"backend": backend, "runs": [], "rows": []}
+        data["summary"] = report["backends"][backend]
+        run_id = max((r["id"] for r in data["runs"]), default=0) + 1
+        this = dict(run, id=run_id, versions=report.get("versions", {}).get(backend, []))
+        by_model = {r["model"]: r for r in data["rows"]}
+        for r in rows:
+            by_model[r["model"]] = dict(slim(r), run=run_id)
+        data["rows"] = sorted(by_model.values(), key=lambda r: r["model"])
+        used = {r["run"] for r in data["rows"]}
+        data["runs"] = [r for r in data["runs"] if r["id"] in used] + [this]
+        path.write_text(json.dumps(data, indent=1, ensure_ascii=False, default=float) + "\n")
+        md = results / f"{backend}.md"
+        md.write_text(backend_markdown(data))
+        written += [path, md]
+    return written
+
+
+def _counts(rows: list[dict]) -> str:
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
+    return ", ".join(f"{v} {k}" for k, v in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def backend_markdown(data: dict) -> str:
+    """docs/results/NAME.md: the current table of one backend, from NAME.json."""
+    b = data["backend"]
+    rows = data["rows"]
+    modes = sorted({r["rewrite"]["mode"] for r in rows if "rewrite" in r})
+    several = len(data["runs"]) > 1
+    out = [
+        f"# Backend results: `{b}`",
+        "",
+        "<!-- written by tests/backends/report.py from the JSON beside it: do not edit by hand -->",
+        f"{data['summary']}. Regenerate with `{regenerate_command(b)}` (tests/backends/harness.py "
+        f"--backends {b} --results docs/results), which rewrites this file and `{b}.json`; a run over "
+        "some models (`--models`) replaces their rows only. Setup and tolerances: docs/targets.md, "
+        '"Measured on real backends". Earlier measurements: the git history of these files.',
+        "",
+    ]
+    for run in data["runs"]:
+        label = f"Run {run['id']}: " if several else "Measured "
+        out.append(f"{label}{run['date']}, onnxsurgeon {run['cli']}: `{run['command']}`.")
+        if run.get("note"):
+            out.append(run["note"])
+        if run.get("versions"):
+            out.append("Versions: " + ", ".join(run["versions"]) + ".")
+        out.append("")
+    out += [
+        f"{len(rows)} models: {_counts(rows)}. Rewrite: {', '.join(modes) or '-'}.",
+        "Each row: the original on the backend, then after the rewrite (max abs error against "
+        "onnxruntime on the original).",
+        "",
+        "| model | original | after the rewrite |" + (" run |" if several else ""),
+        "| --- | --- | --- |" + (" --- |" if several else ""),
+    ]
+    for r in rows:
+        cells = [r["model"], _original(r), _after(r)] + ([str(r["run"])] if several else [])
+        out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    out += ["", "## Messages", ""]
+    for r in rows:
+        o = r.get("original") or {}
+        lines = []
+        if o.get("status") == "refused":
+            lines.append(f"original refused at {o['stage']}: `{o['message']}`")
+        elif o.get("status") == "ok" and not o.get("match"):
+            lines.append(
+                f"original runs but is wrong: max abs err {_err(o.get('max_abs_err'))} {o.get('why', '')}".rstrip()
+            )
+        if r["verdict"] not in ("ok as is", "fixed (was refused)", "fixed (was wrong)"):
+            lines.append(f"after rewrite: {r['verdict']}: `{r.get('why', '')}`")
+        if lines:
+            out.append(f"- {r['model']}: " + "; ".join(lines))
+    return "\n".join(out) + "\n"
+
+
+def stale_results(results: Path) -> list[str]:
+    """Result files whose markdown is not the rendering of their JSON (or lacks one)."""
+    problems = []
+    for path in sorted(results.glob("*.json")):
+        md = path.with_suffix(".md")
+        want = backend_markdown(json.loads(path.read_text()))
+        if not md.is_file() or md.read_text() != want:
+            problems.append(
+                f"{md.relative_to(ROOT)} is not the rendering of {path.name} (tests/backends/report.py --render)"
+            )
+    for md in sorted(results.glob("*.md")):
+        if not md.with_suffix(".json").is_file():
+            problems.append(f"{md.relative_to(ROOT)} has no {md.stem}.json")
+    return problems
+
+
 if __name__ == "__main__":
-    import json
     import sys
 
+    if sys.argv[1:2] == ["--render"]:  # re-render docs/results/*.md from their JSON
+        folder = Path(sys.argv[2]) if len(sys.argv) > 2 else ROOT / "docs" / "results"
+        for path in sorted(folder.glob("*.json")):
+            path.with_suffix(".md").write_text(backend_markdown(json.loads(path.read_text())))
+            print(f"rendered {path.with_suffix('.md')}")
+        sys.exit(0)
     if len(sys.argv) < 2:
-        sys.exit("usage: report.py RESULTS.json [RESULTS.json ...]   (prints one markdown table)")
+        sys.exit(
+            "usage: report.py RESULTS.json [RESULTS.json ...]   (prints one markdown table)\n"
+            "       report.py --render [DIR]   (docs/results/*.md from their JSON)"
+        )
     print(markdown(merge([json.load(open(p)) for p in sys.argv[1:]])))

@@ -68,7 +68,7 @@ def test_compare_on_backend_after_target(backend, run_cli, corpus, tmp_path, env
 
 
 def test_compare_names_the_first_tensor_nncase_gets_wrong(run_cli, corpus, tmp_path, env):
-    """ln_noaffine_op18 runs wrong on nncase 1.9 (docs/targets.md: off by 1.4); compare
+    """ln_noaffine_op18 runs wrong on nncase 1.9 (docs/results/nncase-k210.md: off by 1.4); compare
     finds where: the centring Sub after the ReduceMean nncase mis-shapes. After --target
     nncase-k210 the same model agrees."""
     installed("nncase-k210")
@@ -98,7 +98,7 @@ def test_a_backend_that_is_not_installed_says_how_to_install(run_cli, tmp_path, 
 
 
 def test_compare_names_the_scatternd_reduction_tflite_gets_wrong(run_cli, corpus, env):
-    """onnx2tf never reads ScatterND's `reduction` (docs/targets.md: index_put_dynamo18 off
+    """onnx2tf never reads ScatterND's `reduction` (docs/results/tflite.md: index_put_dynamo18 off
     by 4.3): of the model's two ScatterNDs, compare names the one with reduction=add."""
     installed("tflite")
     model = corpus.model("index_put_dynamo18")
