@@ -330,7 +330,7 @@ Json CompareToJson(const CompareResult& r) {
 }
 
 std::string FormatCompareText(const CompareResult& r, size_t max_rows) {
-  int64_t compared = 0, by_name = 0, by_provenance = 0, outputs = 0, missing = 0;
+  int64_t compared = 0, by_name = 0, by_provenance = 0, by_boundary = 0, outputs = 0, missing = 0;
   for (const TensorComparison& c : r.rows) {
     if (!c.computed) {
       ++missing;
@@ -339,12 +339,14 @@ std::string FormatCompareText(const CompareResult& r, size_t max_rows) {
     ++compared;
     by_name += c.pair.how == "name";
     by_provenance += c.pair.how == "provenance";
+    by_boundary += c.pair.how == "boundary";
     outputs += c.pair.how == "output";
   }
   std::string out = absl::StrCat("compare: ", r.a_label, " vs ", r.b_label, " (", r.runtime,
                                  r.b_runtime.empty() ? "" : absl::StrCat(" vs ", r.b_runtime), ")\n");
   absl::StrAppend(&out, "  ", compared, " tensors compared (", outputs, " outputs, ", by_name, " by name, ",
-                  by_provenance, " by provenance)");
+                  by_provenance, " by provenance",
+                  by_boundary ? absl::StrCat(", ", by_boundary, " at region boundaries") : "", ")");
   if (missing) absl::StrAppend(&out, ", ", missing, " not computed on one side");
   absl::StrAppend(&out, "; segments ", r.segments_a, " + ", r.segments_b, "\n");
   for (const auto& note : r.tolerance_notes) absl::StrAppend(&out, "  tolerance: ", note, "\n");

@@ -4,6 +4,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "core/ir/shape.h"
 #include "core/rewrite/rewriter.h"
 
 namespace onnxsurgeon {
@@ -12,6 +13,19 @@ namespace {
 // The values `compare` can expose: main-graph node outputs, except Constant nodes'.
 bool Comparable(const Value* v) {
   return v && v->producer() && !v->producer()->Is("Constant") && v->graph()->kind() == GraphKind::kMain;
+}
+
+// True when nothing known about the two values' types tells them apart: element types and
+// static dims agree wherever both are known.
+bool TypesMayAgree(const Value* a, const Value* b) {
+  const int32_t ta = ElementType(a), tb = ElementType(b);
+  if (ta && tb && ta != tb) return false;
+  const auto sa = ShapeOf(a), sb = ShapeOf(b);
+  if (!sa || !sb) return true;
+  if (sa->size() != sb->size()) return false;
+  for (size_t i = 0; i < sa->size(); ++i)
+    if ((*sa)[i].is_static() && (*sb)[i].is_static() && (*sa)[i].value != (*sb)[i].value) return false;
+  return true;
 }
 
 }  // namespace
@@ -55,6 +69,24 @@ std::vector<TensorPair> MatchTensors(const Model& a, const Model& b) {
     for (const auto& [i, origin] : ReplacedValues(*n)) {
       if (i < 0 || static_cast<size_t>(i) >= n->num_outputs()) continue;
       if (Value* va = ga.FindValue(origin)) pair(va, n->output(i), "provenance");
+    }
+  }
+  // 4. At the boundary of a changed region: a node both models hold (same name, op and
+  // arity) reads, at one input, the value the region hands on in each; whatever the
+  // region was rewritten into and renamed, that value is the same tensor.
+  absl::flat_hash_map<std::string_view, const Node*> a_nodes;
+  for (const Node* n : ga.nodes())
+    if (!n->name().empty()) a_nodes.emplace(n->name(), n);
+  for (Node* nb : gb.nodes()) {
+    auto it = nb->name().empty() ? a_nodes.end() : a_nodes.find(nb->name());
+    if (it == a_nodes.end()) continue;
+    const Node* na = it->second;
+    if (na->op_type() != nb->op_type() || na->domain() != nb->domain() || na->num_inputs() != nb->num_inputs())
+      continue;
+    for (size_t i = 0; i < na->num_inputs(); ++i) {
+      Value* va = na->input(i);
+      Value* vb = nb->input(i);
+      if (va && vb && va->name() != vb->name() && TypesMayAgree(va, vb)) pair(va, vb, "boundary");
     }
   }
   std::vector<TensorPair> pairs;

@@ -8,7 +8,10 @@
 //   2. by name: the value exists in both (rules keep the names of what they replace at
 //      graph outputs, and leave what they do not touch alone);
 //   3. by provenance: a node of B a Rewriter made records the value of the original model
-//      each output replaced (kReplacedKey, core/rewrite/rewriter.h).
+//      each output replaced (kReplacedKey, core/rewrite/rewriter.h);
+//   4. at a changed region's boundary: a node both models hold (same name, op and arity)
+//      reads the value the region hands on, renamed or not recorded (a hand edit, another
+//      tool's rewrite): that input in A is that input in B.
 // The pairs come in A's topological order, so the first one that differs is where the
 // models part.
 #pragma once
@@ -23,7 +26,7 @@ namespace onnxsurgeon {
 
 struct TensorPair {
   std::string a, b;      // value names in A and in B
-  std::string how;       // "output", "name", "provenance"
+  std::string how;       // "output", "name", "provenance", "boundary"
   int64_t position = 0;  // A's producer's index in A's topological order
   std::string a_node, a_op, b_node, b_op;
   std::string b_rule;  // the rule that made B's producer (kProvenanceKey), "" when original

@@ -53,6 +53,25 @@ def test_perturbed_weight_names_the_node_that_reads_it(run_cli, corpus, tmp_path
     assert before and all(r["max_abs"] == 0 for r in before if r["computed"])
 
 
+def test_a_renamed_region_is_paired_at_its_boundary(run_cli, corpus, tmp_path):
+    """A rewrite that renames what it makes and records no provenance (a hand edit, another
+    tool): the node that reads the perturbed weight and its output get new names, so neither
+    name nor provenance pairs them; the unchanged nodes that read that output do."""
+    original = corpus.model("cnn_clutter_op13")
+    edited, reader = perturb_one_weight(onnx.load(original.path))
+    node = next(n for n in edited.graph.node if n.name == reader)
+    old, new = node.output[0], node.output[0] + "_edited"
+    node.name, node.output[0] = reader + "_edited", new
+    for other in edited.graph.node:
+        other.input[:] = [new if name == old else name for name in other.input]
+    assert old not in {o.name for o in edited.graph.output}
+    b = write(edited, tmp_path / "edited.onnx")
+    report = json.loads(run_cli("compare", "--json", original.path, b, expect_rc=1).stdout)
+    first = report["first_divergence"]
+    assert first["a_node"] == reader and first["matched_by"] == "boundary", first
+    assert "at region boundaries" in run_cli("compare", original.path, b, expect_rc=1).stdout
+
+
 def test_a_rewrite_that_keeps_the_outputs_has_no_divergence(run_cli, corpus, tmp_path):
     model = corpus.model("bert_op14")
     simple = tmp_path / "simple.onnx"
