@@ -81,8 +81,9 @@ class FlattenRegionRule : public NodeRule<Region> {
       Grow(seed, region);
       Trim(region);
       if (region.nodes.empty()) {
-        reason = "its region is an attention's projections or a normalization's operands, kept N-D for "
-                 "onnxruntime's fusions";
+        reason =
+            "its region is an attention's projections or a normalization's operands, kept N-D for "
+            "onnxruntime's fusions";
         continue;
       }
       Plan(region);
