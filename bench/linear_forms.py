@@ -16,6 +16,11 @@ the model's inputs. Then onnxruntime CPU latency of the three forms of one BERT-
 widths, 4 layers, sequence 128, random weights, exported by torch at opset 17), sessions at the default
 ORT_ENABLE_ALL, runs interleaved round by round so load on the machine hits each form alike, and the ops
 onnxruntime's own fusions leave (Attention, SkipLayerNormalization, ...), read from its optimized model.
+
+--fusions: for every transformer of the wide corpus and of tests/models/.generated (tag "transformer"),
+the fused-op families onnxruntime's transformer optimizer makes (bench/ort_fusions.py) of the raw export,
+of simplify's output and of onnxsim's (bench/.venv-anchors), and the families where simplify fuses fewer
+(issue 29). Only that table is printed.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import argparse
 import collections
 import datetime
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -156,6 +162,63 @@ def corpus_rows(regex: str) -> list[dict]:
         )
         rows.append(row)
     return rows
+
+
+TRANSFORMER_WIDE = re.compile(
+    r"^(distilbert|roberta|albert|electra|bart|bloom|llama|phi|clip_text|vit|deit|swin|segformer|mobilevit|clip_vision|wav2vec2)_"
+)
+
+
+def transformer_models(regex: str) -> list[tuple[str, str]]:
+    """(label, path) of every transformer: wide-corpus architectures and corpus models tagged so."""
+    import glob
+    import json
+
+    found = [(label, path) for label, path, *_ in wide.models(regex) if TRANSFORMER_WIDE.match(label)]
+    for manifest in sorted(glob.glob(os.path.join(ROOT, "tests", "models", ".generated", "*.json"))):
+        name = os.path.basename(manifest)[:-5]
+        path = manifest[:-5] + ".onnx"
+        if "transformer" in json.load(open(manifest)).get("tags", []) and os.path.exists(path):
+            if not regex or re.search(regex, name):
+                found.append((f"corpus:{name}", path))
+    return found
+
+
+def fusion_rows(regex: str) -> str:
+    import ort_fusions as of
+
+    py = of.onnxsim_python()
+    keys = [*of.FAMILIES, "nodes"]
+    out = [
+        "| model | raw | simplify | onnxsim | simplify fuses fewer than |",
+        "|---|---|---|---|---|",
+    ]
+    fmt = lambda f: " ".join(f"{k[:4]}={f[k]}" for k in keys if f.get(k)) if f else "-"  # noqa: E731
+    worse = 0
+    for label, path in transformer_models(regex):
+        base = os.path.join(OUTDIR, sb.slug(label))
+        ours, theirs = f"{base}.fusions-simplify.onnx", f"{base}.fusions-onnxsim.onnx"
+        osg("simplify", path, ours)
+        f = {"raw": of.fusions(path), "simplify": of.fusions(ours), "onnxsim": None}
+        if py:
+            try:
+                of.run_onnxsim(py, path, theirs)
+                f["onnxsim"] = of.fusions(theirs)
+            except Exception as e:  # noqa: BLE001
+                print(f"  {label}: onnxsim failed: {str(e)[:200]}", file=sys.stderr)
+        lost = [
+            f"{a}: {','.join(of.fewer(f['simplify'], f[a]))}"
+            for a in ("raw", "onnxsim")
+            if f[a] and of.fewer(f["simplify"], f[a])
+        ]
+        worse += bool(lost)
+        out.append(
+            f"| {label} | {fmt(f['raw'])} | {fmt(f['simplify'])} | {fmt(f['onnxsim'])} | {'; '.join(lost) or '-'} |"
+        )
+        print(out[-1], file=sys.stderr, flush=True)
+    out.append("")
+    out.append(f"Transformers where simplify fuses fewer of some family than raw or onnxsim: {worse}.")
+    return "\n".join(out)
 
 
 def bert_encoder() -> tuple[str, dict]:
@@ -359,7 +422,12 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--no-latency", action="store_true")
     ap.add_argument("--write-docs", action="store_true")
+    ap.add_argument("--fusions", action="store_true", help="only the onnxruntime fusion table of every transformer")
     args = ap.parse_args()
+    if args.fusions:
+        os.makedirs(OUTDIR, exist_ok=True)
+        print(fusion_rows(args.models))
+        return 0
     if not os.path.exists(CLI):
         sys.exit(f"{CLI} is missing: build first (make build)")
     started = time.time()

@@ -18,7 +18,10 @@
 //     one value per output channel (MatMul/Add: [N] on the last axis; Conv: [M,1,..,1]);
 //   - a scalar also passes through ops that commute with it, each read only on the path:
 //     Reshape, Transpose, Squeeze, Unsqueeze, Flatten, Identity, and MatMul of two computed
-//     operands (the attention scale: Div(MatMul(q, k^T), sqrt(d)) goes into q's projection).
+//     operands (Div(MatMul(a, b), s) goes into a's projection), except where the scaled
+//     product reaches a Softmax (through an Add, Sub, Where or Cast of a mask): that is an
+//     attention's score scale, Softmax(MatMul(q, k^T) / sqrt(d) + mask), and every fused
+//     attention onnxruntime's optimizers match reads the Div (or Mul) there (issue 29).
 // Refused when a weight is shared with another node (the other reader would change), a
 // value on the path has another reader or is a graph output, s is not constant, or the
 // types are not float/double (integer division does not distribute).
@@ -159,6 +162,19 @@ struct Site {
   std::vector<Node*> path;  // nodes between the site and the Mul (all single-reader)
 };
 
+// True when `v` flows into a Softmax, directly or through the ops that apply an attention
+// mask to the scores (Add, Sub, Where, Cast), each read once.
+bool ReachesSoftmax(const Value* v) {
+  for (int depth = 0; depth < 4 && v && v->uses().size() == 1 && !v->IsGraphOutput(); ++depth) {
+    const Node* user = v->uses()[0].node;
+    if (user->Is("Softmax")) return true;
+    if (!(user->Is("Add") || user->Is("Sub") || user->Is("Where") || user->Is("Cast")) || user->num_outputs() != 1)
+      return false;
+    v = user->output(0);
+  }
+  return false;
+}
+
 bool PassesScalar(const Node* n) {
   static const char* kOps[] = {"Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten", "Identity"};
   for (const char* op : kOps)
@@ -201,6 +217,9 @@ class ScaleIntoWeights : public NodeRule<Scaling> {
     std::string why;
     auto site = FindSite(split->data, root->graph(), scalar, 0, &why);
     if (!site) return Refuse(std::move(why));
+    for (const Node* p : site->path)
+      if (p->Is("MatMul") && ReachesSoftmax(root->output(0)))
+        return Refuse("an attention score scale (the scaled MatMul of two computed values reaches a Softmax)");
     // Mul/Div broadcast the result to the constant's rank: dropping them must not lower
     // it. A site's own output has rank >= 1; a path (Squeeze, Reshape) may end anywhere.
     auto y_shape = ShapeOf(split->data);

@@ -79,6 +79,13 @@ class FlattenRegionRule : public NodeRule<Region> {
       Region region;
       region.leading = l;
       Grow(seed, region);
+      Trim(region);
+      if (region.nodes.empty()) {
+        reason =
+            "its region is an attention's projections or a normalization's operands, kept N-D for "
+            "onnxruntime's fusions";
+        continue;
+      }
       Plan(region);
       if (region.delta < 0) return region;
       reason = absl::StrCat("running the region of ", region.nodes.size(),
@@ -195,6 +202,75 @@ class FlattenRegionRule : public NodeRule<Region> {
       }
       visit_users(n->output(0));
     }
+  }
+
+  // What a region leaves on N-D values, so the forms onnxruntime's transformer fusions match
+  // stay whole (issue 29):
+  //  - a node read by a normalization's statistics (LayerNormalization, or any reduction):
+  //    the residual Add before a LayerNorm stays rank 3, which SkipLayerNormalization needs;
+  //  - an elementwise head, a node none of whose data operands the region computes nor a
+  //    Reshape makes: it saves nothing on a 2-D view (its entry Reshape moves to its output,
+  //    one for one or better), and taking it would cut a decomposed LayerNorm's tail
+  //    (Div -> Mul(scale) -> Add(bias)) from its head. Repeated: a head's readers may become
+  //    heads in turn. MatMuls stay: they are what the region is for,
+  //  - except an attention's projections: a MatMul whose result (after its bias Add) is
+  //    split into heads (Reshape to rank 4, then Transpose), or whose input is the heads
+  //    merged back (Reshape of a Transpose). onnxruntime's Attention fusion matches
+  //    MatMul -> Add -> Reshape -> Transpose on both sides; a Gemm on a 2-D view is not fused.
+  static bool AttentionProjection(const Node& mm) {
+    auto read_only_by = [](const Value* v, const char* op) -> Node* {
+      if (!v || v->uses().size() != 1 || v->IsGraphOutput()) return nullptr;
+      Node* u = v->uses()[0].node;
+      return u->Is(op) ? u : nullptr;
+    };
+    const Value* y = mm.output(0);
+    if (Node* add = read_only_by(y, "Add")) y = add->output(0);
+    if (y && !y->IsGraphOutput()) {
+      for (const Use& u : y->uses()) {
+        if (!u.node->Is("Reshape") || u.input_index != 0) continue;
+        auto s = StaticOf(u.node->output(0));
+        auto shape = ShapeOf(u.node->output(0));
+        size_t rank = s ? s->size() : shape ? shape->size() : 0;
+        if (rank == 4 && read_only_by(u.node->output(0), "Transpose")) return true;
+      }
+    }
+    const Node* merge = mm.input(0) ? mm.input(0)->producer() : nullptr;
+    return merge && merge->Is("Reshape") && merge->input(0) && merge->input(0)->producer() &&
+           merge->input(0)->producer()->Is("Transpose");
+  }
+
+  static void Trim(Region& r) {
+    auto statistics_reader = [](const Use& u) {
+      const std::string& op = u.node->op_type();
+      return op == "LayerNormalization" || op.rfind("Reduce", 0) == 0;
+    };
+    auto is_head = [&](Node* n) {
+      std::vector<int> data;
+      Eligible(n, r.leading, n->graph(), &data);
+      return std::none_of(data.begin(), data.end(), [&](int i) {
+        Node* p = n->input(i)->producer();
+        return p && (r.in.contains(p) || IsOp(p, "Reshape"));
+      });
+    };
+    std::deque<Node*> work;
+    for (Node* n : r.nodes) {
+      const auto& uses = n->output(0)->uses();
+      if (std::any_of(uses.begin(), uses.end(), statistics_reader) ||
+          (n->op_type() == "MatMul" && AttentionProjection(*n))) {
+        r.in.erase(n);
+        for (const Use& u : uses) work.push_back(u.node);
+      } else {
+        work.push_back(n);
+      }
+    }
+    while (!work.empty()) {
+      Node* n = work.front();
+      work.pop_front();
+      if (!r.in.contains(n) || n->op_type() == "MatMul" || !is_head(n)) continue;
+      r.in.erase(n);
+      for (const Use& u : n->output(0)->uses()) work.push_back(u.node);
+    }
+    std::erase_if(r.nodes, [&](Node* n) { return !r.in.contains(n); });
   }
 
   // Entries, exits and the node count change of running the region on 2-D values.

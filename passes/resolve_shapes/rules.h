@@ -16,7 +16,8 @@
 //   slice-noop       Slice(x, ...), every sliced axis from 0 (step 1) to its dim or past it -> x
 //   tile-noop        Tile(x, repeats), every repeat 1 -> x
 //   unsqueeze-chain  Unsqueeze(Unsqueeze(x, a1), a2), the inner read only here
-//                    -> Unsqueeze(x, a1 and a2 as axes of the result)
+//                    -> Unsqueeze(x, a1 and a2 as axes of the result); x not a graph
+//                    input (a mask's Unsqueeze pair is what onnxruntime's fusions match)
 // Never introduced: a -1 the model did not have. Reshape's -1 divides the element count by
 // the product of the other dims, which is ambiguous (onnxruntime refuses it) when another
 // dim is 0; a constant or a copied dim (0) is exactly the value the model computed for

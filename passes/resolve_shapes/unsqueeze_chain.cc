@@ -1,4 +1,5 @@
-// unsqueeze-chain: Unsqueeze(Unsqueeze(x, a1), a2) -> one Unsqueeze of x (rules.h).
+// unsqueeze-chain: Unsqueeze(Unsqueeze(x, a1), a2) -> one Unsqueeze of x (rules.h); not
+// when x is a graph input (the attention-mask form, kept for onnxruntime's fusions).
 #include <algorithm>
 
 #include "passes/resolve_shapes/rules.h"
@@ -23,6 +24,14 @@ class UnsqueezeChain : public SymbolicRule<MergedUnsqueeze> {
     if (!n->output(0) || !n->output(0)->HasUsers() || !inner || !inner->Is("Unsqueeze") || inner->num_outputs() != 1 ||
         inner->output(0)->uses().size() != 1 || inner->output(0)->IsGraphOutput() || inner->graph() != n->graph())
       return std::nullopt;
+    // An Unsqueeze chain on a graph input is how exporters widen an attention mask
+    // ([B,S] -> [B,1,1,S]), and the form onnxruntime's attention fusions match
+    // (mask -> Unsqueeze -> Unsqueeze -> Cast -> Sub -> Mul): merging it would save one
+    // node per model and lose every fused Attention (issue 29).
+    if (inner->input(0) && inner->input(0)->IsGraphInput()) {
+      why = "the chain reads a graph input (the attention-mask form onnxruntime's fusions match)";
+      return std::nullopt;
+    }
     int64_t opset = n->graph()->OpsetVersion("");
     auto axes_of = [&](Node* u) -> std::optional<std::vector<int64_t>> {
       if (opset >= 13) return u->input(1) ? shapes.Int64s(u->input(1)) : std::nullopt;

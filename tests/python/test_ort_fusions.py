@@ -1,0 +1,81 @@
+"""simplify keeps what onnxruntime's transformer optimizer fuses (issue 29).
+
+Users run simplify, then `onnxruntime.transformers.optimizer.optimize_model(path,
+model_type="bert")`. For every transformer of the corpus (tag "transformer"), the fused ops
+that optimizer makes of simplify's output, family by family (bench/ort_fusions.py: attention,
+norm, skip, embed, gelu, bias-gelu), are at least those it makes of the raw export and of
+onnx-simplifier's output, on the export as it is (dynamic axes). And on the export made static
+at the corpus inputs' shapes (set-input-shape, then simplify: where flatten-region runs Linear
+layers as Gemms on 2-D views and must keep the attention and normalization forms whole),
+at least what onnxsim makes of the same static model. Not against the raw static model:
+with static shapes the position-embedding lookup folds to a constant (onnxsim folds it too),
+and onnxruntime's EmbedLayerNormalization fusion needs the lookup (bert_op14: embed 1 -> 0).
+
+onnxsim is the anchor installed from PyPI into bench/.venv-anchors (bench/simplify_bench.py
+makes it from bench/requirements-anchors.txt; ~/.cache/onnxsurgeon/venv-anchors also counts);
+without it the onnxsim comparison is skipped, saying so, and the raw one still runs.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("ort_fusions", REPO / "bench" / "ort_fusions.py")
+ort_fusions = importlib.util.module_from_spec(_spec)
+sys.modules["ort_fusions"] = ort_fusions
+_spec.loader.exec_module(ort_fusions)
+
+pytest.importorskip("onnxruntime.transformers.optimizer")
+
+
+def _transformer(corpus_model):
+    if "transformer" not in corpus_model.tags:
+        pytest.skip("not a transformer")
+    if not corpus_model.runnable:
+        pytest.skip("not runnable in onnxruntime")
+
+
+@pytest.fixture(scope="session")
+def onnxsim_python():
+    return ort_fusions.onnxsim_python()
+
+
+def _static_pipeline(corpus_model) -> str | None:
+    shapes = ";".join(f"{k}:{'x'.join(map(str, v.shape))}" for k, v in corpus_model.inputs.items() if v.ndim)
+    return f"set-input-shape(shapes={shapes}),simplify" if shapes else None
+
+
+def test_simplify_fuses_at_least_raw(corpus_model, run_cli, tmp_path):
+    _transformer(corpus_model)
+    out = tmp_path / "simplified.onnx"
+    run_cli("-q", "--pass", "simplify", corpus_model.path, "-o", out)
+    raw = ort_fusions.fusions(str(corpus_model.path))
+    ours = ort_fusions.fusions(str(out))
+    lost = ort_fusions.fewer(ours, raw)
+    assert not lost, f"simplify fuses fewer {lost} than the raw export: {ours} against {raw}"
+
+
+@pytest.mark.parametrize("form", ["dynamic", "static"])
+def test_simplify_fuses_at_least_onnxsim(corpus_model, form, run_cli, onnxsim_python, tmp_path):
+    _transformer(corpus_model)
+    if onnxsim_python is None:
+        pytest.skip("onnxsim is not installed (bench/.venv-anchors); only the raw comparison ran")
+    pipeline = "simplify" if form == "dynamic" else _static_pipeline(corpus_model)
+    if pipeline is None:
+        pytest.skip("no input has dims to fix")
+    src = corpus_model.path
+    if form == "static":  # onnxsim gets the same static model simplify starts from
+        src = tmp_path / "static.onnx"
+        run_cli("-q", "--pass", pipeline.split(",simplify")[0], corpus_model.path, "-o", src)
+    ours_path, theirs_path = tmp_path / "simplified.onnx", tmp_path / "onnxsim.onnx"
+    run_cli("-q", "--pass", "simplify", src, "-o", ours_path)
+    ort_fusions.run_onnxsim(onnxsim_python, str(src), str(theirs_path))
+    ours = ort_fusions.fusions(str(ours_path))
+    theirs = ort_fusions.fusions(str(theirs_path))
+    lost = ort_fusions.fewer(ours, theirs)
+    assert not lost, f"{form} simplify fuses fewer {lost} than onnxsim: {ours} against {theirs}"
