@@ -75,7 +75,9 @@ def one_model(cli: str, model: Path, profiles: list[str], timeout: float) -> dic
             code, so, se = run(cmd, timeout)
             files = {f.name: hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(dst.iterdir())}
             # stderr: the plan (or the error) and the op-count summary; the timing line is left out.
-            log = [line for line in scrub(se).splitlines() if not re.search(r" -> TMP/out/out.onnx in [0-9.]+ s$", line)]
+            log = [
+                line for line in scrub(se).splitlines() if not re.search(r" -> TMP/out/out.onnx in [0-9.]+ s$", line)
+            ]
             row["target"] = [code, files, log]
             for f in dst.iterdir():
                 f.unlink()

@@ -49,7 +49,6 @@ bool IsStandardDomain(std::string_view d) {
   return d.empty() || d == "ai.onnx" || d == "ai.onnx.ml" || d == "com.microsoft" || d == "ai.onnx.preview.training";
 }
 
-
 // What the node's inputs mean.
 struct IndexPut {
   Value* self = nullptr;

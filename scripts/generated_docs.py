@@ -30,12 +30,13 @@ def update(doc: Path, command: str, cli: str) -> None:
     text = doc.read_text()
     head, rest = text.split(begin(command), 1)
     _, tail = rest.split(END, 1)
-    table = subprocess.run([cli, command, "--markdown"], check=True, capture_output=True, text=True).stdout
+    table = subprocess.run([cli, *command.split(), "--markdown"], check=True, capture_output=True, text=True).stdout
     doc.write_text(head + begin(command) + table + END + tail)
     print(f"updated {doc}")
 
 
-def main(argv: list[str], doc: str, command: str) -> None:
+def main(argv: list[str], doc: str, *commands: str) -> None:
     """The update scripts' command line: [path/to/onnxsurgeon], default build/onnxsurgeon."""
     cli = argv[1] if len(argv) > 1 else str(ROOT / "build" / "onnxsurgeon")
-    update(ROOT / "docs" / doc, command, cli)
+    for command in commands:
+        update(ROOT / "docs" / doc, command, cli)

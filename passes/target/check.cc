@@ -128,7 +128,8 @@ class Checker {
     int64_t ml = model_.OpsetVersion("ai.onnx.ml");
     if (ml >= 0 && p_.ml_opset_max >= 0 && ml > p_.ml_opset_max) {
       Block(nullptr, absl::StrCat("the model imports ai.onnx.ml opset ", ml),
-            Fact(absl::StrCat("ai.onnx.ml opset <= ", p_.ml_opset_max)), p_.opset_source, &PlanStepNamed("convert-opset"));
+            Fact(absl::StrCat("ai.onnx.ml opset <= ", p_.ml_opset_max)), p_.opset_source,
+            &PlanStepNamed("convert-opset"));
     }
     int64_t ir = model_.proto().ir_version();
     if (p_.ir_max >= 0 && ir > p_.ir_max) {
@@ -252,8 +253,7 @@ class Checker {
         }
       }
       if ((op == "Loop" || op == "Scan") && !p_.loop) {
-        Block(&n, op, Fact("no Loop or Scan"), p_.control_flow_source, nullptr,
-              "onnxsurgeon does not unroll loops");
+        Block(&n, op, Fact("no Loop or Scan"), p_.control_flow_source, nullptr, "onnxsurgeon does not unroll loops");
       }
     }
     for (size_t i = 0; i < p_.missing.size(); ++i) {

@@ -19,12 +19,12 @@
 namespace onnxsurgeon::target {
 
 struct Finding {
-  std::string node;    // node name ("" for a model-level finding)
-  std::string op;      // op type, domain-qualified outside ai.onnx ("" for model-level)
-  std::string where;   // "main graph", "subgraph 'then' of node 'x'", "function local::F", "model"
-  std::string reason;  // what the target refuses here
-  std::string fact;    // the profile fact, e.g. "rknn2: If only with a constant condition"
-  std::string source;  // where the fact comes from
+  std::string node;                // node name ("" for a model-level finding)
+  std::string op;                  // op type, domain-qualified outside ai.onnx ("" for model-level)
+  std::string where;               // "main graph", "subgraph 'then' of node 'x'", "function local::F", "model"
+  std::string reason;              // what the target refuses here
+  std::string fact;                // the profile fact, e.g. "rknn2: If only with a constant condition"
+  std::string source;              // where the fact comes from
   const PlanStep* step = nullptr;  // the plan step that removes it (null: none does)
   std::string fix;                 // what --target does (the step's pipeline text), or why nothing can
   bool fixable() const { return step != nullptr; }

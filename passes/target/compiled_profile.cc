@@ -29,9 +29,9 @@ StatusOr<CompiledProfile> CompileProfile(Profile profile) {
       if (!fact.remedy) {
         std::vector<absl::string_view> names;
         for (const PlanStep& s : PlanSteps()) names.push_back(s.name);
-        return EntryError(profile, i, "remedy",
-                          absl::StrCat("'", m.remedy, "' is no plan step (want none or one of ",
-                                       absl::StrJoin(names, ", "), ")"));
+        return EntryError(
+            profile, i, "remedy",
+            absl::StrCat("'", m.remedy, "' is no plan step (want none or one of ", absl::StrJoin(names, ", "), ")"));
       }
     }
     out.facts.push_back(std::move(fact));

@@ -16,7 +16,7 @@ namespace onnxsurgeon::target {
 
 // One [[missing]] fact, compiled.
 struct CompiledFact {
-  const ConditionKind* kind = nullptr;          // null: no `when`
+  const ConditionKind* kind = nullptr;         // null: no `when`
   std::shared_ptr<const Condition> condition;  // null: no `when` (always holds)
   const PlanStep* remedy = nullptr;            // the fact's own `remedy`, if it names a step
   bool remedy_none = false;                    // remedy = "none": nothing removes it

@@ -95,8 +95,7 @@ std::string FixLayerNormText(const StepTextContext& c) {
 // fix-layernorm(to=decomposed) keeps a hand decomposition that is already standard; fusing
 // first rewrites it over the last axis (the form the backends ran).
 std::string CanonicalLayerNormText(const StepTextContext& c) {
-  return c.target.profile.layernorm == Form::kDecomposed ? "fix-layernorm(to=op),decompose-layernorm"
-                                                         : "fix-layernorm";
+  return c.target.profile.layernorm == Form::kDecomposed ? "fix-layernorm(to=op),decompose-layernorm" : "fix-layernorm";
 }
 
 std::string ConvertOpsetText(const StepTextContext& c) {

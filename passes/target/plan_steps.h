@@ -4,8 +4,8 @@
 #pragma once
 
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
+#include "absl/strings/string_view.h"
 
 #include "core/ir/model.h"
 #include "core/ir/node.h"

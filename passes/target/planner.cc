@@ -63,8 +63,8 @@ StatusOr<TargetRun> RunTarget(Model& model, const CompiledProfile& target, const
     if (steps.count(&PlanStepNamed("set-input-shape"))) steps.insert(&PlanStepNamed("simplify"));
     if (steps.empty()) break;
     bool changed = false;
-    bool recheck = false;            // a step changed the model since `now` was checked
-    std::optional<CheckReport> now;  // the blockers after this round's last change (none yet: `report`)
+    bool recheck = false;                 // a step changed the model since `now` was checked
+    std::optional<CheckReport> now;       // the blockers after this round's last change (none yet: `report`)
     for (const PlanStep* step : steps) {  // in the planner's fixed order
       // An earlier step of this round may have removed this step's blockers too
       // (convert-opset decomposes Gelu, so rewrite-gelu has nothing left to do; converting

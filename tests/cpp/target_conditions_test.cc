@@ -92,8 +92,8 @@ g (float[1,4,5] X, float[4,1,3] W) => (float[1,4,11] Y) { Y = ConvTranspose<grou
   auto plain = CheckTarget(**m, *without).blockers;
   ASSERT_EQ(plain.size(), 1u);
   EXPECT_EQ(plain[0].step, nullptr);  // an attribute condition has no default remedy
-  auto with = ParseTarget(Fact("\"ConvTranspose\"", "attribute:group", "remedy = \"split-grouped-convtranspose\"\n"),
-                          "x.toml");
+  auto with =
+      ParseTarget(Fact("\"ConvTranspose\"", "attribute:group", "remedy = \"split-grouped-convtranspose\"\n"), "x.toml");
   ASSERT_TRUE(with.ok()) << with.status().message();
   auto fixed = CheckTarget(**m, *with).blockers;
   ASSERT_EQ(fixed.size(), 1u);
@@ -136,7 +136,8 @@ TEST(ConditionKinds, Attribute) {
   // An absent attribute has its default: mode=nearest holds for a Resize that sets none.
   const std::string plain = std::string(kHead13) + R"(g (float[1,1,2,2] X, float[4] S) => (float[1,1,4,4] Y) {
   R = Constant<value=float[0] {}>()  Y = Resize(X, R, S) })";
-  EXPECT_EQ(Reasons(Fact("\"Resize\"", "attribute:mode=nearest"), plain), Strings{"Resize (mode=nearest (the default))"});
+  EXPECT_EQ(Reasons(Fact("\"Resize\"", "attribute:mode=nearest"), plain),
+            Strings{"Resize (mode=nearest (the default))"});
 }
 
 TEST(ConditionKinds, Dtype) {
@@ -146,8 +147,8 @@ TEST(ConditionKinds, Dtype) {
 }
 
 TEST(ConditionKinds, ComputeDtype) {
-  const std::string model =
-      std::string(kHead13) + "g (float[4] X) => (float[4] Y) { H = Cast<to = 10>(X)  R = Relu(H)  Y = Cast<to = 1>(R) }";
+  const std::string model = std::string(kHead13) +
+                            "g (float[4] X) => (float[4] Y) { H = Cast<to = 10>(X)  R = Relu(H)  Y = Cast<to = 1>(R) }";
   EXPECT_EQ(Reasons(Fact("\"*\"", "compute-dtype:float16"), model), Strings{"Relu (computes 'R' in float16)"});
 }
 
@@ -166,7 +167,8 @@ TEST(ConditionKinds, Dim) {
 }
 
 TEST(ConditionKinds, InputAndDynamicInput) {
-  const std::string model = std::string(kHead13) + "g (float[2,8] X, int64[1] A) => (float[2,1] Y) { Y = ReduceSum(X, A) }";
+  const std::string model =
+      std::string(kHead13) + "g (float[2,8] X, int64[1] A) => (float[2,1] Y) { Y = ReduceSum(X, A) }";
   EXPECT_EQ(Reasons(Fact("\"ReduceSum\"", "input:1"), model), Strings{"ReduceSum (input 1 'A' is given)"});
   EXPECT_EQ(Reasons(Fact("\"ReduceSum\"", "dynamic-input:1"), model),
             Strings{"ReduceSum (input 1 'A' is computed at run time)"});
@@ -189,7 +191,8 @@ TEST(ConditionKinds, CastFrom) {
   const std::string model = std::string(kHead13) + "g (int64[4] X) => (float[4] Y) { Y = Cast<to = 1>(X) }";
   EXPECT_EQ(Reasons(Fact("\"Cast\"", "cast-from:int64"), model), Strings{"Cast ('X' int64 -> float)"});
   // Computed from shapes alone: converters fold it.
-  const std::string shape = std::string(kHead13) + "g (float[4] X) => (float[1] Y) { S = Shape(X)  Y = Cast<to = 1>(S) }";
+  const std::string shape =
+      std::string(kHead13) + "g (float[4] X) => (float[1] Y) { S = Shape(X)  Y = Cast<to = 1>(S) }";
   EXPECT_TRUE(Reasons(Fact("\"Cast\"", "cast-from:int64"), shape).empty());
 }
 
@@ -216,20 +219,23 @@ TEST(ConditionKinds, InsertsUnitDims) {
 TEST(ConditionKinds, MovesUnitDimsOnly) {
   const std::string model =
       std::string(kHead13) + "g (float[24,1,16] X) => (float[1,24,16] Y) { Y = Transpose<perm = [1, 0, 2]>(X) }";
-  EXPECT_EQ(Reasons(Fact("\"Transpose\"", "moves-unit-dims-only"), model), Strings{"Transpose (moves only dims of size 1)"});
+  EXPECT_EQ(Reasons(Fact("\"Transpose\"", "moves-unit-dims-only"), model),
+            Strings{"Transpose (moves only dims of size 1)"});
   const std::string real =
       std::string(kHead13) + "g (float[24,2,16] X) => (float[2,24,16] Y) { Y = Transpose<perm = [1, 0, 2]>(X) }";
   EXPECT_TRUE(Reasons(Fact("\"Transpose\"", "moves-unit-dims-only"), real).empty());
 }
 
 TEST(ConditionKinds, ChannelAxisEqualsSpatial) {
-  const std::string model = std::string(kHead13) +
-                            "g (float[2,8,8,12] A, float[2,8,8,12] B) => (float[2,16,8,12] Y) { Y = Concat<axis = 1>(A, B) }";
+  const std::string model =
+      std::string(kHead13) +
+      "g (float[2,8,8,12] A, float[2,8,8,12] B) => (float[2,16,8,12] Y) { Y = Concat<axis = 1>(A, B) }";
   auto reasons = Reasons(Fact("\"Concat\"", "channel-axis-equals-spatial"), model);
   ASSERT_EQ(reasons.size(), 1u);
   EXPECT_EQ(reasons[0], "Concat (axis 1 of 'A' [2,8,8,12] has the size of its axis 2)");
-  const std::string unlike = std::string(kHead13) +
-                             "g (float[2,8,10,12] A, float[2,8,10,12] B) => (float[2,16,10,12] Y) { Y = Concat<axis = 1>(A, B) }";
+  const std::string unlike =
+      std::string(kHead13) +
+      "g (float[2,8,10,12] A, float[2,8,10,12] B) => (float[2,16,10,12] Y) { Y = Concat<axis = 1>(A, B) }";
   EXPECT_TRUE(Reasons(Fact("\"Concat\"", "channel-axis-equals-spatial"), unlike).empty());
 }
 
@@ -270,15 +276,15 @@ TEST(ConditionKinds, ChannelsFirstLayerNorm) {
 }
 
 TEST(ConditionKinds, VectorMinuend) {
-  const std::string model =
-      std::string(kHead13) + "g (float[2,5,32] Y) => (float[2,5,32] D) <float[32] B = {" + [] {
-        std::string v;
-        for (int i = 0; i < 32; ++i) v += i ? ", 1" : "1";
-        return v;
-      }() + "}> { D = Sub(B, Y) }";
+  const std::string model = std::string(kHead13) + "g (float[2,5,32] Y) => (float[2,5,32] D) <float[32] B = {" + [] {
+    std::string v;
+    for (int i = 0; i < 32; ++i) v += i ? ", 1" : "1";
+    return v;
+  }() + "}> { D = Sub(B, Y) }";
   EXPECT_EQ(Reasons(Fact("\"Sub\"", "vector-minuend"), model),
             Strings{"Sub (constant 'B' of rank 1 minus 'Y' of rank 3)"});
-  const std::string swapped = std::string(kHead13) + "g (float[2,5,32] Y, float[32] B) => (float[2,5,32] D) { D = Sub(B, Y) }";
+  const std::string swapped =
+      std::string(kHead13) + "g (float[2,5,32] Y, float[32] B) => (float[2,5,32] D) { D = Sub(B, Y) }";
   EXPECT_TRUE(Reasons(Fact("\"Sub\"", "vector-minuend"), swapped).empty());  // B is not a constant
 }
 

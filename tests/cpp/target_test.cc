@@ -5,11 +5,11 @@
 #include "absl/strings/str_cat.h"
 
 #include "core/interop/onnx_interop.h"
+#include "core/pass/pass.h"
 #include "core/target/profile.h"
+#include "passes/registry.h"
 #include "passes/target/check.h"
 #include "passes/target/compiled_profile.h"
-#include "passes/registry.h"
-#include "core/pass/pass.h"
 
 namespace onnxsurgeon::target {
 namespace {
@@ -68,7 +68,7 @@ TEST(Profiles, FactWithoutSourceIsAnError) {
 
 TEST(Profiles, BadWhenIsAnError) {
   auto p = ParseTarget(std::string(kMinimal) + "[[missing]]\nops = [\"TopK\"]\nwhen = \"sometimes\"\nsource = \"s\"\n",
-                        "x.toml");
+                       "x.toml");
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.status().message().find("missing[0].when"), std::string::npos) << p.status().message();
 }
@@ -230,7 +230,7 @@ g (float[5,)",
   EXPECT_TRUE(Blockers(fact, text("1")).empty());
   EXPECT_TRUE(Blockers(fact, text("N")).empty());  // not static: --input-shapes decides
   auto bad = ParseTarget(std::string(kMinimal) + "[[missing]]\nops = [\"LSTM\"]\nwhen = \"dim:0>1\"\nsource = \"s\"\n",
-                          "x.toml");
+                         "x.toml");
   ASSERT_FALSE(bad.ok());
 }
 

@@ -22,7 +22,8 @@ pattern::Pattern Centered() {
 
 // The axes of a ReduceMean: its attribute (before opset 18) or its constant input.
 std::optional<std::vector<int64_t>> AxesOf(const Node& n) {
-  if (const Attribute* a = n.FindAttribute("axes")) return std::vector<int64_t>(a->proto().ints().begin(), a->proto().ints().end());
+  if (const Attribute* a = n.FindAttribute("axes"))
+    return std::vector<int64_t>(a->proto().ints().begin(), a->proto().ints().end());
   if (n.num_inputs() > 1 && n.input(1)) return ConstantInt64s(n.input(1));
   return std::nullopt;
 }

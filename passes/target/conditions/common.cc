@@ -42,8 +42,7 @@ bool AnyTensor(const Node& n, const std::function<bool(const Value&)>& f) {
 StatusOr<int64_t> ParseIndex(absl::string_view text, absl::string_view condition) {
   int64_t i = -1;
   if (!absl::SimpleAtoi(text, &i) || i < 0)
-    return absl::InvalidArgumentError(
-        absl::StrCat("'", condition, "': '", text, "' is not a non-negative integer"));
+    return absl::InvalidArgumentError(absl::StrCat("'", condition, "': '", text, "' is not a non-negative integer"));
   return i;
 }
 

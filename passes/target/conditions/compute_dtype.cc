@@ -9,7 +9,8 @@ namespace {
 
 class ComputeDtypeCondition : public Condition {
  public:
-  explicit ComputeDtypeCondition(absl::string_view written) : type_(absl::AsciiStrToLower(written)), written_(written) {}
+  explicit ComputeDtypeCondition(absl::string_view written)
+      : type_(absl::AsciiStrToLower(written)), written_(written) {}
   bool Holds(const Node& n, const ConditionAnalyses& a, std::string* detail) const override {
     if (n.Is("Cast") || n.Is("CastLike") || n.Is("Constant")) return false;
     for (const Value* v : n.outputs()) {

@@ -13,8 +13,8 @@
 
 #include <memory>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
+#include "absl/strings/string_view.h"
 
 #include "core/ir/node.h"
 #include "core/ir/status.h"

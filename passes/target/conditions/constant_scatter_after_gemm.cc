@@ -39,8 +39,8 @@ StatusOr<std::unique_ptr<const Condition>> Parse(absl::string_view) {
 
 }  // namespace
 
-extern const ConditionKind kConstantScatterAfterGemm = {
-    "constant-scatter-after-gemm", "constant-scatter-after-gemm",
-    "(on ScatterND) constant indices, and data computed by a Gemm", "rewrite-constant-scatternd", Parse};
+extern const ConditionKind kConstantScatterAfterGemm = {"constant-scatter-after-gemm", "constant-scatter-after-gemm",
+                                                        "(on ScatterND) constant indices, and data computed by a Gemm",
+                                                        "rewrite-constant-scatternd", Parse};
 
 }  // namespace onnxsurgeon::target

@@ -9,8 +9,7 @@ class DynamicInputCondition : public Condition {
  public:
   explicit DynamicInputCondition(int64_t input) : input_(input) {}
   bool Holds(const Node& n, const ConditionAnalyses&, std::string* detail) const override {
-    if (static_cast<size_t>(input_) >= n.num_inputs() || !n.input(input_) || IsConstant(n.input(input_)))
-      return false;
+    if (static_cast<size_t>(input_) >= n.num_inputs() || !n.input(input_) || IsConstant(n.input(input_))) return false;
     *detail = absl::StrCat("input ", input_, " '", n.input(input_)->name(), "' is computed at run time");
     return true;
   }

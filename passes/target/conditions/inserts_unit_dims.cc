@@ -1,12 +1,12 @@
 // inserts-unit-dims:N (on Reshape): a constant-shape Reshape whose output, of rank N or more,
 // is its input with only unit dims inserted. Asked of reshape-to-unsqueeze's own facts
 // (passes/reshapes/reshape_facts.h), so the condition holds exactly where the pass rewrites.
+#include "passes/target/conditions/inserts_unit_dims.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "core/ir/shape.h"
 #include "passes/reshapes/reshape_facts.h"
 #include "passes/target/conditions/common.h"
-#include "passes/target/conditions/inserts_unit_dims.h"
 
 namespace onnxsurgeon::target {
 namespace {

@@ -40,9 +40,9 @@ StatusOr<std::unique_ptr<const Condition>> Parse(absl::string_view) {
 
 }  // namespace
 
-extern const ConditionKind kUnknownRankOutput = {
-    "unknown-rank-output", "unknown-rank-output", "an output of the node, or of one of its branches, of unknown rank",
-    "", Parse<false>};
+extern const ConditionKind kUnknownRankOutput = {"unknown-rank-output", "unknown-rank-output",
+                                                 "an output of the node, or of one of its branches, of unknown rank",
+                                                 "", Parse<false>};
 extern const ConditionKind kUnknownRankBranchOutput = {"unknown-rank-branch-output", "unknown-rank-branch-output",
                                                        "an output of one of the node's branches of unknown rank", "",
                                                        Parse<true>};

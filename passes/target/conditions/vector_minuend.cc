@@ -31,7 +31,9 @@ class VectorMinuendCondition : public Condition {
   const pattern::Pattern pattern_ = ConstantMinusValue();
 };
 
-StatusOr<std::unique_ptr<const Condition>> Parse(absl::string_view) { return std::make_unique<VectorMinuendCondition>(); }
+StatusOr<std::unique_ptr<const Condition>> Parse(absl::string_view) {
+  return std::make_unique<VectorMinuendCondition>();
+}
 
 }  // namespace
 
