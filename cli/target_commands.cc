@@ -98,25 +98,32 @@ std::string TargetsMarkdown() {
   return out;
 }
 
-Status CheckTargetName(const std::string& target) { return target::LoadProfile(target).status(); }
+Status CheckTargetName(const std::string& target) { return target::LoadTarget(target).status(); }
 
 int CmdTargets(const std::vector<std::string>& args) {
   CLI::App app{"The target profiles: what each runtime accepts, with sources.", "onnxsurgeon targets"};
-  bool markdown = false;
+  bool markdown = false, conditions = false;
   std::string sources;
   app.add_flag("--markdown", markdown, "the table of every built-in profile, as markdown");
   app.add_option("--sources", sources, "every fact of profile NAME (or a .toml file) with its source");
+  app.add_flag("--conditions", conditions,
+               "the conditions a [[missing]] fact's `when` may use (with --markdown: as docs/targets.md lists them)");
   if (auto code = ParseArguments(app, "targets", args)) return *code;
+  if (conditions) {
+    std::cout << target::ConditionsText(markdown);
+    return kOk;
+  }
   if (markdown) {
     std::cout << TargetsMarkdown();
     return kOk;
   }
   if (!sources.empty()) {
-    auto p = target::LoadProfile(sources);
-    if (!p.ok()) {
-      std::cerr << "onnxsurgeon: error: " << OneLine(std::string(p.status().message())) << "\n";
+    auto compiled = target::LoadTarget(sources);
+    if (!compiled.ok()) {
+      std::cerr << "onnxsurgeon: error: " << OneLine(std::string(compiled.status().message())) << "\n";
       return kModelError;
     }
+    const target::Profile* p = &compiled->profile;
     std::cout << p->name << ": " << p->title << " (" << p->versions << ")\n";
     if (!p->notes.empty()) std::cout << p->notes << "\n";
     for (const Fact& f : ProfileFacts(*p)) std::cout << "  " << f.what << ": " << f.source << "\n";
@@ -130,18 +137,19 @@ int CmdTargets(const std::vector<std::string>& args) {
 }
 
 int CmdCheckTarget(const std::string& name, const std::string& input, const std::string& input_shapes, bool json) {
-  auto profile = target::LoadProfile(name);
-  if (!profile.ok()) {
-    std::cerr << "onnxsurgeon: check: " << OneLine(std::string(profile.status().message())) << "\n";
+  auto compiled = target::LoadTarget(name);
+  if (!compiled.ok()) {
+    std::cerr << "onnxsurgeon: check: " << OneLine(std::string(compiled.status().message())) << "\n";
     return kUsageError;
   }
+  const target::Profile* profile = &compiled->profile;
   auto model = LoadModel(input);
   if (!model.ok()) {
     std::cerr << "onnxsurgeon: error: " << OneLine(std::string(model.status().message())) << "\n";
     return kModelError;
   }
   target::CheckOptions options = target::CheckOptionsFor(input_shapes);
-  target::CheckReport report = target::CheckTarget(**model, *profile, options);
+  target::CheckReport report = target::CheckTarget(**model, *compiled, options);
   if (json) {
     std::cout << target::CheckReportJson(report, *profile, input);
   } else {
@@ -149,7 +157,7 @@ int CmdCheckTarget(const std::string& name, const std::string& input, const std:
       std::cout << input << ": target " << profile->name << ": accepted\n";
     } else {
       size_t fixable = 0;
-      for (const auto& f : report.blockers) fixable += f.step != target::Step::kNone;
+      for (const auto& f : report.blockers) fixable += f.fixable();
       std::cout << input << ": target " << profile->name << ": " << report.blockers.size() << " blocker(s), " << fixable
                 << " removed by --target " << profile->name << "\n";
       for (const auto& f : report.blockers) std::cout << "  " << f.Describe() << "\n";
@@ -160,7 +168,7 @@ int CmdCheckTarget(const std::string& name, const std::string& input, const std:
 }
 
 bool TargetVerdict(const Model& model, const std::string& name, const std::string& input_shapes, std::string& text) {
-  auto profile = target::LoadProfile(name);
+  auto profile = target::LoadTarget(name);
   if (!profile.ok()) {
     text = std::string(profile.status().message());
     return false;
@@ -176,7 +184,8 @@ bool TargetVerdict(const Model& model, const std::string& name, const std::strin
 Status RunTargetStep(Model& model, const std::string& name, const std::string& input_shapes, bool allow_remaining,
                      const PassManagerOptions& pm, bool external_data_given, SaveOptions& save,
                      std::vector<PassRunReport>& reports, std::ostream& log) {
-  OS_ASSIGN_OR_RETURN(target::Profile profile, target::LoadProfile(name));
+  OS_ASSIGN_OR_RETURN(target::CompiledProfile compiled, target::LoadTarget(name));
+  const target::Profile& profile = compiled.profile;
   if (!profile.external_data && external_data_given && save.external_data == ExternalDataMode::kAll) {
     return absl::InvalidArgumentError(absl::StrCat("target ", profile.name, " needs the weights inline (",
                                                    profile.external_data_source,
@@ -185,7 +194,7 @@ Status RunTargetStep(Model& model, const std::string& name, const std::string& i
   target::TargetOptions options;
   options.input_shapes = input_shapes;
   options.allow_remaining = allow_remaining;
-  OS_ASSIGN_OR_RETURN(target::TargetRun run, target::RunTarget(model, profile, options, pm));
+  OS_ASSIGN_OR_RETURN(target::TargetRun run, target::RunTarget(model, compiled, options, pm));
   if (run.plan.empty())
     log << "target " << profile.name << ": nothing to do, the model already satisfies the profile\n";
   else log << "target " << profile.name << ": ran " << absl::StrJoin(run.plan, ",") << "\n";

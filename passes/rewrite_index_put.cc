@@ -38,6 +38,7 @@
 #include "passes/lowering/element_type.h"
 #include "passes/lowering/scatternd.h"
 #include "passes/registry.h"
+#include "passes/rewrite_index_put.h"
 
 namespace onnxsurgeon::passes {
 namespace {
@@ -46,14 +47,6 @@ constexpr const char* kAtenDomain = "org.pytorch.aten";
 
 bool IsStandardDomain(std::string_view d) {
   return d.empty() || d == "ai.onnx" || d == "ai.onnx.ml" || d == "com.microsoft" || d == "ai.onnx.preview.training";
-}
-
-bool IsIndexPut(const Node& n) {
-  if (n.op_type() == "ATen" && n.domain() == kAtenDomain) {
-    const Attribute* op = n.FindAttribute("operator");
-    return op && (op->s() == "index_put" || op->s() == "index_put_");
-  }
-  return (n.op_type() == "index_put" || n.op_type() == "index_put_") && !IsStandardDomain(n.domain());
 }
 
 // What the node's inputs mean.
@@ -264,6 +257,14 @@ class RewriteIndexPutPass : public Pass {
 };
 
 }  // namespace
+
+bool IsIndexPut(const Node& n) {
+  if (n.op_type() == "ATen" && n.domain() == kAtenDomain) {
+    const Attribute* op = n.FindAttribute("operator");
+    return op && (op->s() == "index_put" || op->s() == "index_put_");
+  }
+  return (n.op_type() == "index_put" || n.op_type() == "index_put_") && !IsStandardDomain(n.domain());
+}
 
 StatusOr<std::unique_ptr<Pass>> CreateRewriteIndexPutPass(const PassOptions&) {
   return std::make_unique<RewriteIndexPutPass>();

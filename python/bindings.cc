@@ -642,9 +642,9 @@ PYBIND11_MODULE(_core, m) {
   // in --input-shapes: the inputs it names count as made static by --target.
   m.def("check_target", [](const Model& model, const std::string& target, const std::string& input_shapes,
                            const std::string& model_name) {
-    target::Profile profile = Unwrap(target::LoadProfile(target));
+    target::CompiledProfile profile = Unwrap(target::LoadTarget(target));
     target::CheckOptions options = target::CheckOptionsFor(input_shapes);
-    return target::CheckReportJson(target::CheckTarget(model, profile, options), profile, model_name);
+    return target::CheckReportJson(target::CheckTarget(model, profile, options), profile.profile, model_name);
   });
   m.def("check_pipeline", [](const std::string& pipeline) { Unwrap(ParsePipeline(pipeline)); });
   // compare and bisect (core/verify): options as the CLI's flags, results as the CLI's

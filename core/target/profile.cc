@@ -6,7 +6,6 @@
 #include <set>
 #include <sstream>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -122,42 +121,6 @@ StatusOr<Form> ParseForm(TableReader& r) {
   if (s == "op") return Form::kOp;
   if (s == "decomposed") return Form::kDecomposed;
   return r.Error("form", absl::StrCat("'", s, "' (want op or decomposed)"));
-}
-
-Status CheckWhen(const std::string& when, TableReader& r) {
-  if (when.empty() || when == "unknown-rank-output" || when == "unknown-rank-branch-output" ||
-      when == "mixed-precision-layernorm" || when == "channels-first-layernorm" ||
-      when == "constant-scatter-after-gemm" || when == "channel-axis-equals-spatial" || when == "square-ncw-input" ||
-      when == "vector-minuend" || when == "step-not-one" || when == "moves-unit-dims-only" ||
-      when == "outer-scope-input")
-    return absl::OkStatus();
-  for (const char* prefix : {"attribute:", "dtype:", "rank>", "rank<",
-                             "dynamic-input:", "compute-dtype:", "inserts-unit-dims:", "cast-from:"}) {
-    if (when.rfind(prefix, 0) == 0 && when.size() > std::string(prefix).size()) return absl::OkStatus();
-  }
-  if (when.rfind("dim:", 0) == 0) {  // dim:I:A>N
-    std::string spec = when.substr(4);
-    size_t colon = spec.find(':'), gt = spec.find('>');
-    int64_t i = -1, a = -1, n = -1;
-    if (colon != std::string::npos && gt != std::string::npos && gt > colon &&
-        absl::SimpleAtoi(spec.substr(0, colon), &i) && absl::SimpleAtoi(spec.substr(colon + 1, gt - colon - 1), &a) &&
-        absl::SimpleAtoi(spec.substr(gt + 1), &n) && i >= 0 && a >= 0)
-      return absl::OkStatus();
-  }
-  if (when.rfind("input:", 0) == 0) {
-    int64_t i = -1;
-    if (absl::SimpleAtoi(when.substr(6), &i) && i >= 0) return absl::OkStatus();
-  }
-  return r.Error(
-      "when",
-      absl::StrCat(
-          "'", when,
-          "' (want attribute:NAME, attribute:NAME=V, dtype:TYPE, compute-dtype:TYPE, "
-          "rank>N, rank<N, dim:I:A>N, input:I, dynamic-input:I, inserts-unit-dims:N, cast-from:TYPE, "
-          "unknown-rank-output, unknown-rank-branch-output, mixed-precision-layernorm, "
-          "channels-first-layernorm, constant-scatter-after-gemm, "
-          "channel-axis-equals-spatial, square-ncw-input, vector-minuend, step-not-one, moves-unit-dims-only or "
-          "outer-scope-input)"));
 }
 
 }  // namespace
@@ -311,7 +274,7 @@ StatusOr<Profile> ParseProfile(const std::string& toml_text, const std::string& 
       }
       OS_ASSIGN_OR_RETURN(op.domain, r.String("domain", false));
       OS_ASSIGN_OR_RETURN(op.when, r.String("when", false));
-      OS_RETURN_IF_ERROR(CheckWhen(op.when, r));
+      OS_ASSIGN_OR_RETURN(op.remedy, r.String("remedy", false));
       if (std::find(op.ops.begin(), op.ops.end(), "*") != op.ops.end() && (op.ops.size() != 1 || op.when.empty()))
         return r.Error("ops",
                        "'*' (every op) stands alone and needs a `when` (a target lacking every op is no target)");

@@ -21,46 +21,18 @@ struct Source {
   std::string text;  // never empty in a valid profile
 };
 
-// Ops the target lacks, in every form or in one form.
-//   when = ""                   always
-//   when = "attribute:NAME"     NAME set to a value other than its default
-//   when = "attribute:NAME=V"   NAME set to V (ints and strings), or absent when V is its default
-//   when = "dtype:TYPE"         an input or output of element type TYPE (onnx name, lower case)
-//   when = "rank>N"             an input or output of known rank above N
-//   when = "rank<N"             an input or output of known rank below N
-//   when = "dynamic-input:I"    input I is not a constant (initializer or Constant)
-//   when = "unknown-rank-output" an output (of the node, or of a branch) of unknown rank
-//   when = "unknown-rank-branch-output" an output of one of the node's branches of unknown rank
-//   when = "mixed-precision-layernorm" (on ReduceMean) the mean of a hand-written LayerNorm
-//                               computed on Cast(float16/bfloat16 x) and subtracted from it
-//   when = "channels-first-layernorm" (on ReduceMean) the mean of a hand-written LayerNorm
-//                               over axes that exclude the last one (NCHW channels)
-//   when = "dim:I:A>N"          dim A of input I is static and above N (LSTM's batch: dim:0:1>1)
-//   when = "input:I"            input I is given (an optional input, or axes given as an input)
-//   when = "compute-dtype:TYPE" the node computes in TYPE: an output of element type TYPE
-//                               (Cast, CastLike and Constant compute nothing and never match)
-//   when = "constant-scatter-after-gemm" (on ScatterND) constant indices, and data computed by
-//                               a Gemm
-//   when = "channel-axis-equals-spatial" axis=1 over a rank-4 tensor whose dim 1 equals
-//                               dim 2 or 3 (static): NCHW vs NHWC cannot be told apart
-//   when = "vector-minuend"      (on Sub) a constant first input of rank >= 1 below the
-//                               second's rank
-//   when = "square-ncw-input"    input 0 of rank 3 whose dims 1 and 2 are one static size,
-//                               output of rank 2
-//   when = "cast-from:TYPE"      (on Cast) an input of element type TYPE cast to another type
-//                               (not one computed from shapes alone, which converters fold)
-//   when = "moves-unit-dims-only" (on Transpose) it only moves dims of size 1 (a Reshape)
-//   when = "step-not-one"        (on Slice) a steps input not all ones (or computed at run time)
-//   when = "outer-scope-input"  a subgraph of the node (or one nested in it) reads a value of
-//                               an enclosing graph that is not a constant
-//   when = "inserts-unit-dims:N" (on Reshape) a constant-shape Reshape whose output, of rank
-//                               N or more, is its input with only unit dims inserted
+// Ops the target lacks, in every form or in one form (`when`). The `when` vocabulary is the
+// condition registry's (passes/target/conditions/conditions.def; `onnxsurgeon targets
+// --conditions` lists it); passes/target/compiled_profile.h compiles it when a profile loads.
 // ops = ["*"] matches every op of the domain (with a `when`: a dtype the target cannot compute).
 struct MissingOp {
   std::vector<std::string> ops;
   std::string domain;  // "" = ai.onnx
   std::string when;
   std::string source;
+  // The plan step that removes what the fact finds (a PLAN_STEP of passes/passes.def, or
+  // "none"); empty: the condition's default, else the step that removes the node's op.
+  std::string remedy;
 };
 
 enum class Form { kOp, kDecomposed };  // LayerNorm and GELU: the fused op, or standard ops
@@ -126,7 +98,8 @@ struct Profile {
 
 // Given TOML text (and where it came from, for messages). Execute parses and validates
 // it: every key known, every fact sourced. Result the profile, or an error naming the
-// key and the file.
+// key and the file. (Its `when` and `remedy` texts are checked where they are compiled:
+// passes/target/compiled_profile.h's ParseTarget and LoadTarget.)
 StatusOr<Profile> ParseProfile(const std::string& toml_text, const std::string& origin);
 
 // The built-in profiles (targets/*.toml), in name order.

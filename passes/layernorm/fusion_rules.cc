@@ -10,9 +10,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/ir/constant.h"
+#include "core/ir/shape.h"
 #include "core/rewrite/facts.h"
 #include "core/shape/symbolic.h"
-#include "core/ir/shape.h"
 #include "passes/lowering/element_type.h"
 #include "passes/lowering/layer_norm.h"
 #include "passes/reductions/mean.h"
@@ -664,11 +664,7 @@ class CustomNamedLayerNormRule : public NodeRule<Plan> {
 
  protected:
   Verdict<Plan> Check(Node* node, RewriteFacts&) const override {
-    std::string_view domain = CanonicalDomain(node->domain());
-    if (domain.empty() || domain == "ai.onnx.ml") return Refuse("");
-    if (std::none_of(names_.begin(), names_.end(),
-                     [&](const std::string& name) { return absl::EqualsIgnoreCase(node->op_type(), name); }))
-      return Refuse("");
+    if (!IsCustomNamedLayerNorm(*node, names_)) return Refuse("");
     Model* model = node->graph()->model();
     if (model && model->FindFunction(node->domain(), node->op_type(), node->proto().overload())) {
       return Refuse("calls a model-local function: judged by its body, not its name");
@@ -742,6 +738,13 @@ class CustomNamedLayerNormRule : public NodeRule<Plan> {
 };
 
 }  // namespace
+
+bool IsCustomNamedLayerNorm(const Node& n, const std::vector<std::string>& names) {
+  std::string_view domain = CanonicalDomain(n.domain());
+  if (domain.empty() || domain == "ai.onnx.ml") return false;
+  return std::any_of(names.begin(), names.end(),
+                     [&](const std::string& name) { return absl::EqualsIgnoreCase(n.op_type(), name); });
+}
 
 const std::vector<std::string>& DefaultCustomNames() {
   static const std::vector<std::string> names = {

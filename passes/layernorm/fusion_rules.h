@@ -45,6 +45,10 @@ namespace onnxsurgeon::layernorm {
 // Op names taken as LayerNorms when found in a non-standard domain (case-insensitive).
 const std::vector<std::string>& DefaultCustomNames();
 
+// Whether `n` is an op of a non-standard domain named like one of `names` (case aside): what
+// the custom-op rule takes as a LayerNorm (the target check asks it too).
+bool IsCustomNamedLayerNorm(const Node& n, const std::vector<std::string>& names);
+
 // Given a matched root node: true when the LayerNorm must come out decomposed (its graph
 // is below opset 17, or the caller asked for to=decomposed). The rules then write the
 // decomposition straight from the match, never a LayerNormalization taken apart later.

@@ -15,15 +15,6 @@ namespace {
 
 constexpr int kMaxRounds = 6;
 
-// Steps that may run again in a later round (their effect depends on what changed since).
-// (rewrite-constant-scatternd needs the indexed dims static, which set-input-shape may only
-// make so in a later round; loop-carry-outer-values needs the carried values typed.)
-bool Repeatable(Step s) {
-  return s == Step::kSimplify || s == Step::kAnnotateShapes || s == Step::kRewriteCastLike ||
-         s == Step::kRewriteConstantScatterND || s == Step::kReshapeToUnsqueeze || s == Step::kTransposeToReshape ||
-         s == Step::kLoopCarryOuterValues;
-}
-
 Status RemainingError(const Profile& profile, const CheckReport& report, const std::vector<std::string>& plan) {
   std::vector<std::string> lines;
   for (size_t i = 0; i < report.blockers.size() && i < 10; ++i) lines.push_back(report.blockers[i].Describe());
@@ -50,38 +41,44 @@ CheckOptions CheckOptionsFor(const std::string& input_shapes) {
   return options;
 }
 
-StatusOr<TargetRun> RunTarget(Model& model, const Profile& profile, const TargetOptions& options,
+// Steps by their place in the planner's order (PLAN_STEP rows of passes/passes.def).
+struct ByOrder {
+  bool operator()(const PlanStep* a, const PlanStep* b) const { return a->order < b->order; }
+};
+
+StatusOr<TargetRun> RunTarget(Model& model, const CompiledProfile& target, const TargetOptions& options,
                               const PassManagerOptions& pm_in) {
+  const Profile& profile = target.profile;
   PassManagerOptions pm = pm_in;
   if (!pm.context.forbidden) pm.context.forbidden = std::make_shared<ForbiddenOps>();
   CheckOptions check = CheckOptionsFor(options.input_shapes);
   TargetRun run;
-  std::set<Step> done;
+  std::set<const PlanStep*, ByOrder> done;
   for (int round = 0; round < kMaxRounds; ++round) {
-    CheckReport report = CheckTarget(model, profile, check);
-    std::set<Step> steps;
+    CheckReport report = CheckTarget(model, target, check);
+    std::set<const PlanStep*, ByOrder> steps;
     for (const Finding& f : report.blockers)
-      if (f.step != Step::kNone && (!done.count(f.step) || Repeatable(f.step))) steps.insert(f.step);
+      if (f.step && (!done.count(f.step) || f.step->repeat == Repeat::kRepeatable)) steps.insert(f.step);
     // New input shapes make every computed shape stale: re-infer and fold what became constant.
-    if (steps.count(Step::kSetInputShape)) steps.insert(Step::kSimplify);
+    if (steps.count(&PlanStepNamed("set-input-shape"))) steps.insert(&PlanStepNamed("simplify"));
     if (steps.empty()) break;
     bool changed = false;
-    bool recheck = false;            // a step changed the model since `now` was checked
-    std::optional<CheckReport> now;  // the blockers after this round's last change (none yet: `report`)
-    for (Step step : steps) {        // std::set orders by the enum: the planner's fixed order
+    bool recheck = false;                 // a step changed the model since `now` was checked
+    std::optional<CheckReport> now;       // the blockers after this round's last change (none yet: `report`)
+    for (const PlanStep* step : steps) {  // in the planner's fixed order
       // An earlier step of this round may have removed this step's blockers too
       // (convert-opset decomposes Gelu, so rewrite-gelu has nothing left to do; converting
       // to opset 12 for ReduceSum lowers the IR version too).
-      if (step != Step::kSimplify) {
+      if (step != &PlanStepNamed("simplify")) {
         if (recheck) {
-          now = CheckTarget(model, profile, check);
+          now = CheckTarget(model, target, check);
           recheck = false;
         }
         if (now &&
             std::none_of(now->blockers.begin(), now->blockers.end(), [&](const Finding& f) { return f.step == step; }))
           continue;
       }
-      std::string text = StepText(step, profile, model, options.input_shapes);
+      std::string text = step->PipelineText({target, model, options.input_shapes});
       auto items = ParsePipeline(text);
       if (!items.ok())
         return Status(items.status().code(),
@@ -99,7 +96,7 @@ StatusOr<TargetRun> RunTarget(Model& model, const Profile& profile, const Target
     }
     if (!changed) break;  // a fixed point: another round would do the same again
   }
-  run.remaining = CheckTarget(model, profile, check);
+  run.remaining = CheckTarget(model, target, check);
   if (!run.remaining.blockers.empty() && !options.allow_remaining)
     return RemainingError(profile, run.remaining, run.plan);
   return run;

@@ -5,7 +5,8 @@
 // lower-scatternd-reduction, split-grouped-convtranspose, loop-carry-outer-values,
 // rewrite-index-put, inline-functions, set-input-shape + simplify, infer-shapes,
 // inline-weights, prune-opset-imports, lower-ir-version). The planner runs the steps the
-// blockers ask for, in one fixed order (Step in check.h), checks again, and repeats while a
+// blockers ask for, in one fixed order (the PLAN_STEP rows of passes/passes.def, whose
+// REPEAT column says which may run again), checks again, and repeats while a
 // round still changes something (a step can expose the next blocker: converting below
 // opset 20 turns Gelu into Erf, which rewrite-erf then lowers on an Erf-less target;
 // static shapes let simplify fold If nodes whose condition was shape arithmetic). Steps
@@ -20,7 +21,6 @@
 #include <vector>
 
 #include "core/pass/pass_manager.h"
-#include "core/target/profile.h"
 #include "passes/target/check.h"
 
 namespace onnxsurgeon::target {
@@ -39,7 +39,7 @@ struct TargetRun {
 // Given a model, a profile and options. Execute plans and runs the steps. Result the plan
 // and reports; an error naming every remaining blocker (the model may be partly rewritten:
 // callers write nothing then).
-StatusOr<TargetRun> RunTarget(Model& model, const Profile& profile, const TargetOptions& options,
+StatusOr<TargetRun> RunTarget(Model& model, const CompiledProfile& target, const TargetOptions& options,
                               const PassManagerOptions& pm = {});
 
 // What an --input-shapes text tells check: the inputs it names, and the dim 0 it gives each.

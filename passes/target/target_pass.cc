@@ -16,7 +16,7 @@ namespace {
 
 class TargetPass : public Pass {
  public:
-  TargetPass(target::Profile profile, target::TargetOptions options)
+  TargetPass(target::CompiledProfile profile, target::TargetOptions options)
       : profile_(std::move(profile)), options_(std::move(options)) {}
   StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
     PassManagerOptions pm;
@@ -31,7 +31,7 @@ class TargetPass : public Pass {
   }
 
  private:
-  target::Profile profile_;
+  target::CompiledProfile profile_;
   target::TargetOptions options_;
 };
 
@@ -40,7 +40,7 @@ class TargetPass : public Pass {
 StatusOr<std::unique_ptr<Pass>> CreateTargetPass(const PassOptions& o) {
   const std::string& name = o.String("name");
   if (name.empty()) return absl::InvalidArgumentError("target needs a name (target=rknn2)");
-  OS_ASSIGN_OR_RETURN(target::Profile profile, target::LoadProfile(name));
+  OS_ASSIGN_OR_RETURN(target::CompiledProfile profile, target::LoadTarget(name));
   target::TargetOptions options;
   options.input_shapes = o.String("input-shapes");
   options.allow_remaining = o.Bool("allow-remaining");

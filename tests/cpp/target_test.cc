@@ -5,8 +5,11 @@
 #include "absl/strings/str_cat.h"
 
 #include "core/interop/onnx_interop.h"
+#include "core/pass/pass.h"
 #include "core/target/profile.h"
+#include "passes/registry.h"
 #include "passes/target/check.h"
+#include "passes/target/compiled_profile.h"
 
 namespace onnxsurgeon::target {
 namespace {
@@ -19,7 +22,8 @@ TEST(Profiles, EveryBuiltinProfileParses) {
     EXPECT_FALSE(p.opset_source.empty()) << p.name;
     EXPECT_FALSE(p.custom_source.empty()) << p.name;
     for (const MissingOp& m : p.missing) EXPECT_FALSE(m.source.empty()) << p.name;
-    EXPECT_TRUE(LoadProfile(p.name).ok()) << p.name;
+    auto compiled = LoadTarget(p.name);  // every `when` and `remedy` compiles
+    EXPECT_TRUE(compiled.ok()) << p.name << ": " << compiled.status().message();
   }
 }
 
@@ -63,8 +67,8 @@ TEST(Profiles, FactWithoutSourceIsAnError) {
 }
 
 TEST(Profiles, BadWhenIsAnError) {
-  auto p = ParseProfile(std::string(kMinimal) + "[[missing]]\nops = [\"TopK\"]\nwhen = \"sometimes\"\nsource = \"s\"\n",
-                        "x.toml");
+  auto p = ParseTarget(std::string(kMinimal) + "[[missing]]\nops = [\"TopK\"]\nwhen = \"sometimes\"\nsource = \"s\"\n",
+                       "x.toml");
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.status().message().find("missing[0].when"), std::string::npos) << p.status().message();
 }
@@ -82,7 +86,7 @@ TEST(Profiles, UnknownNameListsKnownOnes) {
 }
 
 TEST(Check, MissingOpWhenAttributeIsNonDefault) {
-  auto p = ParseProfile(
+  auto p = ParseTarget(
       std::string(kMinimal) + "[[missing]]\nops = [\"Resize\"]\nwhen = \"attribute:mode=cubic\"\nsource = \"doc\"\n",
       "x.toml");
   ASSERT_TRUE(p.ok()) << p.status().message();
@@ -101,7 +105,7 @@ g (float[1,1,2,2] X, float[4] S) => (float[1,1,4,4] Y) { R = Constant<value=floa
 
 // Parses kMinimal plus `extra`, and a model text; the blockers CheckTarget finds.
 std::vector<Finding> Blockers(const std::string& extra, const std::string& model_text) {
-  auto p = ParseProfile(std::string(kMinimal) + extra, "x.toml");
+  auto p = ParseTarget(std::string(kMinimal) + extra, "x.toml");
   EXPECT_TRUE(p.ok()) << p.status().message();
   if (!p.ok()) return {};
   auto m = ParseModelText(model_text);
@@ -117,7 +121,7 @@ g (float[2,8] X) => (float[2,1] Y) <int64[1] A = {-1}> { Y = ReduceSum(X, A) })"
   ASSERT_EQ(with_axes.size(), 1u);
   EXPECT_EQ(with_axes[0].reason, "ReduceSum (input 1 'A' is given)");
   // ReduceSum-13's axes came with opset 13: the fix converts to 12, inside 7..13.
-  EXPECT_EQ(with_axes[0].step, Step::kConvertOpsetBeforeForm);
+  EXPECT_EQ(with_axes[0].step, FindPlanStep("convert-opset-before-form"));
   EXPECT_EQ(with_axes[0].fix, "convert-opset=12");
   EXPECT_TRUE(Blockers(fact, R"(<ir_version: 7, opset_import: ["" : 13]>
 g (float[2,8] X) => (float[] Y) { Y = ReduceSum<keepdims = 0>(X) })")
@@ -125,14 +129,14 @@ g (float[2,8] X) => (float[] Y) { Y = ReduceSum<keepdims = 0>(X) })")
   // Below the profile's opsets there is no earlier form to go to: named, not fixed.
   std::string min13 = kMinimal;
   min13.replace(min13.find("min = 7"), 7, "min = 13");
-  auto p = ParseProfile(min13 + fact, "x.toml");
+  auto p = ParseTarget(min13 + fact, "x.toml");
   ASSERT_TRUE(p.ok()) << p.status().message();
   auto m = ParseModelText(R"(<ir_version: 7, opset_import: ["" : 13]>
 g (float[2,8] X) => (float[2,1] Y) <int64[1] A = {-1}> { Y = ReduceSum(X, A) })");
   ASSERT_TRUE(m.ok());
   auto r = CheckTarget(**m, *p);
   ASSERT_EQ(r.blockers.size(), 1u);
-  EXPECT_EQ(r.blockers[0].step, Step::kNone);
+  EXPECT_EQ(r.blockers[0].step, nullptr);
   EXPECT_NE(r.blockers[0].fix.find("older than opset 13"), std::string::npos) << r.blockers[0].fix;
 }
 
@@ -143,7 +147,7 @@ g (float[4] X) => (float[4] Y) { H = Cast<to = 10>(X)  R = Relu(H)  Y = Cast<to 
   ASSERT_EQ(b.size(), 1u);
   EXPECT_EQ(b[0].op, "Relu");
   EXPECT_EQ(b[0].reason, "Relu (computes 'R' in float16)");
-  EXPECT_EQ(b[0].step, Step::kNone);
+  EXPECT_EQ(b[0].step, nullptr);
   EXPECT_NE(b[0].fact.find("lacks every op when compute-dtype:float16"), std::string::npos) << b[0].fact;
   EXPECT_TRUE(Blockers(fact, R"(<ir_version: 7, opset_import: ["" : 13]>
 g (float[4] X) => (float[4] Y) { Y = Relu(X) })")
@@ -158,7 +162,7 @@ TEST(Profiles, EveryOpNeedsAWhenAndStandsAlone) {
       std::string(kMinimal) + "[[missing]]\nops = [\"*\", \"Relu\"]\nwhen = \"dtype:float16\"\nsource = \"s\"\n",
       "x.toml");
   ASSERT_FALSE(mixed.ok());
-  auto bad_input = ParseProfile(
+  auto bad_input = ParseTarget(
       std::string(kMinimal) + "[[missing]]\nops = [\"ReduceSum\"]\nwhen = \"input:x\"\nsource = \"s\"\n", "x.toml");
   ASSERT_FALSE(bad_input.ok());
   EXPECT_NE(bad_input.status().message().find("missing[0].when"), std::string::npos);
@@ -173,7 +177,7 @@ g (float[6,8] X, float[8,8] W, float[3,8] V) => (float[6,8] Y) <int64[3,1] R = {
   Y = ScatterND(H, R, V)
 })");
   ASSERT_EQ(after_gemm.size(), 1u);
-  EXPECT_EQ(after_gemm[0].step, Step::kRewriteConstantScatterND);
+  EXPECT_EQ(after_gemm[0].step, FindPlanStep("rewrite-constant-scatternd"));
   EXPECT_EQ(after_gemm[0].fix, "rewrite-constant-scatternd");
   // After MatMul, or with runtime indices, rknn builds it (measured): no blocker.
   EXPECT_TRUE(Blockers(fact, R"(<ir_version: 8, opset_import: ["" : 13]>
@@ -196,7 +200,7 @@ TEST(Check, OutputCopiesAndConstants) {
 g (float[4] X) => (float[4] Y, float[4] Z) { Y = Relu(X)  T = Identity(Y)  Z = Identity(T) })");
   ASSERT_EQ(copy.size(), 1u);
   EXPECT_EQ(copy[0].reason, "graph output 'Z' is a copy of graph output 'Y'");
-  EXPECT_EQ(copy[0].step, Step::kNone);
+  EXPECT_EQ(copy[0].step, nullptr);
   auto constant = Blockers(fact, R"(<ir_version: 8, opset_import: ["" : 13]>
 g (float[4] X) => (float[4] Y, float[1] C) { Y = Relu(X)  C = Constant<value = float[1] {1}>() })");
   ASSERT_EQ(constant.size(), 1u);
@@ -225,8 +229,8 @@ g (float[5,)",
   EXPECT_EQ(two[0].reason, "LSTM (input 0 'X' has dim 1 = 2)");
   EXPECT_TRUE(Blockers(fact, text("1")).empty());
   EXPECT_TRUE(Blockers(fact, text("N")).empty());  // not static: --input-shapes decides
-  auto bad = ParseProfile(std::string(kMinimal) + "[[missing]]\nops = [\"LSTM\"]\nwhen = \"dim:0>1\"\nsource = \"s\"\n",
-                          "x.toml");
+  auto bad = ParseTarget(std::string(kMinimal) + "[[missing]]\nops = [\"LSTM\"]\nwhen = \"dim:0>1\"\nsource = \"s\"\n",
+                         "x.toml");
   ASSERT_FALSE(bad.ok());
 }
 

@@ -64,6 +64,27 @@ def test_sources_and_markdown_print_the_same_facts(run_cli):
         assert facts == [line[2:] for line in part.splitlines() if line.startswith("- ")], name
 
 
+def test_docs_condition_list_is_generated_from_the_registry(run_cli, repo_root, generated_docs):
+    """The `when` vocabulary is written once, in passes/target/conditions; the docs print it."""
+    text = (repo_root / "docs" / "targets.md").read_text()
+    generated = generated_docs.section(text, "onnxsurgeon targets --conditions --markdown")
+    assert generated is not None, "docs/targets.md lacks the markers of its condition list"
+    assert generated == run_cli("targets", "--conditions", "--markdown").stdout, (
+        "docs/targets.md's condition list is stale: run scripts/update-docs.py"
+    )
+
+
+def test_unknown_condition_in_a_profile_file_names_file_and_entry(run_cli, tmp_path):
+    profile = tmp_path / "mine.toml"
+    profile.write_text(
+        'name = "mine"\ntitle = "t"\nversions = "v"\n[opset]\nmin = 7\nmax = 17\nsource = "s"\n'
+        '[custom]\ndomains = false\nfunctions = false\nsource = "s"\n'
+        '[[missing]]\nops = ["TopK"]\nwhen = "sometimes"\nsource = "s"\n'
+    )
+    proc = run_cli("targets", "--sources", str(profile), expect_rc=1)
+    assert f"{profile}: missing[0].when: 'sometimes' is no condition" in proc.stderr, proc.stderr
+
+
 def test_unknown_target_and_bad_profile_file(run_cli, tmp_path):
     m = tmp_path / "m.onnx"
     onnx.save(_relu_model(18), m)
