@@ -194,6 +194,7 @@ class GraphImporter {
       } else if (!SameProto(*v->info_, vi) || v->graph_ != g) {
         g->output_info_.back() = std::make_unique<onnx::ValueInfoProto>(std::move(vi));
         g->output_info_.back()->set_name(name);
+        v->info_overridden_ = true;
       }
     }
     ImportValueInfo(g, std::move(value_info));
@@ -224,6 +225,7 @@ class GraphImporter {
         } else if (!SameProto(*v->info_, vi)) {
           entry.proto = std::make_unique<onnx::ValueInfoProto>(std::move(vi));
           entry.proto->set_name(name);
+          v->info_overridden_ = true;
         }
       } else {
         entry.proto = std::make_unique<onnx::ValueInfoProto>(std::move(vi));

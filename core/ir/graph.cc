@@ -342,6 +342,12 @@ Status Graph::RemoveInput(MutationKey, Value* value) {
   return absl::OkStatus();
 }
 
+void Graph::DropInfoOverrides(Value* value) {
+  for (ValueInfoEntry& e : value_info_)
+    if (e.value == value) e.proto.reset();
+  for (const GraphOutputUse& slot : value->graph_outputs_) slot.graph->output_info_[slot.output_index].reset();
+}
+
 void Graph::AddOutput(MutationKey, Value* value) {
   outputs_.push_back(value);
   output_info_.emplace_back();

@@ -206,6 +206,9 @@ class Graph {
   // Given nothing. Execute drops value_info entries that name no live value.
   // Result how many were dropped.
   size_t RemoveOrphanValueInfo();
+  // Given a value of this graph. Execute drops the declarations its graph output slots and
+  // value_info entry carry apart from its own info (Value::mutable_info).
+  void DropInfoOverrides(Value* value);
 
   // A name not used anywhere in the model, derived from `base`.
   std::string UniqueName(std::string_view base) const;

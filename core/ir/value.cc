@@ -9,6 +9,10 @@
 namespace onnxsurgeon {
 
 onnx::ValueInfoProto* Value::mutable_info() {
+  if (info_overridden_) {
+    graph_->DropInfoOverrides(this);
+    info_overridden_ = false;
+  }
   if (!info_) info_ = std::make_unique<onnx::ValueInfoProto>();
   return info_.get();
 }

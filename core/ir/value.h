@@ -56,6 +56,9 @@ class Value {
 
   // Type, shape and doc string as in the graph's input/output/value_info entry, if any.
   const onnx::ValueInfoProto* info() const { return info_.get(); }
+  // For a pass that sets the type: a differing declaration the model carried for this
+  // value elsewhere (a value_info entry beside its graph output's) is dropped, so no stale
+  // second type is written (a float16 value declared float in value_info).
   onnx::ValueInfoProto* mutable_info();
   bool has_type() const { return info_ && info_->has_type(); }
   const onnx::TypeProto* type() const { return has_type() ? &info_->type() : nullptr; }
@@ -109,6 +112,9 @@ class Value {
   std::unique_ptr<onnx::SparseTensorProto> sparse_initializer_;
   bool is_graph_input_ = false;
   bool in_value_info_ = false;
+  // A graph output slot or value_info entry of this value declares a type of its own that
+  // differs from info_ (kept verbatim for a faithful round trip); mutable_info() drops them.
+  bool info_overridden_ = false;
   bool dead_ = false;  // erased; kept allocated so stale pointers never dangle
   size_t slot_ = 0;    // index in Graph::values_
 };

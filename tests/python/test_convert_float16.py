@@ -116,6 +116,30 @@ g (float[2,4] X, bool[2,4] M) => (float[2,4] Y) <float fill = {-3.4028234e38}> {
     assert [i.data_type for i in kept.graph.initializer] == [FLOAT]  # the fill stays float32
 
 
+def test_a_graph_output_declared_twice_gets_one_new_type(oracle):
+    """A graph output whose value_info entry declares it apart from the output list
+    (onnxruntime's transformer optimizer writes both, with other dims): the value turns
+    float16 and the graph output moves to a Cast, so the value_info entry must follow the
+    value's new type (it kept 'float', and onnxruntime refused the model)."""
+    model = onnx.parser.parse_model("""<ir_version: 8, opset_import: ["" : 18]>
+g (float[2,4] X) => (float[2,4] Y) <float[batch,4] Y> {
+  H = Relu(X)
+  Y = Sigmoid(H)
+}""")
+    assert [v.name for v in model.graph.value_info] == ["Y"]
+    half = osg.run(model, "convert-float16")
+    oracle.assert_valid(half)
+    declared = {v.name: v.type.tensor_type.elem_type for v in half.graph.value_info}
+    made_by = {o: n for n in half.graph.node for o in n.output}
+    for name, elem in declared.items():
+        node = made_by[name]
+        if node.op_type == "Cast":
+            assert elem == next(a.i for a in node.attribute if a.name == "to"), (name, elem)
+    x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
+    got = oracle.run_model(half, {"X": x})["Y"]
+    np.testing.assert_allclose(got, oracle.run_model(model, {"X": x})["Y"], rtol=FP16_RTOL, atol=FP16_ATOL)
+
+
 def test_bad_options_are_errors():
     model = onnx.parser.parse_model("""<ir_version: 10, opset_import: ["" : 18]>
 g (float[2] X) => (float[2] Y) { Y = Relu(X) }""")
