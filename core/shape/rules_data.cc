@@ -1,9 +1,6 @@
-// Rules that read an operand's values: Slice's bounds and ConstantOfShape's shape, as
-// onnx reads them (its type inference sees only initializer and Constant data; a shape
-// computed from Shape reaches ConstantOfShape through data propagation, dims and symbols
-// alike), and ops shaped like one of their inputs.
+// Data propagation for the shape rules: the elements of small integer vectors (shape
+// operands) as onnx's data propagation follows them, from constants and Shape.
 #include <algorithm>
-#include <numeric>
 #include <string>
 
 #include "core/ir/constant.h"
@@ -13,63 +10,8 @@
 #include "core/shape/slicing.h"
 
 namespace onnxsurgeon::shape_rules {
-namespace {
 
-constexpr std::string_view kLikeFirst[] = {"Trilu", "ScatterND", "ScatterElements", "Scatter"};
-
-// An initializer that is also a graph input: onnx reads its data, we may not (it can be
-// overridden at run time), so rules that would fall back on "not constant" decide nothing.
 bool Overridable(const Value* v) { return v && v->IsInitializer() && v->IsGraphInput(); }
-
-std::optional<Shape> SliceShape(const Node& n, const Shape& in, TypeLookup type_of) {
-  const int64_t rank = static_cast<int64_t>(in.size());
-  std::vector<std::optional<std::vector<int64_t>>> operands;  // starts, ends, axes, steps
-  bool constant = true;
-  for (size_t i = 1; i < 5; ++i) {
-    const Value* v = i < n.num_inputs() ? n.input(i) : nullptr;
-    if (Overridable(v)) return std::nullopt;
-    // A bound computed from static dims (x[:, :c] with c read by Shape) is as good as a
-    // constant; onnx leaves that dim unknown.
-    operands.push_back(v ? IntData(v, type_of) : std::nullopt);
-    if (v && !operands.back()) constant = false;
-  }
-  // Bounds that are not constant: onnx keeps the rank and knows no dim.
-  if (!constant || !operands[0] || !operands[1]) return Shape(rank);
-  const std::vector<int64_t>& starts = *operands[0];
-  const std::vector<int64_t>& ends = *operands[1];
-  std::vector<int64_t> axes(starts.size());
-  std::iota(axes.begin(), axes.end(), 0);
-  if (operands[2]) axes = *operands[2];
-  std::vector<int64_t> steps = operands[3] ? *operands[3] : std::vector<int64_t>(starts.size(), 1);
-  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
-    return std::nullopt;
-  Shape out = in;
-  std::vector<bool> seen(rank, false);
-  for (size_t i = 0; i < axes.size(); ++i) {
-    if (axes[i] < -rank || axes[i] >= rank) return std::nullopt;
-    const int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
-    if (seen[axis] || steps[i] == 0) return std::nullopt;
-    seen[axis] = true;
-    if (!in[axis].is_static()) {
-      out[axis] = Dim{};  // onnx clears even a symbol here
-      continue;
-    }
-    auto sliced = ClampSlice(in[axis].value, starts[i], ends[i], steps[i]);  // onnx's processSliceInputs
-    if (!sliced) return std::nullopt;
-    out[axis] = Dim::Static(sliced->count);
-  }
-  return out;
-}
-
-// The element type of ConstantOfShape's `value` (float when absent), 0 when unreadable.
-int32_t FillType(const Node& n) {
-  const Attribute* a = n.FindAttribute("value");
-  if (!a) return onnx::TensorProto::FLOAT;
-  if (a->is_ref() || !a->proto().has_t()) return 0;
-  return a->proto().t().data_type();
-}
-
-}  // namespace
 
 std::optional<Shape> ShapeData(const Value* v, TypeLookup type_of, int depth) {
   if (!v || Overridable(v) || depth > 16) return std::nullopt;
@@ -192,30 +134,6 @@ std::optional<std::vector<int64_t>> IntData(const Value* v, TypeLookup type_of, 
     }
   }
   return StaticDims(ShapeData(v, type_of, depth));
-}
-
-std::optional<Out> InferData(const Node& n, const std::vector<TensorType>& ins, TypeLookup type_of) {
-  const std::string& op = n.op_type();
-  const int64_t opset = n.graph()->OpsetVersion("");
-  const TensorType& x = ins[0];
-  Out out(n.num_outputs());
-  auto set = [&](int32_t elem, std::optional<Shape> s) {
-    if (s && elem != 0) out[0] = TensorType{elem, std::move(*s)};
-    return out;
-  };
-  if (std::find(std::begin(kLikeFirst), std::end(kLikeFirst), op) != std::end(kLikeFirst)) return set(x.elem, x.shape);
-  if (op == "GatherElements" && ins.size() == 2 && ins[1].shape.size() == x.shape.size())
-    return set(x.elem, ins[1].shape);
-  if (op == "Slice" && opset >= 10) return set(x.elem, SliceShape(n, x.shape, type_of));
-  if (op == "ConstantOfShape") {
-    if (Overridable(n.input(0))) return out;
-    auto dims = ShapeData(n.input(0), type_of, 0);
-    if (!dims) return out;
-    for (const Dim& d : *dims)
-      if (d.is_static() && d.value < 0) return out;  // onnx fails on a negative size
-    return set(FillType(n), std::move(dims));
-  }
-  return std::nullopt;
 }
 
 }  // namespace onnxsurgeon::shape_rules

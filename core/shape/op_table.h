@@ -1,0 +1,87 @@
+// The op table: per op of the default domain, what the type and shape analyses know of it,
+// so each op family says it once (core/shape/ops/<family>.cc) instead of every analysis
+// dispatching on the op's name in a chain of its own.
+//
+//   shape     output types from the input types (PropagatedTypes, core/shape/propagate.h)
+//   symbolic  the element list of a small integer vector it computes (SymbolicShapes,
+//             core/shape/symbolic.h)
+// Ops without a local rule fall back on onnx's schema inference (TypeFacts,
+// core/analysis/type_facts.h); constant evaluation keeps its opset-ranged kernel table
+// (core/eval/kernel.h).
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "core/shape/rules.h"
+#include "core/shape/symbolic.h"
+
+namespace onnxsurgeon::shape_ops {
+
+using shape_rules::TensorType;
+using shape_rules::TypeLookup;
+using Out = std::vector<std::optional<TensorType>>;
+
+// What a shape rule reads: the node, its inputs' types (every present input known, an
+// absent optional one empty; input 0 present), the operand values through `type_of`, and
+// the default domain's opset of the node's graph.
+struct ShapeInput {
+  const Node& node;
+  const std::vector<TensorType>& ins;
+  TypeLookup type_of;
+  int64_t opset;
+
+  const TensorType& x() const { return ins[0]; }
+  // Out with output 0 of element type `elem` and shape `s`, where both are known.
+  Out One(std::optional<TensorType> t) const;
+  Out Typed(int32_t elem, std::optional<Shape> s) const;
+  Out None() const { return Out(node.num_outputs()); }
+};
+using ShapeRule = Out (*)(const ShapeInput&);
+
+// What a symbolic rule reads: the node (one output) and the analysis so far.
+struct SymbolicInput {
+  Node* node;
+  const SymbolicShapes& facts;
+  int64_t opset;
+
+  const SymbolicVector* In(size_t i) const { return facts.VectorOf(node->input(i)); }
+};
+using SymbolicRule = std::optional<SymbolicVector> (*)(const SymbolicInput&);
+
+struct OpRules {
+  ShapeRule shape = nullptr;
+  // The shape rule reads no input type (Constant): it runs even when inputs are unknown.
+  bool shape_reads_no_inputs = false;
+  SymbolicRule symbolic = nullptr;
+};
+
+// The rules of `op_type` in the default domain, or null when it has none.
+const OpRules* FindOpRules(std::string_view op_type);
+
+// What a family's registration fills in.
+class OpTable {
+ public:
+  void Shape(std::initializer_list<std::string_view> ops, ShapeRule rule, bool reads_no_inputs = false);
+  void Symbolic(std::initializer_list<std::string_view> ops, SymbolicRule rule);
+  const OpRules* Find(std::string_view op_type) const;
+
+ private:
+  OpRules& Slot(std::string_view op);
+  std::vector<std::pair<std::string_view, OpRules>> rules_;  // sorted by op once built
+  friend const OpRules* FindOpRules(std::string_view);
+  void Seal();
+};
+
+// One registration per op family (core/shape/ops/).
+void RegisterElementwise(OpTable& table);  // unary, broadcasting, comparison, Cast, Where
+void RegisterTensorOps(OpTable& table);    // Shape, Reshape, Concat, Gather, ...: layout and indexing
+void RegisterLinalg(OpTable& table);       // MatMul, Gemm
+void RegisterReduce(OpTable& table);       // Reduce*
+void RegisterNn(OpTable& table);           // Conv, pooling, normalization
+void RegisterData(OpTable& table);         // Constant, ConstantOfShape, Slice, Scatter*, Trilu
+
+}  // namespace onnxsurgeon::shape_ops
