@@ -18,7 +18,7 @@
 #include "core/ir/shape.h"
 #include "core/ir/value.h"
 #include "onnx/defs/schema.h"
-#include "passes/inferred_types.h"
+#include "core/analysis/type_facts.h"
 #include "passes/reshapes/reshape_facts.h"
 
 namespace onnxsurgeon::target {
@@ -106,7 +106,7 @@ bool ShapeDerived(const Value* v, absl::flat_hash_map<const Value*, bool>& known
 }
 
 // Whether `when` (MissingOp) holds for this node; `detail` says how.
-bool Holds(const Node& n, const std::string& when, const passes::InferredTypes& types, std::string* detail) {
+bool Holds(const Node& n, const std::string& when, const TypeFacts& types, std::string* detail) {
   if (when.empty()) return true;
   if (absl::StartsWith(when, "attribute:")) {
     std::string spec = when.substr(10);
@@ -438,7 +438,7 @@ int64_t OpsetBeforeForms(const Profile& p, const Model& model) {
 class Checker {
  public:
   Checker(const Model& model, const Profile& p, const CheckOptions& o)
-      : model_(model), p_(p), o_(o), types_(&model), static_inputs_(StaticInputs(model, o)) {}
+      : model_(model), p_(p), o_(o), types_(model), static_inputs_(StaticInputs(model, o)) {}
 
   CheckReport Run() {
     ModelLevel();
@@ -790,7 +790,7 @@ class Checker {
   const Model& model_;
   const Profile& p_;
   const CheckOptions& o_;
-  passes::InferredTypes types_;  // inference runs only if a rule asks about an unannotated value
+  TypeFacts types_;  // inference runs only if a rule asks about an unannotated value
   const bool static_inputs_;
   CheckReport report_;
 };
