@@ -58,8 +58,9 @@ def run(cli: str, pipeline: str, src: str, dst: str, timeout: float) -> str:
     if os.path.exists(dst):
         os.remove(dst)
     try:
-        proc = subprocess.run([cli, "-q", "--pass", pipeline, src, "-o", dst], capture_output=True, text=True,
-                              timeout=timeout)
+        proc = subprocess.run(
+            [cli, "-q", "--pass", pipeline, src, "-o", dst], capture_output=True, text=True, timeout=timeout
+        )
     except subprocess.TimeoutExpired:
         return "timeout"
     if proc.returncode:
@@ -69,8 +70,11 @@ def run(cli: str, pipeline: str, src: str, dst: str, timeout: float) -> str:
 
 
 def record(args) -> int:
-    models = sorted(p for p in glob.glob(os.path.join(CORPUS, "*.onnx"))
-                    if not args.models or re.search(args.models, os.path.basename(p)))
+    models = sorted(
+        p
+        for p in glob.glob(os.path.join(CORPUS, "*.onnx"))
+        if not args.models or re.search(args.models, os.path.basename(p))
+    )
     if not models:
         sys.exit(f"no models in {CORPUS} (make models)")
     out: dict[str, dict[str, str]] = {}
@@ -81,8 +85,9 @@ def record(args) -> int:
         for pipeline in todo:
             row = out.setdefault(pipeline, {})
             for model in models:
-                row[os.path.basename(model)[:-5]] = run(cli, pipeline, model, os.path.join(tmp, "out.onnx"),
-                                                        args.timeout)
+                row[os.path.basename(model)[:-5]] = run(
+                    cli, pipeline, model, os.path.join(tmp, "out.onnx"), args.timeout
+                )
             print(f"  {pipeline}: {len(row)} models", file=sys.stderr, flush=True)
     with open(args.out, "w") as f:
         json.dump(out, f, indent=1, sort_keys=True)

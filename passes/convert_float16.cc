@@ -36,10 +36,10 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "core/analysis/type_facts.h"
 #include "core/ir/constant.h"
 #include "core/rewrite/rewriter.h"
 #include "onnx/defs/schema.h"
-#include "core/analysis/type_facts.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {

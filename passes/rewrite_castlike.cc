@@ -14,8 +14,8 @@
 // Before:  y = CastLike(x, like)        (like : float16)
 // After:   y = Cast<to=FLOAT16>(x)
 #include "absl/strings/str_cat.h"
-#include "core/pass/pattern_pass.h"
 #include "core/analysis/type_facts.h"
+#include "core/pass/pattern_pass.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {

@@ -28,8 +28,8 @@
 
 #include "absl/strings/str_cat.h"
 
-#include "core/pass/pattern_pass.h"
 #include "core/analysis/type_facts.h"
+#include "core/pass/pattern_pass.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {

@@ -5,6 +5,7 @@
 
 #include "core/interop/onnx_interop.h"
 #include "core/shape/propagate.h"
+#include "core/shape/rules.h"
 #include "onnx/defs/schema.h"
 #include "onnx/shape_inference/implementation.h"
 
@@ -22,6 +23,19 @@ onnx::TypeProto InitializerType(const Value& v, int32_t elem) {
   auto* shape = tt->mutable_shape();
   for (int64_t d : v.initializer()->meta().dims()) shape->add_dim()->set_dim_value(d);
   return tp;
+}
+
+onnx::TypeProto TypeOf(const shape_rules::TensorType& t) {
+  onnx::TypeProto proto;
+  auto* tensor = proto.mutable_tensor_type();
+  tensor->set_elem_type(t.elem);
+  auto* shape = tensor->mutable_shape();
+  for (const Dim& d : t.shape) {
+    auto* dim = shape->add_dim();
+    if (d.is_static()) dim->set_dim_value(d.value);
+    else if (d.is_symbolic()) dim->set_dim_param(d.symbol);
+  }
+  return proto;
 }
 
 }  // namespace
@@ -62,7 +76,9 @@ const onnx::TypeProto* TypeFacts::Find(const Value* v) const {
   return it == recorded_.end() ? nullptr : &it->second;
 }
 
-int32_t TypeFacts::ElemType(const Value* v) const {
+int32_t TypeFacts::ElemType(const Value* v) const { return ElemType(v, /*with_inference=*/true); }
+
+int32_t TypeFacts::ElemType(const Value* v, bool with_inference) const {
   if (!v) return 0;
   if (const onnx::TypeProto* own = v->type())
     if (int32_t e = TensorElemType(*own)) return e;
@@ -73,10 +89,10 @@ int32_t TypeFacts::ElemType(const Value* v) const {
   // Values made by rewrites stay typed: a Cast says its type, a CastLike takes its model's.
   if (Node* p = v->producer()) {
     if (p->Is("Cast")) return static_cast<int32_t>(p->GetInt("to", 0));
-    if (p->Is("CastLike")) return ElemType(p->input(1));
+    if (p->Is("CastLike")) return ElemType(p->input(1), with_inference);
   }
   if (const onnx::TypeProto* t = Derived(v)) return TensorElemType(*t);  // the local rules: most questions end here
-  return InferredElemType(v);
+  return with_inference ? InferredElemType(v) : 0;
 }
 
 std::optional<Shape> TypeFacts::DimsOf(const Value* v) const {
@@ -108,6 +124,25 @@ const onnx::TypeProto* TypeFacts::Derived(const Value* v) const {
     propagated_once_ = true;
     if (model_.has_graph()) propagated_ = PropagatedTypes(model_.graph());
   }
+  auto it = propagated_.find(v);
+  return it == propagated_.end() ? DerivedForCreated(v) : &it->second;
+}
+
+// A value a rewrite made after the local rules ran: its op's rule, from what is known of
+// its inputs now (their own types, or derived the same way), memoized with the others.
+const onnx::TypeProto* TypeFacts::DerivedForCreated(const Value* v) const {
+  Node* p = v->producer();
+  if (!p || !created_.contains(p) || !typing_.insert(p).second) return nullptr;
+  auto known = [this](const Value* in) -> std::optional<shape_rules::TensorType> {
+    int32_t elem = ElemType(in, /*with_inference=*/false);
+    auto shape = elem ? DimsOf(in) : std::nullopt;
+    if (!shape) return std::nullopt;
+    return shape_rules::TensorType{elem, std::move(*shape)};
+  };
+  auto types = shape_rules::InferNode(*p, known);
+  typing_.erase(p);
+  for (size_t i = 0; i < types.size() && i < p->num_outputs(); ++i)
+    if (types[i] && p->output(i)) propagated_.try_emplace(p->output(i), TypeOf(*types[i]));
   auto it = propagated_.find(v);
   return it == propagated_.end() ? nullptr : &it->second;
 }

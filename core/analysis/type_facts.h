@@ -78,7 +78,9 @@ class TypeFacts : public RewriteListener {
  private:
   void InferUpFront();
   const onnx::TypeProto* Derived(const Value* v) const;  // local rules, created nodes' too
-  int32_t InferredElemType(const Value* v) const;        // onnx inference, once
+  const onnx::TypeProto* DerivedForCreated(const Value* v) const;
+  int32_t ElemType(const Value* v, bool with_inference) const;
+  int32_t InferredElemType(const Value* v) const;  // onnx inference, once
 
   const Model& model_;
   TypeFactsOptions options_;
@@ -88,7 +90,8 @@ class TypeFacts : public RewriteListener {
   mutable absl::flat_hash_map<const Value*, onnx::TypeProto> propagated_;
   mutable bool inferred_once_ = false;
   mutable absl::flat_hash_map<const Value*, int32_t> inferred_;
-  absl::flat_hash_set<const Node*> created_;  // made by rewrites since this was built
+  absl::flat_hash_set<const Node*> created_;         // made by rewrites since this was built
+  mutable absl::flat_hash_set<const Node*> typing_;  // created nodes being typed (a cycle guard)
 };
 
 }  // namespace onnxsurgeon

@@ -32,7 +32,7 @@ struct StepContext {
   const onnx::OpSchema* to = nullptr;
   int64_t target = -1;           // where the whole conversion goes
   Rewriter* rewriter = nullptr;  // insertion point: before `node`
-  TypeFacts* types = nullptr;  // built up front, told what the conversion creates
+  TypeFacts* types = nullptr;    // built up front, told what the conversion creates
   std::vector<Pending>* emitted = nullptr;
   // The adapter did the whole step: the generic schema-driven step is skipped.
   bool handled = false;

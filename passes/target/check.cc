@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/analysis/type_facts.h"
 #include "core/inspect/json.h"
 #include "core/ir/constant.h"
 #include "core/ir/function.h"
@@ -18,7 +19,6 @@
 #include "core/ir/shape.h"
 #include "core/ir/value.h"
 #include "onnx/defs/schema.h"
-#include "core/analysis/type_facts.h"
 #include "passes/reshapes/reshape_facts.h"
 
 namespace onnxsurgeon::target {

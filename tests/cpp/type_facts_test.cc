@@ -103,6 +103,21 @@ g (float[2] x) => (float[2] y) { y = Relu(x) })");
   EXPECT_EQ(counting.created, 1);
 }
 
+TEST(TypeFacts, NodesARewriteCreatesAreTypedByTheirRule) {
+  auto m = testing::Parse(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[2,3] x) => (float[2,3] y) { y = Relu(x) })");
+  ASSERT_TRUE(m);
+  RewriteFacts facts(*m);
+  TypeFacts& types = facts.Get<TypeFacts>();
+  EXPECT_EQ(types.Rank(m->graph().FindValue("y")), 2);  // the local rules ran: y is annotated anyway
+  Rewriter rw(&facts);
+  rw.SetInsertionPointAtEnd(&m->graph());
+  Node* t = rw.Create("Transpose", {m->graph().FindValue("x")});
+  Node* u = rw.Create("Unsqueeze", {t->output(0), rw.Int64s({0})});
+  EXPECT_EQ(types.Dims(u->output(0)), (std::vector<int64_t>{1, 3, 2}));
+  EXPECT_EQ(types.ElemType(t->output(0)), TensorProto::FLOAT);
+}
+
 TEST(OpTable, OneEntryPerOpWithItsRules) {
   const shape_ops::OpRules* relu = shape_ops::FindOpRules("Relu");
   ASSERT_TRUE(relu);

@@ -105,11 +105,12 @@ std::optional<SymbolicVector> CastVector(const SymbolicInput& in) {
 std::optional<SymbolicVector> ArithVector(const SymbolicInput& in) {
   const std::string& op = in.node->op_type();
   char c = op == "Add" ? '+' : op == "Sub" ? '-' : op == "Mul" ? '*' : '/';
-  return Elementwise(in, [c](const SymbolicElem& a, const SymbolicElem& b, int32_t dtype) -> std::optional<SymbolicElem> {
-    auto r = Arith(c, a, b);
-    if (r && r->is_const && !Fits(dtype, r->c)) return std::nullopt;
-    return r;
-  });
+  return Elementwise(in,
+                     [c](const SymbolicElem& a, const SymbolicElem& b, int32_t dtype) -> std::optional<SymbolicElem> {
+                       auto r = Arith(c, a, b);
+                       if (r && r->is_const && !Fits(dtype, r->c)) return std::nullopt;
+                       return r;
+                     });
 }
 
 std::optional<SymbolicVector> EqualVector(const SymbolicInput& in) {
@@ -201,13 +202,17 @@ std::optional<SymbolicElem> Arith(char op, const SymbolicElem& a, const Symbolic
 }
 
 void RegisterElementwise(OpTable& table) {
-  table.Shape({"Abs",        "Acos",      "Acosh",           "Asin",       "Asinh",      "Atan",     "Atanh",
-               "Ceil",       "Celu",      "Clip",            "Cos",        "Cosh",       "Elu",      "Erf",
-               "Exp",        "Floor",     "Gelu",            "HardSigmoid", "HardSwish", "Hardmax",  "Identity",
-               "LeakyRelu",  "Log",       "LogSoftmax",      "Mish",       "Neg",        "Not",      "PRelu",
-               "Reciprocal", "Relu",      "Round",           "Selu",       "Shrink",     "Sigmoid",  "Sign",
-               "Sin",        "Sinh",      "Softmax",         "Softplus",   "Softsign",   "Sqrt",     "Tan",
-               "Tanh",       "ThresholdedRelu"},
+  table.Shape({"Abs",        "Acos",        "Acosh",     "Asin",
+               "Asinh",      "Atan",        "Atanh",     "Ceil",
+               "Celu",       "Clip",        "Cos",       "Cosh",
+               "Elu",        "Erf",         "Exp",       "Floor",
+               "Gelu",       "HardSigmoid", "HardSwish", "Hardmax",
+               "Identity",   "LeakyRelu",   "Log",       "LogSoftmax",
+               "Mish",       "Neg",         "Not",       "PRelu",
+               "Reciprocal", "Relu",        "Round",     "Selu",
+               "Shrink",     "Sigmoid",     "Sign",      "Sin",
+               "Sinh",       "Softmax",     "Softplus",  "Softsign",
+               "Sqrt",       "Tan",         "Tanh",      "ThresholdedRelu"},
               SameAsInput);
   table.Shape({"Dropout"}, Dropout);
   table.Shape({"Cast"}, Cast);

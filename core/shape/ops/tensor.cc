@@ -33,8 +33,7 @@ Out Reshape(const ShapeInput& in) {
   // constants such as -1 joined in by Concat.
   auto target = shape_rules::IntData(in.node.input(1), in.type_of);
   if (!target) return in.None();
-  return in.Typed(in.x().elem,
-                  shape_rules::ReshapeShape(in.x().shape, *target, in.node.GetInt("allowzero", 0) != 0));
+  return in.Typed(in.x().elem, shape_rules::ReshapeShape(in.x().shape, *target, in.node.GetInt("allowzero", 0) != 0));
 }
 
 Out Expand(const ShapeInput& in) {
