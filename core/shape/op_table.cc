@@ -16,9 +16,9 @@ Out ShapeInput::Typed(int32_t elem, std::optional<Shape> s) const {
 }
 
 OpRules& OpTable::Slot(std::string_view op) {
-  for (auto& [name, rules] : rules_)
-    if (name == op) return rules;
-  return rules_.emplace_back(op, OpRules{}).second;
+  auto [it, added] = slots_.try_emplace(op, rules_.size());
+  if (added) rules_.emplace_back(op, OpRules{});
+  return rules_[it->second].second;
 }
 
 void OpTable::Shape(std::initializer_list<std::string_view> ops, ShapeRule rule, bool reads_no_inputs) {
@@ -33,8 +33,15 @@ void OpTable::Symbolic(std::initializer_list<std::string_view> ops, SymbolicRule
   for (std::string_view op : ops) Slot(op).symbolic = rule;
 }
 
+void OpTable::Data(std::initializer_list<std::string_view> ops, DataRule rule) {
+  for (std::string_view op : ops) Slot(op).data = rule;
+}
+
+void OpTable::Kernel(std::string_view op, KernelVersion kernel) { Slot(op).kernels.push_back(kernel); }
+
 void OpTable::Seal() {
   std::sort(rules_.begin(), rules_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  slots_.clear();  // indices are stale once sorted; Find searches the sorted list
 }
 
 const OpRules* OpTable::Find(std::string_view op_type) const {
@@ -43,7 +50,7 @@ const OpRules* OpTable::Find(std::string_view op_type) const {
   return it != rules_.end() && it->first == op_type ? &it->second : nullptr;
 }
 
-const OpRules* FindOpRules(std::string_view op_type) {
+const OpTable& TheOpTable() {
   static const OpTable* table = [] {
     auto* t = new OpTable;  // never destroyed: rules run during static destruction too
     RegisterElementwise(*t);
@@ -52,10 +59,20 @@ const OpRules* FindOpRules(std::string_view op_type) {
     RegisterReduce(*t);
     RegisterNn(*t);
     RegisterData(*t);
+    RegisterKernels(*t);
     t->Seal();
     return t;
   }();
-  return table->Find(op_type);
+  return *table;
+}
+
+const OpRules* FindOpRules(std::string_view op_type) { return TheOpTable().Find(op_type); }
+
+std::vector<std::string> OpsWithKernels() {
+  std::vector<std::string> ops;
+  for (const auto& [op, rules] : TheOpTable().rules_)  // sorted by Seal
+    if (!rules.kernels.empty()) ops.emplace_back(op);
+  return ops;
 }
 
 }  // namespace onnxsurgeon::shape_ops

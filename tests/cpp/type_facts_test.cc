@@ -127,6 +127,11 @@ TEST(OpTable, OneEntryPerOpWithItsRules) {
   ASSERT_TRUE(shape);
   EXPECT_TRUE(shape->shape && shape->symbolic);
   EXPECT_TRUE(shape_ops::FindOpRules("Constant")->shape_reads_no_inputs);
+  // Constant evaluation's kernels are a column of the same table.
+  const shape_ops::OpRules* add = shape_ops::FindOpRules("Add");
+  ASSERT_TRUE(add);
+  EXPECT_FALSE(add->kernels.empty());
+  EXPECT_EQ(eval::FindKernel("Add", "", 18), &add->kernels.front().fn);
   EXPECT_EQ(shape_ops::FindOpRules("NoSuchOp"), nullptr);
 }
 

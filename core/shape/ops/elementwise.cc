@@ -150,6 +150,35 @@ std::optional<SymbolicVector> WhereVector(const SymbolicInput& in) {
   return v;
 }
 
+// ---- data rules (shape operands, as onnx's data propagation follows them) -------------
+
+std::optional<Shape> CastData(const DataInput& in) {
+  if (in.node.GetInt("to", 0) != TensorProto::INT64) return std::nullopt;
+  return in.Operand(0);
+}
+
+std::optional<Shape> ArithData(const DataInput& in) {
+  if (in.node.num_inputs() != 2) return std::nullopt;
+  const std::string& op = in.node.op_type();
+  // Arithmetic on dims (reshape(b, c * h, w); tf2onnx's Einsum broadcasts batch dims with
+  // Max): exact on static dims, numpy broadcasting
+  // of a one-element side; a symbolic or unknown operand decides nothing.
+  auto a = StaticDims(in.Operand(0));
+  auto b = StaticDims(in.Operand(1));
+  if (!a || !b || (a->size() != b->size() && a->size() != 1 && b->size() != 1)) return std::nullopt;
+  const size_t size = std::max(a->size(), b->size());
+  Shape s;
+  for (size_t i = 0; i < size; ++i) {
+    const int64_t l = (*a)[a->size() == 1 ? 0 : i], r = (*b)[b->size() == 1 ? 0 : i];
+    s.push_back(Dim::Static(op == "Mul"   ? l * r
+                            : op == "Add" ? l + r
+                            : op == "Sub" ? l - r
+                            : op == "Max" ? std::max(l, r)
+                                          : std::min(l, r)));
+  }
+  return s;
+}
+
 std::optional<int64_t> CheckedOp(char op, int64_t a, int64_t b) {
   int64_t r = 0;
   switch (op) {
@@ -221,6 +250,9 @@ void RegisterElementwise(OpTable& table) {
   table.Shape({"Add", "Sub", "Mul", "Div", "Pow", "Mod", "BitShift", "Max", "Min", "Sum", "Mean"}, Arithmetic);
   table.Shape({"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor"}, Comparison);
   table.Shape({"Where"}, Where);
+
+  table.Data({"Cast"}, CastData);
+  table.Data({"Mul", "Add", "Sub", "Max", "Min"}, ArithData);
 
   table.Symbolic({"Identity"}, IdentityVector);
   table.Symbolic({"Cast"}, CastVector);

@@ -286,6 +286,68 @@ std::optional<SymbolicVector> SliceVector(const SymbolicInput& in) {
   return v;
 }
 
+// ---- data rules (shape operands, as onnx's data propagation follows them) -------------
+
+std::optional<Shape> ShapeOpData(const DataInput& in) {
+  auto t = in.type_of(in.node.input(0));
+  if (!t) return std::nullopt;
+  const int64_t rank = static_cast<int64_t>(t->shape.size());
+  auto [start, end] = in.node.graph()->OpsetVersion("") >= 15
+                          ? ShapeRange(rank, in.node.GetInt("start", 0), in.node.GetInt("end", rank))
+                          : std::pair<int64_t, int64_t>{0, rank};
+  Shape s;
+  for (int64_t i = start; i < end; ++i) {
+    if (t->shape[i].is_unknown()) return std::nullopt;
+    s.push_back(t->shape[i]);
+  }
+  return s;
+}
+
+std::optional<Shape> FirstOperandData(const DataInput& in) { return in.Operand(0); }
+
+std::optional<Shape> ConcatData(const DataInput& in) {
+  Shape s;
+  for (size_t i = 0; i < in.node.num_inputs(); ++i) {
+    auto part = in.Operand(i);
+    if (!part) return std::nullopt;
+    s.insert(s.end(), part->begin(), part->end());
+  }
+  return s;
+}
+
+std::optional<Shape> SliceData(const DataInput& in) {
+  if (in.node.graph()->OpsetVersion("") < 10 || in.node.num_inputs() < 3) return std::nullopt;
+  // onnx follows one constant range on axis 0 (the data comes from Shape).
+  auto data = in.Operand(0);
+  std::vector<std::vector<int64_t>> args;  // starts, ends, axes, steps
+  for (size_t i = 1; i < in.node.num_inputs(); ++i) {
+    auto c = ConstantInt64s(in.node.input(i));
+    if (!c || c->size() != 1) return std::nullopt;
+    args.push_back(*c);
+  }
+  if (!data || (args.size() > 2 && args[2][0] != 0)) return std::nullopt;
+  const int64_t size = static_cast<int64_t>(data->size()), step = args.size() > 3 ? args[3][0] : 1;
+  auto range = ClampSlice(size, args[0][0], args[1][0], step);
+  if (!range) return std::nullopt;
+  Shape s;
+  for (int64_t k = 0, i = range->start; k < range->count; ++k, i += step) s.push_back((*data)[i]);
+  return s;
+}
+
+std::optional<Shape> GatherData(const DataInput& in) {
+  if (in.node.GetInt("axis", 0) != 0 || in.node.num_inputs() != 2) return std::nullopt;
+  auto data = in.Operand(0);
+  auto indices = ConstantInt64s(in.node.input(1));
+  if (!data || !indices) return std::nullopt;
+  const int64_t size = static_cast<int64_t>(data->size());
+  Shape s;
+  for (int64_t i : *indices) {
+    if (i < -size || i >= size) return std::nullopt;
+    s.push_back((*data)[i < 0 ? i + size : i]);
+  }
+  return s;
+}
+
 }  // namespace
 
 std::optional<int64_t> NormAxis(int64_t axis, int64_t rank) {
@@ -315,6 +377,12 @@ void RegisterTensorOps(OpTable& table) {
   table.Shape({"Gather"}, Gather);
   table.Shape({"Shape"}, ShapeOp);
   table.Shape({"Size"}, Size);
+
+  table.Data({"Shape"}, ShapeOpData);
+  table.Data({"Unsqueeze", "Squeeze", "Identity"}, FirstOperandData);
+  table.Data({"Concat"}, ConcatData);
+  table.Data({"Slice"}, SliceData);
+  table.Data({"Gather"}, GatherData);
 
   table.Symbolic({"Shape", "Size"}, ShapeVector);
   table.Symbolic({"Gather"}, GatherVector);
