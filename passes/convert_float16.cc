@@ -36,10 +36,10 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "core/analysis/type_facts.h"
 #include "core/ir/constant.h"
 #include "core/rewrite/rewriter.h"
 #include "onnx/defs/schema.h"
-#include "passes/inferred_types.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
@@ -131,7 +131,7 @@ class ConvertFloat16Pass : public Pass {
     Graph& g = model.graph();
     // Without an ai.onnx import there is no Cast to insert (ai.onnx.ml-only models).
     if (model.OpsetVersion("") < 0) return result;
-    InferredTypes types(&model);
+    TypeFacts types(model);
     // Float values in graph order (inputs, weights, node outputs), decided before any
     // annotation changes; the order keeps the inserted Casts deterministic.
     std::vector<Value*> float_values;
@@ -305,7 +305,7 @@ class ConvertFloat16Pass : public Pass {
  private:
   // Given a main-graph node. Execute nothing. Result whether it runs in float16 and which
   // of its float operands change.
-  NodePlan PlanNode(const Node& n, const Graph& g, const InferredTypes& types,
+  NodePlan PlanNode(const Node& n, const Graph& g, const TypeFacts& types,
                     const absl::flat_hash_set<const Value*>& overflowing) const {
     NodePlan plan;
     if (options_.block_ops.contains(n.op_type()) || options_.block_nodes.contains(n.name())) return plan;

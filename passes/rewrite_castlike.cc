@@ -6,7 +6,7 @@
 //
 // Exact: CastLike is defined as Cast to the type of its second input; `saturate`
 // (opset 19+) is carried over. The CastLike's shape-only reading of `like` goes away.
-// Types come from annotations and onnx shape inference (InferredTypes); a CastLike whose
+// Types come from annotations and onnx shape inference (TypeFacts); a CastLike whose
 // target type is unknown stays, with that reason.
 //
 // Options: none.
@@ -14,8 +14,8 @@
 // Before:  y = CastLike(x, like)        (like : float16)
 // After:   y = Cast<to=FLOAT16>(x)
 #include "absl/strings/str_cat.h"
+#include "core/analysis/type_facts.h"
 #include "core/pass/pattern_pass.h"
-#include "passes/inferred_types.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
@@ -30,7 +30,7 @@ class RewriteCastLikePass : public PatternPass {
     AddRule(std::make_unique<PatternRule<int32_t>>(
         "castlike-to-cast", std::move(p), r.id(),
         [](const pattern::Match& m, RewriteFacts& facts) -> Verdict<int32_t> {
-          int32_t to = facts.Get<InferredTypes>().ElemType(m.value("like"));
+          int32_t to = facts.Get<TypeFacts>().ElemType(m.value("like"));
           if (to != 0) return to;
           return Refuse(
               absl::StrCat("the element type of '", m.value("like")->name(), "' (the type to cast to) is unknown"));

@@ -28,8 +28,8 @@
 
 #include "absl/strings/str_cat.h"
 
+#include "core/analysis/type_facts.h"
 #include "core/pass/pattern_pass.h"
-#include "passes/inferred_types.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
@@ -173,7 +173,7 @@ class StripIdentityCastPass : public PatternPass {
         "cast-to-same-type", std::move(p), root,
         [](const Match& m, RewriteFacts& facts) -> Verdict<> {
           Node* cast = m.node("cast");
-          int32_t from = facts.Get<InferredTypes>().ElemType(m.value("x")),
+          int32_t from = facts.Get<TypeFacts>().ElemType(m.value("x")),
                   to = static_cast<int32_t>(cast->GetInt("to", 0));
           if (from == 0) return Refuse("the input's type is unknown");
           if (from != to) return Refuse(absl::StrCat("casts ", TypeName(from), " to ", TypeName(to)));
@@ -192,7 +192,7 @@ class StripIdentityCastPass : public PatternPass {
     return std::make_unique<PatternRule<>>(
         "castlike-to-same-type", std::move(p), root,
         [](const Match& m, RewriteFacts& facts) -> Verdict<> {
-          const InferredTypes& types = facts.Get<InferredTypes>();
+          const TypeFacts& types = facts.Get<TypeFacts>();
           int32_t from = types.ElemType(m.value("x")), to = types.ElemType(m.value("like"));
           if (from == 0 || to == 0) return Refuse("an input's type is unknown");
           if (from != to) return Refuse(absl::StrCat("casts ", TypeName(from), " to ", TypeName(to)));
@@ -214,7 +214,7 @@ class StripIdentityCastPass : public PatternPass {
     return std::make_unique<PatternRule<bool>>(
         "cast-chain", std::move(p), root,
         [allow_precision_loss](const Match& m, RewriteFacts& facts) -> Verdict<bool> {
-          int32_t from = facts.Get<InferredTypes>().ElemType(m.value("x"));
+          int32_t from = facts.Get<TypeFacts>().ElemType(m.value("x"));
           int32_t via = static_cast<int32_t>(m.node("inner")->GetInt("to", 0));
           Node* outer = m.node("outer");
           int32_t to = static_cast<int32_t>(outer->GetInt("to", 0));

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 
-#include "absl/container/flat_hash_map.h"
 #include "core/eval/kernels_internal.h"
 #include "core/ir/model.h"
+#include "core/shape/op_table.h"
 
 namespace onnxsurgeon::eval {
 
@@ -91,43 +91,17 @@ StatusOr<std::optional<std::vector<int64_t>>> OptionalInts(Inputs in, size_t i) 
   return std::optional<std::vector<int64_t>>(std::move(v));
 }
 
-namespace {
-
-const absl::flat_hash_map<std::string, std::vector<KernelDef>>& Table() {
-  static const auto* table = [] {
-    std::vector<KernelDef> defs;
-    AddElementwiseKernels(defs);
-    AddUnaryKernels(defs);
-    AddShapeKernels(defs);
-    AddIndexingKernels(defs);
-    AddReduceKernels(defs);
-    AddCastKernels(defs);
-    AddGeneratorKernels(defs);
-    auto* t = new absl::flat_hash_map<std::string, std::vector<KernelDef>>();
-    for (const KernelDef& d : defs) (*t)[d.op_type].push_back(d);
-    return t;
-  }();
-  return *table;
-}
-
-}  // namespace
-
 const KernelFn* FindKernel(std::string_view op_type, std::string_view domain, int64_t opset) {
   if (!CanonicalDomain(domain).empty()) return nullptr;
-  auto it = Table().find(std::string(op_type));
-  if (it == Table().end()) return nullptr;
-  for (const KernelDef& d : it->second) {
-    if (opset >= d.since && (d.until == 0 || opset <= d.until)) return &d.fn;
+  const shape_ops::OpRules* rules = shape_ops::FindOpRules(op_type);
+  if (!rules) return nullptr;
+  for (const shape_ops::KernelVersion& k : rules->kernels) {
+    if (opset >= k.since && (k.until == 0 || opset <= k.until)) return &k.fn;
   }
   return nullptr;
 }
 
-std::vector<std::string> KernelOpTypes() {
-  std::vector<std::string> ops;
-  for (const auto& [op, defs] : Table()) ops.push_back(op);
-  std::sort(ops.begin(), ops.end());
-  return ops;
-}
+std::vector<std::string> KernelOpTypes() { return shape_ops::OpsWithKernels(); }
 
 namespace {
 
@@ -175,3 +149,20 @@ StatusOr<std::vector<Array>> Evaluate(const Node& node, Inputs inputs, int64_t o
 }
 
 }  // namespace onnxsurgeon::eval
+
+namespace onnxsurgeon::shape_ops {
+
+// The kernels join the op table under their op, family by family.
+void RegisterKernels(OpTable& table) {
+  std::vector<eval::KernelDef> defs;
+  eval::AddElementwiseKernels(defs);
+  eval::AddUnaryKernels(defs);
+  eval::AddShapeKernels(defs);
+  eval::AddIndexingKernels(defs);
+  eval::AddReduceKernels(defs);
+  eval::AddCastKernels(defs);
+  eval::AddGeneratorKernels(defs);
+  for (const eval::KernelDef& d : defs) table.Kernel(d.op_type, {d.since, d.until, d.fn});
+}
+
+}  // namespace onnxsurgeon::shape_ops

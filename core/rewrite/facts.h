@@ -6,20 +6,23 @@
 // reference, as MLIR hands a DataFlowSolver& to its patterns. A fact is any type:
 // `Get<T>()` builds it on first use (from the model when T(const Model&) or T(const Model*)
 // exists, else T()), and a pass that knows more seeds it before the run with Emplace<T>.
-// Facts derived from the graph must stay true under rewrites (InferredTypes reads the
-// values' own annotations first, and rewrites annotate what they create).
+// Facts derived from the graph must stay true under rewrites: a fact that is also a
+// RewriteListener (TypeFacts, core/analysis/type_facts.h) is told of every change the
+// driver's rewrites make, as the driver's own worklist is.
 #pragma once
 
 #include <memory>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "core/ir/model.h"
+#include "core/rewrite/rewriter.h"
 
 namespace onnxsurgeon {
 
-class RewriteFacts {
+class RewriteFacts : public RewriteListener {
  public:
   explicit RewriteFacts(const Model& model) : model_(model) {}
   RewriteFacts(const RewriteFacts&) = delete;
@@ -48,8 +51,27 @@ class RewriteFacts {
   T& Emplace(Args&&... args) {
     auto holder = std::shared_ptr<void>(new T(std::forward<Args>(args)...), [](void* p) { delete static_cast<T*>(p); });
     T* fact = static_cast<T*>(holder.get());
+    if constexpr (std::is_base_of_v<RewriteListener, T>) {
+      if (auto old = facts_.find(Key<T>()); old != facts_.end())
+        std::erase(listeners_, static_cast<RewriteListener*>(static_cast<T*>(old->second.get())));
+      listeners_.push_back(fact);
+    }
     facts_[Key<T>()] = std::move(holder);
     return *fact;
+  }
+
+  // The driver's events, passed on to the facts that listen.
+  void NodeCreated(Node* node) override {
+    for (RewriteListener* l : listeners_) l->NodeCreated(node);
+  }
+  void NodeErased(Node* node) override {
+    for (RewriteListener* l : listeners_) l->NodeErased(node);
+  }
+  void NodeModified(Node* node) override {
+    for (RewriteListener* l : listeners_) l->NodeModified(node);
+  }
+  void UseRemoved(Value* value) override {
+    for (RewriteListener* l : listeners_) l->UseRemoved(value);
   }
 
  private:
@@ -62,6 +84,7 @@ class RewriteFacts {
 
   const Model& model_;
   absl::flat_hash_map<const void*, std::shared_ptr<void>> facts_;
+  std::vector<RewriteListener*> listeners_;  // the facts that listen, in the order made
 };
 
 }  // namespace onnxsurgeon

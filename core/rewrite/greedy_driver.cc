@@ -12,7 +12,7 @@ namespace {
 class Worklist : public RewriteListener {
  public:
   static constexpr size_t kRevisitUsersLimit = 8;
-  explicit Worklist(RewriteListener* also) : also_(also) {}
+  explicit Worklist(std::vector<RewriteListener*> also) : also_(std::move(also)) {}
 
   // Each push takes a ticket. An entry whose ticket is no longer its node's was erased while
   // queued; a node created later at the same address has a ticket of its own, so it is
@@ -33,11 +33,11 @@ class Worklist : public RewriteListener {
     return nullptr;
   }
   void NodeCreated(Node* n) override {
-    if (also_) also_->NodeCreated(n);
+    for (RewriteListener* l : also_) l->NodeCreated(n);
     Push(n);
   }
   void NodeErased(Node* n) override {
-    if (also_) also_->NodeErased(n);
+    for (RewriteListener* l : also_) l->NodeErased(n);
     if (erased_names_) erased_names_->emplace_back(n->name(), FirstOutputName(*n));
     queued_.erase(n);
     died_.erase(n);
@@ -50,11 +50,11 @@ class Worklist : public RewriteListener {
     return false;
   }
   void NodeModified(Node* n) override {
-    if (also_) also_->NodeModified(n);
+    for (RewriteListener* l : also_) l->NodeModified(n);
     Push(n);
   }
   void UseRemoved(Value* v) override {
-    if (also_) also_->UseRemoved(v);
+    for (RewriteListener* l : also_) l->UseRemoved(v);
     if (v->IsInitializer() && !v->HasUsers() && orphan_set_.insert(v).second) orphans_.push_back(v);
     if (Node* p = v->producer(); p && !HasUsedOutput(*p)) died_.insert(p);
     Push(v->producer());
@@ -72,7 +72,7 @@ class Worklist : public RewriteListener {
   void RecordErasedNames(std::vector<std::pair<std::string, std::string>>* names) { erased_names_ = names; }
 
  private:
-  RewriteListener* also_;
+  std::vector<RewriteListener*> also_;  // the pass's listener, the facts that listen
   std::vector<std::pair<std::string, std::string>>* erased_names_ = nullptr;
   std::deque<std::pair<Node*, uint64_t>> queue_;  // node, ticket
   absl::flat_hash_map<Node*, uint64_t> queued_;   // node -> its ticket while queued
@@ -117,7 +117,9 @@ StatusOr<std::map<std::string, int64_t>> ApplyRulesGreedily(Model& model, const 
     for (auto& f : model.functions()) Collect(f->body(), options.include_subgraphs, initial);
 
   if (!options.top_down) std::reverse(initial.begin(), initial.end());
-  Worklist worklist(options.listener);
+  std::vector<RewriteListener*> listeners = {&facts};  // facts kept current (TypeFacts)
+  if (options.listener) listeners.push_back(options.listener);
+  Worklist worklist(std::move(listeners));
   for (Node* n : initial) worklist.Push(n);
   int64_t limit = options.max_rewrites >= 0 ? options.max_rewrites : 10 * static_cast<int64_t>(initial.size()) + 1000;
 

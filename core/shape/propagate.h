@@ -6,8 +6,9 @@
 // constant operands alone: elementwise ops (unary, numpy broadcasting), MatMul, Gemm,
 // Reshape/Expand/Unsqueeze/Squeeze with constant operands, Transpose, Concat, Flatten,
 // reductions with constant axes, Gather, Shape, Cast, LayerNormalization, Constant,
-// Conv/pooling/normalization (rules_nn.cc), Slice, ConstantOfShape and shapes computed
-// from Shape (rules_data.cc), and If from its branches.
+// Conv/pooling/normalization, Slice, ConstantOfShape and shapes computed from Shape
+// (rules_data.cc), and If from its branches. One rule per op, in the op table
+// (core/shape/op_table.h, one file per family in core/shape/ops/).
 // Where onnx shape inference also gives a type, the rules give the same element type
 // and the same static dims; a symbolic dim is only given when it is provably that size.
 // Anything else (other ops, undecidable broadcasts, unknown inputs) stays untyped, and

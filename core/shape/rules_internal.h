@@ -1,4 +1,5 @@
-// Families of rules split out of rules.cc, one file each; InferNode dispatches to them.
+// Data propagation the shape rules share (rules_data.cc); the rules themselves are in the
+// op table (core/shape/op_table.h).
 #pragma once
 
 #include <optional>
@@ -10,13 +11,9 @@ namespace onnxsurgeon::shape_rules {
 
 using Out = std::vector<std::optional<TensorType>>;
 
-// Given a node and its input types (every present input known; an absent one is empty).
-// Execute nothing. Result nullopt when the op is not of the family; else one entry per
-// output, nullopt where the rule does not decide it.
-// Conv, MaxPool, AveragePool, Global*Pool, BatchNormalization, InstanceNormalization.
-std::optional<Out> InferNn(const Node& n, const std::vector<TensorType>& ins);
-// Slice, ConstantOfShape, and ops shaped like one input (Trilu, Scatter*, GatherElements).
-std::optional<Out> InferData(const Node& n, const std::vector<TensorType>& ins, TypeLookup type_of);
+// An initializer that is also a graph input: onnx reads its data, we may not (it can be
+// overridden at run time), so rules that would fall back on "not constant" decide nothing.
+bool Overridable(const Value* v);
 
 // The elements of a 0-D/1-D int64 value as dims, as onnx's data propagation follows them
 // from constants and Shape through Gather, Unsqueeze, Squeeze, Concat and Cast; nullopt

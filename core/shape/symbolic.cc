@@ -7,7 +7,7 @@
 #include "core/interop/onnx_interop.h"
 #include "core/ir/constant.h"
 #include "core/ir/model.h"
-#include "core/shape/slicing.h"
+#include "core/shape/op_table.h"
 
 namespace onnxsurgeon {
 namespace {
@@ -16,63 +16,6 @@ using Types = onnx::TensorProto;
 constexpr size_t kMaxElems = SymbolicShapes::kMaxElems;
 
 bool IsIntType(int32_t t) { return t == Types::INT64 || t == Types::INT32; }
-
-bool Fits(int32_t dtype, int64_t v) {
-  if (dtype == Types::INT32)
-    return v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max();
-  if (dtype == Types::BOOL) return v == 0 || v == 1;
-  return true;
-}
-
-std::optional<int64_t> CheckedOp(char op, int64_t a, int64_t b) {
-  int64_t r = 0;
-  switch (op) {
-    case '+':
-      if (__builtin_add_overflow(a, b, &r)) return std::nullopt;
-      return r;
-    case '-':
-      if (__builtin_sub_overflow(a, b, &r)) return std::nullopt;
-      return r;
-    case '*':
-      if (__builtin_mul_overflow(a, b, &r)) return std::nullopt;
-      return r;
-    case '/':
-      if (b == 0 || (a == std::numeric_limits<int64_t>::min() && b == -1)) return std::nullopt;
-      return a / b;  // truncation, as onnxruntime's integer Div
-  }
-  return std::nullopt;
-}
-
-// Given two elements and an operator. Result their combination (nullopt when not sound
-// to express: overflow, division by zero).
-std::optional<SymbolicElem> Arith(char op, const SymbolicElem& a, const SymbolicElem& b) {
-  if (a.is_const && b.is_const) {
-    auto r = CheckedOp(op, a.c, b.c);
-    if (!r) return std::nullopt;
-    return SymbolicElem::Const(*r);
-  }
-  // Identities of integer arithmetic.
-  if ((op == '+' || op == '-') && b.is_const && b.c == 0) return a;
-  if (op == '+' && a.is_const && a.c == 0) return b;
-  if ((op == '*' || op == '/') && b.is_const && b.c == 1) return a;
-  if (op == '*' && a.is_const && a.c == 1) return b;
-  if (op == '*' && ((a.is_const && a.c == 0) || (b.is_const && b.c == 0))) return SymbolicElem::Const(0);
-  if (op == '/' && b.is_const && b.c == 0) return std::nullopt;
-  std::string ka = a.Key(), kb = b.Key();
-  if ((op == '+' || op == '*') && kb < ka) std::swap(ka, kb);
-  bool nonneg = false;
-  if (op == '+' || op == '*') nonneg = a.nonneg && b.nonneg;
-  if (op == '/') nonneg = a.nonneg && b.is_const && b.c > 0;
-  return SymbolicElem::Sym(absl::StrCat("(", std::string(1, op), " ", ka, " ", kb, ")"), nonneg);
-}
-
-// A dim of a value's shape narrowed to int32 (TensorFlow computes shapes in int32:
-// tf2onnx writes Shape -> Cast(int32) -> ... -> Cast(int64)). It keeps its value for every
-// dim below 2^31; a larger one makes the model's own int32 shape arithmetic wrap, and
-// the shape it then builds is refused at run time. Expressions of dims are not narrowed.
-bool IsDimToInt32(const SymbolicElem& e, int64_t to) {
-  return to == Types::INT32 && !e.is_const && (e.key.rfind("s:", 0) == 0 || e.key.rfind("d:", 0) == 0);
-}
 
 }  // namespace
 
@@ -90,6 +33,10 @@ std::string SymbolicVector::Key() const {
 
 std::string SymbolicShapes::IdOf(const Value* v) const {
   return absl::StrCat(ids_.try_emplace(v, ids_.size()).first->second);
+}
+
+SymbolicElem SymbolicShapes::OwnElem(const Value* v, size_t i) const {
+  return SymbolicElem::Sym(absl::StrCat("u:", IdOf(v), ":", i), false);
 }
 
 SymbolicElem SymbolicShapes::DimOf(const Value* v, const Shape& shape, size_t i) const {
@@ -127,8 +74,7 @@ const SymbolicVector* SymbolicShapes::VectorOf(Value* v) const {
     if (shape && shape->size() <= 1 && (shape->empty() || static_cast<size_t>((*shape)[0]) <= kMaxElems)) {
       out = SymbolicVector{t, shape->empty(), {}};
       size_t n = shape->empty() ? 1 : static_cast<size_t>((*shape)[0]);
-      for (size_t i = 0; i < n; ++i)
-        out->elems.push_back(SymbolicElem::Sym(absl::StrCat("u:", IdOf(v), ":", i), false));
+      for (size_t i = 0; i < n; ++i) out->elems.push_back(OwnElem(v, i));
       Register(v, *out);
     }
   }
@@ -277,193 +223,10 @@ void SymbolicShapes::Evaluate(Node* n) {
   vectors_[n->output(0)] = std::move(out);
 }
 
-// Binary elementwise ops on vectors of one length (or one element, broadcast). An element
-// `f` cannot decide becomes element i of the output itself.
-template <typename F>
-std::optional<SymbolicVector> SymbolicShapes::Elementwise(Node* n, F f) const {
-  if (n->num_inputs() != 2) return std::nullopt;
-  const SymbolicVector* a = VectorOf(n->input(0));
-  const SymbolicVector* b = VectorOf(n->input(1));
-  if (!a || !b || a->dtype != b->dtype || !IsIntType(a->dtype)) return std::nullopt;
-  if (a->elems.size() != b->elems.size() && a->elems.size() != 1 && b->elems.size() != 1) return std::nullopt;
-  size_t len = std::max(a->elems.size(), b->elems.size());
-  SymbolicVector v{a->dtype, a->scalar && b->scalar, {}};
-  bool any = false;
-  for (size_t i = 0; i < len; ++i) {
-    auto r = f(a->elems[a->elems.size() == 1 ? 0 : i], b->elems[b->elems.size() == 1 ? 0 : i], a->dtype);
-    any |= r.has_value();
-    v.elems.push_back(r ? *r : SymbolicElem::Sym(absl::StrCat("u:", IdOf(n->output(0)), ":", i), false));
-  }
-  if (!any) return std::nullopt;  // nothing learned: the output is its own leaf
-  return v;
-}
-
 std::optional<SymbolicVector> SymbolicShapes::Compute(Node* n) const {
-  const std::string& op = n->op_type();
-  int64_t opset = n->graph()->OpsetVersion("");
-  if (op == "Shape" || op == "Size") {
-    auto shape = ShapeOf(n->input(0));
-    if (!shape) return std::nullopt;
-    int64_t rank = static_cast<int64_t>(shape->size());
-    if (op == "Size") {
-      SymbolicElem acc = SymbolicElem::Const(1);
-      for (size_t i = 0; i < shape->size(); ++i) {
-        auto r = Arith('*', acc, DimOf(n->input(0), *shape, i));
-        if (!r) return std::nullopt;
-        acc = *r;
-      }
-      return SymbolicVector{Types::INT64, true, {acc}};
-    }
-    auto [start, end] = opset >= 15 ? ShapeRange(rank, n->GetInt("start", 0), n->GetInt("end", rank))
-                                    : std::pair<int64_t, int64_t>{0, rank};
-    SymbolicVector v{Types::INT64, false, {}};
-    for (int64_t i = start; i < end; ++i) v.elems.push_back(DimOf(n->input(0), *shape, static_cast<size_t>(i)));
-    return v;
-  }
-  if (op == "Identity") {
-    const SymbolicVector* x = VectorOf(n->input(0));
-    return x ? std::optional<SymbolicVector>(*x) : std::nullopt;
-  }
-  if (op == "Gather") {
-    const SymbolicVector* x = VectorOf(n->input(0));
-    auto idx = GetConstant(n->input(1));
-    auto ints = idx ? idx->AsInt64s() : std::nullopt;
-    int64_t axis = n->GetInt("axis", 0);
-    if (!x || x->scalar || !ints || idx->dims.size() > 1 || (axis != 0 && axis != -1)) return std::nullopt;
-    SymbolicVector v{x->dtype, idx->dims.empty(), {}};
-    int64_t size = static_cast<int64_t>(x->elems.size());
-    for (int64_t i : *ints) {
-      if (i < -size || i >= size) return std::nullopt;
-      v.elems.push_back(x->elems[static_cast<size_t>(i < 0 ? i + size : i)]);
-    }
-    return v;
-  }
-  if (op == "Unsqueeze" || op == "Squeeze") {
-    const SymbolicVector* x = VectorOf(n->input(0));
-    if (!x) return std::nullopt;
-    std::optional<std::vector<int64_t>> axes;
-    if (opset >= 13) {
-      axes = n->input(1) ? Int64s(n->input(1)) : std::optional<std::vector<int64_t>>(std::vector<int64_t>{});
-    } else if (const Attribute* a = n->FindAttribute("axes")) {
-      axes = std::vector<int64_t>(a->proto().ints().begin(), a->proto().ints().end());
-    } else {
-      axes = std::vector<int64_t>{};
-    }
-    if (!axes) return std::nullopt;
-    if (op == "Unsqueeze") {
-      if (!x->scalar || axes->size() != 1 || ((*axes)[0] != 0 && (*axes)[0] != -1)) return std::nullopt;
-      SymbolicVector v = *x;
-      v.scalar = false;
-      return v;
-    }
-    if (x->scalar || x->elems.size() != 1 || axes->size() > 1 ||
-        (axes->size() == 1 && (*axes)[0] != 0 && (*axes)[0] != -1))
-      return std::nullopt;
-    SymbolicVector v = *x;
-    v.scalar = true;
-    return v;
-  }
-  if (op == "Concat") {
-    int64_t axis = n->GetInt("axis", 0);
-    if (axis != 0 && axis != -1) return std::nullopt;
-    SymbolicVector v{0, false, {}};
-    for (Value* in : n->inputs()) {
-      const SymbolicVector* x = VectorOf(in);
-      if (!x || x->scalar || (v.dtype && v.dtype != x->dtype)) return std::nullopt;
-      v.dtype = x->dtype;
-      v.elems.insert(v.elems.end(), x->elems.begin(), x->elems.end());
-      if (v.elems.size() > kMaxElems) return std::nullopt;
-    }
-    if (!v.dtype) return std::nullopt;
-    return v;
-  }
-  if (op == "Reshape") {
-    const SymbolicVector* x = VectorOf(n->input(0));
-    auto shape = Int64s(n->input(1));
-    if (!x || !shape) return std::nullopt;
-    int64_t count = static_cast<int64_t>(x->elems.size());
-    if (shape->empty() && count == 1) return SymbolicVector{x->dtype, true, x->elems};
-    if (shape->size() == 1 && ((*shape)[0] == -1 || (*shape)[0] == count))
-      return SymbolicVector{x->dtype, false, x->elems};
-    return std::nullopt;
-  }
-  if (op == "Slice") {
-    const SymbolicVector* x = VectorOf(n->input(0));
-    if (!x || x->scalar || opset < 10) return std::nullopt;
-    auto starts = Int64s(n->input(1)), ends = Int64s(n->input(2));
-    std::optional<std::vector<int64_t>> axes = std::vector<int64_t>{0}, steps = std::vector<int64_t>{1};
-    if (n->input(3)) axes = Int64s(n->input(3));
-    if (n->input(4)) steps = Int64s(n->input(4));
-    if (!starts || !ends || !axes || !steps || starts->size() != 1 || ends->size() != 1 || axes->size() != 1 ||
-        steps->size() != 1 || ((*axes)[0] != 0 && (*axes)[0] != -1) || (*steps)[0] == 0)
-      return std::nullopt;
-    const int64_t step = (*steps)[0];
-    auto range = ClampSlice(static_cast<int64_t>(x->elems.size()), (*starts)[0], (*ends)[0], step);
-    SymbolicVector v{x->dtype, false, {}};
-    for (int64_t k = 0, i = range->start; k < range->count; ++k, i += step)
-      v.elems.push_back(x->elems[static_cast<size_t>(i)]);
-    return v;
-  }
-  if (op == "Cast") {
-    const SymbolicVector* x = VectorOf(n->input(0));
-    int64_t to = n->GetInt("to", 0);
-    if (!x || !(IsIntType(static_cast<int32_t>(to)) || to == Types::BOOL)) return std::nullopt;
-    SymbolicVector v = *x;
-    v.dtype = static_cast<int32_t>(to);
-    for (SymbolicElem& e : v.elems) {
-      if (e.is_const) {
-        if (to == Types::BOOL) e = SymbolicElem::Const(e.c != 0);
-        else if (!Fits(v.dtype, e.c)) return std::nullopt;
-      } else if (!(x->dtype == to || (x->dtype == Types::INT32 && to == Types::INT64) || IsDimToInt32(e, to))) {
-        return std::nullopt;  // narrowing or to bool: the value may change
-      }
-    }
-    return v;
-  }
-  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
-    char c = op == "Add" ? '+' : op == "Sub" ? '-' : op == "Mul" ? '*' : '/';
-    return Elementwise(n,
-                       [c](const SymbolicElem& a, const SymbolicElem& b, int32_t dtype) -> std::optional<SymbolicElem> {
-                         auto r = Arith(c, a, b);
-                         if (r && r->is_const && !Fits(dtype, r->c)) return std::nullopt;
-                         return r;
-                       });
-  }
-  if (op == "Equal") {
-    auto out = Elementwise(n, [](const SymbolicElem& a, const SymbolicElem& b, int32_t) -> std::optional<SymbolicElem> {
-      if (a.Same(b)) return SymbolicElem::Const(1);
-      if (a.is_const && b.is_const) return SymbolicElem::Const(0);
-      if ((a.nonneg && b.is_const && b.c < 0) || (b.nonneg && a.is_const && a.c < 0)) return SymbolicElem::Const(0);
-      return std::nullopt;
-    });
-    if (out) out->dtype = Types::BOOL;
-    return out;
-  }
-  if (op == "Not") {
-    const SymbolicVector* x = VectorOf(n->input(0));
-    if (!x || x->dtype != Types::BOOL || !x->AllConst()) return std::nullopt;
-    SymbolicVector v = *x;
-    for (SymbolicElem& e : v.elems) e = SymbolicElem::Const(e.c == 0);
-    return v;
-  }
-  if (op == "Where") {
-    const SymbolicVector* c = VectorOf(n->input(0));
-    const SymbolicVector* a = VectorOf(n->input(1));
-    const SymbolicVector* b = VectorOf(n->input(2));
-    if (!c || !a || !b || c->dtype != Types::BOOL || a->dtype != b->dtype) return std::nullopt;
-    size_t len = std::max({c->elems.size(), a->elems.size(), b->elems.size()});
-    for (const SymbolicVector* x : {c, a, b})
-      if (x->elems.size() != len && x->elems.size() != 1) return std::nullopt;
-    SymbolicVector v{a->dtype, c->scalar && a->scalar && b->scalar, {}};
-    for (size_t i = 0; i < len; ++i) {
-      const SymbolicElem& ce = c->elems[c->elems.size() == 1 ? 0 : i];
-      if (!ce.is_const) return std::nullopt;
-      const SymbolicVector* side = ce.c ? a : b;
-      v.elems.push_back(side->elems[side->elems.size() == 1 ? 0 : i]);
-    }
-    return v;
-  }
-  return std::nullopt;
+  const shape_ops::OpRules* rules = shape_ops::FindOpRules(n->op_type());
+  if (!rules || !rules->symbolic) return std::nullopt;
+  return rules->symbolic({n, *this, n->graph()->OpsetVersion("")});
 }
 
 }  // namespace onnxsurgeon

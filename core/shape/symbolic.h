@@ -96,6 +96,9 @@ class SymbolicShapes {
 
   // The element that stands for dim `i` of `v`, whose shape is `shape`.
   SymbolicElem DimOf(const Value* v, const Shape& shape, size_t i) const;
+  // Element `i` of `v` as a symbol of its own: what a vector the analysis cannot see
+  // through (or one element of it) stands for.
+  SymbolicElem OwnElem(const Value* v, size_t i) const;
 
   // The shape of `v` as its producer computes it, for Expand, Reshape and ConstantOfShape
   // whose target vector the analysis describes; else the value's shape (core/ir/shape.h).
@@ -109,8 +112,6 @@ class SymbolicShapes {
  private:
   void Evaluate(Node* n);
   std::optional<SymbolicVector> Compute(Node* n) const;
-  template <typename F>
-  std::optional<SymbolicVector> Elementwise(Node* n, F f) const;
   Value* Register(Value* v, const SymbolicVector& vec) const;
 
   // Memo of VectorOf (node map: pointers to vectors stay valid as it grows).

@@ -41,7 +41,7 @@ struct Scope {
 
 class Converter {
  public:
-  Converter(Model& model, TypeOracle& types) : model_(model), types_(types) {}
+  Converter(Model& model, TypeFacts& types) : model_(model), types_(types) {}
 
   // Converts every node of `domain` in `scope` from `source` to `target`.
   void ConvertScope(const Scope& scope, const std::string& domain, int64_t source, int64_t target) {
@@ -92,7 +92,7 @@ class Converter {
     }
     if (p.opset != -1 &&
         std::any_of(node->outputs().begin(), node->outputs().end(), [&](Value* v) { return v && !types_.Find(v); }))
-      types_.InferNode(*node, domain, p.opset);  // a node made during conversion
+      types_.InferBySchema(*node, domain, p.opset);  // a node made during conversion
     const onnx::OpSchema* to = SchemaAt(domain, op, target);
     int64_t decompose_below = DecomposeBelow(domain, op);
     // Renamed ops (Upsample-9 <-> Resize-10): walk to the bridge version, then rename.
@@ -205,7 +205,7 @@ class Converter {
   }
 
   Model& model_;
-  TypeOracle& types_;
+  TypeFacts& types_;
   ConvertReport report_;
   std::string failed_name_, failed_op_;
   const Graph* failed_graph_ = nullptr;
@@ -265,8 +265,9 @@ absl::flat_hash_set<const Value*> AllConstants(const Model& model) {
 ConvertReport ConvertAll(Model& model, int64_t target, int64_t ml_target) {
   auto used_before = UsedConstants(model);
   auto all_before = AllConstants(model);
-  TypeOracle types;
-  types.Build(model);
+  // The graph's opsets change while it converts: types are inferred once, up front, and
+  // what the conversion creates is typed by its steps (InferBySchema, Alias).
+  TypeFacts types(model, {.derive = false, .infer_up_front = true});
   Converter c(model, types);
   ConvertReport& report = c.report();
   report.source = model.OpsetVersion("");

@@ -339,7 +339,7 @@ Status GenericStep(StepContext& ctx) {
   return absl::OkStatus();
 }
 
-Status CheckAtTarget(const Node& n, const onnx::OpSchema& s, const TypeOracle& types, int64_t opset) {
+Status CheckAtTarget(const Node& n, const onnx::OpSchema& s, const TypeFacts& types, int64_t opset) {
   auto refuse = [&](const std::string& why) {
     return absl::FailedPreconditionError(
         absl::StrCat(n.op_type(), "-", s.since_version(), " (opset ", opset, "): ", why));

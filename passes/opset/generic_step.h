@@ -22,6 +22,6 @@ Status GenericStep(StepContext& ctx);
 
 // The node's actual types must be allowed by the target schema; arity and attributes
 // must fit it.
-Status CheckAtTarget(const Node& n, const onnx::OpSchema& s, const TypeOracle& types, int64_t opset);
+Status CheckAtTarget(const Node& n, const onnx::OpSchema& s, const TypeFacts& types, int64_t opset);
 
 }  // namespace onnxsurgeon::opset

@@ -1,6 +1,6 @@
 // What the opset converter's adapters and decompositions see: the node, the two schemas
-// of a step, the types onnx shape inference found, and helpers to make constants and
-// refuse with a clear reason. Internal to passes/opset.
+// of a step, the types (TypeFacts, inferred before converting), and helpers to make
+// constants and refuse with a clear reason. Internal to passes/opset.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
+#include "core/analysis/type_facts.h"
 #include "core/ir/constant.h"
 #include "core/ir/model.h"
 #include "core/ir/status.h"
@@ -17,28 +17,6 @@
 #include "onnx/defs/schema.h"
 
 namespace onnxsurgeon::opset {
-
-// Types of values, from the model's own value infos and onnx shape inference (run once
-// before converting), keyed by value: same-named values of sibling subgraphs are
-// different values. Values created during conversion are typed where the converter
-// knows their type (constants) or by their op's own inference (InferNode).
-class TypeOracle {
- public:
-  void Build(const Model& model);
-  const onnx::TypeProto* Find(const Value* v) const;
-  int32_t ElemType(const Value* v) const;  // TensorProto data type, 0 unknown
-  int64_t Rank(const Value* v) const;      // -1 unknown
-  // Static dims (-1 for a symbolic dim); nullopt when the rank is unknown.
-  std::optional<std::vector<int64_t>> Dims(const Value* v) const;
-  // Given a value that replaces `old`. Execute gives it old's type if it has none.
-  void Alias(const Value* old, const Value* replacement);
-  // Given a node new to the graph and the opset its signature follows. Execute runs the
-  // op's own type and shape inference on it and records its output types.
-  void InferNode(const Node& node, const std::string& domain, int64_t opset);
-
- private:
-  absl::flat_hash_map<const Value*, onnx::TypeProto> types_;
-};
 
 // A node that a step emitted, or a node made by a decomposition, and the opset its
 // signature follows: the converter takes it on from there to the target.
@@ -54,7 +32,7 @@ struct StepContext {
   const onnx::OpSchema* to = nullptr;
   int64_t target = -1;           // where the whole conversion goes
   Rewriter* rewriter = nullptr;  // insertion point: before `node`
-  TypeOracle* types = nullptr;
+  TypeFacts* types = nullptr;    // built up front, told what the conversion creates
   std::vector<Pending>* emitted = nullptr;
   // The adapter did the whole step: the generic schema-driven step is skipped.
   bool handled = false;
@@ -90,7 +68,7 @@ struct DecomposeContext {
   int64_t opset = -1;  // the node's current opset
   int64_t target = -1;
   Rewriter* rewriter = nullptr;
-  TypeOracle* types = nullptr;
+  TypeFacts* types = nullptr;  // built up front, told what the conversion creates
   std::vector<Pending>* emitted = nullptr;
   std::string* why_not = nullptr;  // set when the decomposition does not apply
 };

@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/analysis/type_facts.h"
 #include "core/inspect/json.h"
 #include "core/ir/constant.h"
 #include "core/ir/function.h"
@@ -18,21 +19,7 @@
 #include "core/ir/shape.h"
 #include "core/ir/value.h"
 #include "onnx/defs/schema.h"
-#include "passes/inferred_types.h"
 #include "passes/reshapes/reshape_facts.h"
-
-#include "passes/target/check.h"
-
-#include <algorithm>
-
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "core/inspect/json.h"
-#include "core/ir/function.h"
-#include "core/ir/graph.h"
-#include "core/ir/node.h"
-#include "core/ir/value.h"
-#include "passes/inferred_types.h"
 #include "passes/target/conditions/common.h"
 
 namespace onnxsurgeon::target {
@@ -77,7 +64,7 @@ struct Remedy {
 class Checker {
  public:
   Checker(const Model& model, const CompiledProfile& t, const CheckOptions& o)
-      : model_(model), t_(t), p_(t.profile), o_(o), types_(&model), static_inputs_(StaticInputs(model, o)) {}
+      : model_(model), t_(t), p_(t.profile), o_(o), types_(model), static_inputs_(StaticInputs(model, o)) {}
 
   CheckReport Run() {
     ModelLevel();
@@ -410,7 +397,7 @@ class Checker {
   const CompiledProfile& t_;
   const Profile& p_;  // t_.profile
   const CheckOptions& o_;
-  passes::InferredTypes types_;  // inference runs only if a condition asks about an unannotated value
+  TypeFacts types_;  // inference runs only if a condition asks about an unannotated value
   const ConditionAnalyses analyses_{types_};
   const bool static_inputs_;
   CheckReport report_;

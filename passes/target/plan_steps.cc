@@ -69,7 +69,7 @@ Removal SimplifyRemoves(const RemovalQuery& q) {
 // one before the form that takes the input (-1 when none holds).
 int64_t OpsetBeforeForms(const CompiledProfile& t, const Model& model) {
   int64_t goal = -1;
-  const passes::InferredTypes no_types;  // input:I reads no types
+  const TypeFacts no_types(model);  // input:I reads no types
   const ConditionAnalyses analyses{no_types};
   for (Graph* g : model.AllGraphs()) {
     for (Node* n : g->nodes()) {

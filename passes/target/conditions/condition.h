@@ -18,13 +18,13 @@
 
 #include "core/ir/node.h"
 #include "core/ir/status.h"
-#include "passes/inferred_types.h"
+#include "core/analysis/type_facts.h"
 
 namespace onnxsurgeon::target {
 
 // What conditions read besides the node, built once per check and handed in by reference.
 struct ConditionAnalyses {
-  const passes::InferredTypes& types;  // element types and ranks, inferred where unannotated
+  const TypeFacts& types;  // element types and ranks, inferred where unannotated
 };
 
 // What a condition's remedy depends on besides the node.

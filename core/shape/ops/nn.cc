@@ -1,13 +1,13 @@
-// Convolution, pooling and normalization rules, as onnx's convPoolShapeInference computes
-// them: floor mode only (ceil_mode's rounding differs between onnx versions), a spatial
+// Convolution, pooling and normalization. Conv and pooling as onnx's convPoolShapeInference
+// computes them: floor mode only (ceil_mode's rounding differs between onnx versions), a spatial
 // dim only where the input's is static, kernel sizes static.
 #include <string>
 
 #include "core/ir/graph.h"
 #include "core/ir/model.h"
-#include "core/shape/rules_internal.h"
+#include "core/shape/ops/internal.h"
 
-namespace onnxsurgeon::shape_rules {
+namespace onnxsurgeon::shape_ops {
 namespace {
 
 // Attribute `name` of `n` (ints), `fallback` when absent; nullopt when a reference or
@@ -80,36 +80,61 @@ std::optional<Shape> ConvPoolShape(const Node& n, const Shape& x, const Shape* w
   return out;
 }
 
-}  // namespace
-
-std::optional<Out> InferNn(const Node& n, const std::vector<TensorType>& ins) {
-  const std::string& op = n.op_type();
-  const int64_t opset = n.graph()->OpsetVersion("");
-  const TensorType& x = ins[0];
-  Out out(n.num_outputs());
-  auto set = [&](std::optional<Shape> s) {
-    if (s) out[0] = TensorType{x.elem, std::move(*s)};
-    return out;
-  };
-  if (op == "Conv") {
-    if (ins.size() < 2 || ins[1].shape.empty()) return out;
-    return set(ConvPoolShape(n, x.shape, &ins[1].shape, true));
-  }
-  if (op == "MaxPool" || op == "AveragePool") {
-    const bool dilation = op == "MaxPool" ? opset >= 10 : opset >= 19;
-    auto s = ConvPoolShape(n, x.shape, nullptr, dilation);
-    if (s && out.size() > 1 && op == "MaxPool") out[1] = TensorType{onnx::TensorProto::INT64, *s};
-    return set(std::move(s));
-  }
-  if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
-    if (x.shape.size() < 2) return out;
-    Shape s(x.shape.begin(), x.shape.begin() + 2);
-    s.resize(x.shape.size(), Dim::Static(1));
-    return set(std::move(s));
-  }
-  // Output 0 is shaped like X (BatchNormalization's training outputs are left alone).
-  if (op == "BatchNormalization" || op == "InstanceNormalization") return set(x.shape);
-  return std::nullopt;
+Out Conv(const ShapeInput& in) {
+  if (in.ins.size() < 2 || in.ins[1].shape.empty()) return in.None();
+  return in.Typed(in.x().elem, ConvPoolShape(in.node, in.x().shape, &in.ins[1].shape, true));
 }
 
-}  // namespace onnxsurgeon::shape_rules
+Out Pool(const ShapeInput& in) {
+  const bool max = in.node.op_type() == "MaxPool";
+  const bool dilation = max ? in.opset >= 10 : in.opset >= 19;
+  auto s = ConvPoolShape(in.node, in.x().shape, nullptr, dilation);
+  Out out = in.None();
+  if (!s) return out;
+  if (out.size() > 1 && max) out[1] = TensorType{onnx::TensorProto::INT64, *s};
+  out[0] = TensorType{in.x().elem, std::move(*s)};
+  return out;
+}
+
+Out GlobalPool(const ShapeInput& in) {
+  const Shape& x = in.x().shape;
+  if (x.size() < 2) return in.None();
+  Shape s(x.begin(), x.begin() + 2);
+  s.resize(x.size(), Dim::Static(1));
+  return in.Typed(in.x().elem, std::move(s));
+}
+
+// Output 0 is shaped like X (BatchNormalization's training outputs are left alone).
+Out ShapedLikeInput(const ShapeInput& in) {
+  Out out = in.None();
+  out[0] = in.x();
+  return out;
+}
+
+Out LayerNorm(const ShapeInput& in) {
+  Out out = in.None();
+  if (in.opset < 17) return out;
+  const TensorType& x = in.x();
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+  int64_t axis = in.node.GetInt("axis", -1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis > rank) return out;
+  out[0] = x;
+  Shape stats = x.shape;
+  for (int64_t d = axis; d < rank; ++d) stats[d] = Dim::Static(1);
+  const int32_t stash = static_cast<int32_t>(in.node.GetInt("stash_type", onnx::TensorProto::FLOAT));
+  for (size_t i = 1; i < out.size() && i < 3; ++i) out[i] = TensorType{stash, stats};
+  return out;
+}
+
+}  // namespace
+
+void RegisterNn(OpTable& table) {
+  table.Shape({"Conv"}, Conv);
+  table.Shape({"MaxPool", "AveragePool"}, Pool);
+  table.Shape({"GlobalAveragePool", "GlobalMaxPool"}, GlobalPool);
+  table.Shape({"BatchNormalization", "InstanceNormalization"}, ShapedLikeInput);
+  table.Shape({"LayerNormalization"}, LayerNorm);
+}
+
+}  // namespace onnxsurgeon::shape_ops

@@ -1,0 +1,139 @@
+// TypeFacts (core/analysis/type_facts.h), the one type and shape service, and the op
+// table behind its local rules (core/shape/op_table.h).
+#include <gtest/gtest.h>
+
+#include "core/analysis/type_facts.h"
+#include "core/rewrite/facts.h"
+#include "core/shape/op_table.h"
+#include "tests/cpp/test_util.h"
+
+namespace onnxsurgeon {
+namespace {
+
+using onnx::TensorProto;
+
+// Values named alike in sibling branches: `t` is int64 in one and float16 in the other, `r`
+// of rank 3 in one and rank 2 in the other. Nothing is annotated inside the branches.
+constexpr const char* kSiblings = R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[N,4] x, bool c) => (float[N,4] y) {
+  a = If(c) <
+    then_branch = t1 () => (ta) {
+      t = Cast<to = 7>(x)  ax = Constant<value = int64[1] {0}>()  r = Unsqueeze(x, ax)  ta = Identity(x) },
+    else_branch = e1 () => (ea) { t = Cast<to = 10>(x)  r = Transpose(x)  ea = Identity(x) }
+  >
+  y = Relu(x)
+})";
+
+Value* Named(Graph& g, const char* name) {
+  for (Node* n : g.nodes())
+    for (Value* v : n->outputs())
+      if (v && v->name() == name) return v;
+  return nullptr;
+}
+
+TEST(TypeFacts, SiblingBranchesAreDifferentValues) {
+  auto m = testing::Parse(kSiblings);
+  ASSERT_TRUE(m);
+  Node* iff = nullptr;
+  for (Node* n : m->graph().nodes())
+    if (n->Is("If")) iff = n;
+  ASSERT_TRUE(iff);
+  Graph& then_branch = *iff->subgraphs()[0];
+  Graph& else_branch = *iff->subgraphs()[1];
+  TypeFacts facts(*m);
+  EXPECT_EQ(facts.ElemType(Named(then_branch, "t")), TensorProto::INT64);
+  EXPECT_EQ(facts.ElemType(Named(else_branch, "t")), TensorProto::FLOAT16);
+  EXPECT_EQ(facts.Rank(Named(then_branch, "r")), 3);
+  EXPECT_EQ(facts.Rank(Named(else_branch, "r")), 2);
+  // Inferred up front (the converter's way), the branches stay apart too.
+  TypeFacts inferred(*m, {.derive = false, .infer_up_front = true});
+  EXPECT_EQ(inferred.ElemType(Named(then_branch, "t")), TensorProto::INT64);
+  EXPECT_EQ(inferred.ElemType(Named(else_branch, "t")), TensorProto::FLOAT16);
+  EXPECT_EQ(inferred.Dims(Named(then_branch, "r")), (std::vector<int64_t>{1, -1, 4}));
+  EXPECT_EQ(inferred.Dims(Named(else_branch, "r")), (std::vector<int64_t>{4, -1}));
+}
+
+TEST(TypeFacts, DimsKeepSymbolsAndInitializersWin) {
+  auto m = testing::Parse(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[N,4] x) => (float[N,4] y) <float[4] w = {1, 2, 3, 4}> { y = Add(x, w) })");
+  ASSERT_TRUE(m);
+  TypeFacts facts(*m);
+  auto x = facts.DimsOf(m->graph().FindValue("x"));
+  ASSERT_TRUE(x);
+  EXPECT_EQ(ShapeToString(*x), "[N,4]");
+  EXPECT_EQ(facts.Dims(m->graph().FindValue("w")), (std::vector<int64_t>{4}));
+  EXPECT_EQ(facts.ElemType(m->graph().FindValue("w")), TensorProto::FLOAT);
+  EXPECT_TRUE(facts.ConstantValue(m->graph().FindValue("w")));
+  EXPECT_FALSE(facts.ConstantValue(m->graph().FindValue("x")));
+}
+
+TEST(TypeFacts, SchemaInferenceTypesWhatAStepCreates) {
+  auto m = testing::Parse(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[2,3] x) => (float[3,2] y) { y = Transpose(x) })");
+  ASSERT_TRUE(m);
+  TypeFacts facts(*m, {.derive = false, .infer_up_front = true});
+  Rewriter rw(&facts);
+  rw.SetInsertionPointAtEnd(&m->graph());
+  Node* neg = rw.Create("Neg", {m->graph().FindValue("y")});
+  EXPECT_EQ(facts.ElemType(neg->output(0)), 0);  // no derivation in this mode
+  facts.InferBySchema(*neg, "", 17);
+  EXPECT_EQ(facts.Dims(neg->output(0)), (std::vector<int64_t>{3, 2}));
+  Node* id = rw.Create("Identity", {neg->output(0)});
+  EXPECT_EQ(facts.Find(id->output(0)), nullptr);
+  facts.Alias(neg->output(0), id->output(0));  // a copy, though the map grows while taking it
+  EXPECT_EQ(facts.ElemType(id->output(0)), TensorProto::FLOAT);
+}
+
+// A fact that listens: RewriteFacts passes the driver's events on to it.
+struct CountingFact : RewriteListener {
+  explicit CountingFact(const Model&) {}
+  void NodeCreated(Node*) override { ++created; }
+  int created = 0;
+};
+
+TEST(TypeFacts, RewriteFactsPassEventsToFactsThatListen) {
+  auto m = testing::Parse(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[2] x) => (float[2] y) { y = Relu(x) })");
+  ASSERT_TRUE(m);
+  RewriteFacts facts(*m);
+  CountingFact& counting = facts.Get<CountingFact>();
+  Rewriter rw(&facts);
+  rw.SetInsertionPointAtEnd(&m->graph());
+  rw.Create("Neg", {m->graph().FindValue("x")});
+  EXPECT_EQ(counting.created, 1);
+}
+
+TEST(TypeFacts, NodesARewriteCreatesAreTypedByTheirRule) {
+  auto m = testing::Parse(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[2,3] x) => (float[2,3] y) { y = Relu(x) })");
+  ASSERT_TRUE(m);
+  RewriteFacts facts(*m);
+  TypeFacts& types = facts.Get<TypeFacts>();
+  EXPECT_EQ(types.Rank(m->graph().FindValue("y")), 2);  // the local rules ran: y is annotated anyway
+  Rewriter rw(&facts);
+  rw.SetInsertionPointAtEnd(&m->graph());
+  Node* t = rw.Create("Transpose", {m->graph().FindValue("x")});
+  Node* u = rw.Create("Unsqueeze", {t->output(0), rw.Int64s({0})});
+  EXPECT_EQ(types.Dims(u->output(0)), (std::vector<int64_t>{1, 3, 2}));
+  EXPECT_EQ(types.ElemType(t->output(0)), TensorProto::FLOAT);
+}
+
+TEST(OpTable, OneEntryPerOpWithItsRules) {
+  const shape_ops::OpRules* relu = shape_ops::FindOpRules("Relu");
+  ASSERT_TRUE(relu);
+  EXPECT_TRUE(relu->shape);
+  EXPECT_FALSE(relu->symbolic);
+  const shape_ops::OpRules* shape = shape_ops::FindOpRules("Shape");
+  ASSERT_TRUE(shape);
+  EXPECT_TRUE(shape->shape && shape->symbolic);
+  EXPECT_TRUE(shape_ops::FindOpRules("Constant")->shape_reads_no_inputs);
+  // Constant evaluation's kernels are a column of the same table.
+  const shape_ops::OpRules* add = shape_ops::FindOpRules("Add");
+  ASSERT_TRUE(add);
+  EXPECT_FALSE(add->kernels.empty());
+  EXPECT_EQ(eval::FindKernel("Add", "", 18), &add->kernels.front().fn);
+  EXPECT_EQ(shape_ops::FindOpRules("NoSuchOp"), nullptr);
+}
+
+}  // namespace
+}  // namespace onnxsurgeon
