@@ -1,6 +1,7 @@
 #include "core/verify/bisect.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -145,6 +146,35 @@ StatusOr<std::unique_ptr<Model>> Cut(const Model& model, const std::vector<const
   return copy;
 }
 
+// For a pass with no finer steps (convert-opset, convert-float16, dce, ...): the node of
+// `before` (topological order) where the difference enters, as the smallest prefix of the
+// main graph that, cut out with `extract` and run through the pass alone, computes
+// something else than the same prefix unconverted (binary search; a prefix that cannot be
+// cut or converted counts as not showing it). -1 when no prefix shows it.
+StatusOr<int64_t> FirstNodeByPrefixes(const Model& before, const std::function<Status(Model&)>& run, Prober& prober,
+                                      const std::string& pass) {
+  std::vector<const Node*> nodes;
+  for (const Node* n : before.graph().nodes()) nodes.push_back(n);
+  auto shows = [&](int64_t k) -> bool {
+    std::vector<const Node*> prefix(nodes.begin(), nodes.begin() + k);
+    auto cut = Cut(before, prefix);
+    if (!cut.ok()) return false;
+    auto converted = CopySharingWeights(**cut);
+    if (!converted.ok() || !run(**converted).ok()) return false;
+    prober.reproducer_input_ = cut->get();
+    auto differs = prober.DiffersFrom(**cut, **converted, absl::StrCat(pass, " on the first ", k, " node(s)"), nullptr);
+    prober.reproducer_input_ = nullptr;
+    return differs.ok() && *differs;
+  };
+  int64_t lo = 0, hi = static_cast<int64_t>(nodes.size());
+  if (hi == 0 || !shows(hi)) return -1;
+  while (hi - lo > 1) {
+    int64_t mid = lo + (hi - lo) / 2;
+    (shows(mid) ? hi : lo) = mid;
+  }
+  return hi - 1;
+}
+
 }  // namespace
 
 StatusOr<BisectResult> Bisect(const Model& input, const std::vector<PipelineItem>& pipeline,
@@ -230,6 +260,24 @@ StatusOr<BisectResult> Bisect(const Model& input, const std::vector<PipelineItem
   RewriteBudget previous(hi - 1);
   OS_ASSIGN_OR_RETURN(std::unique_ptr<Model> pre, run_steps(hi - 1, &previous));
   std::vector<const Node*> region = RegionNodes(*pre, result.culprit);
+  if (region.empty() && result.steps <= 1) {
+    // No finer steps: find the node by converting prefixes of the model on their own.
+    OS_ASSIGN_OR_RETURN(pre, CopySharingWeights(*before));
+    auto run = [&](Model& m) { return RunItem(m, item, CopyOf(forbidden), nullptr); };
+    OS_ASSIGN_OR_RETURN(int64_t first, FirstNodeByPrefixes(*pre, run, prober, result.pass));
+    if (first >= 0) {
+      const Node* n = nullptr;
+      int64_t i = 0;
+      for (const Node* m : pre->graph().nodes())
+        if (i++ == first) n = m;
+      result.culprit.rule = item.info->name;
+      result.culprit.root = n->name();
+      result.culprit.nodes = {n->name()};
+      result.culprit.outputs = {FirstOutputName(*n)};
+      result.found_by_prefixes = true;
+      region = {n};
+    }
+  }
   if (region.empty()) {
     if (result.note.empty()) {
       result.note = absl::StrCat("'", result.culprit.rule, "' has no finer steps; no region to cut out");
@@ -275,6 +323,7 @@ Json BisectToJson(const BisectResult& r) {
   j["node_outputs"] = r.culprit.outputs;
   j["reproducer_nodes"] = r.reproducer ? Json(r.reproducer_nodes) : Json();
   j["reproduces"] = r.reproduces;
+  j["found_by_prefixes"] = r.found_by_prefixes;
   j["note"] = r.note;
   j["tolerance_notes"] = r.tolerance_notes;
   j["log"] = r.log;
@@ -305,6 +354,8 @@ std::string FormatBisectText(const BisectResult& r) {
       absl::StrAppend(&out, "  output '", c.pair.a, "': max abs ", c.max_abs, ", ", c.off, " of ", c.size,
                       " elements off (atol ", c.atol, ", rtol ", c.rtol, ")\n");
     }
+    if (r.found_by_prefixes)
+      absl::StrAppend(&out, "  (the pass has no finer steps: the node is where running it on the model's first nodes alone first shows the difference)\n");
     if (!r.note.empty()) absl::StrAppend(&out, "  ", r.note, "\n");
   }
   for (const auto& note : r.tolerance_notes) absl::StrAppend(&out, "  tolerance: ", note, "\n");

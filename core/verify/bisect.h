@@ -4,6 +4,8 @@
 // the input. Then the step within that pass, by binary search on a RewriteBudget
 // (core/rewrite/budget.h): the pass runs again stopped after N steps (rule applications,
 // folded nodes; one step for a pass without finer ones) until the first N whose result
+// differs. For a pass with no finer steps (convert-opset, convert-float16), the node is the
+// last of the shortest prefix of the model that, cut out and run through the pass alone,
 // differs. The step's rule and the nodes it rewrote are named, and a reproducer is cut
 // out of the model just before that step (the `extract` pass around those nodes, grown a
 // little until running the pass on it shows the difference again). Deterministic: the
@@ -38,6 +40,7 @@ struct BisectResult {
   CompareResult comparison;           // the input against the model right after that step
   std::unique_ptr<Model> reproducer;  // the region before the step (null: none could be cut)
   bool reproduces = false;            // running the pass on the reproducer shows a difference
+  bool found_by_prefixes = false;     // a pass without finer steps: the node found by cutting prefixes
   int64_t reproducer_nodes = 0;
   std::string note;              // why there is no reproducer, or what it shows
   std::vector<std::string> log;  // each probe and its verdict, in order

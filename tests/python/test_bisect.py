@@ -104,3 +104,24 @@ def test_bisect_finds_unnamed_nodes_by_their_outputs(run_cli, tmp_path):
     assert report["rule"] == "gelu-op" and report["node_outputs"][0] == "g"
     assert report["reproduces"] is True and report["reproducer"] == str(repro)
     assert [n.op_type for n in onnx.load(repro).graph.node] == ["Gelu"]
+
+
+def test_bisect_finds_the_node_of_a_pass_without_finer_steps(run_cli, tmp_path):
+    """convert-float16 is one step: the node is found by converting prefixes of the model on
+    their own. 1e-8 is 0 in float16, so the scaling back by 1e8 gives 0 where the original
+    gives R: the difference shows at the second Mul; the nodes before it are exact enough."""
+    model = onnx.parser.parse_model("""<ir_version: 8, opset_import: ["" : 17]>
+g (float[4,8] X) => (float[4,8] Y) <float small = {1e-8}, float big = {1e8}> {
+  R = Relu(X)
+  M = Mul(R, small)
+  Y = Mul(M, big)
+}""")
+    src = write(model, tmp_path / "in.onnx")
+    repro = tmp_path / "repro.onnx"
+    proc = run_cli("bisect", "--pass", "convert-float16", src, "-o", repro, expect_rc=1)
+    assert "pass 1 'convert-float16' changes the outputs" in proc.stdout, proc.stdout
+    assert "no finer steps" in proc.stdout
+    report = json.loads(run_cli("bisect", "--json", "--pass", "convert-float16", src, expect_rc=1).stdout)
+    assert report["found_by_prefixes"] is True and report["reproduces"] is True, report
+    assert report["node_outputs"] == ["Y"], report
+    assert 1 <= len(onnx.load(repro).graph.node) <= 3
