@@ -355,7 +355,9 @@ std::string FormatBisectText(const BisectResult& r) {
                       " elements off (atol ", c.atol, ", rtol ", c.rtol, ")\n");
     }
     if (r.found_by_prefixes)
-      absl::StrAppend(&out, "  (the pass has no finer steps: the node is where running it on the model's first nodes alone first shows the difference)\n");
+      absl::StrAppend(&out,
+                      "  (the pass has no finer steps: the node is where running it on the model's first nodes alone "
+                      "first shows the difference)\n");
     if (!r.note.empty()) absl::StrAppend(&out, "  ", r.note, "\n");
   }
   for (const auto& note : r.tolerance_notes) absl::StrAppend(&out, "  tolerance: ", note, "\n");
