@@ -1,4 +1,4 @@
-"""Small models behind the rknn2 and nncase-k210 facts of session 6 (issue 14): each one shows
+"""Small models behind the rknn2 and nncase-k210 facts: each one shows
 one fact on the real backend. Writes NAME.onnx and NAME.inputs.npz (seed 0) to the current
 directory, the corpus layout tests/backends/harness.py reads, so the harness runs them on a
 backend before and after --target and compares with onnxruntime:

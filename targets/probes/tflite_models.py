@@ -1,4 +1,4 @@
-"""Small torch exports behind tflite facts (session 7, issue 14): each shows one onnx2tf
+"""Small torch exports behind tflite facts: each shows one onnx2tf
 behaviour. Writes NAME.onnx and NAME.inputs.npz (seed 0) to the current directory, the
 corpus layout tests/backends/harness.py reads, so the harness runs them through onnx2tf
 before and after --target tflite and compares with onnxruntime:

@@ -59,6 +59,22 @@ def test_no_absolute_paths_of_the_machine():
     assert not found, "absolute paths of a machine in the docs:\n" + "\n".join(found)
 
 
+ISSUE_NUMBER = re.compile(r"\bissues? \d+", re.IGNORECASE)
+
+
+def test_no_issue_numbers_as_sources():
+    """Docs state facts and the command behind them; an issue number is no source (the
+    backend results quote the tool's own messages and are left out)."""
+    found = []
+    for doc in DOCS:
+        if doc.parent.name == "results":
+            continue
+        for n, line in enumerate(doc.read_text().splitlines(), 1):
+            if ISSUE_NUMBER.search(line):
+                found.append(f"{_rel(doc)}:{n}: {line.strip()[:160]}")
+    assert not found, "issue numbers in the docs:\n" + "\n".join(found)
+
+
 # ---------------------------------------------------------------------- the README's map
 
 
