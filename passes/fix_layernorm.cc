@@ -112,14 +112,6 @@ void RemoveUncalledFunctions(Model& model, const absl::flat_hash_set<const Funct
   result.Count("functions-removed", static_cast<int64_t>(before - functions.size()));
 }
 
-std::set<std::string> UsedDomains(const Model& model) {
-  std::set<std::string> used;
-  for (Graph* g : model.AllGraphs())
-    for (Node* n : g->nodes()) used.insert(std::string(CanonicalDomain(n->domain())));
-  for (const auto& f : model.functions()) used.insert(f->domain());
-  return used;
-}
-
 class FixLayerNormPass : public Pass {
  public:
   FixLayerNormPass(Target target, std::vector<std::string> names) : target_(target), names_(std::move(names)) {}
@@ -197,7 +189,7 @@ class FixLayerNormPass : public Pass {
     auto* imports = model.mutable_proto().mutable_opset_import();
     for (int i = imports->size() - 1; i >= 0; --i) {
       std::string domain(CanonicalDomain(imports->Get(i).domain()));
-      if (!domain.empty() && domain != "ai.onnx.ml" && domains_before.count(domain) && !domains_after.count(domain)) {
+      if (!IsStandardDomain(domain) && domains_before.count(domain) && !domains_after.count(domain)) {
         imports->DeleteSubrange(i, 1);
         result.Count("opset-imports-removed");
       }
