@@ -16,9 +16,9 @@
 #include <vector>
 #include "absl/strings/string_view.h"
 
+#include "core/analysis/type_facts.h"
 #include "core/ir/node.h"
 #include "core/ir/status.h"
-#include "core/analysis/type_facts.h"
 
 namespace onnxsurgeon::target {
 

@@ -96,7 +96,12 @@ def keras_layernorm_op17(seed: int) -> Exported:
 def keras_layernorm_dynbatch_op13(seed: int) -> Exported:
     model = _dense_ln_dense(tf.keras.layers.LayerNormalization(epsilon=1e-3), seed)
     return _export(
-        lambda x: model(x), _x(seed), 13, {"LayerNorm": 1, "Linear": 2}, tags=["keras", "dynamic-batch"], dynamic_batch=True
+        lambda x: model(x),
+        _x(seed),
+        13,
+        {"LayerNorm": 1, "Linear": 2},
+        tags=["keras", "dynamic-batch"],
+        dynamic_batch=True,
     )
 
 
