@@ -51,10 +51,10 @@ int RunBisect(const std::vector<std::string>& args) {
     if (Status s = CheckSaveTarget(**model, output); !s.ok()) return ModelError(s);
   }
   if (!input_shapes.empty()) {
-    auto specs = ParseInputShapes(input_shapes);
-    if (!specs.ok()) return UsageError("bisect", absl::StrCat("--input-shapes: ", specs.status().message()));
+    auto specs = ParseInputShapeArgs(input_shapes);
+    if (!specs.ok()) return UsageError("bisect", std::string(specs.status().message()));
     auto resolved = ResolveInputShapes(*specs, **model);
-    if (!resolved.ok()) return UsageError("bisect", absl::StrCat("--input-shapes: ", resolved.status().message()));
+    if (!resolved.ok()) return UsageError("bisect", std::string(resolved.status().message()));
     options.compare.input_shapes = *resolved;
   }
   auto result = Bisect(**model, *pipeline, options);

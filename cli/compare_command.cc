@@ -106,10 +106,10 @@ int RunCompare(const std::vector<std::string>& args) {
     b = *std::move(loaded);
   }
   if (!input_shapes.empty()) {
-    auto specs = ParseInputShapes(input_shapes);
-    if (!specs.ok()) return UsageError("compare", absl::StrCat("--input-shapes: ", specs.status().message()));
+    auto specs = ParseInputShapeArgs(input_shapes);
+    if (!specs.ok()) return UsageError("compare", std::string(specs.status().message()));
     auto resolved = ResolveInputShapes(*specs, **a);
-    if (!resolved.ok()) return UsageError("compare", absl::StrCat("--input-shapes: ", resolved.status().message()));
+    if (!resolved.ok()) return UsageError("compare", std::string(resolved.status().message()));
     options.input_shapes = *resolved;
   }
   auto result = CompareModels(**a, b.get(), options);

@@ -15,39 +15,19 @@ bool LooksLikeInputShape(const std::string& arg) {
   return std::regex_match(arg, kShape);
 }
 
-StatusOr<std::vector<InputShapeSpec>> ParseInputShapes(const std::vector<std::string>& args) {
-  std::vector<InputShapeSpec> specs;
-  for (const std::string& arg : args) {
-    for (absl::string_view item : absl::StrSplit(arg, ';', absl::SkipWhitespace())) {
-      InputShapeSpec spec;
-      absl::string_view dims = item;
-      if (size_t colon = item.rfind(':'); colon != absl::string_view::npos) {
-        spec.input = std::string(item.substr(0, colon));
-        dims = item.substr(colon + 1);
-      }
-      for (absl::string_view d : absl::StrSplit(dims, absl::ByAnyChar(",x"))) {
-        int64_t v;
-        if (d == "?") v = -1;
-        else if (!absl::SimpleAtoi(d, &v) || v < -1) {
-          return absl::InvalidArgumentError(absl::StrCat("--input-shapes: '", std::string(item),
-                                                         "' is not NAME:DIMS or DIMS, e.g. images:1,3,320,320"));
-        }
-        spec.dims.push_back(v);
-      }
-      specs.push_back(std::move(spec));
-    }
-  }
-  return specs;
+StatusOr<InputShapes> ParseInputShapeArgs(const std::vector<std::string>& args) {
+  auto shapes = ParseInputShapes(absl::StrJoin(args, ";"), ShapeNames::kOptional);
+  if (!shapes.ok()) return absl::InvalidArgumentError(absl::StrCat("--input-shapes: ", shapes.status().message()));
+  return shapes;
 }
 
-StatusOr<std::map<std::string, std::vector<int64_t>>> ResolveInputShapes(const std::vector<InputShapeSpec>& specs,
-                                                                         const Model& model) {
+StatusOr<std::map<std::string, std::vector<int64_t>>> ResolveInputShapes(const InputShapes& specs, const Model& model) {
   std::vector<std::string> inputs;
   for (Value* v : model.graph().inputs())
     if (!v->IsInitializer()) inputs.push_back(v->name());
   std::map<std::string, std::vector<int64_t>> out;
-  for (const InputShapeSpec& spec : specs) {
-    std::string name = spec.input;
+  for (const InputShape& spec : specs) {
+    std::string name = spec.name;
     if (name.empty()) {
       if (inputs.size() != 1) {
         return absl::InvalidArgumentError(
@@ -67,13 +47,9 @@ StatusOr<std::map<std::string, std::vector<int64_t>>> ResolveInputShapes(const s
 }
 
 std::string SetInputShapeValue(const std::map<std::string, std::vector<int64_t>>& shapes) {
-  std::vector<std::string> items;
-  for (const auto& [name, dims] : shapes) {
-    std::vector<std::string> d;
-    for (int64_t v : dims) d.push_back(v < 0 ? "?" : absl::StrCat(v));
-    items.push_back(absl::StrCat(name, ":", absl::StrJoin(d, "x")));
-  }
-  return absl::StrJoin(items, ";");
+  InputShapes items;
+  for (const auto& [name, dims] : shapes) items.push_back({name, dims});
+  return InputShapesText(items);
 }
 
 }  // namespace onnxsurgeon::cli

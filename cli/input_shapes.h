@@ -9,25 +9,21 @@
 #include <string>
 #include <vector>
 
+#include "core/ir/input_shapes.h"
 #include "core/ir/model.h"
 #include "core/ir/status.h"
 
 namespace onnxsurgeon::cli {
 
-struct InputShapeSpec {
-  std::string input;          // empty: the model's only input
-  std::vector<int64_t> dims;  // -1 keeps the model's dim
-};
-
 // Does this argument look like a shape spec (so it follows --input-shapes, not a model path)?
 bool LooksLikeInputShape(const std::string& arg);
 
-StatusOr<std::vector<InputShapeSpec>> ParseInputShapes(const std::vector<std::string>& args);
+// The arguments' items (core/ir/input_shapes.h), or an error starting "--input-shapes: ".
+StatusOr<InputShapes> ParseInputShapeArgs(const std::vector<std::string>& args);
 
 // Given specs and the loaded model. Execute names the bare shape's input and checks each
 // name is a graph input. Result input -> dims.
-StatusOr<std::map<std::string, std::vector<int64_t>>> ResolveInputShapes(const std::vector<InputShapeSpec>& specs,
-                                                                         const Model& model);
+StatusOr<std::map<std::string, std::vector<int64_t>>> ResolveInputShapes(const InputShapes& specs, const Model& model);
 
 // set-input-shape's shapes= value for them: "a:1x3;b:?x4".
 std::string SetInputShapeValue(const std::map<std::string, std::vector<int64_t>>& shapes);

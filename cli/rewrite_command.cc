@@ -249,9 +249,9 @@ int Run(const std::vector<std::string>& raw_args, bool html) {
   if (!a.target.empty()) {
     if (Status s = CheckTargetName(a.target); !s.ok()) return UsageError(command, std::string(s.message()));
   }
-  std::vector<InputShapeSpec> shape_specs;
+  InputShapes shape_specs;
   if (!a.input_shapes.empty()) {
-    auto specs = ParseInputShapes(a.input_shapes);
+    auto specs = ParseInputShapeArgs(a.input_shapes);
     if (!specs.ok()) return UsageError(command, std::string(specs.status().message()));
     shape_specs = *std::move(specs);
   }

@@ -40,15 +40,6 @@ void SweepGraph(Graph& g, Rewriter& rw, PassResult& result) {
   result.Count("value_info", static_cast<int64_t>(g.RemoveOrphanValueInfo()));
 }
 
-void MarkCalls(const Graph& g, const Model& m, absl::flat_hash_set<const Function*>& used) {
-  for (Node* n : g.nodes()) {
-    if (const Function* f = m.FindFunction(n->domain(), n->op_type(), n->proto().overload())) {
-      if (used.insert(f).second) MarkCalls(f->body(), m, used);
-    }
-    for (Graph* sub : n->subgraphs()) MarkCalls(*sub, m, used);
-  }
-}
-
 class DcePass : public Pass {
  public:
   StatusOr<PassResult> Run(Model& model, const PassContext&) override {
@@ -56,13 +47,8 @@ class DcePass : public Pass {
     Rewriter rw;
     rw.SetRule("dce");
     SweepGraph(model.graph(), rw, result);
-    absl::flat_hash_set<const Function*> used;
-    MarkCalls(model.graph(), model, used);
-    auto& functions = model.mutable_functions();
-    size_t before = functions.size();
-    std::erase_if(functions, [&](const std::unique_ptr<Function>& f) { return !used.contains(f.get()); });
-    result.Count("functions", static_cast<int64_t>(before - functions.size()));
-    for (auto& f : functions) SweepGraph(f->body(), rw, result);
+    result.Count("functions", rw.RemoveUncalledFunctions(model));
+    for (auto& f : model.mutable_functions()) SweepGraph(f->body(), rw, result);
     return result;
   }
 };

@@ -94,32 +94,6 @@ Status InlineLayerNormCalls(Model& model, Graph& g, const std::vector<std::strin
   return absl::OkStatus();
 }
 
-// Functions we inlined that nothing calls any more go; the others stay.
-void RemoveUncalledFunctions(Model& model, const absl::flat_hash_set<const Function*>& inlined, PassResult& result) {
-  absl::flat_hash_set<std::string> called;
-  for (Graph* g : model.AllGraphs())
-    for (Node* n : g->nodes())
-      called.insert(absl::StrCat(n->domain(), "::", n->op_type(), "::", n->proto().overload()));
-  auto& functions = model.mutable_functions();
-  size_t before = functions.size();
-  functions.erase(
-      std::remove_if(functions.begin(), functions.end(),
-                     [&](const std::unique_ptr<Function>& f) {
-                       return inlined.contains(f.get()) &&
-                              !called.contains(absl::StrCat(f->domain(), "::", f->name(), "::", f->proto().overload()));
-                     }),
-      functions.end());
-  result.Count("functions-removed", static_cast<int64_t>(before - functions.size()));
-}
-
-std::set<std::string> UsedDomains(const Model& model) {
-  std::set<std::string> used;
-  for (Graph* g : model.AllGraphs())
-    for (Node* n : g->nodes()) used.insert(std::string(CanonicalDomain(n->domain())));
-  for (const auto& f : model.functions()) used.insert(f->domain());
-  return used;
-}
-
 class FixLayerNormPass : public Pass {
  public:
   FixLayerNormPass(Target target, std::vector<std::string> names) : target_(target), names_(std::move(names)) {}
@@ -146,7 +120,8 @@ class FixLayerNormPass : public Pass {
 
     absl::flat_hash_set<const Function*> inlined;
     OS_RETURN_IF_ERROR(InlineLayerNormCalls(model, model.graph(), names_, inlined, result));
-    if (!inlined.empty()) RemoveUncalledFunctions(model, inlined, result);
+    // Functions we inlined that nothing calls any more go; the others stay.
+    if (!inlined.empty()) result.Count("functions-removed", Rewriter().RemoveUncalledFunctions(model, &inlined));
 
     // Nothing to fuse: no inference (building onnx's schema registry alone costs ~11 ms).
     if (!MayHoldLayerNorm(model, names_)) return result;
@@ -197,7 +172,7 @@ class FixLayerNormPass : public Pass {
     auto* imports = model.mutable_proto().mutable_opset_import();
     for (int i = imports->size() - 1; i >= 0; --i) {
       std::string domain(CanonicalDomain(imports->Get(i).domain()));
-      if (!domain.empty() && domain != "ai.onnx.ml" && domains_before.count(domain) && !domains_after.count(domain)) {
+      if (!IsStandardDomain(domain) && domains_before.count(domain) && !domains_after.count(domain)) {
         imports->DeleteSubrange(i, 1);
         result.Count("opset-imports-removed");
       }

@@ -24,6 +24,7 @@
 // Before:  d = Div(x, 1.4142135)  e = Erf(d)  a = Add(e, 1.0)  m = Mul(x, a)  y = Mul(m, 0.5)
 // After:   y = Gelu(x)
 #include "absl/strings/str_cat.h"
+#include "core/ir/dtypes.h"
 #include "core/pass/pattern_pass.h"
 #include "passes/gelu/subgraph_rules.h"
 #include "passes/registry.h"
@@ -42,7 +43,7 @@ Verdict<> GeluAllowed(const pattern::Match& m) {
     int32_t t = x->type()->tensor_type().elem_type();
     if (t != onnx::TensorProto::FLOAT && t != onnx::TensorProto::FLOAT16 && t != onnx::TensorProto::DOUBLE &&
         t != onnx::TensorProto::BFLOAT16) {
-      return Refuse(absl::StrCat("Gelu does not take element type ", onnx::TensorProto::DataType_Name(t)));
+      return Refuse(absl::StrCat("Gelu does not take element type ", DataTypeName(t)));
     }
   }
   return Matched();

@@ -147,26 +147,6 @@ Status InlineIn(Model& model, Graph& g, When when, PassResult& result, int depth
   return again ? InlineIn(model, g, when, result, depth + 1) : absl::OkStatus();
 }
 
-// Removes the functions no graph, and no kept function, calls any more. Result how many.
-int64_t RemoveUncalledFunctions(Model& model) {
-  absl::flat_hash_set<const Function*> called;
-  std::vector<const Graph*> pending = {&model.graph()};  // AllNodesRecursive covers its subgraphs
-  while (!pending.empty()) {
-    const Graph* g = pending.back();
-    pending.pop_back();
-    for (Node* n : g->AllNodesRecursive()) {
-      const Function* f = model.FindFunction(n->domain(), n->op_type(), n->proto().overload());
-      if (f && called.insert(f).second) pending.push_back(&f->body());
-    }
-  }
-  auto& functions = model.mutable_functions();
-  size_t before = functions.size();
-  functions.erase(std::remove_if(functions.begin(), functions.end(),
-                                 [&](const std::unique_ptr<Function>& f) { return !called.contains(f.get()); }),
-                  functions.end());
-  return static_cast<int64_t>(before - functions.size());
-}
-
 class InlineFunctionsPass : public Pass {
  public:
   InlineFunctionsPass(bool keep, When when) : keep_(keep), when_(when) {}
@@ -177,7 +157,7 @@ class InlineFunctionsPass : public Pass {
     // Only inlining changes the model; a run that kept every call reports no change.
     result.changed = result.counts.contains("calls-inlined");
     if (!keep_ && result.changed) {
-      result.Count("functions-removed", RemoveUncalledFunctions(model));
+      result.Count("functions-removed", Rewriter().RemoveUncalledFunctions(model));
       // The functions' domain (`local`, ...) is imported for nothing now; some runtimes
       // (OpenVINO) refuse a file importing a domain they do not know.
       result.Count("opset-imports-removed", static_cast<int64_t>(opset::RemoveUnusedOpsetImports(model).size()));

@@ -31,6 +31,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/interop/onnx_interop.h"
 #include "core/ir/constant.h"
+#include "core/ir/dtypes.h"
 #include "core/ir/graph.h"
 #include "core/ir/model.h"
 #include "core/pass/pass.h"
@@ -44,10 +45,6 @@ namespace onnxsurgeon::passes {
 namespace {
 
 constexpr const char* kAtenDomain = "org.pytorch.aten";
-
-bool IsStandardDomain(std::string_view d) {
-  return d.empty() || d == "ai.onnx" || d == "ai.onnx.ml" || d == "com.microsoft" || d == "ai.onnx.preview.training";
-}
 
 // What the node's inputs mean.
 struct IndexPut {
@@ -109,8 +106,7 @@ class IndexPutRewrite {
       if (t == 0) return Error(*node, absl::StrCat("the element type of index '", i->name(), "' is unknown"));
       if (t != onnx::TensorProto::INT64 && t != onnx::TensorProto::INT32 && t != onnx::TensorProto::BOOL &&
           t != onnx::TensorProto::UINT8)
-        return Error(*node,
-                     absl::StrCat("index '", i->name(), "' has element type ", onnx::TensorProto::DataType_Name(t)));
+        return Error(*node, absl::StrCat("index '", i->name(), "' has element type ", DataTypeName(t)));
       types.push_back(t);
     }
     bool mask = types[0] == onnx::TensorProto::BOOL || types[0] == onnx::TensorProto::UINT8;
@@ -247,9 +243,7 @@ class RewriteIndexPutPass : public Pass {
   // The org.pytorch.aten (or custom) import existed for the nodes just replaced; once no
   // node or function uses the domain, the model no longer depends on it.
   static void DropUnusedImports(Model& model, std::set<std::string> domains) {
-    for (Graph* g : model.AllGraphs())
-      for (Node* n : g->nodes()) domains.erase(n->domain());
-    for (const auto& f : model.functions()) domains.erase(f->domain());
+    for (const std::string& used : UsedDomains(model)) domains.erase(used);
     auto* imports = model.mutable_proto().mutable_opset_import();
     for (int i = imports->size() - 1; i >= 0; --i)
       if (domains.count(imports->Get(i).domain())) imports->DeleteSubrange(i, 1);

@@ -40,9 +40,7 @@
 namespace onnxsurgeon::passes {
 namespace {
 
-constexpr int64_t kKeepDim = -1;  // '?' in DIMS
-
-using InputShape = NamedShape;  // the shapes= option's items (core/pass/options.h)
+constexpr int64_t kKeepDim = InputShape::kKeepDim;  // '?' in DIMS
 
 StatusOr<std::vector<std::pair<std::string, int64_t>>> ParseSymbols(const std::string& value) {
   std::vector<std::pair<std::string, int64_t>> symbols;

@@ -29,6 +29,7 @@
 #include "absl/strings/str_cat.h"
 
 #include "core/analysis/type_facts.h"
+#include "core/ir/dtypes.h"
 #include "core/pass/pattern_pass.h"
 #include "passes/registry.h"
 
@@ -138,10 +139,6 @@ bool CanReplace(const Value* out, const Value* replacement, std::string* why) {
   return false;
 }
 
-std::string TypeName(int32_t type) {
-  return Types::DataType_IsValid(type) ? Types::DataType_Name(static_cast<Types::DataType>(type)) : absl::StrCat(type);
-}
-
 class StripIdentityCastPass : public PatternPass {
  public:
   explicit StripIdentityCastPass(bool allow_precision_loss) : allow_precision_loss_(allow_precision_loss) {
@@ -176,7 +173,7 @@ class StripIdentityCastPass : public PatternPass {
           int32_t from = facts.Get<TypeFacts>().ElemType(m.value("x")),
                   to = static_cast<int32_t>(cast->GetInt("to", 0));
           if (from == 0) return Refuse("the input's type is unknown");
-          if (from != to) return Refuse(absl::StrCat("casts ", TypeName(from), " to ", TypeName(to)));
+          if (from != to) return Refuse(absl::StrCat("casts ", DataTypeName(from), " to ", DataTypeName(to)));
           return Replaceable(cast->output(0), m.value("x"));
         },
         [](const Match& m, NoPlan, Rewriter&) -> StatusOr<std::vector<Value*>> {
@@ -195,7 +192,7 @@ class StripIdentityCastPass : public PatternPass {
           const TypeFacts& types = facts.Get<TypeFacts>();
           int32_t from = types.ElemType(m.value("x")), to = types.ElemType(m.value("like"));
           if (from == 0 || to == 0) return Refuse("an input's type is unknown");
-          if (from != to) return Refuse(absl::StrCat("casts ", TypeName(from), " to ", TypeName(to)));
+          if (from != to) return Refuse(absl::StrCat("casts ", DataTypeName(from), " to ", DataTypeName(to)));
           return Replaceable(m.node("cast")->output(0), m.value("x"));
         },
         [](const Match& m, NoPlan, Rewriter&) -> StatusOr<std::vector<Value*>> {
@@ -222,7 +219,7 @@ class StripIdentityCastPass : public PatternPass {
           if (to == Types::STRING) return Refuse("a number's text depends on the type it is printed from");
           if (!CastIsLossless(from, via, allow_precision_loss)) {
             return Refuse(
-                absl::StrCat(TypeName(from), " -> ", TypeName(via), " loses values",
+                absl::StrCat(DataTypeName(from), " -> ", DataTypeName(via), " loses values",
                              allow_precision_loss ? "" : " (allow-precision-loss=true to collapse float narrowing)"));
           }
           return from == to && CanReplace(outer->output(0), m.value("x"), nullptr);

@@ -217,21 +217,8 @@ class PythonRulesPass : public Pass {
   int64_t max_rewrites_;
 };
 
-}  // namespace
-
-PYBIND11_MODULE(_core, m) {
-  m.doc() = "onnxsurgeon C++ core (use the onnxsurgeon package, not this module)";
-  static py::exception<std::runtime_error> error(m, "OnnxSurgeonError", PyExc_ValueError);
-  g_error = error.ptr();
-  m.attr("__version__") = ONNXSURGEON_VERSION;
-
-  py::class_<OwnedBytes>(m, "_Buffer", py::buffer_protocol())
-      .def_buffer([](OwnedBytes& b) {
-        return py::buffer_info(b.bytes.data(), 1, py::format_descriptor<uint8_t>::format(), 1,
-                               {static_cast<py::ssize_t>(b.bytes.size())}, {1}, /*readonly=*/true);
-      })
-      .def("__len__", [](const OwnedBytes& b) { return b.bytes.size(); });
-
+// Value and Node.
+void BindValuesAndNodes(py::module_& m) {
   py::class_<Value>(m, "Value")
       .def_property_readonly("name", &Value::name)
       .def("set_name", [](Value& v, std::string name) { Check(v.SetName(std::move(name))); })
@@ -311,7 +298,10 @@ PYBIND11_MODULE(_core, m) {
         return "<Node '" + n.name() + "' " + (n.domain().empty() ? "" : n.domain() + "::") + n.op_type() + "(" +
                names(n.inputs()) + ") -> (" + names(n.outputs()) + ")>";
       });
+}
 
+// Graph and Model.
+void BindGraphsAndModels(py::module_& m) {
   py::class_<Graph>(m, "Graph")
       .def_property_readonly("name", &Graph::name)
       .def_property_readonly(
@@ -415,7 +405,10 @@ PYBIND11_MODULE(_core, m) {
             return ReportsToList(Unwrap(RunPipeline(m, items, o)));
           },
           py::arg("pipeline"), py::arg("verify_each") = false);
+}
 
+// Rules defined in Python (onnxsurgeon.rules wraps these).
+void BindRules(py::module_& m) {
   // ---- rules defined in Python (onnxsurgeon.rules wraps these) ----------------------
   py::class_<pattern::Pattern>(m, "_Pattern")
       .def(py::init<std::string>())
@@ -543,6 +536,10 @@ PYBIND11_MODULE(_core, m) {
         return Unwrap(LoadModelFromBytes(std::string(data), o));
       },
       py::arg("data"), py::arg("base_dir") = "");
+}
+
+// Loading without copies, the pass table and target checks.
+void BindLoading(py::module_& m) {
   // Loads from any bytes-like object without copying it: tensors view its buffer and keep
   // the object alive (a bytes object is immutable, so the view stays valid).
   m.def(
@@ -647,6 +644,10 @@ PYBIND11_MODULE(_core, m) {
     return target::CheckReportJson(target::CheckTarget(model, profile, options), profile.profile, model_name);
   });
   m.def("check_pipeline", [](const std::string& pipeline) { Unwrap(ParsePipeline(pipeline)); });
+}
+
+// Compare and bisect (core/verify).
+void BindVerify(py::module_& m) {
   // compare and bisect (core/verify): options as the CLI's flags, results as the CLI's
   // --json text (onnxsurgeon.compare / onnxsurgeon.bisect parse it). The models are copied
   // (sharing weights) first: comparing sorts graphs, and the caller's stay as they are.
@@ -690,4 +691,26 @@ PYBIND11_MODULE(_core, m) {
       },
       py::arg("model"), py::arg("pipeline"), py::arg("inputs"), py::arg("input_shapes"), py::arg("seed"),
       py::arg("widen"));
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "onnxsurgeon C++ core (use the onnxsurgeon package, not this module)";
+  static py::exception<std::runtime_error> error(m, "OnnxSurgeonError", PyExc_ValueError);
+  g_error = error.ptr();
+  m.attr("__version__") = ONNXSURGEON_VERSION;
+
+  py::class_<OwnedBytes>(m, "_Buffer", py::buffer_protocol())
+      .def_buffer([](OwnedBytes& b) {
+        return py::buffer_info(b.bytes.data(), 1, py::format_descriptor<uint8_t>::format(), 1,
+                               {static_cast<py::ssize_t>(b.bytes.size())}, {1}, /*readonly=*/true);
+      })
+      .def("__len__", [](const OwnedBytes& b) { return b.bytes.size(); });
+
+  BindValuesAndNodes(m);
+  BindGraphsAndModels(m);
+  BindRules(m);
+  BindLoading(m);
+  BindVerify(m);
 }

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/inspect/inspect.h"
+#include "core/ir/dtypes.h"
 #include "core/report/model_stats.h"
 
 namespace onnxsurgeon {
@@ -45,11 +46,7 @@ std::map<std::string, std::string> Interface(const std::vector<Value*>& values) 
 std::string TensorText(const Tensor& t) {
   std::vector<std::string> dims;
   for (int64_t d : t.meta().dims()) dims.push_back(absl::StrCat(d));
-  std::string type = onnx::TensorProto_DataType_IsValid(t.meta().data_type())
-                         ? absl::AsciiStrToLower(onnx::TensorProto_DataType_Name(
-                               static_cast<onnx::TensorProto_DataType>(t.meta().data_type())))
-                         : "?";
-  return absl::StrCat(type, "[", absl::StrJoin(dims, ","), "]");
+  return absl::StrCat(DataTypeNameLower(t.meta().data_type()), "[", absl::StrJoin(dims, ","), "]");
 }
 
 std::string TensorBytes(const Tensor& t) {

@@ -5,6 +5,7 @@
 
 #include "absl/strings/ascii.h"
 #include "core/ir/constant.h"
+#include "core/ir/dtypes.h"
 
 namespace onnxsurgeon::eval {
 
@@ -25,13 +26,6 @@ size_t ElementSize(int32_t dtype) {
     case DT::BOOL: return 1;
     default: return 0;
   }
-}
-
-std::string DataTypeName(int32_t dtype) {
-  if (onnx::TensorProto_DataType_IsValid(dtype)) {
-    return absl::AsciiStrToLower(onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(dtype)));
-  }
-  return absl::StrCat("data type ", dtype);
 }
 
 bool IsFloatType(int32_t t) { return t == DT::FLOAT || t == DT::DOUBLE || t == DT::FLOAT16 || t == DT::BFLOAT16; }
@@ -106,7 +100,8 @@ StatusOr<std::vector<int64_t>> Array::Int64s() const {
     case DT::UINT64:
       for (int64_t i = 0; i < n; ++i) out[i] = static_cast<int64_t>(at<uint64_t>(i));
       break;
-    default: return absl::InvalidArgumentError(absl::StrCat("expected an integer tensor, got ", DataTypeName(dtype)));
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("expected an integer tensor, got ", DataTypeNameLower(dtype)));
   }
   return out;
 }
@@ -119,7 +114,7 @@ Array Array::Reshaped(std::vector<int64_t> new_dims) const {
 
 StatusOr<NewArray> AllocateArray(int32_t dtype, std::vector<int64_t> dims) {
   size_t es = ElementSize(dtype);
-  if (es == 0) return absl::UnimplementedError(absl::StrCat("no kernel arithmetic for ", DataTypeName(dtype)));
+  if (es == 0) return absl::UnimplementedError(absl::StrCat("no kernel arithmetic for ", DataTypeNameLower(dtype)));
   OS_ASSIGN_OR_RETURN(int64_t n, NumElements(dims));
   auto buffer = std::make_shared<std::string>(static_cast<size_t>(n) * es, '\0');
   NewArray out;
@@ -163,7 +158,8 @@ StatusOr<Array> ArrayFromTensor(const Tensor& tensor) {
     return a;
   }
   size_t es = ElementSize(a.dtype);
-  if (es == 0) return absl::UnimplementedError(absl::StrCat("no kernel reads ", DataTypeName(a.dtype), " tensors"));
+  if (es == 0)
+    return absl::UnimplementedError(absl::StrCat("no kernel reads ", DataTypeNameLower(a.dtype), " tensors"));
   if (tensor.has_raw_bytes()) {
     a.bytes = tensor.raw_bytes();
     a.owner = tensor.owner();

@@ -25,8 +25,6 @@ using DT = onnx::TensorProto;  // DT::FLOAT, DT::INT64, ...
 
 // Bytes per element in raw layout; 0 for strings and types kernels do not handle.
 size_t ElementSize(int32_t dtype);
-// "float", "int64", ... for messages.
-std::string DataTypeName(int32_t dtype);
 bool IsFloatType(int32_t dtype);    // float, double, float16, bfloat16
 bool IsIntegerType(int32_t dtype);  // int8..int64, uint8..uint64
 

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "core/eval/kernels_internal.h"
+#include "core/ir/dtypes.h"
 
 namespace onnxsurgeon::eval {
 namespace {
@@ -36,7 +37,7 @@ StatusOr<Array> CastAs(const KernelContext& ctx, const Array& a, int32_t to) {
       if (std::isnan(t) || t < static_cast<double>(std::numeric_limits<CD>::lowest()) ||
           t >= std::ldexp(1.0, std::numeric_limits<CD>::digits) * 1.0) {
         return absl::InvalidArgumentError(
-            absl::StrCat("Cast of ", static_cast<double>(x), " to ", DataTypeName(to), " is out of range"));
+            absl::StrCat("Cast of ", static_cast<double>(x), " to ", DataTypeNameLower(to), " is out of range"));
       }
       y = static_cast<CD>(t);
     } else if constexpr (std::is_same_v<CD, float> && std::is_same_v<CS, double>) {

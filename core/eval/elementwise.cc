@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "core/eval/kernels_internal.h"
+#include "core/ir/dtypes.h"
 
 namespace onnxsurgeon::eval {
 namespace {
@@ -34,7 +35,7 @@ C WrapMul(C x, C y) {
 Status SameType(const KernelContext& ctx, const Array& a, const Array& b) {
   if (a.dtype != b.dtype) {
     return absl::InvalidArgumentError(
-        absl::StrCat(ctx.node().op_type(), " mixes ", DataTypeName(a.dtype), " and ", DataTypeName(b.dtype)));
+        absl::StrCat(ctx.node().op_type(), " mixes ", DataTypeNameLower(a.dtype), " and ", DataTypeNameLower(b.dtype)));
   }
   return absl::OkStatus();
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/eval/kernels_internal.h"
+#include "core/ir/dtypes.h"
 #include "core/ir/model.h"
 #include "core/shape/op_table.h"
 
@@ -26,7 +27,8 @@ Status KernelContext::CheckSize(int64_t bytes) const {
 
 StatusOr<NewArray> KernelContext::Allocate(int32_t dtype, std::vector<int64_t> dims) const {
   size_t es = ElementSize(dtype);
-  if (es == 0) return absl::UnimplementedError(absl::StrCat("no kernel writes ", DataTypeName(dtype), " elements"));
+  if (es == 0)
+    return absl::UnimplementedError(absl::StrCat("no kernel writes ", DataTypeNameLower(dtype), " elements"));
   OS_ASSIGN_OR_RETURN(int64_t n, NumElements(dims));
   if (n > max_output_bytes_ / static_cast<int64_t>(es) + 1) OS_RETURN_IF_ERROR(CheckSize(max_output_bytes_ + 1));
   OS_RETURN_IF_ERROR(CheckSize(n * static_cast<int64_t>(es)));

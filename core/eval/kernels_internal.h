@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/eval/kernel.h"
+#include "core/ir/dtypes.h"
 
 namespace onnxsurgeon::eval {
 
@@ -138,7 +139,7 @@ R Visit(int32_t dtype, F&& f) {
       break;
     default: break;
   }
-  return absl::UnimplementedError(absl::StrCat("no kernel for ", DataTypeName(dtype), " elements"));
+  return absl::UnimplementedError(absl::StrCat("no kernel for ", DataTypeNameLower(dtype), " elements"));
 }
 
 // ---- common checks -----------------------------------------------------------------------
@@ -227,7 +228,8 @@ StatusOr<Array> MoveElements(const KernelContext& ctx, const Array& in, std::vec
     case 2: walk([&](int64_t o, int64_t s) { std::memcpy(dst + o * 2, src + s * 2, 2); }); break;
     case 4: walk([&](int64_t o, int64_t s) { std::memcpy(dst + o * 4, src + s * 4, 4); }); break;
     case 8: walk([&](int64_t o, int64_t s) { std::memcpy(dst + o * 8, src + s * 8, 8); }); break;
-    default: return absl::UnimplementedError(absl::StrCat("no kernel moves ", DataTypeName(in.dtype), " elements"));
+    default:
+      return absl::UnimplementedError(absl::StrCat("no kernel moves ", DataTypeNameLower(in.dtype), " elements"));
   }
   return std::move(out.array);
 }

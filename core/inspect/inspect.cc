@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "core/inspect/declared_shapes.h"
 #include "core/inspect/json.h"
+#include "core/ir/dtypes.h"
 #include "onnx/defs/schema.h"
 
 namespace onnxsurgeon {
@@ -14,11 +15,6 @@ namespace {
 
 std::string OpKey(const Node& n) {
   return n.domain().empty() || n.domain() == "ai.onnx" ? n.op_type() : absl::StrCat(n.domain(), "::", n.op_type());
-}
-
-std::string ElemTypeName(int32_t elem_type) {
-  if (!onnx::TensorProto_DataType_IsValid(elem_type)) return absl::StrCat("type", elem_type);
-  return absl::AsciiStrToLower(onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(elem_type)));
 }
 
 std::string ShapeToString(const onnx::TensorShapeProto& shape) {
@@ -31,7 +27,10 @@ std::string ShapeToString(const onnx::TensorShapeProto& shape) {
   return absl::StrCat("[", absl::StrJoin(dims, ","), "]");
 }
 
-bool IsStandardDomain(std::string_view domain) {
+// Whether onnx's schema registry defines the domain's ops (the standard domains and the
+// training ones): the nodes the report checks against a schema. Not IsStandardDomain
+// (core/ir/domains.h), which leaves the training domains out.
+bool OnnxHasSchemasFor(std::string_view domain) {
   const auto& known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
   return known.count(std::string(CanonicalDomain(domain))) > 0;
 }
@@ -43,14 +42,15 @@ std::string TypeToString(const onnx::TypeProto* type) {
   switch (type->value_case()) {
     case onnx::TypeProto::kTensorType: {
       const auto& t = type->tensor_type();
-      return ElemTypeName(t.elem_type()) + (t.has_shape() ? ShapeToString(t.shape()) : "");
+      return DataTypeNameLower(t.elem_type()) + (t.has_shape() ? ShapeToString(t.shape()) : "");
     }
-    case onnx::TypeProto::kSparseTensorType: return "sparse " + ElemTypeName(type->sparse_tensor_type().elem_type());
+    case onnx::TypeProto::kSparseTensorType:
+      return "sparse " + DataTypeNameLower(type->sparse_tensor_type().elem_type());
     case onnx::TypeProto::kSequenceType: return "seq(" + TypeToString(&type->sequence_type().elem_type()) + ")";
     case onnx::TypeProto::kOptionalType: return "optional(" + TypeToString(&type->optional_type().elem_type()) + ")";
     case onnx::TypeProto::kMapType:
-      return "map(" + ElemTypeName(type->map_type().key_type()) + "," + TypeToString(&type->map_type().value_type()) +
-             ")";
+      return "map(" + DataTypeNameLower(type->map_type().key_type()) + "," +
+             TypeToString(&type->map_type().value_type()) + ")";
     default: return "?";
   }
 }
@@ -101,7 +101,7 @@ InspectReport Inspect(const Model& model, bool check_schemas) {
       if (!check_schemas) continue;  // the counts only (the CLI's run summary)
       std::string key = OpKey(*n);
       if (model.FindFunction(n->domain(), n->op_type(), n->proto().overload())) continue;
-      if (!IsStandardDomain(n->domain())) {
+      if (!OnnxHasSchemasFor(n->domain())) {
         if (graph->kind() != GraphKind::kFunctionBody) ++r.custom_domain_ops[key];
         continue;
       }

@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "core/ir/dtypes.h"
 #include "onnx/defs/schema.h"
 
 namespace onnxsurgeon {
@@ -314,7 +315,7 @@ Status ValidateTensorData(const onnx::TensorProto& t, std::optional<uint64_t> pa
   uint64_t total = t.float_data_size() + t.int32_data_size() + t.string_data_size() + t.int64_data_size() +
                    t.double_data_size() + t.uint64_data_size();
   if (total != have) {
-    return Invalid(where, " has data type ", onnx::TensorProto_DataType_Name(t.data_type()),
+    return Invalid(where, " has data type ", DataTypeName(t.data_type()),
                    " but keeps values in a typed field of another type");
   }
   if (have != count) return Invalid(where, " holds ", total, " data values, but its dims and type need ", count);

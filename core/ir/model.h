@@ -10,6 +10,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "core/ir/domains.h"
 #include "core/ir/function.h"
 #include "core/ir/graph.h"
 #include "onnx/onnx_pb.h"
@@ -81,10 +82,5 @@ class Model {
   absl::flat_hash_set<std::string> used_names_;
   absl::flat_hash_map<std::string, int64_t> name_counters_;
 };
-
-// "" for ai.onnx, whichever spelling the model used.
-inline std::string_view CanonicalDomain(std::string_view domain) {
-  return domain == "ai.onnx" ? std::string_view() : domain;
-}
 
 }  // namespace onnxsurgeon

@@ -1,4 +1,5 @@
 #include "core/ir/tensor.h"
+#include "core/ir/dtypes.h"
 
 #include <algorithm>
 #include <cmath>
@@ -88,10 +89,6 @@ void PutInteger(std::string& out, int32_t dt, int64_t v, uint64_t u) {
   }
 }
 
-std::string TypeName(int32_t dt) {
-  return DT::DataType_IsValid(dt) ? DT::DataType_Name(static_cast<DT::DataType>(dt)) : absl::StrCat(dt);
-}
-
 template <typename V, typename PutOne>
 StatusOr<Tensor> Encode(int32_t data_type, std::vector<int64_t> dims, const std::vector<V>& values, PutOne put_one) {
   int64_t count = 1;
@@ -122,11 +119,11 @@ StatusOr<Tensor> Tensor::FromDoubles(int32_t data_type, std::vector<int64_t> dim
       return absl::OkStatus();
     }
     auto range = IntRange(data_type);
-    if (!range) return absl::InvalidArgumentError(absl::StrCat("no numeric encoding for ", TypeName(data_type)));
+    if (!range) return absl::InvalidArgumentError(absl::StrCat("no numeric encoding for ", DataTypeName(data_type)));
     bool top_exclusive = data_type == DT::INT64 || data_type == DT::UINT64;
     if (!std::isfinite(v) || v != std::trunc(v) || v < range->first ||
         (top_exclusive ? v >= range->second : v > range->second)) {
-      return absl::InvalidArgumentError(absl::StrCat(v, " is not a ", TypeName(data_type), " value"));
+      return absl::InvalidArgumentError(absl::StrCat(v, " is not a ", DataTypeName(data_type), " value"));
     }
     if (data_type == DT::UINT64) PutInteger(out, data_type, 0, static_cast<uint64_t>(v));
     else PutInteger(out, data_type, static_cast<int64_t>(v), 0);
@@ -142,11 +139,11 @@ StatusOr<Tensor> Tensor::FromInt64s(int32_t data_type, std::vector<int64_t> dims
       return absl::OkStatus();
     }
     auto range = IntRange(data_type);
-    if (!range) return absl::InvalidArgumentError(absl::StrCat("no numeric encoding for ", TypeName(data_type)));
+    if (!range) return absl::InvalidArgumentError(absl::StrCat("no numeric encoding for ", DataTypeName(data_type)));
     bool fits = data_type == DT::INT64 || (data_type == DT::UINT64 ? v >= 0
                                                                    : v >= static_cast<int64_t>(range->first) &&
                                                                          v <= static_cast<int64_t>(range->second));
-    if (!fits) return absl::InvalidArgumentError(absl::StrCat(v, " is not a ", TypeName(data_type), " value"));
+    if (!fits) return absl::InvalidArgumentError(absl::StrCat(v, " is not a ", DataTypeName(data_type), " value"));
     PutInteger(out, data_type, v, static_cast<uint64_t>(v));
     return absl::OkStatus();
   });
@@ -161,11 +158,11 @@ StatusOr<Tensor> Tensor::FromUInt64s(int32_t data_type, std::vector<int64_t> dim
       return absl::OkStatus();
     }
     auto range = IntRange(data_type);
-    if (!range) return absl::InvalidArgumentError(absl::StrCat("no numeric encoding for ", TypeName(data_type)));
+    if (!range) return absl::InvalidArgumentError(absl::StrCat("no numeric encoding for ", DataTypeName(data_type)));
     bool fits = data_type == DT::UINT64 ||
                 (data_type == DT::INT64 ? v <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())
                                         : static_cast<double>(v) <= range->second);
-    if (!fits) return absl::InvalidArgumentError(absl::StrCat(v, " is not a ", TypeName(data_type), " value"));
+    if (!fits) return absl::InvalidArgumentError(absl::StrCat(v, " is not a ", DataTypeName(data_type), " value"));
     PutInteger(out, data_type, static_cast<int64_t>(v), v);
     return absl::OkStatus();
   });

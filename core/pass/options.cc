@@ -89,30 +89,6 @@ std::vector<std::string> SplitListOption(std::string_view value) {
   return items;
 }
 
-StatusOr<std::vector<NamedShape>> ParseShapesOption(std::string_view value) {
-  std::vector<NamedShape> shapes;
-  for (const std::string& item : SplitListOption(value)) {
-    size_t colon = item.rfind(':');
-    if (colon == std::string::npos || colon == 0 || colon + 1 == item.size()) {
-      return absl::InvalidArgumentError(absl::StrCat("'", item, "' is not NAME:DIMS (e.g. input_ids:1x128)"));
-    }
-    NamedShape s{item.substr(0, colon), {}};
-    for (absl::string_view d : absl::StrSplit(absl::string_view(item).substr(colon + 1), absl::ByAnyChar("x,"))) {
-      d = absl::StripAsciiWhitespace(d);
-      int64_t dim;
-      if (d == "?") {
-        dim = -1;
-      } else if (!absl::SimpleAtoi(d, &dim) || dim < 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("'", std::string(d), "' in '", item, "' is not a dim (a number >= 0, or '?')"));
-      }
-      s.dims.push_back(dim);
-    }
-    shapes.push_back(std::move(s));
-  }
-  return shapes;
-}
-
 Status CheckOptionValue(const PassOptionSpec& spec, std::string_view value) {
   auto want = [&](std::string_view what) {
     return absl::InvalidArgumentError(absl::StrCat("wants ", std::string(what), ", got '", std::string(value), "'"));
@@ -151,7 +127,7 @@ Status CheckOptionValue(const PassOptionSpec& spec, std::string_view value) {
       }
       return absl::OkStatus();
     case OptionType::kShapes:
-      if (auto shapes = ParseShapesOption(value); !shapes.ok()) {
+      if (auto shapes = ParseInputShapes(value, ShapeNames::kRequired); !shapes.ok()) {
         return absl::InvalidArgumentError(absl::StrCat("wants NAME:DIMS items: ", shapes.status().message()));
       }
       return absl::OkStatus();
@@ -202,9 +178,9 @@ std::vector<std::string> PassOptions::List(const std::string& key) const {
   return SplitListOption(Raw(Spec(key, {OptionType::kList})));
 }
 
-std::vector<NamedShape> PassOptions::Shapes(const std::string& key) const {
-  auto shapes = ParseShapesOption(Raw(Spec(key, {OptionType::kShapes})));
-  return shapes.ok() ? *std::move(shapes) : std::vector<NamedShape>{};
+InputShapes PassOptions::Shapes(const std::string& key) const {
+  auto shapes = ParseInputShapes(Raw(Spec(key, {OptionType::kShapes})), ShapeNames::kRequired);
+  return shapes.ok() ? *std::move(shapes) : InputShapes{};
 }
 
 }  // namespace onnxsurgeon

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/ir/input_shapes.h"
 #include "core/ir/status.h"
 
 namespace onnxsurgeon {
@@ -61,13 +62,6 @@ PassOptionSpec Shapes(std::string name, std::string help);
 Status CheckOptionValue(const PassOptionSpec& spec, std::string_view value);
 
 // One NAME:DIMS item of a kShapes option.
-struct NamedShape {
-  std::string name;
-  std::vector<int64_t> dims;  // -1: '?', keep the model's dim
-};
-// Given a kShapes value. Result its items, split at each item's last ':' (names may hold
-// ':'), or an error naming the item that is not NAME:DIMS.
-StatusOr<std::vector<NamedShape>> ParseShapesOption(std::string_view value);
 
 // "a;b; c" -> {"a", "b", "c"}: a kList value's items, trimmed, empty items dropped.
 std::vector<std::string> SplitListOption(std::string_view value);
@@ -90,7 +84,8 @@ class PassOptions {
   // The value as written: kString, kEnum, and kList or kShapes as text.
   const std::string& String(const std::string& key) const;
   std::vector<std::string> List(const std::string& key) const;
-  std::vector<NamedShape> Shapes(const std::string& key) const;
+  // A kShapes value: NAME:DIMS items (core/ir/input_shapes.h), names required.
+  InputShapes Shapes(const std::string& key) const;
 
   // The values given, as written (for a pipeline rewritten before it runs).
   const std::map<std::string, std::string>& given() const { return given_; }

@@ -20,8 +20,43 @@ Node* Rewriter::Create(std::string_view op_type, std::vector<Value*> inputs,
   meta->set_key(kProvenanceKey);
   meta->set_value(rule_);
   created_.insert(n);
+  ImportDomain(*graph_, domain);
   if (listener_) listener_->NodeCreated(n);
   return n;
+}
+
+bool Rewriter::ImportDomain(Graph& graph, std::string_view domain, int64_t version) {
+  Model* model = graph.model();
+  if (!model || graph.OpsetVersion(domain) >= 0) return false;
+  model->SetOpsetVersion(domain, version);
+  if (const Function* owner = graph.root()->function()) {
+    for (auto& f : model->mutable_functions()) {
+      if (f.get() != owner) continue;
+      auto* import = f->mutable_proto().add_opset_import();
+      import->set_domain(std::string(domain));
+      import->set_version(version);
+    }
+  }
+  return true;
+}
+
+int64_t Rewriter::RemoveUncalledFunctions(Model& model, const absl::flat_hash_set<const Function*>* among) {
+  absl::flat_hash_set<const Function*> called;
+  std::vector<const Graph*> pending = {&model.graph()};  // AllNodesRecursive covers its subgraphs
+  while (!pending.empty()) {
+    const Graph* g = pending.back();
+    pending.pop_back();
+    for (Node* n : g->AllNodesRecursive()) {
+      const Function* f = model.FindFunction(n->domain(), n->op_type(), n->proto().overload());
+      if (f && called.insert(f).second) pending.push_back(&f->body());
+    }
+  }
+  auto& functions = model.mutable_functions();
+  size_t before = functions.size();
+  std::erase_if(functions, [&](const std::unique_ptr<Function>& f) {
+    return !called.contains(f.get()) && (!among || among->contains(f.get()));
+  });
+  return static_cast<int64_t>(before - functions.size());
 }
 
 std::vector<std::pair<int, std::string>> ReplacedValues(const Node& node) {

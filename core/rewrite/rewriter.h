@@ -222,6 +222,24 @@ class Rewriter {
   // Marks dead a value nothing defines or reads any more (left by EraseNodeLeavingUses).
   Status EraseValue(Value* value);
 
+  // ---- the model's opset imports and functions ----------------------------------------
+  // Given a graph and a domain it has no opset import for (its function's or the model's).
+  // Execute imports the domain at `version` in the model, and in the function too when the
+  // graph is (in) a function body. Create does this for the domain of every node it makes,
+  // at version 1, so a rule may create a node in a domain the model does not import yet.
+  //   Given:   <opset_import: ["" : 17]>
+  //   Execute: Create("QuickGelu", {%x}, {}, 1, "com.microsoft")
+  //   Result:  <opset_import: ["" : 17, "com.microsoft" : 1]>
+  // Result whether an import was added.
+  bool ImportDomain(Graph& graph, std::string_view domain, int64_t version = 1);
+  // Removes the model's functions that nothing calls: no node of the main graph (its
+  // subgraphs included) nor of a kept function's body. `among` (when given) limits the
+  // removal to those functions. Result how many went.
+  //   Given:   f (called from the main graph) calls g; h is called by no one
+  //   Execute: RemoveUncalledFunctions(model)
+  //   Result:  f and g stay; h is gone (1)
+  int64_t RemoveUncalledFunctions(Model& model, const absl::flat_hash_set<const Function*>* among = nullptr);
+
   // Attribute builders.
   static onnx::AttributeProto AttrInt(std::string name, int64_t v);
   static onnx::AttributeProto AttrFloat(std::string name, float v);

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/interop/onnx_interop.h"
 #include "core/ir/constant.h"
+#include "core/ir/dtypes.h"
 #include "core/ir/graph.h"
 #include "core/shape/propagate.h"
 
@@ -27,9 +28,7 @@ void InferTypesIfNeeded(Model& model, std::string_view op_type) {
 
 std::string WhyNotFloat(const Node& node, const Value* value) {
   int32_t t = ElementType(value);
-  if (t != 0)
-    return absl::StrCat("'", value->name(), "' has element type ", onnx::TensorProto::DataType_Name(t),
-                        ", not a float type");
+  if (t != 0) return absl::StrCat("'", value->name(), "' has element type ", DataTypeName(t), ", not a float type");
   if (node.graph()->root()->function())
     return absl::StrCat("the element type of '", value->name(),
                         "' is unknown (function parameters are untyped: run inline-functions first)");

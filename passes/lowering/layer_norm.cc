@@ -1,6 +1,7 @@
 #include "passes/lowering/layer_norm.h"
 
 #include "absl/strings/str_cat.h"
+#include "core/ir/dtypes.h"
 
 namespace onnxsurgeon::lowering {
 
@@ -41,9 +42,8 @@ Status CheckOperandTypes(const LayerNormSpec& spec) {
                       : v->IsInitializer()                      ? v->initializer()->meta().data_type()
                                                                 : 0;
     if (t != 0 && spec.elem_type != 0 && t != spec.elem_type)
-      return absl::InvalidArgumentError(absl::StrCat(
-          what, " '", v->name(), "' is ", onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(t)),
-          ", X is ", onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(spec.elem_type))));
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " '", v->name(), "' is ", DataTypeName(t), ", X is ", DataTypeName(spec.elem_type)));
   }
   return absl::OkStatus();
 }

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "core/ir/dtypes.h"
 #include "core/ir/function.h"
 #include "core/ir/graph.h"
 #include "core/ir/node.h"
@@ -42,10 +43,6 @@ int64_t TypeFloor(int32_t elem_type) {
   }
 }
 
-std::string TypeName(int32_t t) {
-  return onnx::TensorProto::DataType_IsValid(t) ? onnx::TensorProto::DataType_Name(t) : absl::StrCat("type ", t);
-}
-
 class FloorFinder {
  public:
   void Raise(int64_t ir, const std::string& why) {
@@ -53,7 +50,7 @@ class FloorFinder {
   }
   void ElemType(int32_t t, const std::string& where) {
     int64_t f = TypeFloor(t);
-    if (f > floor_.ir) Raise(f, absl::StrCat(TypeName(t), " element type (", where, ")"));
+    if (f > floor_.ir) Raise(f, absl::StrCat(DataTypeName(t), " element type (", where, ")"));
   }
   void Type(const onnx::TypeProto& type, const std::string& where) {
     if (type.has_tensor_type()) ElemType(type.tensor_type().elem_type(), where);
@@ -165,9 +162,6 @@ StatusOr<int64_t> LowerIrVersion(Model& model, int64_t max_ir) {
 }
 
 std::vector<std::string> RemoveUnusedOpsetImports(Model& model) {
-  auto used_in = [](const onnxsurgeon::Graph& body, std::set<std::string>& used) {
-    for (Node* n : body.AllNodesRecursive()) used.insert(std::string(CanonicalDomain(n->domain())));
-  };
   auto prune = [](google::protobuf::RepeatedPtrField<onnx::OperatorSetIdProto>* imports,
                   const std::set<std::string>& used, std::vector<std::string>* removed) {
     for (int i = imports->size() - 1; i >= 0; --i) {
@@ -177,17 +171,15 @@ std::vector<std::string> RemoveUnusedOpsetImports(Model& model) {
       imports->DeleteSubrange(i, 1);
     }
   };
-  std::set<std::string> used;
-  used_in(model.graph(), used);
+  std::set<std::string> used = NodeDomains(model.graph());
   for (auto& fn : model.mutable_functions()) {
-    std::set<std::string> fn_used;
-    used_in(fn->body(), fn_used);
+    std::set<std::string> fn_used = NodeDomains(fn->body());
     // A call of another function needs that function's domain imported in this body.
     prune(fn->mutable_proto().mutable_opset_import(), fn_used, nullptr);
   }
   // A function's domain stays imported while the function is defined and called; the
   // calls are nodes, counted above. The bodies' own ops count as uses too.
-  for (const auto& fn : model.functions()) used_in(fn->body(), used);
+  for (const auto& fn : model.functions()) used.merge(NodeDomains(fn->body()));
   std::vector<std::string> removed;
   prune(model.mutable_proto().mutable_opset_import(), used, &removed);
   return removed;

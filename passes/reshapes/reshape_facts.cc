@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "core/interop/onnx_interop.h"
 #include "core/ir/constant.h"
+#include "core/ir/dtypes.h"
 #include "core/shape/propagate.h"
 #include "core/shape/rules.h"
 
@@ -151,7 +152,7 @@ std::string GemmBlocker(const Node& matmul, const Node& add, const std::optional
   int32_t t = ElementType(matmul.input(0));
   if (!t) t = ElementType(b);
   if (!GemmType(t, opset)) {
-    return absl::StrCat("element type ", t ? onnx::TensorProto::DataType_Name(t) : std::string("unknown"),
+    return absl::StrCat("element type ", t ? DataTypeName(t) : std::string("unknown"),
                         " is not one Gemm takes at opset ", opset);
   }
   auto cs = ShapeOfValue(c);

@@ -42,12 +42,6 @@ std::string Where(const Graph& g) {
   return "?";
 }
 
-// ai.onnx and ai.onnx.ml are standard; anything else is a custom domain (or a function).
-bool IsStandardDomain(const std::string& d) {
-  std::string_view c = CanonicalDomain(d);
-  return c.empty() || c == "ai.onnx.ml";
-}
-
 bool DynamicDims(const Value& v) {
   if (!v.type() || !v.type()->has_tensor_type() || !v.type()->tensor_type().has_shape()) return true;
   for (const auto& d : v.type()->tensor_type().shape().dim())
@@ -130,10 +124,7 @@ class Checker {
             Fact("no model-local functions"), p_.custom_source, &PlanStepNamed("inline-functions"));
     }
     if (!p_.custom_domains) {
-      std::set<std::string> used;
-      for (Graph* g : model_.AllGraphs())
-        for (Node* n : g->nodes()) used.insert(std::string(CanonicalDomain(n->domain())));
-      for (const auto& f : model_.functions()) used.insert(f->domain());
+      std::set<std::string> used = UsedDomains(model_);
       for (const auto& imp : model_.proto().opset_import()) {
         std::string d(CanonicalDomain(imp.domain()));
         if (!IsStandardDomain(d) && !used.count(d)) {

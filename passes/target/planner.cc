@@ -7,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/ir/input_shapes.h"
 #include "core/pass/options.h"
 #include "core/pass/pipeline.h"
 
@@ -28,15 +29,12 @@ Status RemainingError(const Profile& profile, const CheckReport& report, const s
 
 CheckOptions CheckOptionsFor(const std::string& input_shapes) {
   CheckOptions options;
-  for (const std::string& item : SplitListOption(input_shapes)) {
-    size_t colon = item.rfind(':');
-    if (colon == std::string::npos || colon == 0) continue;
-    std::string name = item.substr(0, colon);
-    options.inputs_with_shapes.insert(name);
-    // Dims are separated by 'x' or ','; a malformed text is set-input-shape's to refuse.
-    std::string dims = item.substr(colon + 1);
-    int64_t batch = 0;
-    if (absl::SimpleAtoi(dims.substr(0, dims.find_first_of("x,")), &batch)) options.input_batch[name] = batch;
+  // A malformed text is set-input-shape's to refuse: check reads nothing from it.
+  auto shapes = ParseInputShapes(input_shapes, ShapeNames::kRequired);
+  if (!shapes.ok()) return options;
+  for (const InputShape& s : *shapes) {
+    options.inputs_with_shapes.insert(s.name);
+    if (!s.dims.empty() && s.dims[0] >= 0) options.input_batch[s.name] = s.dims[0];
   }
   return options;
 }

@@ -124,7 +124,7 @@ def check_target(model: Any, target: str, input_shapes: Union[str, dict, None] =
     Raises OnnxSurgeonError for an unknown target or an invalid profile file.
     """
     if isinstance(input_shapes, dict):
-        input_shapes = ",".join(f"{name}:{'x'.join(str(int(d)) for d in dims)}" for name, dims in input_shapes.items())
+        input_shapes = ";".join(f"{name}:{'x'.join(str(int(d)) for d in dims)}" for name, dims in input_shapes.items())
     name = os.fspath(model) if isinstance(model, (str, os.PathLike)) else "<model>"
     text = _core.check_target(_as_model(model), target, input_shapes or "", name)
     return json.loads(text)

@@ -122,7 +122,7 @@ TEST(Pipeline, ShapesAreCheckedWhenParsed) {
       << p.status().message();
   p = ParsePipeline("set-input-shape(shapes=a:?x4;b:1x2)");
   ASSERT_TRUE(p.ok()) << p.status().message();
-  std::vector<NamedShape> shapes = (*p)[0].options.Shapes("shapes");
+  InputShapes shapes = (*p)[0].options.Shapes("shapes");
   ASSERT_EQ(shapes.size(), 2u);
   EXPECT_EQ(shapes[0].name, "a");
   EXPECT_EQ(shapes[0].dims, (std::vector<int64_t>{-1, 4}));

@@ -33,10 +33,10 @@ class CastFromCondition : public Condition {
   bool Holds(const Node& n, const ConditionAnalyses& a, std::string* detail) const override {
     if (!n.Is("Cast") || n.num_inputs() < 1 || !n.input(0) || n.num_outputs() < 1 || !n.output(0)) return false;
     const int32_t from = a.types.ElemType(n.input(0)), to = a.types.ElemType(n.output(0));
-    if (from == 0 || ElemTypeName(from) != type_ || from == to) return false;
+    if (from == 0 || DataTypeNameLower(from) != type_ || from == to) return false;
     absl::flat_hash_map<const Value*, bool> known;
     if (ShapeDerived(n.input(0), known)) return false;
-    *detail = absl::StrCat("'", n.input(0)->name(), "' ", type_, " -> ", to ? ElemTypeName(to) : "another type");
+    *detail = absl::StrCat("'", n.input(0)->name(), "' ", type_, " -> ", to ? DataTypeNameLower(to) : "another type");
     return true;
   }
 

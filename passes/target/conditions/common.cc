@@ -15,10 +15,6 @@ bool IsConstant(const Value* v) {
   return v->producer() && v->producer()->Is("Constant");
 }
 
-std::string ElemTypeName(int32_t t) {
-  return onnx::TensorProto::DataType_IsValid(t) ? absl::AsciiStrToLower(onnx::TensorProto::DataType_Name(t)) : "?";
-}
-
 std::string ShapeText(const Value& v) {
   if (!v.type() || !v.type()->has_tensor_type() || !v.type()->tensor_type().has_shape()) return "unknown shape";
   std::vector<std::string> dims;

@@ -7,6 +7,7 @@
 #include <string>
 #include "absl/strings/string_view.h"
 
+#include "core/ir/dtypes.h"
 #include "core/ir/node.h"
 #include "core/ir/status.h"
 #include "core/ir/value.h"
@@ -16,8 +17,6 @@ namespace onnxsurgeon::target {
 
 // An initializer that is not a graph input, or a Constant's output: known before run time.
 bool IsConstant(const Value* v);
-// onnx's name of an element type, lower case ("float16"); "?" when invalid.
-std::string ElemTypeName(int32_t t);
 // A value's shape as "[2,seq,?]", or "unknown shape".
 std::string ShapeText(const Value& v);
 // A node's name, or "<unnamed OP>".

@@ -16,7 +16,7 @@ class ComputeDtypeCondition : public Condition {
     for (const Value* v : n.outputs()) {
       if (!v) continue;
       int32_t t = a.types.ElemType(v);
-      if (t == 0 || ElemTypeName(t) != type_) continue;
+      if (t == 0 || DataTypeNameLower(t) != type_) continue;
       *detail = absl::StrCat("computes '", v->name(), "' in ", type_);
       return true;
     }

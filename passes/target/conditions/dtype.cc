@@ -11,7 +11,7 @@ class DtypeCondition : public Condition {
   explicit DtypeCondition(std::string type) : type_(std::move(type)) {}
   bool Holds(const Node& n, const ConditionAnalyses&, std::string* detail) const override {
     return AnyTensor(n, [&](const Value& v) {
-      if (ElemTypeName(v.type()->tensor_type().elem_type()) != type_) return false;
+      if (DataTypeNameLower(v.type()->tensor_type().elem_type()) != type_) return false;
       *detail = absl::StrCat("'", v.name(), "' is ", type_);
       return true;
     });

@@ -28,8 +28,8 @@ class MixedPrecisionLayerNormCondition : public Condition {
       const Value* h = m.value("h");
       const int32_t from = a.types.ElemType(h);  // exporters often annotate nothing inside
       if (from != onnx::TensorProto::FLOAT16 && from != onnx::TensorProto::BFLOAT16) return false;
-      *detail = absl::StrCat("the mean of '", h->name(), "' (", ElemTypeName(from), ") cast to float, subtracted by '",
-                             NodeName(*m.node("sub")), "'");
+      *detail = absl::StrCat("the mean of '", h->name(), "' (", DataTypeNameLower(from),
+                             ") cast to float, subtracted by '", NodeName(*m.node("sub")), "'");
       return true;
     }
     return false;

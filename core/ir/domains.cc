@@ -1,0 +1,26 @@
+#include "core/ir/domains.h"
+
+#include "core/ir/model.h"
+
+namespace onnxsurgeon {
+
+bool IsStandardDomain(std::string_view domain) {
+  domain = CanonicalDomain(domain);
+  return domain.empty() || domain == "ai.onnx.ml";
+}
+
+std::set<std::string> NodeDomains(const Graph& graph) {
+  std::set<std::string> used;
+  for (const Node* n : graph.AllNodesRecursive()) used.insert(std::string(CanonicalDomain(n->domain())));
+  return used;
+}
+
+std::set<std::string> UsedDomains(const Model& model) {
+  std::set<std::string> used;
+  for (Graph* g : model.AllGraphs())
+    for (const Node* n : g->nodes()) used.insert(std::string(CanonicalDomain(n->domain())));
+  for (const auto& f : model.functions()) used.insert(f->domain());
+  return used;
+}
+
+}  // namespace onnxsurgeon

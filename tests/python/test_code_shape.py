@@ -1,0 +1,117 @@
+"""Code shape (issue 30, item 4): no function over 150 lines and no file over 700 lines in
+core/, passes/, cli/ and python/. The violations not fixed yet are listed below; the lists
+may only shrink (a listed entry that no longer violates fails too, so it gets removed)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+FOLDERS = ("core", "passes", "cli", "python")
+MAX_FUNCTION_LINES = 150
+MAX_FILE_LINES = 700
+
+# Known violations, to be split (issue 30 item 4). Remove an entry once it is fixed; the
+# tests below fail on a listed entry that no longer violates, so these lists only shrink.
+FUNCTION_ALLOWLIST: set[str] = {
+    "cli/rewrite_command.cc:Run",  # 163 lines
+    "passes/convert_float16.cc:Run",  # 175 lines
+}
+FILE_ALLOWLIST: set[str] = {
+    "core/io/model_io.cc",  # 788 lines
+    "passes/layernorm/fusion_rules.cc",  # 790 lines
+    "passes/opset/adapters.cc",  # 839 lines
+    "python/bindings.cc",  # 716 lines: the module's bindings split into functions; move some out
+}
+
+# A definition ends its signature with ') {' (const, override, noexcept, a trailing return
+# type between); the signature starts where its parentheses open. Control statements,
+# lambdas and initializers are not definitions.
+_SIGNATURE_END = re.compile(r"\)\s*(?:const\s*)?(?:override\s*)?(?:noexcept\s*)?(?:->\s*[\w:<>, *&]+\s*)?\{$")
+_NOT_DEFINITION = re.compile(
+    r"^\s*(?:if|for|while|switch|else|do|return|namespace|class|struct|enum|union|case|catch)\b"
+)
+
+
+def _sources() -> list[Path]:
+    out = []
+    for folder in FOLDERS:
+        for path in sorted((REPO_ROOT / folder).rglob("*")):
+            if path.suffix in (".cc", ".h", ".py") and path.is_file():
+                out.append(path)
+    return out
+
+
+def _cpp_functions(path: Path) -> list[tuple[str, int]]:
+    """(name, lines) of each function definition in a C++ file: from its signature's first
+    line to the closing brace at that line's indentation."""
+    lines = path.read_text(errors="replace").splitlines()
+    found = []
+    for i, line in enumerate(lines):
+        if not _SIGNATURE_END.search(line):
+            continue
+        start, depth = i, line.count(")") - line.count("(")
+        while depth > 0 and start > 0:
+            start -= 1
+            depth += lines[start].count(")") - lines[start].count("(")
+        head = lines[start]
+        if (
+            _NOT_DEFINITION.match(head)
+            or re.search(r"[=\[]", head.split("(")[0])
+            or not re.match(r"^\s*[A-Za-z_~]", head)
+        ):
+            continue
+        close = head[: len(head) - len(head.lstrip())] + "}"
+        for j in range(i + 1, len(lines)):
+            if lines[j].startswith(close) and not lines[j].startswith(close + " else"):
+                name = re.search(r"([A-Za-z_~][\w:~]*)\s*\(", head)
+                found.append((name.group(1) if name else head.strip(), j - start + 1))
+                break
+    return found
+
+
+def _py_functions(path: Path) -> list[tuple[str, int]]:
+    import ast
+
+    tree = ast.parse(path.read_text())
+    return [
+        (node.name, node.end_lineno - node.lineno + 1)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
+
+
+def _long_functions() -> set[str]:
+    out = set()
+    for path in _sources():
+        rel = path.relative_to(REPO_ROOT).as_posix()
+        functions = _py_functions(path) if path.suffix == ".py" else _cpp_functions(path)
+        for name, n in functions:
+            if n > MAX_FUNCTION_LINES:
+                out.add(f"{rel}:{name}")
+    return out
+
+
+def _long_files() -> set[str]:
+    return {
+        path.relative_to(REPO_ROOT).as_posix()
+        for path in _sources()
+        if len(path.read_text(errors="replace").splitlines()) > MAX_FILE_LINES
+    }
+
+
+def test_no_function_over_150_lines() -> None:
+    long = _long_functions()
+    new = sorted(long - FUNCTION_ALLOWLIST)
+    assert not new, f"functions over {MAX_FUNCTION_LINES} lines (split them): {new}"
+    fixed = sorted(FUNCTION_ALLOWLIST - long)
+    assert not fixed, f"no longer over {MAX_FUNCTION_LINES} lines: remove from FUNCTION_ALLOWLIST: {fixed}"
+
+
+def test_no_file_over_700_lines() -> None:
+    long = _long_files()
+    new = sorted(long - FILE_ALLOWLIST)
+    assert not new, f"files over {MAX_FILE_LINES} lines (split them): {new}"
+    fixed = sorted(FILE_ALLOWLIST - long)
+    assert not fixed, f"no longer over {MAX_FILE_LINES} lines: remove from FILE_ALLOWLIST: {fixed}"
