@@ -368,3 +368,25 @@ def test_transformer_optimizer_output(name, opt_level, corpus):
         got = _ort(lowered, feeds)
         for out in want:
             np.testing.assert_allclose(got[out], want[out], rtol=1e-4, atol=1e-4, err_msg=f"{name}: {out}")
+
+
+@pytest.mark.parametrize("name", sorted(n for n, (_, left) in OPTIMIZED.items() if not left))
+def test_transformer_optimizer_output_float16(name, corpus):
+    """The optimizer's float16 models (float32 inputs and outputs kept): every contrib op
+    lowered, outputs within 2 float16 ulps of the optimized model's."""
+    from onnxruntime.transformers.optimizer import optimize_model
+
+    logging.getLogger("onnxruntime.transformers").setLevel(logging.ERROR)
+    entry = corpus.model(name)
+    optimized = optimize_model(str(entry.path), model_type=OPTIMIZED[name][0], opt_level=1, use_gpu=False)
+    optimized.convert_float_to_float16(keep_io_types=True)
+    optimized = optimized.model
+    assert _contrib_nodes(optimized)
+    lowered, report = _lower(optimized)
+    assert _contrib_nodes(lowered) == [], _counts(report)
+    for feeds in entry.all_inputs:
+        want = _ort(optimized, feeds)
+        got = _ort(lowered, feeds)
+        for out in want:
+            ulp = 2.0 ** (np.floor(np.log2(max(float(np.max(np.abs(want[out]))), 1e-3))) - 10)
+            np.testing.assert_allclose(got[out], want[out], rtol=0, atol=2 * ulp, err_msg=f"{name}: {out}")
