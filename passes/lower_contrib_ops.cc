@@ -43,6 +43,7 @@ class LowerContribOpsPass : public Pass {
     std::vector<contrib::ContribRule> all = contrib::MakeNormRules(!context.IsForbidden("LayerNormalization"));
     for (auto& r : contrib::MakeActivationRules(!context.IsForbidden("Gelu"))) all.push_back(std::move(r));
     for (auto& r : contrib::MakeMatMulRules()) all.push_back(std::move(r));
+    for (auto& r : contrib::MakeRotaryRules()) all.push_back(std::move(r));
     std::vector<const RewriteRule*> rules;
     for (const auto& r : all)
       if (ops_.empty() || std::find(ops_.begin(), ops_.end(), r.op_type) != ops_.end()) rules.push_back(r.rule.get());

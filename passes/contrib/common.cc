@@ -11,7 +11,7 @@ const std::vector<std::string>& LoweredOpTypes() {
       "SkipLayerNormalization", "SkipSimplifiedLayerNormalization", "SimplifiedLayerNormalization",
       "LayerNormalization",     "Gelu",                             "FastGelu",
       "BiasGelu",               "QuickGelu",                        "BiasAdd",
-      "FusedMatMul"};
+      "FusedMatMul",            "RotaryEmbedding"};
   return ops;
 }
 

@@ -20,6 +20,7 @@ inline constexpr const char* kMsDomain = "com.microsoft";
 //                    SimplifiedLayerNormalization, LayerNormalization (opset < 17)
 //   activations.cc:  Gelu, FastGelu, BiasGelu, QuickGelu, BiasAdd
 //   matmul.cc:       FusedMatMul
+//   rotary.cc:       RotaryEmbedding
 struct ContribRule {
   std::string op_type;  // the op it lowers (its domain is the rule's root domain)
   std::unique_ptr<RewriteRule> rule;
@@ -29,6 +30,7 @@ struct ContribRule {
 std::vector<ContribRule> MakeNormRules(bool layernorm_op);
 std::vector<ContribRule> MakeActivationRules(bool gelu_op);
 std::vector<ContribRule> MakeMatMulRules();
+std::vector<ContribRule> MakeRotaryRules();
 
 // The op types the rules lower (the `ops` option's choices), in table order.
 const std::vector<std::string>& LoweredOpTypes();

@@ -390,3 +390,67 @@ def test_transformer_optimizer_output_float16(name, corpus):
         for out in want:
             ulp = 2.0 ** (np.floor(np.log2(max(float(np.max(np.abs(want[out]))), 1e-3))) - 10)
             np.testing.assert_allclose(got[out], want[out], rtol=0, atol=2 * ulp, err_msg=f"{name}: {out}")
+
+
+# ---------------------------------------------------------------- RotaryEmbedding
+
+ROTARY = {
+    # id: (input shape, position_ids shape, attrs)   B=2, S=3, N=2, H=8, max positions 16
+    "3d_per_token": ((2, 3, 16), (2, 3), {"num_heads": 2}),
+    "3d_offset": ((2, 3, 16), (1,), {"num_heads": 2}),
+    "3d_no_num_heads": ((2, 3, 16), (2, 3), {}),
+    "4d_per_token": ((2, 2, 3, 8), (2, 3), {}),
+    "4d_offset": ((2, 2, 3, 8), (1,), {}),
+    "3d_partial_rotary": ((2, 3, 16), (2, 3), {"num_heads": 2, "rotary_embedding_dim": 4}),
+    "4d_partial_rotary": ((2, 2, 3, 8), (1,), {"rotary_embedding_dim": 4, "num_heads": 2}),
+}
+
+
+def _rotary_model(case, interleaved, dtype, opset=17):
+    x, pos, attrs = ROTARY[case]
+    half = (attrs.get("rotary_embedding_dim") or 8) // 2
+    rng = np.random.default_rng(1)
+    angles = np.arange(16)[:, None] * rng.uniform(0.1, 1.0, half)[None, :]
+    consts = {"cos": np.cos(angles).astype(NP[dtype]), "sin": np.sin(angles).astype(NP[dtype])}
+    if pos == (1,):
+        consts["pos"] = np.array([5], np.int64)
+    else:
+        consts["pos"] = rng.integers(0, 16, pos).astype(np.int64)
+    attrs = dict(attrs, interleaved=int(interleaved))
+    return _model(
+        "RotaryEmbedding",
+        {"x": x, "pos": pos, "cos": (16, half), "sin": (16, half)},
+        1,
+        attrs=attrs,
+        opset=opset,
+        dtype=dtype,
+        consts=consts,
+    )
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("interleaved", [False, True], ids=["halves", "interleaved"])
+@pytest.mark.parametrize("case", sorted(ROTARY))
+def test_rotary_embedding(case, interleaved, dtype):
+    _check_lowering(_rotary_model(case, interleaved, dtype), expect_rule="lower-rotary-embedding")
+
+
+def test_rotary_embedding_position_ids_as_input():
+    """position_ids fed at run time (the optimizer's decoders): ranks known, values not."""
+    model = _rotary_model("3d_per_token", False, F32)
+    pos = model.graph.initializer.pop(next(i for i, t in enumerate(model.graph.initializer) if t.name == "pos"))
+    model.graph.input.append(oh.make_tensor_value_info("pos", TensorProto.INT64, (2, 3)))
+    lowered, _ = _lower(model)
+    assert _contrib_nodes(lowered) == []
+    feeds = _feeds(onnx.ModelProto(graph=onnx.GraphProto(input=model.graph.input[:1])), "random")
+    feeds["pos"] = np.array([[0, 1, 2], [7, 15, 3]], np.int64)
+    want, got = _ort(model, feeds), _ort(lowered, feeds)
+    np.testing.assert_allclose(got["o0"], want["o0"], rtol=1e-5, atol=1e-5)
+
+
+def test_rotary_embedding_packed_batching_refused():
+    model = _rotary_model("3d_per_token", False, F32)
+    model.graph.node[0].attribute.append(oh.make_attribute("is_packed_batching", 1))
+    lowered, report = _lower(model)
+    assert _contrib_nodes(lowered) == ["RotaryEmbedding"]
+    assert _counts(report) == {"left: com.microsoft.RotaryEmbedding: is_packed_batching=1 is not lowered": 1}
