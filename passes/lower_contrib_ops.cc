@@ -66,8 +66,8 @@ class LowerContribOpsPass : public Pass {
       OS_ASSIGN_OR_RETURN(auto counts, ApplyRulesGreedily(model, rules, options));
       for (const auto& [name, n] : counts) result.Count(name, n);
       waiting = !counts.empty() && std::any_of(why_left.begin(), why_left.end(), [](const auto& entry) {
-                  return entry.second.find(" unknown") != std::string::npos;
-                });
+        return entry.second.find(" unknown") != std::string::npos;
+      });
     }
 
     // What stays, named (not a change).

@@ -43,7 +43,8 @@ class ActivationRule : public NodeRule<ActivationPlan> {
     if (static_cast<int>(plan.operands.size()) < min_) return Refuse(absl::StrCat("fewer than ", min_, " inputs"));
     plan.type = ElemTypeOfAny(*node, {0, 1, 2}, {0}, facts.Get<TypeFacts>());
     if (plan.type == 0) return Refuse("the element type of X is unknown (run infer-shapes first)");
-    if (!lowering::IsFloatType(plan.type)) return Refuse(absl::StrCat("X is ", TypeName(plan.type), ", not a float type"));
+    if (!lowering::IsFloatType(plan.type))
+      return Refuse(absl::StrCat("X is ", TypeName(plan.type), ", not a float type"));
     plan.alpha = FloatAttr(*node, "alpha", 1.702f);
     return plan;
   }
@@ -54,9 +55,7 @@ class ActivationRule : public NodeRule<ActivationPlan> {
     for (size_t i = 1; i < plan.operands.size(); ++i) x = rw.Op("Add", {x, plan.operands[i]});
     Value* y = nullptr;
     switch (kind_) {
-      case Kind::kBiasAdd:
-        y = x;
-        break;
+      case Kind::kBiasAdd: y = x; break;
       case Kind::kQuickGelu: {
         Value* scaled = x;
         if (plan.alpha != 1.0f) {
@@ -73,8 +72,8 @@ class ActivationRule : public NodeRule<ActivationPlan> {
         if (opset >= 20 && gelu_op_) {
           y = rw.Op("Gelu", {x}, {Rewriter::AttrString("approximate", tanh ? "tanh" : "none")});
         } else {
-          OS_ASSIGN_OR_RETURN(y, lowering::EmitGelu(rw, x, plan.type,
-                                                    tanh ? lowering::GeluForm::kTanh : lowering::GeluForm::kErf));
+          OS_ASSIGN_OR_RETURN(
+              y, lowering::EmitGelu(rw, x, plan.type, tanh ? lowering::GeluForm::kTanh : lowering::GeluForm::kErf));
         }
         break;
       }

@@ -7,11 +7,17 @@
 namespace onnxsurgeon::contrib {
 
 const std::vector<std::string>& LoweredOpTypes() {
-  static const std::vector<std::string> ops = {
-      "SkipLayerNormalization", "SkipSimplifiedLayerNormalization", "SimplifiedLayerNormalization",
-      "LayerNormalization",     "Gelu",                             "FastGelu",
-      "BiasGelu",               "QuickGelu",                        "BiasAdd",
-      "FusedMatMul",            "RotaryEmbedding"};
+  static const std::vector<std::string> ops = {"SkipLayerNormalization",
+                                               "SkipSimplifiedLayerNormalization",
+                                               "SimplifiedLayerNormalization",
+                                               "LayerNormalization",
+                                               "Gelu",
+                                               "FastGelu",
+                                               "BiasGelu",
+                                               "QuickGelu",
+                                               "BiasAdd",
+                                               "FusedMatMul",
+                                               "RotaryEmbedding"};
   return ops;
 }
 

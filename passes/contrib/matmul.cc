@@ -33,7 +33,8 @@ class FusedMatMulRule : public NodeRule<FusedMatMulPlan> {
       if (IntAttr(*node, attr, 0) != 0) return Refuse(absl::StrCat(attr, "=1 is not lowered"));
     const TypeFacts& types = facts.Get<TypeFacts>();
     FusedMatMulPlan plan{node->input(0), node->input(1), 0, 0, FloatAttr(*node, "alpha", 1.0f), 0};
-    for (auto [attr, v, rank] : {std::tuple{"transA", plan.a, &plan.rank_a}, std::tuple{"transB", plan.b, &plan.rank_b}}) {
+    for (auto [attr, v, rank] :
+         {std::tuple{"transA", plan.a, &plan.rank_a}, std::tuple{"transB", plan.b, &plan.rank_b}}) {
       if (IntAttr(*node, attr, 0) == 0) continue;
       *rank = types.Rank(v);
       if (*rank < 0) return Refuse(absl::StrCat(attr, "=1 on an operand of unknown rank (run infer-shapes first)"));

@@ -146,8 +146,8 @@ class SimplifiedNormRule : public NodeRule<lowering::RmsNormSpec> {
   }
 
   Status Replace(Node* node, lowering::RmsNormSpec spec, Rewriter& rw) const override {
-    OS_ASSIGN_OR_RETURN(lowering::RmsNormParts parts, lowering::EmitRmsNorm(rw, spec, node->graph()->OpsetVersion(""),
-                                                                            OutputUsed(*node, 1)));
+    OS_ASSIGN_OR_RETURN(lowering::RmsNormParts parts,
+                        lowering::EmitRmsNorm(rw, spec, node->graph()->OpsetVersion(""), OutputUsed(*node, 1)));
     std::vector<Value*> out = {parts.y, parts.inv_std_dev};
     out.resize(node->num_outputs());
     return rw.ReplaceNode(node, out);
@@ -200,12 +200,12 @@ class LayerNorm1Rule : public NodeRule<lowering::LayerNormSpec> {
 
 std::vector<ContribRule> MakeNormRules(bool layernorm_op) {
   std::vector<ContribRule> rules;
-  rules.push_back({"SkipLayerNormalization",
-                   std::make_unique<SkipNormRule>("lower-skip-layernorm", "SkipLayerNormalization", false, layernorm_op)});
   rules.push_back(
-      {"SkipSimplifiedLayerNormalization",
-       std::make_unique<SkipNormRule>("lower-skip-simplified-layernorm", "SkipSimplifiedLayerNormalization", true,
-                                      layernorm_op)});
+      {"SkipLayerNormalization",
+       std::make_unique<SkipNormRule>("lower-skip-layernorm", "SkipLayerNormalization", false, layernorm_op)});
+  rules.push_back({"SkipSimplifiedLayerNormalization",
+                   std::make_unique<SkipNormRule>("lower-skip-simplified-layernorm", "SkipSimplifiedLayerNormalization",
+                                                  true, layernorm_op)});
   rules.push_back({"SimplifiedLayerNormalization", std::make_unique<SimplifiedNormRule>()});
   rules.push_back({"LayerNormalization", std::make_unique<LayerNorm1Rule>()});
   return rules;

@@ -113,12 +113,7 @@ def _check_lowering(model, *, oracle=None, kinds=INPUT_KINDS, tol=None, expect_r
     lowered, report = _lower(model)
     assert _contrib_nodes(lowered) == [], _counts(report)
     onnx.checker.check_model(lowered)
-    rules = {
-        p.value
-        for n in lowered.graph.node
-        for p in n.metadata_props
-        if p.key == "onnxsurgeon.rule"
-    }
+    rules = {p.value for n in lowered.graph.node for p in n.metadata_props if p.key == "onnxsurgeon.rule"}
     if expect_rule:
         assert rules == {expect_rule}, rules
     dtype = model.graph.input[0].type.tensor_type.elem_type
@@ -182,7 +177,9 @@ def test_skip_layernorm(variant, opset, dtype):
 @pytest.mark.parametrize("opset", [14, 18])
 @pytest.mark.parametrize("variant", ["plain", "skip_2d", "bias", "all_outputs", "sum_only", "epsilon"])
 def test_skip_simplified_layernorm(variant, opset, dtype):
-    _check_lowering(_skip_ln_model(variant, opset, dtype, simplified=True), expect_rule="lower-skip-simplified-layernorm")
+    _check_lowering(
+        _skip_ln_model(variant, opset, dtype, simplified=True), expect_rule="lower-skip-simplified-layernorm"
+    )
 
 
 def test_skip_simplified_layernorm_mean_output_refused():
@@ -196,9 +193,7 @@ def test_skip_simplified_layernorm_mean_output_refused():
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("opset", [14, 18])
-@pytest.mark.parametrize(
-    "variant", ["plain", "inv_std_var", "axis_1", "axis_neg2", "epsilon", "stash_double"]
-)
+@pytest.mark.parametrize("variant", ["plain", "inv_std_var", "axis_1", "axis_neg2", "epsilon", "stash_double"])
 def test_simplified_layernorm(variant, opset, dtype):
     attrs = {}
     scale = (H,)
@@ -286,9 +281,7 @@ def test_bias_add(bias_shape, dtype):
     model = _model("BiasAdd", {"x": (2, 3, H), "bias": bias_shape, "skip": (2, 3, H)}, 1, dtype=dtype)
     with pytest.raises(Exception, match="BiasAdd"):  # CUDA only: the oracle is numpy
         _ort(model, _feeds(model, "random"))
-    _check_lowering(
-        model, oracle=lambda f: {"o0": (f["x"] + f["bias"]) + f["skip"]}, expect_rule="lower-bias-add"
-    )
+    _check_lowering(model, oracle=lambda f: {"o0": (f["x"] + f["bias"]) + f["skip"]}, expect_rule="lower-bias-add")
 
 
 def test_gelu_forbidden_by_earlier_pass_stays_decomposed():
@@ -438,12 +431,14 @@ def test_rotary_embedding(case, interleaved, dtype):
 def test_rotary_embedding_position_ids_as_input():
     """position_ids fed at run time (the optimizer's decoders): ranks known, values not."""
     model = _rotary_model("3d_per_token", False, F32)
-    pos = model.graph.initializer.pop(next(i for i, t in enumerate(model.graph.initializer) if t.name == "pos"))
+    model.graph.initializer.remove(next(t for t in model.graph.initializer if t.name == "pos"))
     model.graph.input.append(oh.make_tensor_value_info("pos", TensorProto.INT64, (2, 3)))
     lowered, _ = _lower(model)
     assert _contrib_nodes(lowered) == []
-    feeds = _feeds(onnx.ModelProto(graph=onnx.GraphProto(input=model.graph.input[:1])), "random")
-    feeds["pos"] = np.array([[0, 1, 2], [7, 15, 3]], np.int64)
+    feeds = {
+        "x": np.random.default_rng(2).standard_normal((2, 3, 16)).astype(np.float32),
+        "pos": np.array([[0, 1, 2], [7, 15, 3]], np.int64),
+    }
     want, got = _ort(model, feeds), _ort(lowered, feeds)
     np.testing.assert_allclose(got["o0"], want["o0"], rtol=1e-5, atol=1e-5)
 
