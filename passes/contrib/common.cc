@@ -17,7 +17,8 @@ const std::vector<std::string>& LoweredOpTypes() {
                                                "QuickGelu",
                                                "BiasAdd",
                                                "FusedMatMul",
-                                               "RotaryEmbedding"};
+                                               "RotaryEmbedding",
+                                               "MatMulNBits"};
   return ops;
 }
 

@@ -19,7 +19,7 @@ inline constexpr const char* kMsDomain = "com.microsoft";
 //   norms.cc:        SkipLayerNormalization, SkipSimplifiedLayerNormalization,
 //                    SimplifiedLayerNormalization, LayerNormalization (opset < 17)
 //   activations.cc:  Gelu, FastGelu, BiasGelu, QuickGelu, BiasAdd
-//   matmul.cc:       FusedMatMul
+//   matmul.cc:       FusedMatMul, MatMulNBits
 //   rotary.cc:       RotaryEmbedding
 struct ContribRule {
   std::string op_type;  // the op it lowers (its domain is the rule's root domain)

@@ -7,6 +7,8 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "core/ir/constant.h"
+#include "core/ir/tensor.h"
 #include "passes/contrib/common.h"
 #include "passes/lowering/element_type.h"
 
@@ -63,11 +65,86 @@ class FusedMatMulRule : public NodeRule<FusedMatMulPlan> {
   }
 };
 
+// MatMulNBits (com.microsoft, bits=4) at opset >= 21: the quantization kept, as a blocked
+// int4 DequantizeLinear of the constant weight, then MatMul.
+//   Given:   %y = MatMulNBits<K=64, N=32, bits=4, block_size=32>(%a, %b, %scales[, %zp][, , %bias])
+//            (%b uint8 [N, K/32, 16]: two 4-bit values a byte, the low nibble first)
+//   Result:  %w = DequantizeLinear<axis=1, block_size=32>(uint4[32, 64] b, Reshape(%scales, [32, 2]),
+//                                                          uint4[32, 2] zp (8 when absent))
+//            %y = Add(MatMul(%a, Transpose(%w)), %bias)          (a Slice first when K is padded)
+// Refused: bits other than 4, g_idx, weight_prepacked, a weight that is not a constant,
+// float zero points, packed zero points of an odd block count, opset < 21 (float weights
+// are not offered yet).
+struct NBitsPlan {
+  int64_t n, k, block, blocks;
+  std::string weight;       // B's bytes: uint4 [N, blocks * block]
+  std::string zero_points;  // uint4 [N, blocks]
+};
+
+class MatMulNBitsRule : public NodeRule<NBitsPlan> {
+ public:
+  MatMulNBitsRule() : NodeRule("lower-matmul-nbits", "MatMulNBits", kMsDomain) {}
+
+ protected:
+  Verdict<NBitsPlan> Check(Node* node, RewriteFacts& facts) const override {
+    if (!node->input(0) || !node->input(1) || !node->input(2)) return Refuse("lacks A, B or scales");
+    if (node->input(4)) return Refuse("g_idx is not lowered");
+    if (IntAttr(*node, "weight_prepacked", 0) != 0) return Refuse("weight_prepacked=1 is not lowered");
+    const int64_t bits = IntAttr(*node, "bits", 4);
+    if (bits != 4) return Refuse(absl::StrCat("bits=", bits, " is not lowered (4 only)"));
+    if (node->graph()->OpsetVersion("") < 21) return Refuse("opset < 21: blocked int4 DequantizeLinear needs opset 21");
+    NBitsPlan plan{IntAttr(*node, "N", 0), IntAttr(*node, "K", 0), IntAttr(*node, "block_size", 0), 0, {}, {}};
+    if (plan.n <= 0 || plan.k <= 0 || plan.block < 16 || plan.block % 2 != 0)
+      return Refuse("N, K or block_size missing or invalid");
+    plan.blocks = (plan.k + plan.block - 1) / plan.block;
+    std::optional<ConstantData> b = GetConstant(node->input(1));
+    if (!b) return Refuse("B is not a constant");
+    if (b->data_type != onnx::TensorProto::UINT8 ||
+        static_cast<int64_t>(b->raw.size()) != plan.n * plan.blocks * plan.block / 2)
+      return Refuse("B is not uint8 [N, blocks, block_size / 2]");
+    plan.weight = std::string(b->raw);
+    const int32_t type = ElemTypeOfAny(*node, {2, 0}, {0}, facts.Get<TypeFacts>());
+    if (!lowering::IsFloatType(type)) return Refuse(absl::StrCat("scales are ", TypeName(type)));
+    if (Value* zp = node->input(3)) {
+      std::optional<ConstantData> z = GetConstant(zp);
+      if (!z) return Refuse("zero_points is not a constant");
+      if (z->data_type != onnx::TensorProto::UINT8) return Refuse("float zero points are not lowered");
+      if (plan.blocks % 2 != 0) return Refuse("packed zero points of an odd block count are not lowered");
+      if (static_cast<int64_t>(z->raw.size()) != plan.n * plan.blocks / 2) return Refuse("zero_points' size");
+      plan.zero_points = std::string(z->raw);
+    } else {
+      plan.zero_points.assign((plan.n * plan.blocks + 1) / 2, static_cast<char>(0x88));  // 8: the default
+    }
+    return plan;
+  }
+
+  Status Replace(Node* node, NBitsPlan plan, Rewriter& rw) const override {
+    auto uint4 = [&](std::vector<int64_t> dims, std::string bytes, const char* hint) -> StatusOr<Value*> {
+      onnx::TensorProto meta;
+      meta.set_data_type(onnx::TensorProto::UINT4);
+      for (int64_t d : dims) meta.add_dims(d);
+      Tensor t(std::move(meta));
+      t.SetRawBytes(std::move(bytes));
+      return rw.Constant(std::move(t), hint);
+    };
+    OS_ASSIGN_OR_RETURN(Value * w, uint4({plan.n, plan.blocks * plan.block}, std::move(plan.weight), "weight"));
+    OS_ASSIGN_OR_RETURN(Value * zp, uint4({plan.n, plan.blocks}, std::move(plan.zero_points), "zero_point"));
+    Value* scales = rw.Op("Reshape", {node->input(2), rw.Int64s({plan.n, plan.blocks})});
+    Value* y = rw.Op("DequantizeLinear", {w, scales, zp},
+                     {Rewriter::AttrInt("axis", 1), Rewriter::AttrInt("block_size", plan.block)});
+    if (plan.blocks * plan.block > plan.k) y = rw.Op("Slice", {y, rw.Int64s({0}), rw.Int64s({plan.k}), rw.Int64s({1})});
+    y = rw.Op("MatMul", {node->input(0), rw.Op("Transpose", {y}, {Rewriter::AttrInts("perm", {1, 0})})});
+    if (Value* bias = node->input(5)) y = rw.Op("Add", {y, bias});
+    return rw.ReplaceNode(node, {y});
+  }
+};
+
 }  // namespace
 
 std::vector<ContribRule> MakeMatMulRules() {
   std::vector<ContribRule> rules;
   rules.push_back({"FusedMatMul", std::make_unique<FusedMatMulRule>()});
+  rules.push_back({"MatMulNBits", std::make_unique<MatMulNBitsRule>()});
   return rules;
 }
 

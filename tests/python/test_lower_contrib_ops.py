@@ -34,7 +34,9 @@ def _model(op, inputs, n_out, *, attrs=None, domain=MS, opset=17, dtype=F32, con
     names (default o0..o{n_out-1}; "" omits one)."""
     consts = consts or {}
     names = list(inputs)
-    graph_inputs = [oh.make_tensor_value_info(n, dtype, s) for n, s in inputs.items() if n and n not in consts]
+    graph_inputs = [
+        oh.make_tensor_value_info(n, dtype, s) for n, s in inputs.items() if s is not None and n not in consts
+    ]
     outs = outputs or [f"o{i}" for i in range(n_out)]
     node = oh.make_node(op, [n for n in names], outs, domain=domain, **(attrs or {}))
     graph = oh.make_graph(
@@ -101,10 +103,11 @@ def _feeds(model, kind, seed=0):
 INPUT_KINDS = ["random", "zero", "negative", "large"]
 
 
-def _check_lowering(model, *, oracle=None, kinds=INPUT_KINDS, tol=None, expect_rule=None):
+def _check_lowering(model, *, oracle=None, kinds=INPUT_KINDS, tol=None, expect_rule=None, scale_all=False):
     """Lowers `model`; no contrib op is left, every new node names its rule; on each input
     kind the lowered model (onnxruntime) equals onnxruntime on the original (or
-    `oracle(feeds)`)."""
+    `oracle(feeds)`). atol scales with the output's magnitude on "large" inputs, and on
+    every input with `scale_all` (sums of many products, accumulated in another order)."""
     # Outputs typed as the optimizer's models have them (from the oracle's results).
     sample = _feeds(model, "random")
     for out, value in (oracle(sample) if oracle else _ort(model, sample)).items():
@@ -126,7 +129,7 @@ def _check_lowering(model, *, oracle=None, kinds=INPUT_KINDS, tol=None, expect_r
         for name in want:
             w, g = want[name], got[name]
             assert w.dtype == g.dtype and w.shape == g.shape, (name, w.dtype, g.dtype, w.shape, g.shape)
-            scale = max(1.0, float(np.max(np.abs(w.astype(np.float64))))) if kind == "large" else 1.0
+            scale = max(1.0, float(np.max(np.abs(w.astype(np.float64))))) if kind == "large" or scale_all else 1.0
             np.testing.assert_allclose(
                 g.astype(np.float64), w.astype(np.float64), rtol=rtol, atol=atol * scale, err_msg=f"{name} ({kind})"
             )
@@ -449,3 +452,64 @@ def test_rotary_embedding_packed_batching_refused():
     lowered, report = _lower(model)
     assert _contrib_nodes(lowered) == ["RotaryEmbedding"]
     assert _counts(report) == {"left: com.microsoft.RotaryEmbedding: is_packed_batching=1 is not lowered": 1}
+
+
+# ---------------------------------------------------------------- MatMulNBits
+
+NBITS = {
+    # id: (K, N, block_size, zero points, bias)
+    "k64_block32_default_zp": (64, 24, 32, False, False),
+    "k64_block16_zp_bias": (64, 24, 16, True, True),
+    "k40_padded_block16": (40, 8, 16, False, True),  # 3 blocks, the last one padded
+    "k128_block64_zp": (128, 16, 64, True, False),
+}
+
+
+def _nbits_model(case, dtype, opset=21):
+    k, n, block, with_zp, with_bias = NBITS[case]
+    blocks = -(-k // block)
+    rng = np.random.default_rng(3)
+    consts = {
+        "b": rng.integers(0, 256, (n, blocks, block // 2)).astype(np.uint8),
+        "scales": (rng.uniform(0.01, 0.1, n * blocks)).astype(NP[dtype]),
+    }
+    inputs = {"a": (2, 3, k), "b": None, "scales": None}
+    if with_zp:
+        consts["zp"] = rng.integers(0, 256, n * blocks // 2).astype(np.uint8)
+        inputs["zp"] = None
+    if with_bias:
+        if not with_zp:
+            inputs[""] = None
+        inputs[" "] = None  # g_idx omitted (a second empty name, stripped below)
+        consts["bias"] = rng.standard_normal(n).astype(NP[dtype])
+        inputs["bias"] = None
+    attrs = {"K": k, "N": n, "bits": 4, "block_size": block}
+    model = _model("MatMulNBits", inputs, 1, attrs=attrs, opset=opset, dtype=dtype, consts=consts)
+    node = model.graph.node[0]
+    node.input[:] = [i.strip() for i in node.input]
+    return model
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", sorted(NBITS))
+def test_matmul_nbits_blocked_dequantize(case, dtype):
+    lowered = _check_lowering(
+        _nbits_model(case, dtype),
+        expect_rule="lower-matmul-nbits",
+        kinds=["random", "negative"],
+        tol=(1e-5, 1e-5) if dtype == F32 else (1e-3, 1e-3),
+        scale_all=True,  # onnxruntime accumulates float16 products in float
+    )
+    ops = collections.Counter(n.op_type for n in lowered.graph.node)
+    assert ops["DequantizeLinear"] == 1 and ops["MatMul"] == 1, ops
+    weight = next(t for t in lowered.graph.initializer if t.data_type == TensorProto.UINT4 and len(t.dims) == 2)
+    assert weight.dims[1] % NBITS[case][2] == 0  # int4 kept, blocked
+
+
+def test_matmul_nbits_below_opset_21_refused_and_named():
+    model = _nbits_model("k64_block32_default_zp", F32, opset=20)
+    lowered, report = _lower(model)
+    assert _contrib_nodes(lowered) == ["MatMulNBits"]
+    assert _counts(report) == {
+        "left: com.microsoft.MatMulNBits: opset < 21: blocked int4 DequantizeLinear needs opset 21": 1
+    }
