@@ -73,7 +73,7 @@ class FusedMatMulRule : public NodeRule<FusedMatMulPlan> {
 //                                                          uint4[32, 2] zp (8 when absent))
 //            %y = Add(MatMul(%a, Transpose(%w)), %bias)          (a Slice first when K is padded)
 // Refused: bits other than 4, g_idx, weight_prepacked, a weight that is not a constant,
-// float zero points, packed zero points of an odd block count, opset < 21 (float weights
+// float zero points, opset < 21 (float weights
 // are not offered yet).
 struct NBitsPlan {
   int64_t n, k, block, blocks;
@@ -109,9 +109,21 @@ class MatMulNBitsRule : public NodeRule<NBitsPlan> {
       std::optional<ConstantData> z = GetConstant(zp);
       if (!z) return Refuse("zero_points is not a constant");
       if (z->data_type != onnx::TensorProto::UINT8) return Refuse("float zero points are not lowered");
-      if (plan.blocks % 2 != 0) return Refuse("packed zero points of an odd block count are not lowered");
-      if (static_cast<int64_t>(z->raw.size()) != plan.n * plan.blocks / 2) return Refuse("zero_points' size");
-      plan.zero_points = std::string(z->raw);
+      // Each row's zero points are packed on their own (ceil(blocks / 2) bytes); uint4 [N,
+      // blocks] packs them across rows: repacked nibble by nibble.
+      const int64_t row_bytes = (plan.blocks + 1) / 2;
+      if (static_cast<int64_t>(z->raw.size()) != plan.n * row_bytes)
+        return Refuse("zero_points is not uint8 [N * ceil(blocks / 2)]");
+      plan.zero_points.assign((plan.n * plan.blocks + 1) / 2, '\0');
+      for (int64_t row = 0; row < plan.n; ++row) {
+        for (int64_t blk = 0; blk < plan.blocks; ++blk) {
+          const auto byte = static_cast<uint8_t>(z->raw[row * row_bytes + blk / 2]);
+          const int nibble = (byte >> (4 * (blk % 2))) & 0xF;
+          const int64_t at = row * plan.blocks + blk;
+          plan.zero_points[at / 2] =
+              static_cast<char>(static_cast<uint8_t>(plan.zero_points[at / 2]) | (nibble << (4 * (at % 2))));
+        }
+      }
     } else {
       plan.zero_points.assign((plan.n * plan.blocks + 1) / 2, static_cast<char>(0x88));  // 8: the default
     }

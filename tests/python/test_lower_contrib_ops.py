@@ -462,6 +462,7 @@ NBITS = {
     "k64_block16_zp_bias": (64, 24, 16, True, True),
     "k40_padded_block16": (40, 8, 16, False, True),  # 3 blocks, the last one padded
     "k128_block64_zp": (128, 16, 64, True, False),
+    "k48_block16_odd_blocks_zp": (48, 8, 16, True, True),  # each row's zero points padded to a byte
 }
 
 
@@ -475,7 +476,7 @@ def _nbits_model(case, dtype, opset=21):
     }
     inputs = {"a": (2, 3, k), "b": None, "scales": None}
     if with_zp:
-        consts["zp"] = rng.integers(0, 256, n * blocks // 2).astype(np.uint8)
+        consts["zp"] = rng.integers(0, 256, n * -(-blocks // 2)).astype(np.uint8)
         inputs["zp"] = None
     if with_bias:
         if not with_zp:
@@ -513,3 +514,29 @@ def test_matmul_nbits_below_opset_21_refused_and_named():
     assert _counts(report) == {
         "left: com.microsoft.MatMulNBits: opset < 21: blocked int4 DequantizeLinear needs opset 21": 1
     }
+
+
+@pytest.mark.parametrize("symmetric", [True, False], ids=["symmetric", "zero_points"])
+@pytest.mark.parametrize("name", ["bert_dynamo18", "gpt2_dynamo18", "llama_dynamo18"])
+def test_int4_quantizer_output(name, symmetric, corpus):
+    """onnxruntime's int4 quantizer (MatMulNBitsQuantizer, block 32) on corpus models
+    converted to opset 21: every MatMulNBits lowered, int4 kept, outputs equal."""
+    import onnx.version_converter
+    from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+
+    logging.getLogger("onnxruntime.quantization").setLevel(logging.ERROR)
+    entry = corpus.model(name)
+    quantizer = MatMulNBitsQuantizer(
+        onnx.version_converter.convert_version(onnx.load(entry.path), 21), block_size=32, is_symmetric=symmetric
+    )
+    quantizer.process()
+    quantized = quantizer.model.model
+    nodes = [n for n in quantized.graph.node if n.op_type == "MatMulNBits"]
+    assert nodes and all((len(n.input) > 3 and n.input[3] != "") == (not symmetric) for n in nodes)
+    lowered, report = _lower(quantized)
+    assert _contrib_nodes(lowered) == [] and _counts(report)["lower-matmul-nbits"] == len(nodes)
+    assert collections.Counter(n.op_type for n in lowered.graph.node)["DequantizeLinear"] == len(nodes)
+    for feeds in entry.all_inputs:
+        want, got = _ort(quantized, feeds), _ort(lowered, feeds)
+        for out in want:
+            np.testing.assert_allclose(got[out], want[out], rtol=1e-5, atol=1e-5, err_msg=f"{name}: {out}")
