@@ -5,7 +5,9 @@
 // each new node carries its rule's name.
 //
 // Options:
-//   ops=A;B   only these op types (default: every op the pass lowers)
+//   ops=A;B           only these op types (default: every op the pass lowers)
+//   dequantize=false  MatMulNBits: float weights (dequantized by the pass) instead of int4
+//                     DequantizeLinear; the only lowering below opset 21
 //
 // Ops with no rule here (Attention, EmbedLayerNormalization, MatMulNBits...) and nodes a
 // rule refused stay as they are; the result names each, with the rule's reason, as
@@ -37,12 +39,12 @@ bool IsContribOp(const Node& node) {
 
 class LowerContribOpsPass : public Pass {
  public:
-  explicit LowerContribOpsPass(std::vector<std::string> ops) : ops_(std::move(ops)) {}
+  LowerContribOpsPass(std::vector<std::string> ops, bool dequantize) : ops_(std::move(ops)), dequantize_(dequantize) {}
 
   StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
     std::vector<contrib::ContribRule> all = contrib::MakeNormRules(!context.IsForbidden("LayerNormalization"));
     for (auto& r : contrib::MakeActivationRules(!context.IsForbidden("Gelu"))) all.push_back(std::move(r));
-    for (auto& r : contrib::MakeMatMulRules()) all.push_back(std::move(r));
+    for (auto& r : contrib::MakeMatMulRules(dequantize_)) all.push_back(std::move(r));
     for (auto& r : contrib::MakeRotaryRules()) all.push_back(std::move(r));
     std::vector<const RewriteRule*> rules;
     for (const auto& r : all)
@@ -99,12 +101,13 @@ class LowerContribOpsPass : public Pass {
 
  private:
   std::vector<std::string> ops_;
+  bool dequantize_;
 };
 
 }  // namespace
 
 StatusOr<std::unique_ptr<Pass>> CreateLowerContribOpsPass(const PassOptions& o) {
-  return std::make_unique<LowerContribOpsPass>(o.List("ops"));
+  return std::make_unique<LowerContribOpsPass>(o.List("ops"), o.Bool("dequantize"));
 }
 
 }  // namespace onnxsurgeon::passes

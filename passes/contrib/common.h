@@ -29,7 +29,8 @@ struct ContribRule {
 // the pipeline lowered them on purpose), the decomposed forms instead.
 std::vector<ContribRule> MakeNormRules(bool layernorm_op);
 std::vector<ContribRule> MakeActivationRules(bool gelu_op);
-std::vector<ContribRule> MakeMatMulRules();
+// `dequantize`: MatMulNBits with float weights (the pass dequantizes them).
+std::vector<ContribRule> MakeMatMulRules(bool dequantize);
 std::vector<ContribRule> MakeRotaryRules();
 
 // The op types the rules lower (the `ops` option's choices), in table order.

@@ -72,18 +72,22 @@ class FusedMatMulRule : public NodeRule<FusedMatMulPlan> {
 //   Result:  %w = DequantizeLinear<axis=1, block_size=32>(uint4[32, 64] b, Reshape(%scales, [32, 2]),
 //                                                          uint4[32, 2] zp (8 when absent))
 //            %y = Add(MatMul(%a, Transpose(%w)), %bias)          (a Slice first when K is padded)
+// dequantize=true: float weights instead (W = (q - zero point) * scale, computed by the
+// pass, 8x int4's bytes), at any opset.
 // Refused: bits other than 4, g_idx, weight_prepacked, a weight that is not a constant,
-// float zero points, opset < 21 (float weights
-// are not offered yet).
+// float zero points, opset < 21 without dequantize=true.
 struct NBitsPlan {
   int64_t n, k, block, blocks;
-  std::string weight;       // B's bytes: uint4 [N, blocks * block]
-  std::string zero_points;  // uint4 [N, blocks]
+  std::string weight;          // B's bytes: uint4 [N, blocks * block]
+  std::string zero_points;     // uint4 [N, blocks]
+  std::vector<double> scales;  // dequantize=true: [N * blocks]
+  int32_t type;                // the scales' (and A's) element type
 };
 
 class MatMulNBitsRule : public NodeRule<NBitsPlan> {
  public:
-  MatMulNBitsRule() : NodeRule("lower-matmul-nbits", "MatMulNBits", kMsDomain) {}
+  explicit MatMulNBitsRule(bool dequantize)
+      : NodeRule("lower-matmul-nbits", "MatMulNBits", kMsDomain), dequantize_(dequantize) {}
 
  protected:
   Verdict<NBitsPlan> Check(Node* node, RewriteFacts& facts) const override {
@@ -92,8 +96,9 @@ class MatMulNBitsRule : public NodeRule<NBitsPlan> {
     if (IntAttr(*node, "weight_prepacked", 0) != 0) return Refuse("weight_prepacked=1 is not lowered");
     const int64_t bits = IntAttr(*node, "bits", 4);
     if (bits != 4) return Refuse(absl::StrCat("bits=", bits, " is not lowered (4 only)"));
-    if (node->graph()->OpsetVersion("") < 21) return Refuse("opset < 21: blocked int4 DequantizeLinear needs opset 21");
-    NBitsPlan plan{IntAttr(*node, "N", 0), IntAttr(*node, "K", 0), IntAttr(*node, "block_size", 0), 0, {}, {}};
+    if (!dequantize_ && node->graph()->OpsetVersion("") < 21)
+      return Refuse("opset < 21: blocked int4 DequantizeLinear needs opset 21 (dequantize=true: float weights)");
+    NBitsPlan plan{IntAttr(*node, "N", 0), IntAttr(*node, "K", 0), IntAttr(*node, "block_size", 0), 0, {}, {}, {}, 0};
     if (plan.n <= 0 || plan.k <= 0 || plan.block < 16 || plan.block % 2 != 0)
       return Refuse("N, K or block_size missing or invalid");
     plan.blocks = (plan.k + plan.block - 1) / plan.block;
@@ -105,6 +110,14 @@ class MatMulNBitsRule : public NodeRule<NBitsPlan> {
     plan.weight = std::string(b->raw);
     const int32_t type = ElemTypeOfAny(*node, {2, 0}, {0}, facts.Get<TypeFacts>());
     if (!lowering::IsFloatType(type)) return Refuse(absl::StrCat("scales are ", TypeName(type)));
+    plan.type = type;
+    if (dequantize_) {
+      std::optional<ConstantData> sc = GetConstant(node->input(2));
+      std::optional<std::vector<double>> values = sc ? sc->AsDoubles() : std::nullopt;
+      if (!values || static_cast<int64_t>(values->size()) != plan.n * plan.blocks)
+        return Refuse("dequantize=true needs constant scales of N * blocks elements");
+      plan.scales = std::move(*values);
+    }
     if (Value* zp = node->input(3)) {
       std::optional<ConstantData> z = GetConstant(zp);
       if (!z) return Refuse("zero_points is not a constant");
@@ -131,6 +144,7 @@ class MatMulNBitsRule : public NodeRule<NBitsPlan> {
   }
 
   Status Replace(Node* node, NBitsPlan plan, Rewriter& rw) const override {
+    if (dequantize_) return ReplaceWithFloatWeight(node, std::move(plan), rw);
     auto uint4 = [&](std::vector<int64_t> dims, std::string bytes, const char* hint) -> StatusOr<Value*> {
       onnx::TensorProto meta;
       meta.set_data_type(onnx::TensorProto::UINT4);
@@ -149,14 +163,37 @@ class MatMulNBitsRule : public NodeRule<NBitsPlan> {
     if (Value* bias = node->input(5)) y = rw.Op("Add", {y, bias});
     return rw.ReplaceNode(node, {y});
   }
+
+ private:
+  // dequantize=true: W [K, N] = (q - zero point) * scale, computed here, then MatMul.
+  static Status ReplaceWithFloatWeight(Node* node, NBitsPlan plan, Rewriter& rw) {
+    auto nibble = [](const std::string& bytes, int64_t at) {
+      return (static_cast<uint8_t>(bytes[at / 2]) >> (4 * (at % 2))) & 0xF;
+    };
+    const int64_t row = plan.blocks * plan.block;  // B's elements per output column
+    std::vector<double> w(plan.k * plan.n);
+    for (int64_t n = 0; n < plan.n; ++n) {
+      for (int64_t k = 0; k < plan.k; ++k) {
+        const int64_t blk = n * plan.blocks + k / plan.block;
+        w[k * plan.n + n] = (nibble(plan.weight, n * row + k) - nibble(plan.zero_points, blk)) * plan.scales[blk];
+      }
+    }
+    OS_ASSIGN_OR_RETURN(Tensor tensor, Tensor::FromDoubles(plan.type, {plan.k, plan.n}, w));
+    OS_ASSIGN_OR_RETURN(Value * weight, rw.Constant(std::move(tensor), "weight"));
+    Value* y = rw.Op("MatMul", {node->input(0), weight});
+    if (Value* bias = node->input(5)) y = rw.Op("Add", {y, bias});
+    return rw.ReplaceNode(node, {y});
+  }
+
+  bool dequantize_;
 };
 
 }  // namespace
 
-std::vector<ContribRule> MakeMatMulRules() {
+std::vector<ContribRule> MakeMatMulRules(bool dequantize) {
   std::vector<ContribRule> rules;
   rules.push_back({"FusedMatMul", std::make_unique<FusedMatMulRule>()});
-  rules.push_back({"MatMulNBits", std::make_unique<MatMulNBitsRule>()});
+  rules.push_back({"MatMulNBits", std::make_unique<MatMulNBitsRule>(dequantize)});
   return rules;
 }
 

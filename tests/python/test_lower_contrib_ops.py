@@ -505,12 +505,33 @@ def test_matmul_nbits_blocked_dequantize(case, dtype):
     assert weight.dims[1] % NBITS[case][2] == 0  # int4 kept, blocked
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("opset", [17, 21])
+@pytest.mark.parametrize("case", sorted(NBITS))
+def test_matmul_nbits_dequantize_true(case, opset, dtype):
+    """dequantize=true: float weights computed by the pass, at any opset."""
+    model = _nbits_model(case, dtype, opset=opset)
+    sample = _feeds(model, "random")
+    model.graph.output[0].CopyFrom(oh.make_tensor_value_info("o0", dtype, _ort(model, sample)["o0"].shape))
+    lowered, report = _lower(model, "lower-contrib-ops(ops=MatMulNBits,dequantize=true)")
+    assert _contrib_nodes(lowered) == [] and "DequantizeLinear" not in {n.op_type for n in lowered.graph.node}
+    k, n = NBITS[case][:2]
+    assert [list(t.dims) for t in lowered.graph.initializer if t.data_type == dtype and len(t.dims) == 2] == [[k, n]]
+    rtol, atol = (1e-5, 1e-5) if dtype == F32 else (1e-3, 1e-3)
+    for kind in ("random", "negative"):
+        feeds = _feeds(model, kind)
+        want, got = _ort(model, feeds)["o0"], _ort(lowered, feeds)["o0"]
+        scale = max(1.0, float(np.max(np.abs(want.astype(np.float64)))))
+        np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol * scale)
+
+
 def test_matmul_nbits_below_opset_21_refused_and_named():
     model = _nbits_model("k64_block32_default_zp", F32, opset=20)
     lowered, report = _lower(model)
     assert _contrib_nodes(lowered) == ["MatMulNBits"]
     assert _counts(report) == {
-        "left: com.microsoft.MatMulNBits: opset < 21: blocked int4 DequantizeLinear needs opset 21": 1
+        "left: com.microsoft.MatMulNBits: opset < 21: blocked int4 DequantizeLinear needs opset 21 "
+        "(dequantize=true: float weights)": 1
     }
 
 
