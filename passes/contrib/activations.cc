@@ -1,0 +1,105 @@
+// The activations onnxruntime's transformer optimizer writes, lowered to standard ops
+// (constants in x's element type):
+//   Gelu(X)             (com.microsoft)  Gelu-20 at opset >= 20, else 0.5 x (1 + Erf(x / sqrt 2))
+//   BiasGelu(A, B)                       Gelu of A + B, as above
+//   FastGelu(X[, bias])                  the tanh form of X (+ bias): Gelu-20<approximate="tanh">
+//                                        at opset >= 20, else passes/lowering/gelu.h's kTanh
+//   QuickGelu(X)<alpha=1.702>            X * Sigmoid(alpha * X)
+//   BiasAdd(X, bias, skip)               X + bias + skip
+#include "absl/strings/str_cat.h"
+#include "passes/contrib/common.h"
+#include "passes/lowering/element_type.h"
+#include "passes/lowering/gelu.h"
+
+namespace onnxsurgeon::contrib {
+namespace {
+
+enum class Kind { kGelu, kBiasGelu, kFastGelu, kQuickGelu, kBiasAdd };
+
+struct ActivationPlan {
+  std::vector<Value*> operands;  // summed into x (x, then the bias operands)
+  int32_t type;
+  float alpha;  // QuickGelu
+};
+
+class ActivationRule : public NodeRule<ActivationPlan> {
+ public:
+  ActivationRule(std::string name, std::string op, Kind kind, int arity_min, int arity_max, bool gelu_op)
+      : NodeRule(std::move(name), std::move(op), kMsDomain),
+        kind_(kind),
+        min_(arity_min),
+        max_(arity_max),
+        gelu_op_(gelu_op) {}
+
+ protected:
+  Verdict<ActivationPlan> Check(Node* node, RewriteFacts& facts) const override {
+    const int n = static_cast<int>(node->num_inputs());
+    if (n > max_) return Refuse(absl::StrCat("more than ", max_, " inputs"));
+    ActivationPlan plan{{}, 0, 1.702f};
+    for (int i = 0; i < n; ++i) {
+      if (node->input(i)) plan.operands.push_back(node->input(i));
+      else if (i < min_) return Refuse(absl::StrCat("input ", i, " is missing"));
+    }
+    if (static_cast<int>(plan.operands.size()) < min_) return Refuse(absl::StrCat("fewer than ", min_, " inputs"));
+    plan.type = ElemTypeOfAny(*node, {0, 1, 2}, {0}, facts.Get<TypeFacts>());
+    if (plan.type == 0) return Refuse("the element type of X is unknown (run infer-shapes first)");
+    if (!lowering::IsFloatType(plan.type))
+      return Refuse(absl::StrCat("X is ", TypeName(plan.type), ", not a float type"));
+    plan.alpha = FloatAttr(*node, "alpha", 1.702f);
+    return plan;
+  }
+
+  Status Replace(Node* node, ActivationPlan plan, Rewriter& rw) const override {
+    const int64_t opset = node->graph()->OpsetVersion("");
+    Value* x = plan.operands[0];
+    for (size_t i = 1; i < plan.operands.size(); ++i) x = rw.Op("Add", {x, plan.operands[i]});
+    Value* y = nullptr;
+    switch (kind_) {
+      case Kind::kBiasAdd: y = x; break;
+      case Kind::kQuickGelu: {
+        Value* scaled = x;
+        if (plan.alpha != 1.0f) {
+          OS_ASSIGN_OR_RETURN(Value * alpha, rw.ScalarFloat(plan.alpha, plan.type));
+          scaled = rw.Op("Mul", {x, alpha});
+        }
+        y = rw.Op("Mul", {x, rw.Op("Sigmoid", {scaled})});
+        break;
+      }
+      case Kind::kGelu:
+      case Kind::kBiasGelu:
+      case Kind::kFastGelu: {
+        const bool tanh = kind_ == Kind::kFastGelu;
+        if (opset >= 20 && gelu_op_) {
+          y = rw.Op("Gelu", {x}, {Rewriter::AttrString("approximate", tanh ? "tanh" : "none")});
+        } else {
+          OS_ASSIGN_OR_RETURN(
+              y, lowering::EmitGelu(rw, x, plan.type, tanh ? lowering::GeluForm::kTanh : lowering::GeluForm::kErf));
+        }
+        break;
+      }
+    }
+    return rw.ReplaceNode(node, {y});
+  }
+
+ private:
+  Kind kind_;
+  int min_, max_;
+  bool gelu_op_;
+};
+
+}  // namespace
+
+std::vector<ContribRule> MakeActivationRules(bool gelu_op) {
+  std::vector<ContribRule> rules;
+  auto add = [&](const char* op, const char* name, Kind kind, int min, int max) {
+    rules.push_back({op, std::make_unique<ActivationRule>(name, op, kind, min, max, gelu_op)});
+  };
+  add("Gelu", "lower-gelu", Kind::kGelu, 1, 1);
+  add("FastGelu", "lower-fast-gelu", Kind::kFastGelu, 1, 2);
+  add("BiasGelu", "lower-bias-gelu", Kind::kBiasGelu, 2, 2);
+  add("QuickGelu", "lower-quick-gelu", Kind::kQuickGelu, 1, 1);
+  add("BiasAdd", "lower-bias-add", Kind::kBiasAdd, 3, 3);
+  return rules;
+}
+
+}  // namespace onnxsurgeon::contrib

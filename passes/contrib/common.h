@@ -1,0 +1,54 @@
+// What the rules of lower-contrib-ops share: the table of the ops they lower, and reading
+// a contrib node's operands.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/analysis/type_facts.h"
+#include "core/ir/node.h"
+#include "core/rewrite/rule.h"
+
+namespace onnxsurgeon::contrib {
+
+inline constexpr const char* kMsDomain = "com.microsoft";
+
+// The rules, one per op (lower-contrib-ops runs them; `ops` picks among them by op type).
+//   norms.cc:        SkipLayerNormalization, SkipSimplifiedLayerNormalization,
+//                    SimplifiedLayerNormalization, LayerNormalization (opset < 17)
+//   activations.cc:  Gelu, FastGelu, BiasGelu, QuickGelu, BiasAdd
+//   matmul.cc:       FusedMatMul, MatMulNBits
+//   rotary.cc:       RotaryEmbedding
+struct ContribRule {
+  std::string op_type;  // the op it lowers (its domain is the rule's root domain)
+  std::unique_ptr<RewriteRule> rule;
+};
+// `layernorm_op` / `gelu_op` false: never emit LayerNormalization / Gelu (a pass earlier in
+// the pipeline lowered them on purpose), the decomposed forms instead.
+std::vector<ContribRule> MakeNormRules(bool layernorm_op);
+std::vector<ContribRule> MakeActivationRules(bool gelu_op);
+// `dequantize`: MatMulNBits with float weights (the pass dequantizes them).
+std::vector<ContribRule> MakeMatMulRules(bool dequantize);
+std::vector<ContribRule> MakeRotaryRules();
+
+// The op types the rules lower (the `ops` option's choices), in table order.
+const std::vector<std::string>& LoweredOpTypes();
+
+// Input i, or null when omitted.
+Value* OptionalInput(const Node& node, size_t i);
+// True when output i exists and something reads it (a node or a graph output).
+bool OutputUsed(const Node& node, size_t i);
+// The element type the op's type parameter T stands for: the first known one among the
+// given inputs and outputs (onnx inference does not type contrib ops' outputs, so an
+// input's or an output's annotation, or an initializer, answers); 0 when none is known.
+int32_t ElemTypeOfAny(const Node& node, const std::vector<int>& inputs, const std::vector<int>& outputs,
+                      const TypeFacts& types);
+// A float attribute, or `fallback` when absent.
+float FloatAttr(const Node& node, const char* name, float fallback);
+int64_t IntAttr(const Node& node, const char* name, int64_t fallback);
+// "float16", "int32": a TensorProto data type's name for reasons.
+std::string TypeName(int32_t elem_type);
+
+}  // namespace onnxsurgeon::contrib

@@ -1,0 +1,561 @@
+"""lower-contrib-ops against onnxruntime's own kernels: each contrib op in a one-node model,
+run by onnxruntime as it is and after the pass (standard ops only), compared elementwise
+per dtype on random and edge inputs; then onnxruntime's transformer optimizer output on
+corpus models (BERT, ViT, GPT-2, CLIP, LLaMA, T5), lowered, equal to the optimized model.
+
+BiasAdd has no CPU kernel in onnxruntime: its oracle is numpy (X + bias + skip)."""
+
+from __future__ import annotations
+
+import collections
+import logging
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import onnxsurgeon as osg
+import pytest
+from onnx import TensorProto
+from onnx import helper as oh
+
+MS = "com.microsoft"
+F32, F16 = TensorProto.FLOAT, TensorProto.FLOAT16
+NP = {F32: np.float32, F16: np.float16}
+# Elementwise tolerances (rtol, atol) against onnxruntime's kernel ("large" inputs: atol
+# scaled by the output's magnitude). float16: about 2 ulps near 1.
+TOL = {F32: (1e-5, 1e-5), F16: (1e-3, 1e-3)}
+
+# ---------------------------------------------------------------- building and running
+
+
+def _model(op, inputs, n_out, *, attrs=None, domain=MS, opset=17, dtype=F32, consts=None, outputs=None):
+    """One `op` node. `inputs`: name -> shape (graph inputs of `dtype`), "" for an omitted
+    input, or a name of `consts` (initializers, name -> array). `outputs`: the output
+    names (default o0..o{n_out-1}; "" omits one)."""
+    consts = consts or {}
+    names = list(inputs)
+    graph_inputs = [
+        oh.make_tensor_value_info(n, dtype, s) for n, s in inputs.items() if s is not None and n not in consts
+    ]
+    outs = outputs or [f"o{i}" for i in range(n_out)]
+    node = oh.make_node(op, [n for n in names], outs, domain=domain, **(attrs or {}))
+    graph = oh.make_graph(
+        [node],
+        "g",
+        graph_inputs,
+        [onnx.ValueInfoProto(name=o) for o in outs if o],
+        [onnx.numpy_helper.from_array(v, n) for n, v in consts.items()],
+    )
+    imports = [oh.make_opsetid("", opset), oh.make_opsetid(MS, 1)]
+    return oh.make_model(graph, opset_imports=imports, ir_version=10)
+
+
+def _ort(model, feeds):
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL  # the kernels as written
+    session = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    return dict(zip([o.name for o in session.get_outputs()], session.run(None, feeds)))
+
+
+def _lower(model, pipeline="lower-contrib-ops"):
+    report = []
+    lowered = osg.run(model, pipeline, report=report)
+    return lowered, report
+
+
+def _counts(report):
+    counts = {}
+    for entry in report:
+        counts.update(entry.get("counts", {}) if isinstance(entry, dict) else getattr(entry, "counts", {}))
+    return counts
+
+
+def _contrib_nodes(model):
+    opset = next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
+    return [
+        n.op_type
+        for n in model.graph.node
+        if n.domain == MS
+        or n.op_type in ("SimplifiedLayerNormalization", "SkipSimplifiedLayerNormalization")
+        or (n.op_type == "LayerNormalization" and opset < 17)
+    ]
+
+
+def _feeds(model, kind, seed=0):
+    """Inputs of the model's graph inputs: kind random | zero | negative | large."""
+    rng = np.random.default_rng(seed)
+    feeds = {}
+    for vi in model.graph.input:
+        t = vi.type.tensor_type
+        shape = [d.dim_value for d in t.shape.dim]
+        dt = NP[t.elem_type]
+        x = rng.standard_normal(shape)
+        if kind == "zero":
+            x = np.zeros(shape)
+        elif kind == "negative":
+            x = -np.abs(x) * 3
+        elif kind == "large":
+            x = x * (60.0 if dt == np.float16 else 1000.0)
+        feeds[vi.name] = x.astype(dt)
+    return feeds
+
+
+INPUT_KINDS = ["random", "zero", "negative", "large"]
+
+
+def _check_lowering(model, *, oracle=None, kinds=INPUT_KINDS, tol=None, expect_rule=None, scale_all=False):
+    """Lowers `model`; no contrib op is left, every new node names its rule; on each input
+    kind the lowered model (onnxruntime) equals onnxruntime on the original (or
+    `oracle(feeds)`). atol scales with the output's magnitude on "large" inputs, and on
+    every input with `scale_all` (sums of many products, accumulated in another order)."""
+    # Outputs typed as the optimizer's models have them (from the oracle's results).
+    sample = _feeds(model, "random")
+    for out, value in (oracle(sample) if oracle else _ort(model, sample)).items():
+        vi = next(o for o in model.graph.output if o.name == out)
+        vi.CopyFrom(oh.make_tensor_value_info(out, oh.np_dtype_to_tensor_dtype(value.dtype), value.shape))
+    lowered, report = _lower(model)
+    assert _contrib_nodes(lowered) == [], _counts(report)
+    onnx.checker.check_model(lowered)
+    rules = {p.value for n in lowered.graph.node for p in n.metadata_props if p.key == "onnxsurgeon.rule"}
+    if expect_rule:
+        assert rules == {expect_rule}, rules
+    dtype = model.graph.input[0].type.tensor_type.elem_type
+    rtol, atol = tol or TOL[dtype]
+    for kind in kinds:
+        feeds = _feeds(model, kind)
+        want = oracle(feeds) if oracle else _ort(model, feeds)
+        got = _ort(lowered, feeds)
+        assert want.keys() == got.keys()
+        for name in want:
+            w, g = want[name], got[name]
+            assert w.dtype == g.dtype and w.shape == g.shape, (name, w.dtype, g.dtype, w.shape, g.shape)
+            scale = max(1.0, float(np.max(np.abs(w.astype(np.float64))))) if kind == "large" or scale_all else 1.0
+            np.testing.assert_allclose(
+                g.astype(np.float64), w.astype(np.float64), rtol=rtol, atol=atol * scale, err_msg=f"{name} ({kind})"
+            )
+    return lowered
+
+
+# ---------------------------------------------------------------- the norms
+
+DTYPES = [pytest.param(F32, id="f32"), pytest.param(F16, id="f16")]
+H = 16  # hidden size
+
+
+def _skip_ln_model(variant, opset, dtype, simplified=False):
+    op = "SkipSimplifiedLayerNormalization" if simplified else "SkipLayerNormalization"
+    inputs = {"input": (2, 3, H), "skip": (2, 3, H), "gamma": (H,)}
+    attrs = {}
+    outputs = ["y"]
+    if variant == "skip_2d":
+        inputs["skip"] = (3, H)
+    if variant in ("beta", "beta_bias", "all_outputs") and not simplified:
+        inputs["beta"] = (H,)
+    if variant in ("bias", "beta_bias", "all_outputs"):
+        if not simplified and "beta" not in inputs:
+            inputs[""] = None  # beta omitted, bias given
+        inputs["bias"] = (H,)
+    if variant == "all_outputs":
+        outputs = ["y", "", "inv_std_var", "sum"] if simplified else ["y", "mean", "inv_std_var", "sum"]
+    if variant == "sum_only":
+        outputs = ["y", "", "", "sum"]
+    if variant == "epsilon":
+        attrs["epsilon"] = 1e-3
+    return _model(op, inputs, 0, attrs=attrs, opset=opset, dtype=dtype, outputs=outputs)
+
+
+SKIP_VARIANTS = ["plain", "skip_2d", "beta", "bias", "beta_bias", "all_outputs", "sum_only", "epsilon"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("opset", [14, 17])
+@pytest.mark.parametrize("variant", SKIP_VARIANTS)
+def test_skip_layernorm(variant, opset, dtype):
+    lowered = _check_lowering(_skip_ln_model(variant, opset, dtype), expect_rule="lower-skip-layernorm")
+    ops = collections.Counter(n.op_type for n in lowered.graph.node)
+    assert (ops["LayerNormalization"] == 1) == (opset >= 17), ops
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("opset", [14, 18])
+@pytest.mark.parametrize("variant", ["plain", "skip_2d", "bias", "all_outputs", "sum_only", "epsilon"])
+def test_skip_simplified_layernorm(variant, opset, dtype):
+    _check_lowering(
+        _skip_ln_model(variant, opset, dtype, simplified=True), expect_rule="lower-skip-simplified-layernorm"
+    )
+
+
+def test_skip_simplified_layernorm_mean_output_refused():
+    model = _skip_ln_model("plain", 17, F32, simplified=True)
+    model.graph.node[0].output.extend(["mean"])
+    model.graph.output.extend([onnx.ValueInfoProto(name="mean")])
+    lowered, report = _lower(model)
+    assert _contrib_nodes(lowered) == ["SkipSimplifiedLayerNormalization"]
+    assert any("mean output is read" in k for k in _counts(report)), _counts(report)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("opset", [14, 18])
+@pytest.mark.parametrize("variant", ["plain", "inv_std_var", "axis_1", "axis_neg2", "epsilon", "stash_double"])
+def test_simplified_layernorm(variant, opset, dtype):
+    attrs = {}
+    scale = (H,)
+    outputs = ["y"]
+    if variant == "inv_std_var":
+        outputs = ["y", "inv"]
+    if variant in ("axis_1", "axis_neg2"):
+        attrs["axis"] = 1 if variant == "axis_1" else -2
+        scale = (3, H)
+    if variant == "epsilon":
+        attrs["epsilon"] = 0.5
+    if variant == "stash_double":
+        attrs["stash_type"] = TensorProto.DOUBLE
+    model = _model(
+        "SimplifiedLayerNormalization",
+        {"x": (2, 3, H), "scale": scale},
+        0,
+        attrs=attrs,
+        domain="",
+        opset=opset,
+        dtype=dtype,
+        outputs=outputs,
+    )
+    _check_lowering(model, expect_rule="lower-simplified-layernorm")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("opset", [11, 14, 16])
+@pytest.mark.parametrize("variant", ["plain", "bias", "all_outputs", "axis_1", "epsilon"])
+def test_layernorm_1_below_opset_17(variant, opset, dtype):
+    inputs = {"x": (2, 3, H), "scale": (H,)}
+    attrs = {}
+    outputs = ["y"]
+    if variant in ("bias", "all_outputs"):
+        inputs["b"] = (H,)
+    if variant == "all_outputs":
+        outputs = ["y", "mean", "inv"]
+    if variant == "axis_1":
+        attrs["axis"] = 1
+        inputs["scale"] = (3, H)
+    if variant == "epsilon":
+        attrs["epsilon"] = 1e-2
+    model = _model("LayerNormalization", inputs, 0, attrs=attrs, domain="", opset=opset, dtype=dtype, outputs=outputs)
+    _check_lowering(model, expect_rule="lower-layernorm-1")
+
+
+def test_layernorm_at_opset_17_is_left_alone():
+    model = _model("LayerNormalization", {"x": (2, H), "scale": (H,)}, 1, domain="", opset=17)
+    lowered, report = _lower(model)
+    assert [n.op_type for n in lowered.graph.node] == ["LayerNormalization"]
+    assert not [k for k in _counts(report) if k.startswith(("left", "lower"))]
+
+
+# ---------------------------------------------------------------- the activations
+
+
+ACTIVATIONS = {
+    # id: (op, inputs, attrs, rule)
+    "gelu": ("Gelu", {"x": (2, 3, H)}, {}, "lower-gelu"),
+    "bias_gelu": ("BiasGelu", {"a": (2, 3, H), "b": (H,)}, {}, "lower-bias-gelu"),
+    "fast_gelu": ("FastGelu", {"x": (2, 3, H)}, {}, "lower-fast-gelu"),
+    "fast_gelu_bias": ("FastGelu", {"x": (2, 3, H), "bias": (H,)}, {}, "lower-fast-gelu"),
+    "quick_gelu": ("QuickGelu", {"x": (2, 3, H)}, {}, "lower-quick-gelu"),
+    "quick_gelu_alpha_1": ("QuickGelu", {"x": (2, 3, H)}, {"alpha": 1.0}, "lower-quick-gelu"),  # SiLU
+    "quick_gelu_alpha_neg": ("QuickGelu", {"x": (2, 3, H)}, {"alpha": -0.5}, "lower-quick-gelu"),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("opset", [14, 20])
+@pytest.mark.parametrize("case", sorted(ACTIVATIONS))
+def test_activation(case, opset, dtype):
+    op, inputs, attrs, rule = ACTIVATIONS[case]
+    model = _model(op, inputs, 1, attrs=attrs, opset=opset, dtype=dtype)
+    lowered = _check_lowering(model, expect_rule=rule)
+    has_gelu = any(n.op_type == "Gelu" for n in lowered.graph.node)
+    assert has_gelu == (opset >= 20 and "gelu" in case and "quick" not in case)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("bias_shape", [(H,), (1, 1, H)])
+def test_bias_add(bias_shape, dtype):
+    model = _model("BiasAdd", {"x": (2, 3, H), "bias": bias_shape, "skip": (2, 3, H)}, 1, dtype=dtype)
+    with pytest.raises(Exception, match="BiasAdd"):  # CUDA only: the oracle is numpy
+        _ort(model, _feeds(model, "random"))
+    _check_lowering(model, oracle=lambda f: {"o0": (f["x"] + f["bias"]) + f["skip"]}, expect_rule="lower-bias-add")
+
+
+def test_gelu_forbidden_by_earlier_pass_stays_decomposed():
+    model = _model("FastGelu", {"x": (2, H)}, 1, opset=20)
+    lowered, _ = _lower(model, "rewrite-gelu,lower-contrib-ops")
+    assert "Gelu" not in {n.op_type for n in lowered.graph.node}
+    assert "Tanh" in {n.op_type for n in lowered.graph.node}
+
+
+# ---------------------------------------------------------------- FusedMatMul
+
+FUSED_MATMUL = {
+    # id: (A shape, B shape, attrs)
+    "plain": ((2, 3, 4), (2, 4, 5), {}),
+    "trans_a": ((2, 4, 3), (2, 4, 5), {"transA": 1}),
+    "trans_b": ((2, 3, 4), (2, 5, 4), {"transB": 1}),
+    "trans_both_alpha": ((4, 3), (5, 4), {"transA": 1, "transB": 1, "alpha": 0.125}),
+    "alpha_neg": ((2, 3, 4), (4, 5), {"alpha": -2.0}),
+    "broadcast_rank4": ((2, 1, 3, 4), (3, 5, 4), {"transB": 1, "alpha": 0.5}),
+    "rank1_b": ((3, 4), (4,), {"alpha": 3.0}),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", sorted(FUSED_MATMUL))
+def test_fused_matmul(case, dtype):
+    a, b, attrs = FUSED_MATMUL[case]
+    model = _model("FusedMatMul", {"a": a, "b": b}, 1, attrs=attrs, dtype=dtype)
+    _check_lowering(model, expect_rule="lower-fused-matmul", tol=(1e-5, 1e-4) if dtype == F32 else None)
+
+
+def test_fused_matmul_trans_batch_refused_and_named():
+    model = _model("FusedMatMul", {"a": (2, 3, 4), "b": (3, 4, 5)}, 1, attrs={"transBatchA": 1})
+    lowered, report = _lower(model)
+    assert _contrib_nodes(lowered) == ["FusedMatMul"]
+    assert _counts(report) == {"left: com.microsoft.FusedMatMul: transBatchA=1 is not lowered": 1}
+
+
+def test_ops_option_restricts():
+    model = _model("Gelu", {"x": (2, H)}, 1)
+    lowered, report = _lower(model, "lower-contrib-ops=FastGelu")
+    assert _contrib_nodes(lowered) == ["Gelu"]
+    assert _counts(report) == {"left: com.microsoft.Gelu: not in ops=": 1}
+
+
+# ---------------------------------------------------------------- corpus, end to end
+
+# corpus model -> (transformer optimizer model_type, the ops it is known to leave)
+OPTIMIZED = {
+    "bert_op14": ("bert", {"EmbedLayerNormalization", "Attention"}),
+    "bert_dynamo18": ("bert", set()),
+    "vit_op14": ("vit", set()),
+    "gpt2_dynamo18": ("gpt2", set()),
+    "clip_text_op17": ("clip", set()),
+    "llama_dynamo18": ("gpt2", set()),
+    "t5_op14": ("t5", set()),
+}
+
+
+@pytest.mark.parametrize("opt_level", [1, 2])
+@pytest.mark.parametrize("name", sorted(OPTIMIZED))
+def test_transformer_optimizer_output(name, opt_level, corpus):
+    from onnxruntime.transformers.optimizer import optimize_model
+
+    logging.getLogger("onnxruntime.transformers").setLevel(logging.ERROR)
+    model_type, left = OPTIMIZED[name]
+    entry = corpus.model(name)
+    optimized = optimize_model(str(entry.path), model_type=model_type, opt_level=opt_level, use_gpu=False).model
+    before = collections.Counter(_contrib_nodes(optimized))
+    assert before, "the optimizer wrote no contrib op"
+    lowered, report = _lower(optimized)
+    assert set(_contrib_nodes(lowered)) == left
+    named = {k.split(".")[-1].split(":")[0] for k in _counts(report) if k.startswith("left")}
+    assert named == left, _counts(report)
+    for feeds in entry.all_inputs:
+        want = _ort(optimized, feeds)
+        got = _ort(lowered, feeds)
+        for out in want:
+            np.testing.assert_allclose(got[out], want[out], rtol=1e-4, atol=1e-4, err_msg=f"{name}: {out}")
+
+
+@pytest.mark.parametrize("name", sorted(n for n, (_, left) in OPTIMIZED.items() if not left))
+def test_transformer_optimizer_output_float16(name, corpus):
+    """The optimizer's float16 models (float32 inputs and outputs kept): every contrib op
+    lowered, outputs within 2 float16 ulps of the optimized model's."""
+    from onnxruntime.transformers.optimizer import optimize_model
+
+    logging.getLogger("onnxruntime.transformers").setLevel(logging.ERROR)
+    entry = corpus.model(name)
+    optimized = optimize_model(str(entry.path), model_type=OPTIMIZED[name][0], opt_level=1, use_gpu=False)
+    optimized.convert_float_to_float16(keep_io_types=True)
+    optimized = optimized.model
+    assert _contrib_nodes(optimized)
+    lowered, report = _lower(optimized)
+    assert _contrib_nodes(lowered) == [], _counts(report)
+    for feeds in entry.all_inputs:
+        want = _ort(optimized, feeds)
+        got = _ort(lowered, feeds)
+        for out in want:
+            ulp = 2.0 ** (np.floor(np.log2(max(float(np.max(np.abs(want[out]))), 1e-3))) - 10)
+            np.testing.assert_allclose(got[out], want[out], rtol=0, atol=2 * ulp, err_msg=f"{name}: {out}")
+
+
+# ---------------------------------------------------------------- RotaryEmbedding
+
+ROTARY = {
+    # id: (input shape, position_ids shape, attrs)   B=2, S=3, N=2, H=8, max positions 16
+    "3d_per_token": ((2, 3, 16), (2, 3), {"num_heads": 2}),
+    "3d_offset": ((2, 3, 16), (1,), {"num_heads": 2}),
+    "3d_no_num_heads": ((2, 3, 16), (2, 3), {}),
+    "4d_per_token": ((2, 2, 3, 8), (2, 3), {}),
+    "4d_offset": ((2, 2, 3, 8), (1,), {}),
+    "3d_partial_rotary": ((2, 3, 16), (2, 3), {"num_heads": 2, "rotary_embedding_dim": 4}),
+    "4d_partial_rotary": ((2, 2, 3, 8), (1,), {"rotary_embedding_dim": 4, "num_heads": 2}),
+}
+
+
+def _rotary_model(case, interleaved, dtype, opset=17):
+    x, pos, attrs = ROTARY[case]
+    half = (attrs.get("rotary_embedding_dim") or 8) // 2
+    rng = np.random.default_rng(1)
+    angles = np.arange(16)[:, None] * rng.uniform(0.1, 1.0, half)[None, :]
+    consts = {"cos": np.cos(angles).astype(NP[dtype]), "sin": np.sin(angles).astype(NP[dtype])}
+    if pos == (1,):
+        consts["pos"] = np.array([5], np.int64)
+    else:
+        consts["pos"] = rng.integers(0, 16, pos).astype(np.int64)
+    attrs = dict(attrs, interleaved=int(interleaved))
+    return _model(
+        "RotaryEmbedding",
+        {"x": x, "pos": pos, "cos": (16, half), "sin": (16, half)},
+        1,
+        attrs=attrs,
+        opset=opset,
+        dtype=dtype,
+        consts=consts,
+    )
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("interleaved", [False, True], ids=["halves", "interleaved"])
+@pytest.mark.parametrize("case", sorted(ROTARY))
+def test_rotary_embedding(case, interleaved, dtype):
+    _check_lowering(_rotary_model(case, interleaved, dtype), expect_rule="lower-rotary-embedding")
+
+
+def test_rotary_embedding_position_ids_as_input():
+    """position_ids fed at run time (the optimizer's decoders): ranks known, values not."""
+    model = _rotary_model("3d_per_token", False, F32)
+    model.graph.initializer.remove(next(t for t in model.graph.initializer if t.name == "pos"))
+    model.graph.input.append(oh.make_tensor_value_info("pos", TensorProto.INT64, (2, 3)))
+    lowered, _ = _lower(model)
+    assert _contrib_nodes(lowered) == []
+    feeds = {
+        "x": np.random.default_rng(2).standard_normal((2, 3, 16)).astype(np.float32),
+        "pos": np.array([[0, 1, 2], [7, 15, 3]], np.int64),
+    }
+    want, got = _ort(model, feeds), _ort(lowered, feeds)
+    np.testing.assert_allclose(got["o0"], want["o0"], rtol=1e-5, atol=1e-5)
+
+
+def test_rotary_embedding_packed_batching_refused():
+    model = _rotary_model("3d_per_token", False, F32)
+    model.graph.node[0].attribute.append(oh.make_attribute("is_packed_batching", 1))
+    lowered, report = _lower(model)
+    assert _contrib_nodes(lowered) == ["RotaryEmbedding"]
+    assert _counts(report) == {"left: com.microsoft.RotaryEmbedding: is_packed_batching=1 is not lowered": 1}
+
+
+# ---------------------------------------------------------------- MatMulNBits
+
+NBITS = {
+    # id: (K, N, block_size, zero points, bias)
+    "k64_block32_default_zp": (64, 24, 32, False, False),
+    "k64_block16_zp_bias": (64, 24, 16, True, True),
+    "k40_padded_block16": (40, 8, 16, False, True),  # 3 blocks, the last one padded
+    "k128_block64_zp": (128, 16, 64, True, False),
+    "k48_block16_odd_blocks_zp": (48, 8, 16, True, True),  # each row's zero points padded to a byte
+}
+
+
+def _nbits_model(case, dtype, opset=21):
+    k, n, block, with_zp, with_bias = NBITS[case]
+    blocks = -(-k // block)
+    rng = np.random.default_rng(3)
+    consts = {
+        "b": rng.integers(0, 256, (n, blocks, block // 2)).astype(np.uint8),
+        "scales": (rng.uniform(0.01, 0.1, n * blocks)).astype(NP[dtype]),
+    }
+    inputs = {"a": (2, 3, k), "b": None, "scales": None}
+    if with_zp:
+        consts["zp"] = rng.integers(0, 256, n * -(-blocks // 2)).astype(np.uint8)
+        inputs["zp"] = None
+    if with_bias:
+        if not with_zp:
+            inputs[""] = None
+        inputs[" "] = None  # g_idx omitted (a second empty name, stripped below)
+        consts["bias"] = rng.standard_normal(n).astype(NP[dtype])
+        inputs["bias"] = None
+    attrs = {"K": k, "N": n, "bits": 4, "block_size": block}
+    model = _model("MatMulNBits", inputs, 1, attrs=attrs, opset=opset, dtype=dtype, consts=consts)
+    node = model.graph.node[0]
+    node.input[:] = [i.strip() for i in node.input]
+    return model
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", sorted(NBITS))
+def test_matmul_nbits_blocked_dequantize(case, dtype):
+    lowered = _check_lowering(
+        _nbits_model(case, dtype),
+        expect_rule="lower-matmul-nbits",
+        kinds=["random", "negative"],
+        tol=(1e-5, 1e-5) if dtype == F32 else (1e-3, 1e-3),
+        scale_all=True,  # onnxruntime accumulates float16 products in float
+    )
+    ops = collections.Counter(n.op_type for n in lowered.graph.node)
+    assert ops["DequantizeLinear"] == 1 and ops["MatMul"] == 1, ops
+    weight = next(t for t in lowered.graph.initializer if t.data_type == TensorProto.UINT4 and len(t.dims) == 2)
+    assert weight.dims[1] % NBITS[case][2] == 0  # int4 kept, blocked
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("opset", [17, 21])
+@pytest.mark.parametrize("case", sorted(NBITS))
+def test_matmul_nbits_dequantize_true(case, opset, dtype):
+    """dequantize=true: float weights computed by the pass, at any opset."""
+    model = _nbits_model(case, dtype, opset=opset)
+    sample = _feeds(model, "random")
+    model.graph.output[0].CopyFrom(oh.make_tensor_value_info("o0", dtype, _ort(model, sample)["o0"].shape))
+    lowered, report = _lower(model, "lower-contrib-ops(ops=MatMulNBits,dequantize=true)")
+    assert _contrib_nodes(lowered) == [] and "DequantizeLinear" not in {n.op_type for n in lowered.graph.node}
+    k, n = NBITS[case][:2]
+    assert [list(t.dims) for t in lowered.graph.initializer if t.data_type == dtype and len(t.dims) == 2] == [[k, n]]
+    rtol, atol = (1e-5, 1e-5) if dtype == F32 else (1e-3, 1e-3)
+    for kind in ("random", "negative"):
+        feeds = _feeds(model, kind)
+        want, got = _ort(model, feeds)["o0"], _ort(lowered, feeds)["o0"]
+        scale = max(1.0, float(np.max(np.abs(want.astype(np.float64)))))
+        np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol * scale)
+
+
+def test_matmul_nbits_below_opset_21_refused_and_named():
+    model = _nbits_model("k64_block32_default_zp", F32, opset=20)
+    lowered, report = _lower(model)
+    assert _contrib_nodes(lowered) == ["MatMulNBits"]
+    assert _counts(report) == {
+        "left: com.microsoft.MatMulNBits: opset < 21: blocked int4 DequantizeLinear needs opset 21 "
+        "(dequantize=true: float weights)": 1
+    }
+
+
+@pytest.mark.parametrize("symmetric", [True, False], ids=["symmetric", "zero_points"])
+@pytest.mark.parametrize("name", ["bert_dynamo18", "gpt2_dynamo18", "llama_dynamo18"])
+def test_int4_quantizer_output(name, symmetric, corpus):
+    """onnxruntime's int4 quantizer (MatMulNBitsQuantizer, block 32) on corpus models
+    converted to opset 21: every MatMulNBits lowered, int4 kept, outputs equal."""
+    import onnx.version_converter
+    from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+
+    logging.getLogger("onnxruntime.quantization").setLevel(logging.ERROR)
+    entry = corpus.model(name)
+    quantizer = MatMulNBitsQuantizer(
+        onnx.version_converter.convert_version(onnx.load(entry.path), 21), block_size=32, is_symmetric=symmetric
+    )
+    quantizer.process()
+    quantized = quantizer.model.model
+    nodes = [n for n in quantized.graph.node if n.op_type == "MatMulNBits"]
+    assert nodes and all((len(n.input) > 3 and n.input[3] != "") == (not symmetric) for n in nodes)
+    lowered, report = _lower(quantized)
+    assert _contrib_nodes(lowered) == [] and _counts(report)["lower-matmul-nbits"] == len(nodes)
+    assert collections.Counter(n.op_type for n in lowered.graph.node)["DequantizeLinear"] == len(nodes)
+    for feeds in entry.all_inputs:
+        want, got = _ort(quantized, feeds), _ort(lowered, feeds)
+        for out in want:
+            np.testing.assert_allclose(got[out], want[out], rtol=1e-5, atol=1e-5, err_msg=f"{name}: {out}")
