@@ -25,19 +25,6 @@ onnx::TypeProto InitializerType(const Value& v, int32_t elem) {
   return tp;
 }
 
-onnx::TypeProto TypeOf(const shape_rules::TensorType& t) {
-  onnx::TypeProto proto;
-  auto* tensor = proto.mutable_tensor_type();
-  tensor->set_elem_type(t.elem);
-  auto* shape = tensor->mutable_shape();
-  for (const Dim& d : t.shape) {
-    auto* dim = shape->add_dim();
-    if (d.is_static()) dim->set_dim_value(d.value);
-    else if (d.is_symbolic()) dim->set_dim_param(d.symbol);
-  }
-  return proto;
-}
-
 }  // namespace
 
 TypeFacts::TypeFacts(const Model& model, TypeFactsOptions options) : model_(model), options_(options) {
@@ -142,7 +129,7 @@ const onnx::TypeProto* TypeFacts::DerivedForCreated(const Value* v) const {
   auto types = shape_rules::InferNode(*p, known);
   typing_.erase(p);
   for (size_t i = 0; i < types.size() && i < p->num_outputs(); ++i)
-    if (types[i] && p->output(i)) propagated_.try_emplace(p->output(i), TypeOf(*types[i]));
+    if (types[i] && p->output(i)) propagated_.try_emplace(p->output(i), TypeProtoOf(*types[i]));
   auto it = propagated_.find(v);
   return it == propagated_.end() ? nullptr : &it->second;
 }

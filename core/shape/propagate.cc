@@ -11,7 +11,14 @@ namespace {
 
 using shape_rules::TensorType;
 
-onnx::TypeProto ToProto(const TensorType& t) {
+// No type, or a tensor type without a shape (what onnx writes where it gives up on one).
+bool Untyped(const Value* v) {
+  return v && (!v->has_type() || (v->type()->has_tensor_type() && !v->type()->tensor_type().has_shape()));
+}
+
+}  // namespace
+
+onnx::TypeProto TypeProtoOf(const shape_rules::TensorType& t) {
   onnx::TypeProto proto;
   auto* tensor = proto.mutable_tensor_type();
   tensor->set_elem_type(t.elem);
@@ -23,13 +30,6 @@ onnx::TypeProto ToProto(const TensorType& t) {
   }
   return proto;
 }
-
-// No type, or a tensor type without a shape (what onnx writes where it gives up on one).
-bool Untyped(const Value* v) {
-  return v && (!v->has_type() || (v->type()->has_tensor_type() && !v->type()->tensor_type().has_shape()));
-}
-
-}  // namespace
 
 namespace {
 
@@ -105,7 +105,7 @@ void Walk(const Graph& graph, Known& known, absl::flat_hash_map<const Value*, on
     for (size_t i = 0; i < types.size() && i < n->num_outputs(); ++i) {
       Value* v = n->output(i);
       if (!types[i] || !Untyped(v)) continue;
-      out.emplace(v, ToProto(*types[i]));
+      out.emplace(v, TypeProtoOf(*types[i]));
       known.emplace(v, std::move(*types[i]));
     }
   }

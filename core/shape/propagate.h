@@ -23,6 +23,12 @@
 
 namespace onnxsurgeon {
 
+namespace shape_rules {
+struct TensorType;
+}
+// A local rule's result as a TypeProto: element type and dims (static, symbolic or unknown).
+onnx::TypeProto TypeProtoOf(const shape_rules::TensorType& t);
+
 // Given a graph. Execute nothing (the graph is read only). Result the types the rules
 // derive for node outputs of `graph` and its subgraphs that have none, walking nodes once
 // in order (a node before its producers learns nothing), a node's subgraphs before it.
