@@ -14,6 +14,22 @@ def _err(x) -> str:
     return "-" if x is None else f"{x:.1e}"
 
 
+def _message_line(r: dict) -> str | None:
+    """The messages row of one run: why the original failed, and why the rewrite did not
+    fix it; None when there is nothing to say."""
+    o = r.get("original") or {}
+    lines = []
+    if o.get("status") == "refused":
+        lines.append(f"original refused at {o['stage']}: `{o['message']}`")
+    elif o.get("status") == "ok" and not o.get("match"):
+        lines.append(
+            f"original runs but is wrong: max abs err {_err(o.get('max_abs_err'))} {o.get('why', '')}".rstrip()
+        )
+    if r["verdict"] not in ("ok as is", "fixed (was refused)", "fixed (was wrong)"):
+        lines.append(f"after rewrite: {r['verdict']}: `{r.get('why', '')}`")
+    return f"- {r['model']}: " + "; ".join(lines) if lines else None
+
+
 def _wrong(result: dict) -> str:
     """A mismatch: its error, or why there is none (missing outputs, other shapes)."""
     err = result.get("max_abs_err")
@@ -76,19 +92,7 @@ def markdown(report: dict) -> str:
         out.append("")
         out.append(", ".join(f"{v} {k}" for k, v in sorted(counts.items())) + ".")
         out.append("")
-        for r in sub:
-            o = r.get("original") or {}
-            lines = []
-            if o.get("status") == "refused":
-                lines.append(f"original refused at {o['stage']}: `{o['message']}`")
-            elif o.get("status") == "ok" and not o.get("match"):
-                lines.append(
-                    f"original runs but is wrong: max abs err {_err(o.get('max_abs_err'))} {o.get('why', '')}".rstrip()
-                )
-            if r["verdict"] not in ("ok as is", "fixed (was refused)", "fixed (was wrong)"):
-                lines.append(f"after rewrite: {r['verdict']}: `{r.get('why', '')}`")
-            if lines:
-                out.append(f"- {r['model']}: " + "; ".join(lines))
+        out += [line for line in map(_message_line, sub) if line]
         out.append("")
     return "\n".join(out)
 
@@ -218,19 +222,7 @@ def backend_markdown(data: dict) -> str:
         cells = [r["model"], _original(r), _after(r)] + ([str(r["run"])] if several else [])
         out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     out += ["", "## Messages", ""]
-    for r in rows:
-        o = r.get("original") or {}
-        lines = []
-        if o.get("status") == "refused":
-            lines.append(f"original refused at {o['stage']}: `{o['message']}`")
-        elif o.get("status") == "ok" and not o.get("match"):
-            lines.append(
-                f"original runs but is wrong: max abs err {_err(o.get('max_abs_err'))} {o.get('why', '')}".rstrip()
-            )
-        if r["verdict"] not in ("ok as is", "fixed (was refused)", "fixed (was wrong)"):
-            lines.append(f"after rewrite: {r['verdict']}: `{r.get('why', '')}`")
-        if lines:
-            out.append(f"- {r['model']}: " + "; ".join(lines))
+    out += [line for line in map(_message_line, rows) if line]
     return "\n".join(out) + "\n"
 
 
