@@ -55,7 +55,7 @@ import simplify_bench as sb  # noqa: E402
 
 DEFAULT_PIPELINES = ("simplify", "convert-opset=13")
 BEGIN, END = "<!-- ab-cli:begin -->", "<!-- ab-cli:end -->"
-SECTION = "## A/B: two CLI builds on the same models, interleaved (issue 17)"
+SECTION = "## A/B: two CLI builds on the same models, interleaved"
 LARGE_TOLERANCE = 1e-4  # bench/simplify_bench.py's for its large model
 
 

@@ -45,7 +45,7 @@ CLI = os.path.join(ROOT, "build", "onnxsurgeon")
 OUTDIR = os.path.join(HERE, ".data", "linear-forms")
 FORMS = ("simplify", "+fuse-qkv", "+gemm")
 BEGIN, END = "<!-- linear-forms:begin -->", "<!-- linear-forms:end -->"
-SECTION = "## Linear-layer forms: Q/K/V fusion and Gemm through Reshapes (issue 16)"
+SECTION = "## Linear-layer forms: Q/K/V fusion and Gemm through Reshapes"
 
 
 def osg(pipeline: str, src: str, dst: str) -> None:

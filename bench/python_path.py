@@ -276,7 +276,7 @@ def main() -> int:
         else:
             text += (
                 "\n## Python ModelProto path vs the CLI\n\n`bench/python_path.py`: `osg.run(onnx.ModelProto, ...)` "
-                "against the CLI on the same file (issue 15: at most 1.5x).\n\n" + section + "\n"
+                "against the CLI on the same file (goal: at most 1.5x).\n\n" + section + "\n"
             )
         with open(DOCS, "w") as f:
             f.write(text)

@@ -557,8 +557,7 @@ def report(corpus: list[dict], large: dict | None, args, started: float) -> str:
 
 def goal(corpus: list[dict], large: dict | None) -> list[str]:
     lines = [
-        "**Goal of issue 6** (simplify >= 10x faster than onnxsim and onnxslim, and no more nodes left "
-        "than they leave):",
+        "**Goal** (simplify >= 10x faster than onnxsim and onnxslim, and no more nodes left than they leave):",
         "",
     ]
     rows = corpus + ([large] if large else [])

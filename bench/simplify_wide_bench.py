@@ -42,7 +42,7 @@ EXPORTER_PREFIXES = ("tf_", "flax_", "paddle_")  # tf2onnx, jax2onnx, paddle2onn
 OUTDIR = os.path.join(HERE, ".data", "simplify-wide")
 TOOLS = ("onnxsurgeon simplify", "onnxsim", "onnxslim")
 BEGIN, END = "<!-- simplify-wide:begin -->", "<!-- simplify-wide:end -->"
-SECTION = "## simplify on the wide corpus (issue 16)"
+SECTION = "## simplify on the wide corpus"
 
 
 def models(regex: str) -> list[tuple[str, str, str, float, float]]:
