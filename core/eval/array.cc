@@ -30,19 +30,6 @@ size_t ElementSize(int32_t dtype) {
 
 bool IsFloatType(int32_t t) { return t == DT::FLOAT || t == DT::DOUBLE || t == DT::FLOAT16 || t == DT::BFLOAT16; }
 
-bool IsIntegerType(int32_t t) {
-  switch (t) {
-    case DT::INT8:
-    case DT::INT16:
-    case DT::INT32:
-    case DT::INT64:
-    case DT::UINT8:
-    case DT::UINT16:
-    case DT::UINT32:
-    case DT::UINT64: return true;
-    default: return false;
-  }
-}
 
 float HalfBitsToFloat(uint16_t h) { return HalfToFloat(h); }
 float BFloat16BitsToFloat(uint16_t b) { return BFloat16ToFloat(b); }

@@ -8,7 +8,6 @@
 #include "core/io/exporter.h"
 #include "core/io/importer.h"
 #include "core/ir/shape.h"
-#include "google/protobuf/util/message_differencer.h"
 #include "onnx/checker.h"
 #include "onnx/defs/parser.h"
 #include "onnx/defs/printer.h"
@@ -30,8 +29,6 @@ StatusOr<std::unique_ptr<Model>> ParseModelText(std::string_view text) {
 }
 
 std::string PrintModelText(const Model& model) { return onnx::ProtoToString(ExportModel(model)); }
-
-std::string PrintGraphText(const Graph& graph) { return onnx::ProtoToString(ExportGraph(graph)); }
 
 Status CheckModel(const Model& model, bool full_check) { return CheckModelProto(ExportModel(model), full_check); }
 
@@ -263,10 +260,6 @@ StatusOr<int> InferShapes(Model& model, bool data_propagation) {
   options.data_propagation = data_propagation;
   options.max_payload_bytes = -1;
   return InferShapes(model, options);
-}
-
-bool ModelsEqual(const onnx::ModelProto& a, const onnx::ModelProto& b) {
-  return google::protobuf::util::MessageDifferencer::Equals(a, b);
 }
 
 }  // namespace onnxsurgeon

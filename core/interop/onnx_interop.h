@@ -19,7 +19,6 @@ namespace onnxsurgeon {
 // ONNX text format, e.g. `<ir_version: 10, opset_import: ["" : 18]> g (float[N] X) => (float[N] Y) { Y = Relu(X) }`.
 StatusOr<std::unique_ptr<Model>> ParseModelText(std::string_view text);
 std::string PrintModelText(const Model& model);
-std::string PrintGraphText(const Graph& graph);
 
 // onnx::checker::check_model (full_check also runs strict shape inference).
 Status CheckModel(const Model& model, bool full_check = true);
@@ -107,8 +106,5 @@ struct InferredModel {
 };
 StatusOr<InferredModel> InferredCopy(const Model& model, const InferShapesOptions& options);
 StatusOr<int> InferShapes(Model& model, bool data_propagation = true);
-
-// Canonical comparison for golden tests: both printed after a round trip through proto.
-bool ModelsEqual(const onnx::ModelProto& a, const onnx::ModelProto& b);
 
 }  // namespace onnxsurgeon

@@ -392,13 +392,6 @@ void Graph::AddValueInfo(Value* value) {
   value_info_.push_back({value, nullptr});
 }
 
-void Graph::RemoveValueInfo(Value* value) {
-  if (!value->in_value_info_) return;
-  value->in_value_info_ = false;
-  value_info_.erase(
-      std::find_if(value_info_.begin(), value_info_.end(), [&](const ValueInfoEntry& e) { return e.value == value; }));
-}
-
 size_t Graph::RemoveOrphanValueInfo() {
   size_t before = value_info_.size();
   std::erase_if(value_info_, [](const ValueInfoEntry& e) { return !e.value || e.value->dead_; });

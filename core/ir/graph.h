@@ -193,7 +193,6 @@ class Graph {
   // value_info: entries carry type info for intermediate values.
   // Given a value. Execute lists it in value_info (its info() is the entry).
   void AddValueInfo(Value* value);
-  void RemoveValueInfo(Value* value);
   // Value_info entries in order. `proto` is set for an orphan entry (value null: a name
   // that defines nothing, kept so load -> save is lossless) or for an entry whose text
   // differs from value->info() (e.g. a second entry for the same value).

@@ -3,7 +3,6 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 
 namespace onnxsurgeon::pattern {
 
@@ -118,15 +117,6 @@ AttrPredicate IntIs(int64_t expected, std::optional<int64_t> default_value) {
     std::optional<int64_t> got = a ? std::optional<int64_t>(a->i()) : default_value;
     if (got == expected) return true;
     if (why) *why = got ? absl::StrCat("is ", *got, ", wants ", expected) : absl::StrCat("is absent, wants ", expected);
-    return false;
-  };
-}
-
-AttrPredicate IntsAre(std::vector<int64_t> expected) {
-  return [expected](const Attribute* a, std::string* why) {
-    std::vector<int64_t> got = a ? a->ints() : std::vector<int64_t>{};
-    if (a && got == expected) return true;
-    if (why) *why = absl::StrCat("is [", absl::StrJoin(got, ","), "], wants [", absl::StrJoin(expected, ","), "]");
     return false;
   };
 }

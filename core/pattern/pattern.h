@@ -126,6 +126,5 @@ class Pattern {
 
 // Common attribute predicates.
 AttrPredicate IntIs(int64_t expected, std::optional<int64_t> default_value = std::nullopt);
-AttrPredicate IntsAre(std::vector<int64_t> expected);
 
 }  // namespace onnxsurgeon::pattern

@@ -134,14 +134,6 @@ std::string ScatterReductionName(ScatterReduction r) {
   }
   return "?";
 }
-std::string IfRuleName(IfRule r) {
-  switch (r) {
-    case IfRule::kAny: return "any";
-    case IfRule::kConstantCondition: return "constant-condition";
-    case IfRule::kNone: return "none";
-  }
-  return "?";
-}
 
 StatusOr<Profile> ParseProfile(const std::string& toml_text, const std::string& origin) {
   toml::parse_result parsed = toml::parse(toml_text, origin);

@@ -111,6 +111,5 @@ StatusOr<Profile> LoadProfile(const std::string& name_or_path);
 
 std::string FormName(Form f);
 std::string ScatterReductionName(ScatterReduction r);
-std::string IfRuleName(IfRule r);
 
 }  // namespace onnxsurgeon::target
