@@ -24,6 +24,7 @@
 #include "cli/common.h"
 #include "cli/target_commands.h"
 #include "core/util/suggest.h"
+#include "passes/registry.h"
 
 namespace onnxsurgeon::cli {
 
@@ -99,6 +100,7 @@ int Main(int argc, char** argv) {
 int main(int argc, char** argv) {
   int code = 1;
   try {
+    onnxsurgeon::passes::InstallBuiltinPasses();
     code = onnxsurgeon::cli::Main(argc, argv);
   } catch (const std::exception& e) {
     std::cerr << "onnxsurgeon: internal error: " << e.what() << "\n";

@@ -15,6 +15,7 @@
 #include "cli/target_commands.h"
 #include "core/inspect/inspect.h"
 #include "core/inspect/json.h"
+#include "core/inspect/model_stats.h"
 #include "core/interop/onnx_interop.h"
 #include "core/io/atomic_file.h"
 #include "core/io/model_io.h"
@@ -22,7 +23,6 @@
 #include "core/pass/pipeline.h"
 #include "core/pass/validate.h"
 #include "core/report/html_report.h"
-#include "core/report/model_stats.h"
 #include "core/util/suggest.h"
 #include "core/verify/numeric_check.h"
 

@@ -9,8 +9,14 @@
 #include "core/io/model_io.h"
 #include "core/pass/pass_manager.h"
 #include "fuzz/pipeline_input.h"
+#include "passes/registry.h"
 
 using namespace onnxsurgeon;
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  passes::InstallBuiltinPasses();
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto input = fuzz::SplitPipelineInput(data, size);

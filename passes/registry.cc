@@ -1,13 +1,12 @@
-// AllPasses(): the table of passes/passes.def, in its order.
+// The table of passes/passes.def, in its order, installed as core's AllPasses().
 #include "passes/registry.h"
 
 #include "core/pass/fixed_point.h"
 #include "passes/lowering/scatternd.h"  // defaults the table names
 
-namespace onnxsurgeon {
+namespace onnxsurgeon::passes {
 
-const std::vector<PassInfo>& AllPasses() {
-  using namespace passes;  // the factories and pipelines the table names
+const std::vector<PassInfo>& BuiltinPassTable() {
   static const std::vector<PassInfo> table = {
 #define PASS(NAME, FACTORY, SUMMARY, ...) PassInfo{NAME, SUMMARY, {__VA_ARGS__}, &FACTORY, nullptr},
 #define PIPELINE_PASS(NAME, FACTORY, PIPELINE, SUMMARY, ...) \
@@ -17,4 +16,6 @@ const std::vector<PassInfo>& AllPasses() {
   return table;
 }
 
-}  // namespace onnxsurgeon
+void InstallBuiltinPasses() { SetBuiltinPasses(BuiltinPassTable()); }
+
+}  // namespace onnxsurgeon::passes

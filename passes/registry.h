@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "core/pass/pass.h"
 
@@ -13,5 +14,12 @@ namespace onnxsurgeon::passes {
   const FixedPointPipeline& PIPELINE();                      \
   StatusOr<std::unique_ptr<Pass>> FACTORY(const PassOptions& options);
 #include "passes/passes.def"
+
+// The table of every pass above, in passes.def's order.
+const std::vector<PassInfo>& BuiltinPassTable();
+// Makes core's AllPasses()/FindPass() see that table. Every program calls it once at start
+// (the CLI's main, the Python module, the test and fuzz mains): core does not link the
+// passes library, so it cannot reach the table itself.
+void InstallBuiltinPasses();
 
 }  // namespace onnxsurgeon::passes

@@ -21,6 +21,7 @@
 #include "core/verify/bisect.h"
 #include "core/verify/compare.h"
 #include "core/verify/segments.h"
+#include "passes/registry.h"
 #include "passes/target/check.h"
 #include "passes/target/planner.h"
 #include "python/attributes.h"
@@ -700,6 +701,7 @@ PYBIND11_MODULE(_core, m) {
   static py::exception<std::runtime_error> error(m, "OnnxSurgeonError", PyExc_ValueError);
   g_error = error.ptr();
   m.attr("__version__") = ONNXSURGEON_VERSION;
+  passes::InstallBuiltinPasses();
 
   py::class_<OwnedBytes>(m, "_Buffer", py::buffer_protocol())
       .def_buffer([](OwnedBytes& b) {

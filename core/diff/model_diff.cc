@@ -6,8 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/inspect/inspect.h"
+#include "core/inspect/model_stats.h"
 #include "core/ir/dtypes.h"
-#include "core/report/model_stats.h"
 
 namespace onnxsurgeon {
 namespace {

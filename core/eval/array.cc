@@ -30,7 +30,6 @@ size_t ElementSize(int32_t dtype) {
 
 bool IsFloatType(int32_t t) { return t == DT::FLOAT || t == DT::DOUBLE || t == DT::FLOAT16 || t == DT::BFLOAT16; }
 
-
 float HalfBitsToFloat(uint16_t h) { return HalfToFloat(h); }
 float BFloat16BitsToFloat(uint16_t b) { return BFloat16ToFloat(b); }
 

@@ -25,7 +25,7 @@ using DT = onnx::TensorProto;  // DT::FLOAT, DT::INT64, ...
 
 // Bytes per element in raw layout; 0 for strings and types kernels do not handle.
 size_t ElementSize(int32_t dtype);
-bool IsFloatType(int32_t dtype);    // float, double, float16, bfloat16
+bool IsFloatType(int32_t dtype);  // float, double, float16, bfloat16
 
 // FloatToHalf / FloatToBFloat16 (round to nearest even) are in core/ir/constant.h.
 float HalfBitsToFloat(uint16_t h);

@@ -108,9 +108,4 @@ Status CheckSaveTarget(const Model& model, const std::string& path, const SaveOp
 // Serialized ModelProto with every tensor inline.
 StatusOr<std::string> SaveModelToBytes(const Model& model);
 
-// Checks that an external-data location stays inside `base_dir` (no absolute path, no
-// "..", no symlink leading out). Result the resolved path.
-StatusOr<std::string> ResolveExternalLocation(const std::string& base_dir, const std::string& location,
-                                              const std::string& tensor_name);
-
 }  // namespace onnxsurgeon

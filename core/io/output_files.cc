@@ -16,8 +16,8 @@
 #include <regex>
 #include <set>
 
+#include "core/io/external_location.h"
 #include "core/io/mapped_file.h"
-#include "core/io/model_io.h"
 #include "core/io/wire.h"
 
 namespace onnxsurgeon {

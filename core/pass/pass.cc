@@ -41,7 +41,16 @@ std::deque<PassInfo>& Registered() {
   return *passes;
 }
 
+const std::vector<PassInfo>* g_builtin = nullptr;  // set once at start, before any thread
+
 }  // namespace
+
+void SetBuiltinPasses(const std::vector<PassInfo>& table) { g_builtin = &table; }
+
+const std::vector<PassInfo>& AllPasses() {
+  static const std::vector<PassInfo> none;
+  return g_builtin ? *g_builtin : none;
+}
 
 const PassInfo* FindPass(std::string_view name) {
   for (const PassInfo& p : AllPasses())

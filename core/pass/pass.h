@@ -106,8 +106,12 @@ Status CheckPassOptions(const PassInfo& info, const PassOptions& options);
 // CheckPassOptions, then info.create.
 StatusOr<std::unique_ptr<Pass>> CreatePass(const PassInfo& info, const PassOptions& options);
 
-// The table of all passes, in the order of passes/passes.def.
+// The table of built-in passes, in the order of passes/passes.def. Core does not link the
+// passes library: the program installs the table once at start (passes/registry.h's
+// InstallBuiltinPasses()); empty until then.
 const std::vector<PassInfo>& AllPasses();
+// Given the built-in table (it must outlive every use). Execute makes AllPasses() return it.
+void SetBuiltinPasses(const std::vector<PassInfo>& table);
 // A pass of the table, else one registered at run time; null when neither has it.
 const PassInfo* FindPass(std::string_view name);
 

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "core/report/model_stats.h"
+#include "core/inspect/model_stats.h"
 #include "core/util/subprocess.h"
 
 namespace onnxsurgeon {

@@ -21,12 +21,6 @@ namespace onnxsurgeon::target {
 #define CONDITION(SYMBOL) extern const ConditionKind SYMBOL;
 #include "passes/target/conditions/conditions.def"
 
-int64_t OpsetBeforeForm(const Node& n) {
-  const auto* schema = onnx::OpSchemaRegistry::Schema(
-      n.op_type(), static_cast<int>(n.graph()->OpsetVersion(n.domain())), std::string(CanonicalDomain(n.domain())));
-  return schema ? schema->SinceVersion() - 1 : -1;
-}
-
 namespace {
 
 constexpr Repeat kOnce = Repeat::kOnce;

@@ -62,8 +62,4 @@ const PlanStep* FindPlanStep(absl::string_view name);
 // The step called `name`, which must exist (the names the checker itself uses).
 const PlanStep& PlanStepNamed(absl::string_view name);
 
-// The opset before the version of `n`'s op in force at its graph's opset (ReduceSum-13 ->
-// 12), or -1 without a schema.
-int64_t OpsetBeforeForm(const Node& n);
-
 }  // namespace onnxsurgeon::target

@@ -4,7 +4,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/ir/domains.h"
 #include "core/ir/graph.h"
+#include "onnx/defs/schema.h"
 #include "onnx/onnx_pb.h"
 
 namespace onnxsurgeon::target {
@@ -45,6 +47,12 @@ StatusOr<int64_t> ParseIndex(absl::string_view text, absl::string_view condition
 Status NeedArgument(absl::string_view arguments, absl::string_view condition) {
   if (arguments.empty()) return absl::InvalidArgumentError(absl::StrCat("'", condition, "' needs an argument"));
   return absl::OkStatus();
+}
+
+int64_t OpsetBeforeForm(const Node& n) {
+  const auto* schema = onnx::OpSchemaRegistry::Schema(
+      n.op_type(), static_cast<int>(n.graph()->OpsetVersion(n.domain())), std::string(CanonicalDomain(n.domain())));
+  return schema ? schema->SinceVersion() - 1 : -1;
 }
 
 }  // namespace onnxsurgeon::target

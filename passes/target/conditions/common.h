@@ -29,4 +29,8 @@ StatusOr<int64_t> ParseIndex(absl::string_view text, absl::string_view condition
 // An argument that must be present ("dtype:" needs a type).
 Status NeedArgument(absl::string_view arguments, absl::string_view condition);
 
+// The opset before the version of `n`'s op in force at its graph's opset (ReduceSum-13 ->
+// 12), or -1 without a schema.
+int64_t OpsetBeforeForm(const Node& n);
+
 }  // namespace onnxsurgeon::target

@@ -3,7 +3,6 @@
 // converts below the form (convert-opset-before-form) when the target's opsets reach there.
 #include "absl/strings/str_cat.h"
 #include "passes/target/conditions/common.h"
-#include "passes/target/plan_steps.h"
 
 namespace onnxsurgeon::target {
 namespace {

@@ -1,4 +1,4 @@
-#include "core/report/model_stats.h"
+#include "core/inspect/model_stats.h"
 
 #include <algorithm>
 #include <array>
