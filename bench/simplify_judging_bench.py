@@ -151,8 +151,11 @@ def main() -> int:
                     err = check(out, meta, args.corpus, args.timeout)
                 row["onnxsurgeon"] = {"nodes": None if err else sb.count_nodes(out)[0], "error": err}
             rows.append(row)
-            print(name, {k: (v["nodes"] if isinstance(v, dict) else v) for k, v in row.items() if k != "model"},
-                  flush=True)
+            print(
+                name,
+                {k: (v["nodes"] if isinstance(v, dict) else v) for k, v in row.items() if k != "model"},
+                flush=True,
+            )
     if args.anchors_only:
         return 0
     tools = ("onnxsurgeon", "onnxsim", "onnxslim")
@@ -161,8 +164,10 @@ def main() -> int:
     fewest = {t: sum(r[t]["nodes"] == min(r[u]["nodes"] for u in tools) for r in both) for t in tools}
     print(f"\nmodels where all three ran and matched the expected outputs: {len(both)} of {len(rows)}")
     for t in tools:
-        print(f"  {t:12s} total {totals[t]:6d}   fewest (ties included) {fewest[t]:3d} of {len(both)}"
-              f" ({100 * fewest[t] / max(1, len(both)):.0f}%)")
+        print(
+            f"  {t:12s} total {totals[t]:6d}   fewest (ties included) {fewest[t]:3d} of {len(both)}"
+            f" ({100 * fewest[t] / max(1, len(both)):.0f}%)"
+        )
     for r in rows:
         for t in tools:
             if r[t]["error"]:
@@ -170,8 +175,10 @@ def main() -> int:
     losses = [r for r in both if r["onnxsurgeon"]["nodes"] > min(r["onnxsim"]["nodes"], r["onnxslim"]["nodes"])]
     print("\nwhere simplify leaves more than the fewer-node anchor:")
     for r in losses:
-        print(f"  {r['model']}: {r['onnxsurgeon']['nodes']} vs onnxsim {r['onnxsim']['nodes']},"
-              f" onnxslim {r['onnxslim']['nodes']}")
+        print(
+            f"  {r['model']}: {r['onnxsurgeon']['nodes']} vs onnxsim {r['onnxsim']['nodes']},"
+            f" onnxslim {r['onnxslim']['nodes']}"
+        )
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

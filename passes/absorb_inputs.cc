@@ -203,9 +203,8 @@ bool AllZero(const Value* v, int depth = 0) {
     auto d = c ? c->AsDoubles() : std::nullopt;
     return d && std::all_of(d->begin(), d->end(), [](double x) { return x == 0; });
   }
-  if (op == "Expand" || op == "Tile" || op == "Reshape" || op == "Squeeze" || op == "Unsqueeze" ||
-      op == "Flatten" || op == "Identity" || op == "Transpose" || op == "Cast" || op == "Slice" || op == "Gather" ||
-      op == "Split")
+  if (op == "Expand" || op == "Tile" || op == "Reshape" || op == "Squeeze" || op == "Unsqueeze" || op == "Flatten" ||
+      op == "Identity" || op == "Transpose" || op == "Cast" || op == "Slice" || op == "Gather" || op == "Split")
     return AllZero(p->input(0), depth + 1);
   if (op == "Concat") {
     for (size_t i = 0; i < p->num_inputs(); ++i)

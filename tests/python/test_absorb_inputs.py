@@ -51,7 +51,9 @@ class RnnNet(torch.nn.Module):
 def _export(net, x, opset, dynamic=None):
     torch.manual_seed(0)
     buffer = io.BytesIO()
-    torch.onnx.export(net.eval(), (x,), buffer, input_names=["x"], opset_version=opset, dynamic_axes=dynamic, dynamo=False)
+    torch.onnx.export(
+        net.eval(), (x,), buffer, input_names=["x"], opset_version=opset, dynamic_axes=dynamic, dynamo=False
+    )
     return onnx.load_from_string(buffer.getvalue())
 
 
