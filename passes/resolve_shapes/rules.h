@@ -9,8 +9,7 @@
 //                    every dim of x; a [n]-vector reshaped to [-1]) -> the earlier value
 //   reshape-shape    Reshape(x, s), s computed -> Reshape(x, constant): each element a
 //                    constant, or 0 where it is dim i of x (i < rank of x; allowzero=0 only,
-//                    as 0 means "copy dim i" only then), or -1 for the one element that is
-//                    neither when every other is a positive constant
+//                    as 0 means "copy dim i" only then)
 //   where-constant   Where(c, a, b), c a constant or decided all true (all false), the
 //                    others broadcasting into a (b) without growing it -> a (b)
 //   expand-noop      Expand(x, s), every element of s 1 or x's aligned dim -> x

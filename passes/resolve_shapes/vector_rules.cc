@@ -63,8 +63,7 @@ class SameVectorRule : public SymbolicRule<Value*> {
 };
 
 // Given Reshape(x, s) with s computed. Result s replaced by a constant: each element a
-// constant, or 0 for dim i of x, or -1 for one element when all others are positive
-// constants -- the same shape for every input the original accepts.
+// constant, or 0 for dim i of x -- the same shape for every input.
 class ReshapeShapeRule : public SymbolicRule<std::vector<int64_t>> {
  public:
   ReshapeShapeRule() : SymbolicRule("reshape-shape", "Reshape") {}
@@ -78,8 +77,6 @@ class ReshapeShapeRule : public SymbolicRule<std::vector<int64_t>> {
     int64_t allowzero = n->graph()->OpsetVersion("") >= 14 ? n->GetInt("allowzero", 0) : 0;
     auto shape = ShapeOf(n->input(0));
     std::vector<int64_t> values;
-    int64_t minus_one = -1;  // the element that can only be -1
-    std::string first_reason;
     for (size_t i = 0; i < v->elems.size(); ++i) {
       const SymbolicElem& e = v->elems[i];
       if (e.is_const) {
@@ -97,28 +94,10 @@ class ReshapeShapeRule : public SymbolicRule<std::vector<int64_t>> {
         reason = absl::StrCat("dim ", i, " of the data (", (*shape)[i].ToString(), ") is not provably the same size");
       }
       if (!reason.empty()) {
-        if (minus_one < 0 && allowzero == 0) {  // maybe the one -1 (below)
-          minus_one = static_cast<int64_t>(i);
-          first_reason = std::move(reason);
-          values.push_back(-1);
-          continue;
-        }
         why = absl::StrCat("shape element ", i, " is not constant and cannot be 0: ", reason);
         return std::nullopt;
       }
       values.push_back(0);
-    }
-    if (minus_one >= 0) {
-      // One element neither constant nor a copy is -1 when every other one is a positive
-      // constant P: wherever the original succeeds its element e gives a total of e * P
-      // (e = 0 copies a dim d with d * P the total), so -1 infers the same e.
-      for (size_t i = 0; i < values.size(); ++i) {
-        if (static_cast<int64_t>(i) != minus_one && values[i] <= 0) {
-          why = absl::StrCat("shape element ", minus_one, " is not constant and cannot be 0: ", first_reason,
-                             "; nor -1, as element ", i, " is not a positive constant");
-          return std::nullopt;
-        }
-      }
     }
     return values;
   }
