@@ -23,8 +23,9 @@
 //     attention's score scale, Softmax(MatMul(q, k^T) / sqrt(d) + mask), and every fused
 //     attention onnxruntime's optimizers match reads the Div (or Mul) there (issue 29).
 // Refused when a weight is shared with another node (the other reader would change), a
-// value on the path has another reader or is a graph output, s is not constant, or the
-// types are not float/double (integer division does not distribute).
+// value on the path has another reader or is a graph output, s is not constant, the
+// types are not float, double, float16 or bfloat16 (integer division does not distribute),
+// or a float16 weight or bias would pass 65504 (inf) once scaled or summed.
 // The new weights are computed in double and rounded once; the folded result differs from
 // the original by float rounding only: per output element at most about (K+2) ulp of
 // sum_k |x_k w_k s| (K the reduction length), the same order as reordering the layer's
@@ -50,12 +51,25 @@ using Types = onnx::TensorProto;
 // True when `v` is read exactly once, by a node (not a graph output).
 bool SingleReader(const Value* v) { return v && v->uses().size() == 1 && !v->IsGraphOutput(); }
 
+// The float types whose weights are recomputed in double and rounded back: float, double,
+// and float16/bfloat16 (as onnxconverter-common and onnxruntime's float16 conversion leave
+// exports; issue 29).
+bool Refoldable(int32_t type) { return IsFloatOrDouble(type) || type == Types::FLOAT16 || type == Types::BFLOAT16; }
+
+// float16's largest finite value: weights scaled past it would become inf.
+constexpr double kHalfMax = 65504.0;
+
+// The largest |element| of a constant (0 when it has none or is not numeric).
+double MaxAbs(const ConstantData& c) {
+  double m = 0;
+  if (auto v = c.AsDoubles())
+    for (double x : *v) m = std::max(m, std::fabs(x));
+  return m;
+}
+
 Tensor MakeTensor(const std::vector<double>& values, const std::vector<int64_t>& dims, int32_t type) {
-  Tensor t;
-  t.mutable_meta().set_data_type(type);
-  for (int64_t d : dims) t.mutable_meta().add_dims(d);
-  t.SetRawBytes(EncodeFloatOrDouble(values, type));
-  return t;
+  StatusOr<Tensor> t = Tensor::FromDoubles(type, dims, values);  // cannot fail: a float type, matching count
+  return t.ok() ? *std::move(t) : Tensor();
 }
 
 // The non-constant operand of a binary node whose other operand is a constant (for Div
@@ -122,8 +136,7 @@ class ConvAddBias : public NodeRule<ConvBias> {
       return Refuse("the computed operand is not a Conv");
     if (!SingleReader(split->data)) return Refuse("the Conv output has another reader");
     auto w = conv->num_inputs() >= 2 ? GetConstant(conv->input(1)) : std::nullopt;
-    if (!w || !IsFloatOrDouble(w->data_type) || w->dims.size() < 3)
-      return Refuse("the Conv weight is not a float constant");
+    if (!w || !Refoldable(w->data_type) || w->dims.size() < 3) return Refuse("the Conv weight is not a float constant");
     if (split->c.data_type != w->data_type) return Refuse("the constant's type differs from the weight's");
     const int64_t m = w->dims[0];
     std::string why;
@@ -137,7 +150,11 @@ class ConvAddBias : public NodeRule<ConvBias> {
         return Refuse("the Conv bias is not a constant of the weight's type");
       bias = *bv;
     }
-    for (size_t i = 0; i < bias.size(); ++i) bias[i] += (*add_values)[i];
+    for (size_t i = 0; i < bias.size(); ++i) {
+      bias[i] += (*add_values)[i];
+      if (w->data_type == Types::FLOAT16 && std::fabs(bias[i]) > kHalfMax)
+        return Refuse("the summed float16 bias would pass 65504");
+    }
     return ConvBias{conv, std::move(bias), w->data_type};
   }
 
@@ -201,7 +218,7 @@ class ScaleIntoWeights : public NodeRule<Scaling> {
     if (!split)
       return Refuse(div ? "the divisor is not a constant beside a computed dividend"
                         : "neither operand is a constant beside a computed one");
-    if (!IsFloatOrDouble(split->c.data_type)) return Refuse("the scale is not float or double");
+    if (!Refoldable(split->c.data_type)) return Refuse("the scale is not of a float type");
     auto s = split->c.AsDoubles();
     if (!s || s->empty()) return Refuse("the scale is empty");
     for (double& v : *s) {
@@ -231,6 +248,19 @@ class ScaleIntoWeights : public NodeRule<Scaling> {
     StatusOr<bool> ok = Factors(*site, split->c, *s, y_shape, factors, &why);
     if (!ok.ok()) return ok.status();
     if (!*ok) return Refuse(std::move(why));
+    if (split->c.data_type == Types::FLOAT16 && site->node->num_inputs() > 1) {
+      // float16 holds nothing above 65504: the scaled weights (and bias) must stay finite.
+      double f = 0;
+      for (double x : factors) f = std::max(f, std::fabs(x));
+      double w = 0;
+      if (auto c = GetConstant(site->node->input(1))) w = MaxAbs(*c);
+      if (site->node->num_inputs() > 2 && site->node->input(2))
+        if (auto c = GetConstant(site->node->input(2))) w = std::max(w, MaxAbs(*c));
+      if (site->add)
+        for (size_t i = 0; i < 2; ++i)
+          if (auto c = GetConstant(site->add->input(i))) w = std::max(w, MaxAbs(*c));
+      if (w * f > kHalfMax) return Refuse("the scaled float16 weights would pass 65504");
+    }
     return Scaling{*std::move(site), std::move(factors), split->c.data_type, split->data};
   }
 
@@ -295,7 +325,7 @@ class ScaleIntoWeights : public NodeRule<Scaling> {
       return true;
     }
     auto w = GetConstant(n.input(1));
-    if (!w || !IsFloatOrDouble(w->data_type) || w->data_type != c.data_type)
+    if (!w || !Refoldable(w->data_type) || w->data_type != c.data_type)
       return Refuse(why, "the weight is not a constant of the scale's float type");
     if (!SingleReader(n.input(1)) || n.input(1)->IsGraphInput())
       return Refuse(why, "the weight is shared with another node");

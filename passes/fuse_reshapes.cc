@@ -1,5 +1,5 @@
 // fuse-reshapes: removes the Reshapes exporters write around linear layers and views, and
-// turns MatMul + Add into Gemm, as onnx-simplifier does. Four rules:
+// turns MatMul + Add into Gemm, as onnx-simplifier does. Five rules:
 //
 // reshape-noop: a Reshape whose output shape is provably its input shape (static dims, or
 // the same dim_param) goes. The output shape is derived from the constant shape input and
@@ -8,12 +8,21 @@
 //   Before:  v = Reshape(ids[2,8], [-1,8])      y = Gather(W, v)
 //   After:   y = Gather(W, ids)
 //
-// reshape-chain: Reshape(Reshape(x, s1), s2) -> Reshape(x, s2) when s2 is constant and
-// means the same applied to x: allowzero=1, or no 0 in s2, or each 0 copies a dim of the
+// reshape-chain: Reshape(V(x, ...), s2) -> Reshape(x, s2), V a Reshape, Squeeze, Unsqueeze or
+// Flatten (each keeps every element's row-major offset), when s2 is constant and means the
+// same applied to x: allowzero=1, or no 0 in s2, or each 0 copies a dim of the
 // intermediate that x has at the same position (static or same dim_param), or is replaced
 // by the intermediate's static dim. The inner Reshape stays while something else reads it.
 //   Before:  a = Reshape(x[16,32], [2,8,32])     y = Reshape(a, [2,8,2,16])
 //   After:   y = Reshape(x, [2,8,2,16])
+//
+// view-of-reshape: Squeeze/Unsqueeze/Flatten(Reshape(x, s)), the Reshape read only there ->
+// Reshape(x, s') with s' the view's output dims (derived from s and x's shape, never from an
+// annotation): static dims as numbers, a dim x has at the same position as 0, at most one
+// other dim as -1 and that only when every other entry is a positive number (a -1 beside a
+// dim that may be 0 is ambiguous). Refused when a squeezed dim is not provably 1.
+//   Before:  r = Reshape(x[B,48], [0,6,8])      y = Unsqueeze(r, [1])
+//   After:   y = Reshape(x, [0,1,6,8])
 //
 // matmul-add-gemm: Add(MatMul(A, B), C) -> Gemm(A, B, C) when A and B are known to be rank
 // 2, the element type is one Gemm takes at the model's opset (float16/float/double from 7;
@@ -126,14 +135,158 @@ StatusOr<std::vector<Value*>> ReplaceReshapeChain(const pattern::Match& m, Chain
   return std::vector<Value*>{y};
 }
 
-// Reshape(Reshape(x, s1), s2); the inner Reshape may have other readers (it then stays).
+// Reshape(V(x), s2), V a Reshape, Squeeze, Unsqueeze or Flatten (none moves an element:
+// each keeps the row-major order, so a Reshape of its output is one of its input); V may
+// have other readers (it then stays).
 std::unique_ptr<RewriteRule> ReshapeChainRule() {
   pattern::Pattern p("reshape-chain");
-  pattern::OpRef inner = p.Op("Reshape", {p.Any("x")}).AnyNumberOfInputs().AllowExternalUses();
+  std::vector<pattern::ValueRef> views;
+  for (const char* op : {"Reshape", "Squeeze", "Unsqueeze", "Flatten"})
+    views.push_back(p.Op(op, {p.Any("x")}).AnyNumberOfInputs().AllowExternalUses());
+  pattern::ValueRef inner = p.Or(std::move(views));
   pattern::OpRef outer = p.Op("Reshape", {inner, p.Any("shape")}).Capture("outer");
   return std::make_unique<PatternRule<ChainPlan>>("reshape-chain", std::move(p), outer.id(), CheckReshapeChain,
                                                   ReplaceReshapeChain, /*benefit=*/3);
 }
+
+// ---- view-of-reshape --------------------------------------------------------------------
+
+// The axes of a Squeeze/Unsqueeze (input 1 from opset 13, else the attribute); nullopt when
+// computed; empty when absent.
+std::optional<std::vector<int64_t>> ViewAxes(const Node& n) {
+  if (n.num_inputs() > 1 && n.input(1)) return ConstantInt64s(n.input(1));
+  if (const Attribute* a = n.FindAttribute("axes")) return a->ints();
+  return std::vector<int64_t>{};
+}
+
+// The output dims of Squeeze, Unsqueeze or Flatten `n` applied to dims `in`, or why not.
+Verdict<Shape> ViewOutput(const Node& n, const Shape& in) {
+  const int64_t rank = static_cast<int64_t>(in.size());
+  if (n.Is("Flatten")) {
+    int64_t axis = n.GetInt("axis", 1);
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis > rank) return Refuse("Flatten's axis is out of range");
+    Shape out(2, Dim::Static(1));
+    for (int64_t i = 0; i < rank; ++i) {
+      Dim& d = out[i < axis ? 0 : 1];
+      if (!in[i].is_static()) {
+        d = Dim{};
+      } else if (d.is_static()) {
+        d.value *= in[i].value;
+      }
+    }
+    if (!out[0].is_static() && !out[1].is_static()) return Refuse("both of Flatten's output dims are dynamic");
+    // A single dynamic input dim on one side is that dim.
+    for (int side = 0; side < 2; ++side) {
+      if (out[side].is_static()) continue;
+      int64_t begin = side == 0 ? 0 : axis, end = side == 0 ? axis : rank, dynamic = 0, product = 1;
+      const Dim* only = nullptr;
+      for (int64_t i = begin; i < end; ++i) {
+        if (in[i].is_static()) product *= in[i].value;
+        else ++dynamic, only = &in[i];
+      }
+      if (dynamic == 1 && product == 1) out[side] = *only;
+    }
+    return out;
+  }
+  auto axes = ViewAxes(n);
+  if (!axes) return Refuse(absl::StrCat("the ", n.op_type(), " axes are computed"));
+  if (n.Is("Unsqueeze")) {
+    const int64_t out_rank = rank + static_cast<int64_t>(axes->size());
+    std::vector<bool> inserted(static_cast<size_t>(out_rank), false);
+    for (int64_t a : *axes) {
+      if (a < 0) a += out_rank;
+      if (a < 0 || a >= out_rank || inserted[a]) return Refuse("an Unsqueeze axis is out of range or repeated");
+      inserted[a] = true;
+    }
+    Shape out;
+    size_t k = 0;
+    for (int64_t i = 0; i < out_rank; ++i) out.push_back(inserted[i] ? Dim::Static(1) : in[k++]);
+    return out;
+  }
+  std::vector<bool> removed(in.size(), false);
+  if (axes->empty()) {
+    for (int64_t i = 0; i < rank; ++i) {
+      if (!in[i].is_static()) return Refuse("a Squeeze without axes of a dynamic dim");
+      removed[i] = in[i].value == 1;
+    }
+  }
+  for (int64_t a : *axes) {
+    if (a < 0) a += rank;
+    if (a < 0 || a >= rank) return Refuse("a Squeeze axis is out of range");
+    if (!(in[a].is_static() && in[a].value == 1)) return Refuse("a squeezed dim is not provably 1");
+    removed[a] = true;
+  }
+  Shape out;
+  for (int64_t i = 0; i < rank; ++i)
+    if (!removed[i]) out.push_back(in[i]);
+  return out;
+}
+
+// `out` as the shape input of a Reshape of `x` (no allowzero): static dims as numbers, a
+// dim x has at the same position as 0 (copy), at most one other as -1, and that only when
+// every other entry is a positive number (so the -1 is never ambiguous); else why not.
+Verdict<std::vector<int64_t>> ShapeFor(const Shape& out, const std::optional<Shape>& x) {
+  std::vector<int64_t> s;
+  int unknown = 0;
+  bool all_positive = true;
+  for (size_t i = 0; i < out.size(); ++i) {
+    const Dim& d = out[i];
+    if (d.is_static()) {
+      if (d.value == 0) return Refuse("an output dim is 0 (a Reshape would read it as a copy)");
+      s.push_back(d.value);
+    } else if (x && i < x->size() && (*x)[i].SameAs(d)) {
+      s.push_back(0);
+      all_positive = false;
+    } else {
+      s.push_back(-1);
+      ++unknown;
+    }
+  }
+  if (unknown > 1) return Refuse("more than one output dim is dynamic and not x's own");
+  if (unknown == 1 && !all_positive) return Refuse("a -1 beside a copied dim that could be 0");
+  return s;
+}
+
+struct ViewPlan {
+  Node* reshape = nullptr;
+  Value* x = nullptr;
+  std::vector<int64_t> shape;
+};
+
+// Given:  r = Reshape(x, s)   y = Squeeze|Unsqueeze|Flatten(r)      r read only here
+// Result: y = Reshape(x, s')  s' the view's output dims, from s and x's dims
+class ViewOfReshapeRule : public NodeRule<ViewPlan> {
+ public:
+  explicit ViewOfReshapeRule(std::string op) : NodeRule("view-of-reshape", std::move(op), "", 3) {}
+
+ protected:
+  Verdict<ViewPlan> Check(Node* n, RewriteFacts&) const override {
+    Node* r = n->input(0) ? n->input(0)->producer() : nullptr;
+    if (!r || !IsOp(r, "Reshape") || r->graph() != n->graph()) return Refuse("the input is not a Reshape's output");
+    if (r->output(0)->uses().size() != 1 || r->output(0)->IsGraphOutput())
+      return Refuse("the Reshape has another reader");
+    auto s = ShapeInput(*r);
+    if (!s) return Refuse("the Reshape's shape input is not a constant");
+    auto x_shape = ShapeOf(r->input(0));
+    if (!x_shape) return Refuse(absl::StrCat("the rank of '", r->input(0)->name(), "' is unknown"));
+    auto mid = ResolveReshape(*x_shape, *s, AllowZero(*r));
+    if (!mid) return Refuse("the Reshape's shape is invalid for its input");
+    Verdict<Shape> out = ViewOutput(*n, *mid);
+    if (!out) return Refuse(out.reason());
+    Verdict<std::vector<int64_t>> shape = ShapeFor(*out, x_shape);
+    if (!shape) return Refuse(shape.reason());
+    return ViewPlan{r, r->input(0), std::move(*shape)};
+  }
+
+  Status Replace(Node* n, ViewPlan plan, Rewriter& rw) const override {
+    Value* y = rw.Op("Reshape", {plan.x, rw.Int64s(plan.shape)});
+    if (n->output(0)->has_type()) *y->mutable_info()->mutable_type() = n->output(0)->info()->type();
+    OS_RETURN_IF_ERROR(rw.ReplaceNode(n, {y}));
+    rw.EraseDead({plan.reshape});
+    return absl::OkStatus();
+  }
+};
 
 // ---- matmul-add-gemm --------------------------------------------------------------------
 
@@ -204,6 +357,7 @@ class FuseReshapesPass : public PatternPass {
   FuseReshapesPass() {
     AddRule(std::make_unique<ReshapeNoopRule>());
     AddRule(ReshapeChainRule());
+    for (const char* op : {"Squeeze", "Unsqueeze", "Flatten"}) AddRule(std::make_unique<ViewOfReshapeRule>(op));
     AddRule(MatMulAddGemmRule());
     AddRule(reshapes::MakeFlattenRegionRule("MatMul"));
     AddRule(reshapes::MakeFlattenRegionRule("Reshape"));

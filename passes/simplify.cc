@@ -34,8 +34,9 @@ namespace onnxsurgeon::passes {
 const FixedPointPipeline& SimplifyPipeline() {
   static const FixedPointPipeline pipeline{
       .steps = {"inline-functions(when=simplifies)", "fold-constants", "resolve-shapes", "simplify-reductions",
-                "fuse-conv-bn", "fold-into-weights", "fix-layernorm(to=native,custom-ops=false)", "strip-identity-cast",
-                "fuse-reshapes", "fuse-transposes", "extract-constants", "dedupe-initializers", "cse", "dce"},
+                "absorb-inputs", "fuse-conv-bn", "fold-into-weights", "fix-layernorm(to=native,custom-ops=false)",
+                "strip-identity-cast", "fuse-reshapes", "fuse-transposes", "extract-constants", "dedupe-initializers",
+                "cse", "dce"},
       .max_rounds = 10,
       // The steps keep the types they infer in memory. After a round that changed the
       // graph, a type inferred before a fold may hold an unknown dim that is decidable now;
