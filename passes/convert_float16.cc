@@ -275,10 +275,12 @@ class RangeAnalysis {
   Range Compute(const Node& n, const std::vector<Range>& in, std::string& growth, bool& contracts) const {
     const Range a = in.empty() ? Range{} : in[0];
     const Range b = in.size() > 1 ? in[1] : Range{};
-    if (IsAny(n, {"Identity", "Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten", "Expand", "Tile", "Gather",
-                  "GatherElements", "GatherND", "Slice", "Split", "ReduceMax", "ReduceMin", "MaxPool", "GlobalMaxPool",
-                  "ReduceMean", "AveragePool", "GlobalAveragePool", "DepthToSpace", "SpaceToDepth", "Dropout",
-                  "Cast", "CastLike", "Compress", "ReverseSequence", "Upsample"})) {
+    if (IsAny(n, {"Identity",     "Reshape",         "Transpose",  "Squeeze",     "Unsqueeze",
+                  "Flatten",      "Expand",          "Tile",       "Gather",      "GatherElements",
+                  "GatherND",     "Slice",           "Split",      "ReduceMax",   "ReduceMin",
+                  "MaxPool",      "GlobalMaxPool",   "ReduceMean", "AveragePool", "GlobalAveragePool",
+                  "DepthToSpace", "SpaceToDepth",    "Dropout",    "Cast",        "CastLike",
+                  "Compress",     "ReverseSequence", "Upsample"})) {
       if (n.Is("Resize") || n.Is("Upsample")) return {};
       return {a.lo, a.hi};
     }
@@ -296,8 +298,10 @@ class RangeAnalysis {
     if (n.Is("Relu")) return {std::max(0.0, a.lo), std::max(0.0, a.hi)};
     if (n.Is("Clip")) {
       Range r{a.lo, a.hi};
-      if (auto lo = in.size() > 1 && n.input(1) ? ScalarConstant(n.input(1)) : std::nullopt) r.lo = std::max(r.lo, *lo), r.hi = std::max(r.hi, *lo);
-      if (auto hi = in.size() > 2 && n.input(2) ? ScalarConstant(n.input(2)) : std::nullopt) r.hi = std::min(r.hi, *hi), r.lo = std::min(r.lo, *hi);
+      if (auto lo = in.size() > 1 && n.input(1) ? ScalarConstant(n.input(1)) : std::nullopt)
+        r.lo = std::max(r.lo, *lo), r.hi = std::max(r.hi, *lo);
+      if (auto hi = in.size() > 2 && n.input(2) ? ScalarConstant(n.input(2)) : std::nullopt)
+        r.hi = std::min(r.hi, *hi), r.lo = std::min(r.lo, *hi);
       if (const Attribute* m = n.FindAttribute("min")) r.lo = std::max(r.lo, double(m->proto().f()));
       if (const Attribute* m = n.FindAttribute("max")) r.hi = std::min(r.hi, double(m->proto().f()));
       contracts = true;
@@ -349,7 +353,9 @@ class RangeAnalysis {
       double m = std::pow(a.Mag(), *e);
       bool even = std::floor(*e) == *e && std::fmod(*e, 2.0) == 0;
       Range r{even || a.lo >= 0 ? 0 : -m, m};
-      if (!r.Fits()) growth = absl::StrCat("raises a value not bounded by ", std::pow(kHalfMax, 1 / *e), " to the power ", *e, " (Pow)");
+      if (!r.Fits())
+        growth =
+            absl::StrCat("raises a value not bounded by ", std::pow(kHalfMax, 1 / *e), " to the power ", *e, " (Pow)");
       return r;
     }
     if (IsAny(n, {"ReduceSum", "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSumExp"})) {
@@ -362,7 +368,8 @@ class RangeAnalysis {
       if (n.Is("ReduceL1")) return {0, SafeMul(c, a.Mag())};
       Range sq{0, SafeMul(c, a.Mag() * a.Mag())};
       if (n.Is("ReduceLogSumExp")) {
-        if (!(std::exp(a.hi) * c <= kHalfMax)) growth = "sums exponentials of a value not bounded by 11 (ReduceLogSumExp)";
+        if (!(std::exp(a.hi) * c <= kHalfMax))
+          growth = "sums exponentials of a value not bounded by 11 (ReduceLogSumExp)";
         return {};
       }
       if (!sq.Fits()) growth = "sums squares of a value not known to be small (" + n.op_type() + ")";
@@ -373,7 +380,8 @@ class RangeAnalysis {
       int64_t k = InnerCount(n);
       double bound = SafeMul(k < 0 ? kInf : double(k), SafeMul(a.Mag(), b.Mag()));
       if (n.Is("Gemm")) bound = SafeMul(bound, std::fabs(n.GetFloat("alpha", 1.0f)));
-      if (in.size() > 2 && n.input(2)) bound += SafeMul(n.Is("Gemm") ? std::fabs(n.GetFloat("beta", 1.0f)) : 1.0, in[2].Mag());
+      if (in.size() > 2 && n.input(2))
+        bound += SafeMul(n.Is("Gemm") ? std::fabs(n.GetFloat("beta", 1.0f)) : 1.0, in[2].Mag());
       return {-bound, bound};
     }
     return {};
@@ -420,13 +428,15 @@ class RangeAnalysis {
       Range r = out;
       if (auto it = measured_.find(v->name()); it != measured_.end()) {
         r = it->second;  // measured on real inputs: it overrides the static bound
-        if (!r.Fits() && reason.empty()) reason = absl::StrCat("measured range [", r.lo, ", ", r.hi, "] exceeds float16");
+        if (!r.Fits() && reason.empty())
+          reason = absl::StrCat("measured range [", r.lo, ", ", r.hi, "] exceeds float16");
       } else if (r.Exceeds() && reason.empty() && types_.ElemType(v) == onnx::TensorProto::FLOAT) {
         reason = absl::StrCat("its bound [", r.lo, ", ", r.hi, "] exceeds float16's 65504 (", n.op_type(), ")");
       }
       ranges_[v] = r;
     }
-    if (reason.empty() && out.grown) reason = "continues a float32 region (" + n.op_type() + " of a value beyond float16)";
+    if (reason.empty() && out.grown)
+      reason = "continues a float32 region (" + n.op_type() + " of a value beyond float16)";
     if (reason.empty() && (input_grown || input_exceeds))
       reason = "reads a value beyond float16 (" + n.op_type() + " ends a float32 region)";
     if (!reason.empty()) reasons_[&n] = reason;
@@ -536,8 +546,7 @@ class ConvertFloat16Pass : public Pass {
         source = from != T::FLOAT && from != T::FLOAT16;
       }
       if (!source) continue;
-      if (!AllReadHalf(n->output(0), plans) || keeps_type(n->output(0)))
-        plans.erase(n);
+      if (!AllReadHalf(n->output(0), plans) || keeps_type(n->output(0))) plans.erase(n);
     }
     // Casts that become float16 -> float16 (the model's own Casts between float16 and
     // float32, both sides now float16) are dropped: no-ops that runtimes' fusions
@@ -637,8 +646,8 @@ class ConvertFloat16Pass : public Pass {
       if (auto it = casts.find(key); it != casts.end()) return it->second;
       // The output of a Cast that stays (int64 -> float read in float32 and float16): cast
       // its source instead, so that no Cast reads a Cast.
-      if (Node* p = v->producer(); p && p->Is("Cast") && !plans.contains(p) && p->input(0) &&
-                                   !p->input(0)->IsGraphInput() && !keeps_type(v)) {
+      if (Node* p = v->producer();
+          p && p->Is("Cast") && !plans.contains(p) && p->input(0) && !p->input(0)->IsGraphInput() && !keeps_type(v)) {
         Value* src = p->input(0);
         int32_t from = types.ElemType(src);
         if (is_float(src)) return casts[key] = (have.contains(src) && have[src] == to) ? src : cast_of(src, to);

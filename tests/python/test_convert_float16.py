@@ -55,8 +55,12 @@ def test_corpus_model_in_float16(corpus_model, oracle):
         # A merged decoder computes everything inside its If: the bodies convert inside, the
         # If keeps float32 at its boundary (one Cast per crossing value in each body).
         half_in_bodies = [
-            n for n in half.graph.node for a in n.attribute if a.type == onnx.AttributeProto.GRAPH
-            for b in a.g.node if b.op_type == "Cast" and b.attribute[0].i == FLOAT16
+            n
+            for n in half.graph.node
+            for a in n.attribute
+            if a.type == onnx.AttributeProto.GRAPH
+            for b in a.g.node
+            if b.op_type == "Cast" and b.attribute[0].i == FLOAT16
         ]
         assert counts.get("nodes-fp16", 0) > 0 and half_in_bodies, counts
     else:
