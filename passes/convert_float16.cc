@@ -329,7 +329,9 @@ class RangeAnalysis {
     }
     if (n.Is("Div") || n.Is("Reciprocal")) {
       Range num = n.Is("Div") ? a : Range{1, 1}, den = n.Is("Div") ? b : a;
-      contracts = !num.grown;  // a Div of a grown value (a variance's unbiasing) keeps growing
+      // A grown value over a grown value (Exp over its ReduceSum) is a ratio; over a
+      // bounded one (a variance's unbiasing) it keeps growing.
+      contracts = !num.grown || den.grown;
       // A denominator that may come near 0 (an epsilon guard: sqrt(var + 1e-12)) says
       // nothing useful: the quotient's bound is unknown, as an activation's.
       if (den.lo >= 1e-3 || den.hi <= -1e-3) return MulRange(num, {1 / den.hi, 1 / den.lo});
