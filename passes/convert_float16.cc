@@ -1,11 +1,13 @@
 // convert-float16: runs the main graph in float16 where that is safe, as onnxconverter-
 // common's convert_float_to_float16 does, without the failures its issues report.
 //
-// Each node of the main graph either runs in float16 ("converted") or keeps float32
-// ("blocked"). A node is blocked when its op is in `block`, its name in `block-nodes`, it
-// has no onnx schema at the model's opset (custom ops, local functions), it is a Scatter
-// that accumulates (reduction other than none), it holds
-// If/Loop/Scan bodies (their inner types stay as exported), an input or output has an
+// Each node of the model (If/Loop/Scan bodies included) either runs in float16
+// ("converted") or keeps float32 ("blocked"). A node is blocked when its op is in `block`,
+// its name in `block-nodes`, it has no onnx schema at the model's opset (custom ops, local
+// functions), it is a Scatter that accumulates (reduction other than none), it holds
+// If/Loop/Scan bodies (its boundary keeps float32; the bodies convert inside, their inputs
+// and outputs keeping their types), the range analysis below finds that its values
+// overflow float16 (a region: squares, exponentials, bounds past 65504), an input or output has an
 // unknown element type, or a float output's type comes from an attribute (random ops,
 // EyeLike, window ops; Cast, Constant and ConstantOfShape are converted by rewriting that
 // attribute). In a converted node only the float operands whose schema allows float16
@@ -27,6 +29,8 @@
 //                              NonMaxSuppression;RoiAlign: precision or index results)
 //   block-nodes=NAME;NAME      nodes kept in float32
 //   overflow=clamp|keep        constants beyond float16's range (default clamp)
+//   range-analysis=true|false  keep float32 the regions whose range overflows (default true)
+//   ranges=FILE                measured ranges, lines "MIN MAX NAME" (onnxsurgeon.calibrate)
 //
 // Before:  g (float[N,4] X) => (float[N,4] Y) { h = Mul(X, W)  Y = Softmax(h) }   block=Softmax
 // After:   g (float[N,4] X) => (float[N,4] Y) {
