@@ -349,3 +349,28 @@ g (float16[4,64] X, float16[64] w, float16[64] b) => (float16[4,64] Y) <float tw
   Y = Add(s, b)
 }""")
     assert _relative_error(_true_fp16(naive, {"X": x, "w": w, "b": b}), want) > 0.05
+
+
+def test_loop_body_converts_inside(oracle):
+    """A Loop's body converts inside: its carried float32 state and outputs keep their types
+    (one Cast in, one out per iteration), the ops between run in float16."""
+    model = onnx.parser.parse_model("""<ir_version: 8, opset_import: ["" : 17]>
+g (float[2,4] X, int64 N) => (float[2,4] Y) <float half = {0.5}> {
+  t = Constant<value = bool {1}>()
+  Y = Loop(N, t, X) <body = b (int64 i, bool c, float[2,4] s) => (bool c2, float[2,4] s2) {
+    c2 = Identity(c)
+    r = Tanh(s)
+    m = Mul(r, half)
+    s2 = Add(m, s)
+  }>
+}""")
+    report = []
+    half = osg.run(model, "convert-float16", report=report)
+    oracle.assert_valid(half)
+    body = next(a.g for n in half.graph.node if n.op_type == "Loop" for a in n.attribute)
+    assert {n.op_type for n in body.node} >= {"Cast", "Tanh", "Mul", "Add"}
+    assert report[0]["counts"]["nodes-fp16"] >= 3, report[0]["counts"]
+    x = np.random.default_rng(0).standard_normal((2, 4)).astype(np.float32)
+    feeds = {"X": x, "N": np.array(3, np.int64)}
+    got = oracle.run_model(half, feeds)["Y"]
+    np.testing.assert_allclose(got, oracle.run_model(model, feeds)["Y"], rtol=FP16_RTOL, atol=FP16_ATOL)
