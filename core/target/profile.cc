@@ -123,6 +123,15 @@ StatusOr<Form> ParseForm(TableReader& r) {
   return r.Error("form", absl::StrCat("'", s, "' (want op or decomposed)"));
 }
 
+// [ml]: ai.onnx.ml operators, string tensors, sequence and map values, each stated.
+Status ReadMl(TableReader& ml, Profile& p) {
+  OS_ASSIGN_OR_RETURN(p.ml_ops, ml.Bool("ops", true));
+  OS_ASSIGN_OR_RETURN(p.strings, ml.Bool("strings", true));
+  OS_ASSIGN_OR_RETURN(p.sequences, ml.Bool("sequences", true));
+  OS_ASSIGN_OR_RETURN(p.ml_types_source, ml.SourceOf());
+  return ml.CheckNoUnknownKeys();
+}
+
 }  // namespace
 
 std::string FormName(Form f) { return f == Form::kOp ? "op" : "decomposed"; }
@@ -238,6 +247,10 @@ StatusOr<Profile> ParseProfile(const std::string& toml_text, const std::string& 
   OS_ASSIGN_OR_RETURN(p.value_info_everywhere, vi.Bool("everywhere", vi.present(), false));
   OS_ASSIGN_OR_RETURN(p.value_info_source, vi.SourceOf());
   OS_RETURN_IF_ERROR(vi.CheckNoUnknownKeys());
+
+  TableReader ml = sub("ml");
+  if (!ml.present()) return top.Error("ml", "missing (say whether ai.onnx.ml ops, string tensors and sequences load)");
+  OS_RETURN_IF_ERROR(ReadMl(ml, p));
 
   TableReader custom = sub("custom");
   if (!custom.present()) return top.Error("custom", "missing (say whether custom domains and local functions load)");

@@ -76,6 +76,12 @@ struct Profile {
   std::string external_data_source;
   bool value_info_everywhere = false;
   std::string value_info_source;
+  // Classical ML: ai.onnx.ml operators, string tensors, sequence and map values (ZipMap's
+  // seq(map(int64, float)) output). Every profile states them ([ml]).
+  bool ml_ops = false;
+  bool strings = false;
+  bool sequences = false;
+  std::string ml_types_source;
   bool custom_domains = false;
   // The custom domains the runtime itself registers (onnxruntime: com.microsoft). With
   // custom_domains, an op of any other custom domain (a user's custom:Custom_LayerNorm)
