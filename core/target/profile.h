@@ -78,9 +78,11 @@ struct Profile {
   std::string value_info_source;
   // Classical ML: ai.onnx.ml operators, string tensors, sequence and map values (ZipMap's
   // seq(map(int64, float)) output). Every profile states them ([ml]).
-  bool ml_ops = false;
-  bool strings = false;
-  bool sequences = false;
+  // Without [ml] nothing is claimed (all true, nothing refused).
+  bool ml_stated = false;
+  bool ml_ops = true;
+  bool strings = true;
+  bool sequences = true;
   std::string ml_types_source;
   bool custom_domains = false;
   // The custom domains the runtime itself registers (onnxruntime: com.microsoft). With
