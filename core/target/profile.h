@@ -78,6 +78,12 @@ struct Profile {
   std::string value_info_source;
   // Classical ML: ai.onnx.ml operators, string tensors, sequence and map values (ZipMap's
   // seq(map(int64, float)) output). Every profile states them ([ml]).
+  // [quantization] qdq: what the runtime does with a QDQ model's QuantizeLinear ->
+  // DequantizeLinear pairs: "consume" (computes in int8 from the model's scales), "dequantize"
+  // (runs them in float), "refuse"; "" when the profile does not state it. Default pipelines
+  // keep Q/DQ pairs for every target (fold-qdq folds them on request).
+  std::string qdq;
+  std::string qdq_source;
   // Without [ml] nothing is claimed (all true, nothing refused).
   bool ml_stated = false;
   bool ml_ops = true;

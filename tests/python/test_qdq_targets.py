@@ -58,3 +58,12 @@ def test_target_plan_keeps_qdq_counts(target, tmp_path, run_cli):
         assert "QuantizeLinear" not in proc.stderr and "DequantizeLinear" not in proc.stderr, proc.stderr
         pytest.skip(f"{target}: {proc.stderr.strip().splitlines()[-1]}")
     assert qdq_count(onnx.load(out)) == qdq_count(model), target
+
+
+CONSUME_QDQ = ["ort", "ort-1.10", "ort-1.14", "ort-1.16", "trt-8.6", "trt-10", "openvino", "rknn2"]
+
+
+@pytest.mark.parametrize("target", CONSUME_QDQ)
+def test_profiles_state_that_they_consume_qdq(target, run_cli):
+    text = run_cli("targets", "--sources", target).stdout
+    assert "QDQ models: Q/DQ pairs consumed" in text, text
