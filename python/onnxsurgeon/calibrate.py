@@ -14,16 +14,19 @@ The pass doubles each measured range (headroom for inputs beyond the calibration
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 from pathlib import Path
-from typing import Iterable, Mapping, Union
+from typing import Any, Iterable, Mapping, Union
 
-import numpy as np
-import onnx
+# numpy, onnx and onnxruntime are imported where used: the CLI's --calibrate runs this file
+# as a helper and reports a missing module instead of failing at import.
+Feeds = Mapping[str, Any]
 
-Feeds = Mapping[str, np.ndarray]
 
+def _float_values(model) -> list[str]:
+    import onnx
 
-def _float_values(model: onnx.ModelProto) -> list[str]:
     inferred = onnx.shape_inference.infer_shapes(model)
     graph = inferred.graph
     float_type = onnx.TensorProto.FLOAT
@@ -40,16 +43,18 @@ def _float_values(model: onnx.ModelProto) -> list[str]:
     return names
 
 
-def measure(model: Union[onnx.ModelProto, str, Path], inputs: Union[Feeds, Iterable[Feeds], str, Path]) -> dict:
+def measure(model, inputs: Union[Feeds, Iterable[Feeds], str, Path]) -> dict:
     """{value name: (min, max)} over every input set, for the main graph's float values
-    (finite elements only; a value that is all non-finite is left out)."""
+    (finite elements only; a value that is all non-finite is left out). `model`: a
+    ModelProto or a path."""
+    import numpy as np
+    import onnx
     import onnxruntime as ort
 
     if not isinstance(model, onnx.ModelProto):
         model = onnx.load(str(model))
     if isinstance(inputs, (str, Path)):
-        with np.load(str(inputs)) as data:
-            inputs = [{k: data[k] for k in data.files}]
+        inputs = _load_sets([str(inputs)])
     elif isinstance(inputs, Mapping):
         inputs = [inputs]
     names = _float_values(model)
@@ -77,10 +82,44 @@ def measure(model: Union[onnx.ModelProto, str, Path], inputs: Union[Feeds, Itera
     return ranges
 
 
-def write_ranges(ranges: Mapping[str, tuple[float, float]], path: Union[str, Path]) -> None:
+def write_ranges(ranges: Mapping[str, tuple], path: Union[str, Path]) -> None:
     lines = ["# MIN MAX NAME: measured by onnxsurgeon.calibrate, read by convert-float16(ranges=...)"]
     lines += [f"{lo!r} {hi!r} {name}" for name, (lo, hi) in ranges.items()]
     Path(path).write_text("\n".join(lines) + "\n")
+
+
+def _load_sets(paths) -> list[dict]:
+    import numpy as np
+
+    sets = []
+    for path in paths:
+        with np.load(path, allow_pickle=False) as data:
+            sets.append({k: data[k] for k in data.files})
+    return sets
+
+
+def helper_main(config_path: str, result_path: str) -> None:
+    """The CLI's --calibrate (core/verify/calibrate.cc): config {"model", "inputs": [npz]};
+    writes {"ranges": [[name, min, max]...]}, {"missing": module} or {"error": text}."""
+
+    def write(obj):
+        with open(result_path, "w") as f:
+            json.dump(obj, f)
+
+    try:
+        import numpy  # noqa: F401
+        import onnx  # noqa: F401
+        import onnxruntime  # noqa: F401
+    except ImportError as e:
+        write({"missing": e.name or str(e)})
+        return
+    with open(config_path) as f:
+        config = json.load(f)
+    try:
+        ranges = measure(config["model"], _load_sets(config["inputs"]))
+        write({"ranges": [[name, lo, hi] for name, (lo, hi) in ranges.items()]})
+    except Exception as e:  # report, don't trace
+        write({"error": f"{type(e).__name__}: {e}"})
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -89,13 +128,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("inputs", nargs="+", help=".npz files, one input set each (arrays named as the inputs)")
     parser.add_argument("-o", "--output", required=True, help="the ranges file to write")
     args = parser.parse_args(argv)
-    sets = []
-    for path in args.inputs:
-        with np.load(path) as data:
-            sets.append({k: data[k] for k in data.files})
-    write_ranges(measure(args.model, sets), args.output)
+    write_ranges(measure(args.model, _load_sets(args.inputs)), args.output)
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    if len(sys.argv) == 3 and sys.argv[1].endswith(".config.json"):
+        helper_main(sys.argv[1], sys.argv[2])
+    else:
+        raise SystemExit(main())

@@ -374,3 +374,23 @@ g (float[2,4] X, int64 N) => (float[2,4] Y) <float half = {0.5}> {
     feeds = {"X": x, "N": np.array(3, np.int64)}
     got = oracle.run_model(half, feeds)["Y"]
     np.testing.assert_allclose(got, oracle.run_model(model, feeds)["Y"], rtol=FP16_RTOL, atol=FP16_ATOL)
+
+
+def test_cli_calibrate_measures_ranges_for_convert_float16(tmp_path, run_cli):
+    """--calibrate FILE.npz runs the model in onnxruntime on those inputs and hands the
+    measured ranges to convert-float16: small inputs convert the LayerNorm wholly (a Cast in
+    and one out), inputs around 800 keep its variance region float32 (two Casts more)."""
+    rng = np.random.default_rng(0)
+    model_path = tmp_path / "ln.onnx"
+    onnx.save(_with_weights(LAYERNORM, rng), model_path)
+    casts = {}
+    for name, scale in (("small", 2), ("large", 800)):
+        npz = tmp_path / f"{name}.npz"
+        np.savez(npz, X=rng.uniform(-scale, scale, (4, 64)).astype(np.float32))
+        out = tmp_path / f"{name}.onnx"
+        proc = run_cli("--pass", "convert-float16", "--calibrate", npz, model_path, "-o", out)
+        assert "value range(s) measured in onnxruntime" in proc.stderr, proc.stderr
+        casts[name] = sum(n.op_type == "Cast" for n in onnx.load(out).graph.node)
+    assert casts == {"small": 2, "large": 4}, casts
+    proc = run_cli("--pass", "simplify", "--calibrate", npz, model_path, "-o", tmp_path / "x.onnx", expect_rc=2)
+    assert "convert-float16" in proc.stderr
