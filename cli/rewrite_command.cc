@@ -23,7 +23,9 @@
 #include "core/pass/pipeline.h"
 #include "core/pass/validate.h"
 #include "core/report/html_report.h"
+#include "core/util/subprocess.h"
 #include "core/util/suggest.h"
+#include "core/verify/calibrate.h"
 #include "core/verify/numeric_check.h"
 
 namespace onnxsurgeon::cli {
@@ -31,6 +33,7 @@ namespace {
 
 struct RewriteArgs {
   std::string target, input, output, save_model, report_format, print_after, external_data = "keep", size_limit;
+  std::vector<std::string> calibrate;  // .npz input sets for convert-float16's ranges
   std::vector<std::string> passes, input_shapes;
   bool dry_run = false, verify_each = false, debug_patterns = false, quiet = false, skip_fuse_bn = false,
        no_full_check = false, save_as_external_data = false, allow_remaining = false, external_data_given = false;
@@ -162,6 +165,10 @@ void DefineOptions(CLI::App& app, RewriteArgs& a, bool html) {
   app.add_flag("--skip-fuse-bn", a.skip_fuse_bn, "simplify without fuse-conv-bn (simplify(skip=fuse-conv-bn))");
   app.add_option("--size-limit,--no-large-tensor", a.size_limit,
                  "SIZE (e.g. 4096, 64KB, 1.5MB): the largest tensor fold-constants (also inside simplify) may create");
+  app.add_option("--calibrate", a.calibrate,
+                 "FILE.npz (repeatable): measure every float value's range in onnxruntime on these inputs and give "
+                 "them to convert-float16 (its ranges= option)")
+      ->allow_extra_args(false);
   app.add_option("--external-data", a.external_data,
                  "keep (default: external tensors stay external), inline, or all (tensors >= threshold to one file)")
       ->check(CLI::IsMember({"keep", "inline", "all"}));
@@ -248,6 +255,19 @@ int Run(const std::vector<std::string>& raw_args, bool html) {
   }
   if (!a.target.empty()) {
     if (Status s = CheckTargetName(a.target); !s.ok()) return UsageError(command, std::string(s.message()));
+  }
+  std::optional<TempDir> calibrate_dir;  // lives until the pipeline has run
+  if (!a.calibrate.empty()) {
+    calibrate_dir.emplace("onnxsurgeon-ranges");
+    std::string ranges = *calibrate_dir / "ranges.txt";
+    if (SetOnPasses(*pipeline, {"convert-float16"}, "ranges", ranges, false) == 0)
+      return UsageError(command, "--calibrate measures ranges for convert-float16, which the pipeline does not run");
+    auto measured = MeasureRanges(a.input, a.calibrate, ranges);
+    if (!measured.ok()) {
+      std::cerr << "onnxsurgeon: " << measured.status().message() << "\n";
+      return 1;
+    }
+    if (!a.quiet) std::cerr << "calibrate: " << *measured << " value range(s) measured in onnxruntime\n";
   }
   InputShapes shape_specs;
   if (!a.input_shapes.empty()) {

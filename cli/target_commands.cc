@@ -61,6 +61,15 @@ std::vector<Fact> ProfileFacts(const target::Profile& p) {
   if (p.value_info_everywhere) fact("value_info on every tensor", p.value_info_source);
   if (!p.output_copies || !p.output_input_copies || !p.output_constants)
     fact(absl::StrCat("graph outputs: ", OutputLimits(p)), p.outputs_source);
+  if (!p.qdq.empty())
+    fact(absl::StrCat("QDQ models: Q/DQ pairs ", p.qdq == "consume" ? "consumed (int8 compute from the model's scales)"
+                                                 : p.qdq == "dequantize" ? "run in float"
+                                                                         : "refused"),
+         p.qdq_source);
+  if (p.ml_stated)
+    fact(absl::StrCat("ai.onnx.ml ops: ", p.ml_ops ? "yes" : "no", ", string tensors: ", p.strings ? "yes" : "no",
+                      ", sequences/maps: ", p.sequences ? "yes" : "no"),
+         p.ml_types_source);
   fact(absl::StrCat("custom domains: ", p.custom_domains ? "yes" : "no",
                     ", local functions: ", p.local_functions ? "yes" : "no"),
        p.custom_source);

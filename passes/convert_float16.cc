@@ -1,11 +1,13 @@
 // convert-float16: runs the main graph in float16 where that is safe, as onnxconverter-
 // common's convert_float_to_float16 does, without the failures its issues report.
 //
-// Each node of the main graph either runs in float16 ("converted") or keeps float32
-// ("blocked"). A node is blocked when its op is in `block`, its name in `block-nodes`, it
-// has no onnx schema at the model's opset (custom ops, local functions), it is a Scatter
-// that accumulates (reduction other than none), it holds
-// If/Loop/Scan bodies (their inner types stay as exported), an input or output has an
+// Each node of the model (If/Loop/Scan bodies included) either runs in float16
+// ("converted") or keeps float32 ("blocked"). A node is blocked when its op is in `block`,
+// its name in `block-nodes`, it has no onnx schema at the model's opset (custom ops, local
+// functions), it is a Scatter that accumulates (reduction other than none), it holds
+// If/Loop/Scan bodies (its boundary keeps float32; the bodies convert inside, their inputs
+// and outputs keeping their types), the range analysis below finds that its values
+// overflow float16 (a region: squares, exponentials, bounds past 65504), an input or output has an
 // unknown element type, or a float output's type comes from an attribute (random ops,
 // EyeLike, window ops; Cast, Constant and ConstantOfShape are converted by rewriting that
 // attribute). In a converted node only the float operands whose schema allows float16
@@ -27,24 +29,36 @@
 //                              NonMaxSuppression;RoiAlign: precision or index results)
 //   block-nodes=NAME;NAME      nodes kept in float32
 //   overflow=clamp|keep        constants beyond float16's range (default clamp)
+//   range-analysis=true|false  keep float32 the regions whose range overflows (default true)
+//   ranges=FILE                measured ranges, lines "MIN MAX NAME" (onnxsurgeon.calibrate)
 //
 // Before:  g (float[N,4] X) => (float[N,4] Y) { h = Mul(X, W)  Y = Softmax(h) }   block=Softmax
 // After:   g (float[N,4] X) => (float[N,4] Y) {
 //            X16 = Cast<to=10>(X)  h16 = Mul(X16, W16)  h = Cast<to=1>(h16)  Y = Softmax(h) }
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <sstream>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
 #include "core/analysis/type_facts.h"
 #include "core/ir/constant.h"
 #include "core/rewrite/rewriter.h"
 #include "onnx/defs/schema.h"
+#include "passes/convert_float16_range.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
 namespace {
 
+using fp16::Range;
+using fp16::RangeAnalysis;
+using fp16::ReadRanges;
 using T = onnx::TensorProto;
 constexpr float kHalfMax = 65504.0f;
 
@@ -55,6 +69,8 @@ struct Options {
   absl::flat_hash_set<std::string> block_ops;
   absl::flat_hash_set<std::string> block_nodes;
   bool clamp = true;
+  bool range_analysis = true;
+  std::string ranges_file;  // measured ranges: lines "MIN MAX NAME"
 };
 
 // Float32 elements -> float16 bits, clamping finite values beyond float16's range.
@@ -132,6 +148,10 @@ class ConvertFloat16Pass : public Pass {
     // Without an ai.onnx import there is no Cast to insert (ai.onnx.ml-only models).
     if (model.OpsetVersion("") < 0) return result;
     TypeFacts types(model);
+    // Every graph: the main one and the If/Loop/Scan bodies (the nodes holding them keep
+    // float32 at their boundary, their bodies convert inside, as keep-io-types does).
+    const std::vector<Graph*> graphs = g.SelfAndSubgraphs();
+    const std::vector<Node*> all_nodes = g.AllNodesRecursive();
     // Float values in graph order (inputs, weights, node outputs), decided before any
     // annotation changes; the order keeps the inserted Casts deterministic.
     std::vector<Value*> float_values;
@@ -139,11 +159,26 @@ class ConvertFloat16Pass : public Pass {
     auto note = [&](Value* v) {
       if (v && types.ElemType(v) == T::FLOAT && floats.insert(v).second) float_values.push_back(v);
     };
-    for (Value* v : g.inputs()) note(v);
-    for (Value* v : g.initializers()) note(v);
-    for (Node* n : g.nodes())
+    for (Graph* sg : graphs) {
+      for (Value* v : sg->inputs()) note(v);
+      for (Value* v : sg->initializers()) note(v);
+    }
+    for (Node* n : all_nodes)
       for (Value* v : n->outputs()) note(v);
     auto is_float = [&](const Value* v) { return v && floats.contains(v); };
+    // A graph output that keeps its type: the main graph's with keep-io-types, a body's always.
+    auto keeps_type = [&](const Value* v) {
+      return v->IsGraphOutput() && (options_.keep_io_types || v->graph() != &g);
+    };
+    std::optional<RangeAnalysis> ranges;
+    if (options_.range_analysis) {
+      absl::flat_hash_map<std::string, Range> measured;
+      if (!options_.ranges_file.empty()) {
+        OS_ASSIGN_OR_RETURN(measured, ReadRanges(options_.ranges_file));
+        result.Count("ranges-measured", static_cast<int64_t>(measured.size()));
+      }
+      ranges.emplace(g, types, measured, options_.clamp);
+    }
 
     // ---- plan: which nodes convert, which values end up float16 ------------------------
     absl::flat_hash_set<const Value*> overflowing;
@@ -154,15 +189,21 @@ class ConvertFloat16Pass : public Pass {
         if (n->Is("Constant") && Overflows(n->output(0))) overflowing.insert(n->output(0));
     }
     absl::flat_hash_map<const Node*, NodePlan> plans;
-    for (Node* n : g.nodes()) {
-      NodePlan plan = PlanNode(*n, g, types, overflowing);
-      if (plan.converted) plans[n] = std::move(plan);
+    for (Node* n : all_nodes) {
+      NodePlan plan = PlanNode(*n, *n->graph(), types, overflowing);
+      if (!plan.converted) continue;
+      if (std::string why = ranges ? ranges->KeepReason(*n) : ""; !why.empty()) {
+        result.Count("kept-fp32-range");
+        result.Count("kept-fp32-range: " + why);
+        continue;
+      }
+      plans[n] = std::move(plan);
     }
     // A Constant converts only when every reader reads it in float16 (else readers in
     // float32 would see rounded values): it is a weight like an initializer. So does a Cast
     // to float from another type (int64 -> float -> Range): made float16 it would round
     // every integer above 2048 for readers that stay float32, through one more Cast.
-    for (Node* n : g.nodes()) {
+    for (Node* n : all_nodes) {
       if (!plans.contains(n)) continue;
       bool source = n->Is("Constant");
       if (n->Is("Cast")) {
@@ -170,14 +211,13 @@ class ConvertFloat16Pass : public Pass {
         source = from != T::FLOAT && from != T::FLOAT16;
       }
       if (!source) continue;
-      if (!AllReadHalf(n->output(0), plans) || (options_.keep_io_types && n->output(0)->IsGraphOutput()))
-        plans.erase(n);
+      if (!AllReadHalf(n->output(0), plans) || keeps_type(n->output(0))) plans.erase(n);
     }
     // Casts that become float16 -> float16 (the model's own Casts between float16 and
     // float32, both sides now float16) are dropped: no-ops that runtimes' fusions
     // misread (onnxruntime's LayerNormFusion fused across one with mixed types).
     std::vector<Node*> identity_casts;
-    for (Node* n : g.nodes()) {
+    for (Node* n : all_nodes) {
       auto it = plans.find(n);
       if (!n->Is("Cast") || it == plans.end()) continue;
       int64_t to = n->GetInt("to", 0);
@@ -194,7 +234,11 @@ class ConvertFloat16Pass : public Pass {
     absl::flat_hash_map<const Value*, Precision> have;
     for (Value* v : g.inputs())  // an overridable weight (ir_version < 4) stays float32
       if (is_float(v)) have[v] = options_.keep_io_types || v->IsInitializer() ? kF32 : kF16;
-    for (Node* n : g.nodes()) {
+    for (Graph* sg : graphs)  // body inputs keep their types
+      if (sg != &g)
+        for (Value* v : sg->inputs())
+          if (is_float(v)) have[v] = kF32;
+    for (Node* n : all_nodes) {
       auto it = plans.find(n);
       for (size_t i = 0; i < n->num_outputs(); ++i) {
         Value* v = n->output(i);
@@ -204,16 +248,19 @@ class ConvertFloat16Pass : public Pass {
     }
 
     // ---- apply -----------------------------------------------------------------------
-    Node* graph_start = g.first_node();
+    absl::flat_hash_map<const Graph*, Node*> graph_start;
+    for (Graph* sg : graphs) graph_start[sg] = sg->first_node();
     // Every change goes through it; the Casts it inserts carry kProvenanceKey = convert-float16.
     Rewriter rw;
     rw.SetRule("convert-float16");
     // Float weights read in float16: converted in place, or a float16 copy beside them.
     absl::flat_hash_map<const Value*, Value*> half_copy;
-    std::vector<Value*> initializers = g.initializers();
+    std::vector<Value*> initializers;
+    for (Graph* sg : graphs)
+      for (Value* v : sg->initializers()) initializers.push_back(v);
     for (Value* v : initializers) {
       if (v->IsGraphInput() || !is_float(v)) continue;
-      bool any_half = false, any_full = v->IsGraphOutput();
+      bool any_half = false, any_full = v->IsGraphOutput();  // a weight that is an output stays
       for (const Use& u : v->uses()) (reads_half(u) ? any_half : any_full) = true;
       if (!any_half) {
         have[v] = kF32;
@@ -233,7 +280,8 @@ class ConvertFloat16Pass : public Pass {
         SetElemType(v, kF16);
       } else {
         tensor.mutable_meta().set_name("");
-        OS_ASSIGN_OR_RETURN(Value * copy, rw.AddInitializer(&g, g.UniqueName(v->name() + "_fp16"), std::move(tensor)));
+        OS_ASSIGN_OR_RETURN(Value * copy,
+                            rw.AddInitializer(v->graph(), g.UniqueName(v->name() + "_fp16"), std::move(tensor)));
         half_copy[v] = copy;
         have[v] = kF32;
       }
@@ -247,7 +295,7 @@ class ConvertFloat16Pass : public Pass {
         if (plan.output_half[i]) SetElemType(n->output(i), kF16);
       result.Count("nodes-fp16");
     }
-    for (Node* n : g.nodes()) {
+    for (Node* n : all_nodes) {
       if (plans.contains(n)) continue;
       bool touches_float = false;
       for (Value* v : n->inputs()) touches_float |= is_float(v);
@@ -258,14 +306,27 @@ class ConvertFloat16Pass : public Pass {
       if (p == kF16 && v->IsGraphInput()) SetElemType(const_cast<Value*>(v), kF16);
     // Readers that need the other precision: one Cast per value and direction.
     absl::flat_hash_map<std::pair<const Value*, int32_t>, Value*> casts;
-    auto cast_of = [&](Value* v, Precision to) -> Value* {
+    std::function<Value*(Value*, Precision)> cast_of = [&](Value* v, Precision to) -> Value* {
       auto key = std::make_pair(static_cast<const Value*>(v), static_cast<int32_t>(to));
       if (auto it = casts.find(key); it != casts.end()) return it->second;
-      Node* after = v->producer();
-      Node* before = after ? after->next() : graph_start;
+      // The output of a Cast that stays (int64 -> float read in float32 and float16): cast
+      // its source instead, so that no Cast reads a Cast.
+      if (Node* p = v->producer();
+          p && p->Is("Cast") && !plans.contains(p) && p->input(0) && !p->input(0)->IsGraphInput() && !keeps_type(v)) {
+        Value* src = p->input(0);
+        int32_t from = types.ElemType(src);
+        if (is_float(src)) return casts[key] = (have.contains(src) && have[src] == to) ? src : cast_of(src, to);
+        if (from == T::FLOAT16 && to == kF16) return casts[key] = src;
+      }
+      Value* source = v;
+      if (Node* p = v->producer(); p && p->Is("Cast") && !plans.contains(p) && p->input(0) &&
+                                   types.ElemType(p->input(0)) != 0 && types.ElemType(p->input(0)) != T::FLOAT16)
+        source = p->input(0);  // int64 -> float16 at once
+      Node* after = source->producer();
+      Node* before = after ? after->next() : graph_start[source->graph()];
       if (before) rw.SetInsertionPoint(before);
-      else rw.SetInsertionPointAtEnd(&g);
-      Node* cast = rw.Create("Cast", {v}, {Rewriter::AttrInt("to", to)}, 1, "", "Cast");
+      else rw.SetInsertionPointAtEnd(source->graph());
+      Node* cast = rw.Create("Cast", {source}, {Rewriter::AttrInt("to", to)}, 1, "", "Cast");
       Value* out = cast->output(0);
       (void)out->SetName(g.UniqueName(v->name() + (to == kF16 ? "_fp16" : "_fp32")));  // unique: cannot fail
       cast->set_name(out->name());
@@ -284,7 +345,7 @@ class ConvertFloat16Pass : public Pass {
         rw.SetInput(u.node, u.input_index, source);
       }
       // Graph outputs keep their float32 type (and name) with keep-io-types.
-      if (h == kF16 && options_.keep_io_types && v->IsGraphOutput()) {
+      if (h == kF16 && keeps_type(v)) {
         std::string name = v->name();
         std::vector<GraphOutputUse> slots = v->graph_outputs();
         Value* full = cast_of(v, kF32);
@@ -425,6 +486,8 @@ StatusOr<std::unique_ptr<Pass>> CreateConvertFloat16Pass(const PassOptions& o) {
   for (const auto& op : o.List("block")) options.block_ops.insert(op);
   for (const auto& n : o.List("block-nodes")) options.block_nodes.insert(n);
   options.clamp = o.String("overflow") == "clamp";
+  options.range_analysis = o.Bool("range-analysis");
+  options.ranges_file = o.String("ranges");
   return std::make_unique<ConvertFloat16Pass>(std::move(options));
 }
 

@@ -123,6 +123,25 @@ StatusOr<Form> ParseForm(TableReader& r) {
   return r.Error("form", absl::StrCat("'", s, "' (want op or decomposed)"));
 }
 
+// [quantization]: what the runtime does with Q/DQ pairs, sourced.
+Status ReadQuantization(TableReader& q, Profile& p) {
+  OS_ASSIGN_OR_RETURN(p.qdq, q.String("qdq", true));
+  if (p.qdq != "consume" && p.qdq != "dequantize" && p.qdq != "refuse")
+    return q.Error("qdq", absl::StrCat("'", p.qdq, "' (want consume, dequantize or refuse)"));
+  OS_ASSIGN_OR_RETURN(p.qdq_source, q.SourceOf());
+  return q.CheckNoUnknownKeys();
+}
+
+// [ml]: ai.onnx.ml operators, string tensors, sequence and map values, each stated.
+Status ReadMl(TableReader& ml, Profile& p) {
+  p.ml_stated = true;
+  OS_ASSIGN_OR_RETURN(p.ml_ops, ml.Bool("ops", true));
+  OS_ASSIGN_OR_RETURN(p.strings, ml.Bool("strings", true));
+  OS_ASSIGN_OR_RETURN(p.sequences, ml.Bool("sequences", true));
+  OS_ASSIGN_OR_RETURN(p.ml_types_source, ml.SourceOf());
+  return ml.CheckNoUnknownKeys();
+}
+
 }  // namespace
 
 std::string FormName(Form f) { return f == Form::kOp ? "op" : "decomposed"; }
@@ -230,6 +249,12 @@ StatusOr<Profile> ParseProfile(const std::string& toml_text, const std::string& 
   OS_ASSIGN_OR_RETURN(p.value_info_everywhere, vi.Bool("everywhere", vi.present(), false));
   OS_ASSIGN_OR_RETURN(p.value_info_source, vi.SourceOf());
   OS_RETURN_IF_ERROR(vi.CheckNoUnknownKeys());
+
+  TableReader quant = sub("quantization");
+  if (quant.present()) OS_RETURN_IF_ERROR(ReadQuantization(quant, p));
+
+  TableReader ml = sub("ml");  // every built-in profile states it (tests/python/test_ml_models.py)
+  if (ml.present()) OS_RETURN_IF_ERROR(ReadMl(ml, p));
 
   TableReader custom = sub("custom");
   if (!custom.present()) return top.Error("custom", "missing (say whether custom domains and local functions load)");

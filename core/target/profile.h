@@ -76,6 +76,20 @@ struct Profile {
   std::string external_data_source;
   bool value_info_everywhere = false;
   std::string value_info_source;
+  // Classical ML: ai.onnx.ml operators, string tensors, sequence and map values (ZipMap's
+  // seq(map(int64, float)) output). Every profile states them ([ml]).
+  // [quantization] qdq: what the runtime does with a QDQ model's QuantizeLinear ->
+  // DequantizeLinear pairs: "consume" (computes in int8 from the model's scales), "dequantize"
+  // (runs them in float), "refuse"; "" when the profile does not state it. Default pipelines
+  // keep Q/DQ pairs for every target (fold-qdq folds them on request).
+  std::string qdq;
+  std::string qdq_source;
+  // Without [ml] nothing is claimed (all true, nothing refused).
+  bool ml_stated = false;
+  bool ml_ops = true;
+  bool strings = true;
+  bool sequences = true;
+  std::string ml_types_source;
   bool custom_domains = false;
   // The custom domains the runtime itself registers (onnxruntime: com.microsoft). With
   // custom_domains, an op of any other custom domain (a user's custom:Custom_LayerNorm)

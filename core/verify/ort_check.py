@@ -97,16 +97,84 @@ def feeds_for(np, sess, config, rng, defaulted):
             else:
                 shape.append(config["default_dim"])
                 defaulted.add(f"{i.name}[{k}]" + (f" ({d})" if isinstance(d, str) else ""))
-        dtype = NUMPY_TYPES.get(i.type)
-        if dtype is None:
+        value = random_value(np, rng, i.type, shape)
+        if value is None:
             raise RuntimeError(f"input '{i.name}' has type {i.type}: --check cannot make random data for it")
-        if dtype.startswith("float"):
-            feeds[i.name] = rng.standard_normal(shape).astype(dtype)
-        elif dtype == "bool":
-            feeds[i.name] = rng.integers(0, 2, size=shape).astype(bool)
-        else:  # small, so that they are valid token ids, indices and loop counts
-            feeds[i.name] = rng.integers(0, 2, size=shape).astype(dtype)
+        feeds[i.name] = value
     return feeds
+
+
+# Strings --check feeds: short tokens, some of them what classical-ML encoders' vocabularies
+# hold (digits, single letters), so that lookups hit as well as miss.
+STRINGS = ["a", "b", "c", "0", "1", "2", "x y", ""]
+
+
+def split_type(text):
+    """'map(int64,tensor(float))' -> ('map', ['int64', 'tensor(float)']): the top-level
+    constructor and its comma-separated arguments."""
+    head, _, rest = text.partition("(")
+    args, depth, start = [], 0, 0
+    body = rest[:-1]
+    for k, ch in enumerate(body):
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            args.append(body[start:k].strip())
+            start = k + 1
+    args.append(body[start:].strip())
+    return head, args
+
+
+def random_value(np, rng, type_text, shape):
+    """Random data of an onnxruntime input type: tensors (numbers, bool, strings), sequences
+    (two elements) and maps (four keys, scalar values); None for a type it cannot make."""
+    head, args = split_type(type_text)
+    if head == "tensor":
+        if args == ["string"]:
+            return rng.choice(np.array(STRINGS, dtype=object), size=shape)
+        dtype = NUMPY_TYPES.get(type_text)
+        if dtype is None:
+            return None
+        if dtype.startswith("float"):
+            return rng.standard_normal(shape).astype(dtype)
+        if dtype == "bool":
+            return rng.integers(0, 2, size=shape).astype(bool)
+        # small, so that they are valid token ids, indices and loop counts
+        return rng.integers(0, 2, size=shape).astype(dtype)
+    if head == "seq" and len(args) == 1:
+        items = [random_value(np, rng, args[0], shape) for _ in range(2)]
+        return None if any(x is None for x in items) else items
+    if head == "map" and len(args) == 2:
+        keys = STRINGS[:4] if args[0] == "string" else list(range(4))
+        value_head, value_args = split_type(args[1]) if "(" in args[1] else (args[1], [])
+        if value_head == "tensor" and value_args == ["string"]:
+            return {k: str(rng.choice(STRINGS)) for k in keys}
+        if value_head == "tensor" and "float" in value_args[0] or value_head in ("float", "double"):
+            return {k: float(rng.standard_normal()) for k in keys}
+        return {k: int(rng.integers(0, 2)) for k in keys}
+    return None
+
+
+def flatten(np, value, path="out"):
+    """A sequence or map output as (structure, [(path, array)]): the structure (lengths,
+    keys, leaf dtypes and shapes) must match exactly, the leaves within tolerance."""
+    if isinstance(value, dict):
+        keys = sorted(value, key=repr)
+        leaves, parts = [], [f"map{keys!r}"]
+        for k in keys:
+            sub, got = flatten(np, value[k], f"{path}[{k!r}]")
+            parts.append(sub)
+            leaves += got
+        return "{" + ",".join(parts) + "}", leaves
+    if isinstance(value, (list, tuple)):
+        leaves, parts = [], []
+        for k, item in enumerate(value):
+            sub, got = flatten(np, item, f"{path}[{k}]")
+            parts.append(sub)
+            leaves += got
+        return f"[{len(value)}:" + ",".join(parts) + "]", leaves
+    array = np.asarray(value)
+    return f"{array.dtype.kind}{list(array.shape)}", [(path, array)]
 
 
 def compare(np, name, a, b, out_type, config):
@@ -125,6 +193,8 @@ def compare(np, name, a, b, out_type, config):
         "ok": True,
         "problem": "",
     }
+    if isinstance(a, (list, tuple, dict)) or isinstance(b, (list, tuple, dict)):
+        return compare_structured(np, row, a, b, config)
     a, b = np.asarray(a), np.asarray(b)
     if a.dtype != b.dtype:  # an output's element type is the model's interface
         return {**row, "ok": False, "problem": f"element type changed: {a.dtype} -> {b.dtype}"}
@@ -136,6 +206,28 @@ def compare(np, name, a, b, out_type, config):
         "ok": not got["problem"],
         "problem": got["problem"],
     }
+
+
+def compare_structured(np, row, a, b, config):
+    """A sequence or map output (ZipMap's seq(map(int64, float))): the same structure, and
+    every leaf within its element type's tolerance."""
+    shape_a, leaves_a = flatten(np, a)
+    shape_b, leaves_b = flatten(np, b)
+    if shape_a != shape_b:
+        return {**row, "ok": False, "problem": "sequence/map structure changed (lengths, keys or element types)"}
+    for (path, x), (_, y) in zip(leaves_a, leaves_b):
+        # Map values come back as Python floats (float64): judge them as the declared type.
+        declared = "float32" if x.dtype.kind == "f" and "tensor(float)" in (row["type"] or "") else str(x.dtype)
+        atol, rtol = tolerance.tolerance_for(
+            declared, config.get("fp16_tolerance", False), (config["extra_atol"], config["extra_rtol"])
+        )
+        got = tolerance.compare_arrays(np, y, x, atol, rtol)
+        row["atol"], row["rtol"] = max(row["atol"], atol), max(row["rtol"], rtol)
+        row["max_abs"] = max(row["max_abs"], got["max_abs"])
+        row["max_rel"] = max(row["max_rel"], got["max_rel"])
+        if got["problem"]:
+            return {**row, "ok": False, "problem": f"{path}: {got['problem']}"}
+    return row
 
 
 def check(np, ort, config):

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -133,6 +134,7 @@ class Checker {
         }
       }
     }
+    MlTypes();
     if (!p_.external_data) {
       int64_t n = 0;
       std::string first;
@@ -172,9 +174,50 @@ class Checker {
     }
   }
 
+  // String tensors and sequence/map values, when the profile says the runtime has none: one
+  // finding per kind, naming the first values (graph inputs and outputs, computed values).
+  void MlTypes() {
+    if (p_.strings && p_.sequences) return;
+    std::vector<std::string> strings, sequences;
+    absl::flat_hash_set<const Value*> seen;
+    auto note = [&](const Value* v) {
+      if (!v || !seen.insert(v).second) return;
+      const onnx::TypeProto* t = types_.Find(v);
+      if (!t) return;
+      if (t->has_sequence_type() || t->has_map_type()) sequences.push_back(v->name());
+      else if (t->has_tensor_type() && t->tensor_type().elem_type() == onnx::TensorProto::STRING)
+        strings.push_back(v->name());
+    };
+    for (Graph* g : model_.AllGraphs()) {
+      for (Value* v : g->inputs()) note(v);
+      for (Node* n : g->nodes())
+        for (Value* v : n->outputs()) note(v);
+      for (Value* v : g->outputs()) note(v);
+    }
+    auto first = [](const std::vector<std::string>& names) {
+      std::vector<std::string> head(names.begin(), names.begin() + std::min<size_t>(names.size(), 3));
+      return absl::StrJoin(head, ", ");
+    };
+    const char* why = "the runtime has no such type; onnxsurgeon does not rewrite classical-ML models into tensors";
+    if (!p_.strings && !strings.empty()) {
+      Block(nullptr, absl::StrCat(strings.size(), " value(s) are string tensors (first: ", first(strings), ")"),
+            Fact("no string tensors"), p_.ml_types_source, nullptr, why);
+    }
+    if (!p_.sequences && !sequences.empty()) {
+      Block(nullptr, absl::StrCat(sequences.size(), " value(s) are sequences or maps (first: ", first(sequences), ")"),
+            Fact("no sequence or map values"), p_.ml_types_source, nullptr, why);
+    }
+  }
+
   void NodeLevel(const Node& n) {
     const std::string& op = n.op_type();
     bool standard = IsStandardDomain(n.domain());
+    if (standard && CanonicalDomain(n.domain()) == "ai.onnx.ml" && !p_.ml_ops) {
+      Block(&n, absl::StrCat("ai.onnx.ml op ", op), Fact("no ai.onnx.ml operators"), p_.ml_types_source, nullptr,
+            "a classical-ML operator (trees, linear models, scalers, encoders, ZipMap) has no ai.onnx form "
+            "onnxsurgeon writes");
+      return;
+    }
     if (!standard) {
       bool call = model_.FindFunction(n.domain(), op, n.proto().overload()) != nullptr;
       if (call) {

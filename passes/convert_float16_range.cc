@@ -1,0 +1,364 @@
+// convert-float16's range analysis (convert_float16_range.h).
+#include "passes/convert_float16_range.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/ir/constant.h"
+
+namespace onnxsurgeon::passes::fp16 {
+namespace {
+constexpr double kHalfMax = 65504.0;
+
+// Per float value an interval [lo, hi] that holds every element (infinite ends: unknown)
+// and whether it "grew": made by squaring or exponentiating a value whose bound is not
+// known (a decomposed norm's variance, a written-out Softmax's Exp), or computed from such
+// a value by an op that keeps the growth (Add, ReduceMean, MatMul...). A grown value is
+// assumed beyond float16; the ops that undo the growth (Sqrt, Log, Reciprocal, a Div by
+// it, the bounded activations) end the region.
+constexpr double kSqrtHalfMax = 255.9375;  // the largest float16 whose square fits (255.9375^2 < 65504)
+
+double Mag(const Range& r) { return std::max(std::fabs(r.lo), std::fabs(r.hi)); }
+bool Known(const Range& r) { return std::isfinite(r.lo) && std::isfinite(r.hi); }
+bool Fits(const Range& r) { return Known(r) && Mag(r) <= kHalfMax; }
+// Bound known and beyond float16 (or a side known beyond it).
+bool Exceeds(const Range& r) { return (Known(r) && Mag(r) > kHalfMax) || r.lo > kHalfMax || r.hi < -kHalfMax; }
+
+Range Hull(const Range& a, const Range& b) { return {std::min(a.lo, b.lo), std::max(a.hi, b.hi)}; }
+
+double SafeMul(double a, double b) {  // 0 * inf = 0: a zero bound stays exact
+  if (a == 0 || b == 0) return 0;
+  return a * b;
+}
+
+Range MulRange(const Range& a, const Range& b) {
+  double p[] = {SafeMul(a.lo, b.lo), SafeMul(a.lo, b.hi), SafeMul(a.hi, b.lo), SafeMul(a.hi, b.hi)};
+  return {*std::min_element(p, p + 4), *std::max_element(p, p + 4)};
+}
+
+// Range of a constant's elements (clamped to float16's range when `clamp`, as the pass
+// will store them); non-finite elements make that side unknown.
+std::optional<Range> ConstantRange(const Value* v, bool clamp) {
+  auto c = GetConstant(v);
+  if (!c) return std::nullopt;
+  auto values = c->AsDoubles();
+  if (!values) return std::nullopt;
+  Range r{kInf, -kInf};
+  for (double x : *values) {
+    if (std::isnan(x)) return Range{};
+    if (clamp && std::isfinite(x)) x = std::clamp<double>(x, -kHalfMax, kHalfMax);
+    r.lo = std::min(r.lo, x);
+    r.hi = std::max(r.hi, x);
+  }
+  if (values->empty()) r = {0, 0};
+  return r;
+}
+
+}  // namespace
+
+class RangeAnalysis::Impl {
+ public:
+  Impl(const Graph& main, const TypeFacts& types, const absl::flat_hash_map<std::string, Range>& measured, bool clamp)
+      : types_(types), measured_(measured), clamp_(clamp) {
+    for (Graph* g : main.SelfAndSubgraphs())
+      for (Value* v : g->initializers()) Seed(v);
+    for (Value* v : main.inputs()) Seed(v);
+    for (Node* n : main.AllNodesRecursive()) Visit(*n);
+  }
+
+  const Range& Of(const Value* v) const {
+    static const Range kUnknown;
+    auto it = ranges_.find(v);
+    return it == ranges_.end() ? kUnknown : it->second;
+  }
+
+  // Why the node must compute in float32 ("" when float16 is safe as far as ranges go).
+  std::string KeepReason(const Node& n) const {
+    auto it = reasons_.find(&n);
+    return it == reasons_.end() ? std::string() : it->second;
+  }
+
+ private:
+  void Seed(const Value* v) {
+    if (auto it = measured_.find(v->name()); it != measured_.end()) {
+      ranges_[v] = it->second;
+    } else if (auto c = ConstantRange(v, clamp_)) {
+      ranges_[v] = *c;
+    }
+  }
+
+  int64_t ReducedCount(const Node& n) const {
+    auto dims = types_.Dims(n.input(0));
+    if (!dims) return -1;
+    std::vector<int64_t> axes;
+    if (const Attribute* a = n.FindAttribute("axes")) {
+      for (int64_t x : a->proto().ints()) axes.push_back(x);
+    } else if (n.num_inputs() > 1 && n.input(1)) {
+      auto c = GetConstant(n.input(1));
+      if (!c) return -1;
+      auto ints = c->AsInt64s();
+      if (!ints) return -1;
+      axes = *ints;
+    }
+    if (axes.empty() && n.GetInt("noop_with_empty_axes", 0)) return 1;
+    int64_t rank = static_cast<int64_t>(dims->size()), count = 1;
+    if (axes.empty())
+      for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+    for (int64_t a : axes) {
+      int64_t d = (*dims)[(a + rank) % std::max<int64_t>(rank, 1)];
+      if (d < 0) return -1;
+      count *= d;
+    }
+    return count;
+  }
+
+  // The inner (accumulated) length of a MatMul/Gemm/Conv, -1 when unknown.
+  int64_t InnerCount(const Node& n) const {
+    if (n.Is("MatMul")) {
+      auto dims = types_.Dims(n.input(0));
+      return dims && !dims->empty() ? dims->back() : -1;
+    }
+    if (n.Is("Gemm")) {
+      auto dims = types_.Dims(n.input(0));
+      if (!dims || dims->size() != 2) return -1;
+      return n.GetInt("transA", 0) ? (*dims)[0] : (*dims)[1];
+    }
+    auto w = types_.Dims(n.input(1));  // Conv: [M, C/group, k...]; ConvTranspose: [C, M/group, k...]
+    if (!w || w->size() < 2) return -1;
+    int64_t count = n.Is("ConvTranspose") ? (*w)[0] : (*w)[1];
+    for (size_t i = 2; i < w->size(); ++i) count *= (*w)[i];
+    for (int64_t d : *w)
+      if (d < 0) return -1;
+    return count;
+  }
+
+  std::optional<double> ScalarConstant(const Value* v) const {
+    if (!v) return std::nullopt;
+    auto c = GetConstant(v);
+    if (!c || !c->is_scalar()) return std::nullopt;
+    return c->ScalarAsDouble();
+  }
+
+  static bool IsAny(const Node& n, std::initializer_list<const char*> ops) {
+    for (const char* op : ops)
+      if (n.Is(op)) return true;
+    return false;
+  }
+
+  // The output range from the inputs' (real arithmetic). `growth` is set to why the op
+  // squares/exponentiates, `contracts` when it undoes growth.
+  Range Compute(const Node& n, const std::vector<Range>& in, std::string& growth, bool& contracts) const {
+    const Range a = in.empty() ? Range{} : in[0];
+    const Range b = in.size() > 1 ? in[1] : Range{};
+    if (IsAny(n, {"Identity",     "Reshape",         "Transpose",  "Squeeze",     "Unsqueeze",
+                  "Flatten",      "Expand",          "Tile",       "Gather",      "GatherElements",
+                  "GatherND",     "Slice",           "Split",      "ReduceMax",   "ReduceMin",
+                  "MaxPool",      "GlobalMaxPool",   "ReduceMean", "AveragePool", "GlobalAveragePool",
+                  "DepthToSpace", "SpaceToDepth",    "Dropout",    "Cast",        "CastLike",
+                  "Compress",     "ReverseSequence", "Upsample"})) {
+      if (n.Is("Resize") || n.Is("Upsample")) return {};
+      return {a.lo, a.hi};
+    }
+    if (n.Is("Concat") || n.Is("Max") || n.Is("Min") || n.Is("Sum") || n.Is("Mean")) {
+      Range r = a;
+      for (size_t i = 1; i < in.size(); ++i) {
+        if (n.Is("Sum")) r = {r.lo + in[i].lo, r.hi + in[i].hi};
+        else if (n.Is("Max")) r = {std::max(r.lo, in[i].lo), std::max(r.hi, in[i].hi)};
+        else if (n.Is("Min")) r = {std::min(r.lo, in[i].lo), std::min(r.hi, in[i].hi)};
+        else r = Hull(r, in[i]);
+      }
+      return r;
+    }
+    if (n.Is("Where")) return in.size() > 2 ? Hull(in[1], in[2]) : Range{};
+    if (n.Is("Relu")) return {std::max(0.0, a.lo), std::max(0.0, a.hi)};
+    if (n.Is("Clip")) {
+      Range r{a.lo, a.hi};
+      if (auto lo = in.size() > 1 && n.input(1) ? ScalarConstant(n.input(1)) : std::nullopt)
+        r.lo = std::max(r.lo, *lo), r.hi = std::max(r.hi, *lo);
+      if (auto hi = in.size() > 2 && n.input(2) ? ScalarConstant(n.input(2)) : std::nullopt)
+        r.hi = std::min(r.hi, *hi), r.lo = std::min(r.lo, *hi);
+      if (const Attribute* m = n.FindAttribute("min")) r.lo = std::max(r.lo, double(m->proto().f()));
+      if (const Attribute* m = n.FindAttribute("max")) r.hi = std::min(r.hi, double(m->proto().f()));
+      contracts = true;
+      return r;
+    }
+    if (IsAny(n, {"Sigmoid", "HardSigmoid", "Softmax"})) return contracts = true, Range{0, 1};
+    if (IsAny(n, {"Tanh", "Erf", "Sin", "Cos", "Softsign", "Sign"})) return contracts = true, Range{-1, 1};
+    if (n.Is("LogSoftmax")) return contracts = true, Range{-kInf, 0};
+    if (n.Is("Neg")) return {-a.hi, -a.lo};
+    if (n.Is("Abs")) return {a.lo >= 0 ? a.lo : 0, Mag(a)};
+    if (n.Is("Add")) return {a.lo + b.lo, a.hi + b.hi};
+    if (n.Is("Sub")) {
+      // x - ReduceMax(x): at most 0 (a written-out Softmax's shift).
+      const Node* p = n.input(1) ? n.input(1)->producer() : nullptr;
+      if (p && p->Is("ReduceMax") && p->input(0) == n.input(0)) return {a.lo - a.hi, 0};
+      return {a.lo - b.hi, a.hi - b.lo};
+    }
+    if (n.Is("Mul")) {
+      if (n.input(0) == n.input(1)) {
+        Range r{a.lo <= 0 && a.hi >= 0 ? 0 : std::min(a.lo * a.lo, a.hi * a.hi), Mag(a) * Mag(a)};
+        if (!Fits(r)) growth = "squares a value not bounded by 256 (Mul(x, x))";
+        return r;
+      }
+      return MulRange(a, b);
+    }
+    if (n.Is("Div") || n.Is("Reciprocal")) {
+      Range num = n.Is("Div") ? a : Range{1, 1}, den = n.Is("Div") ? b : a;
+      // A grown value over a grown value (Exp over its ReduceSum) is a ratio; over a
+      // bounded one (a variance's unbiasing) it keeps growing.
+      contracts = !num.grown || den.grown;
+      // A denominator that may come near 0 (an epsilon guard: sqrt(var + 1e-12)) says
+      // nothing useful: the quotient's bound is unknown, as an activation's.
+      if (den.lo >= 1e-3 || den.hi <= -1e-3) return MulRange(num, {1 / den.hi, 1 / den.lo});
+      return {};
+    }
+    if (n.Is("Sqrt")) return contracts = true, Range{std::sqrt(std::max(0.0, a.lo)), std::sqrt(std::max(0.0, a.hi))};
+    if (n.Is("Log")) return contracts = true, Range{a.lo > 0 ? std::log(a.lo) : -kInf, std::log(std::max(0.0, a.hi))};
+    if (n.Is("Exp")) {
+      Range r{std::exp(a.lo), std::exp(a.hi)};
+      if (!Fits(r)) growth = "exponentiates a value not bounded by 11 (Exp)";
+      return r;
+    }
+    if (n.Is("Pow")) {
+      auto e = ScalarConstant(n.input(1));
+      if (!e) {
+        growth = "raises to a power that is not a constant (Pow)";
+        return {};
+      }
+      if (*e == 1) return {a.lo, a.hi};
+      if (*e <= 0 || *e < 1) return {};  // roots and reciprocals: no growth, bound unknown
+      double m = std::pow(Mag(a), *e);
+      bool even = std::floor(*e) == *e && std::fmod(*e, 2.0) == 0;
+      Range r{even || a.lo >= 0 ? 0 : -m, m};
+      if (!Fits(r))
+        growth =
+            absl::StrCat("raises a value not bounded by ", std::pow(kHalfMax, 1 / *e), " to the power ", *e, " (Pow)");
+      return r;
+    }
+    if (IsAny(n, {"ReduceSum", "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceLogSumExp"})) {
+      int64_t count = ReducedCount(n);
+      double c = count < 0 ? kInf : double(count);
+      if (n.Is("ReduceSum")) {
+        Range r{a.lo >= 0 ? a.lo : SafeMul(c, a.lo), a.hi <= 0 ? a.hi : SafeMul(c, a.hi)};
+        return r;
+      }
+      if (n.Is("ReduceL1")) return {0, SafeMul(c, Mag(a))};
+      Range sq{0, SafeMul(c, Mag(a) * Mag(a))};
+      if (n.Is("ReduceLogSumExp")) {
+        if (!(std::exp(a.hi) * c <= kHalfMax))
+          growth = "sums exponentials of a value not bounded by 11 (ReduceLogSumExp)";
+        return {};
+      }
+      if (!Fits(sq)) growth = "sums squares of a value not known to be small (" + n.op_type() + ")";
+      if (n.Is("ReduceL2")) return {0, std::sqrt(sq.hi)};
+      return sq;
+    }
+    if (IsAny(n, {"MatMul", "Gemm", "Conv", "ConvTranspose"})) {
+      int64_t k = InnerCount(n);
+      double bound = SafeMul(k < 0 ? kInf : double(k), SafeMul(Mag(a), Mag(b)));
+      if (n.Is("Gemm")) bound = SafeMul(bound, std::fabs(n.GetFloat("alpha", 1.0f)));
+      if (in.size() > 2 && n.input(2))
+        bound += SafeMul(n.Is("Gemm") ? std::fabs(n.GetFloat("beta", 1.0f)) : 1.0, Mag(in[2]));
+      return {-bound, bound};
+    }
+    return {};
+  }
+
+  void Visit(const Node& n) {
+    std::vector<Range> in;
+    bool input_grown = false, input_exceeds = false;
+    for (const Value* v : n.inputs()) {
+      in.push_back(v ? Of(v) : Range{});
+      if (v && types_.ElemType(v) == onnx::TensorProto::FLOAT) {
+        input_grown |= Of(v).grown;
+        input_exceeds |= Exceeds(Of(v));
+      }
+    }
+    std::string growth;
+    bool contracts = false;
+    Range out = n.num_outputs() ? Compute(n, in, growth, contracts) : Range{};
+    if (n.Is("Constant") && n.num_outputs()) {
+      if (auto c = ConstantRange(n.output(0), clamp_)) out = *c;
+    }
+    if (n.num_outputs() && n.output(0)) {
+      if (auto it = measured_.find(n.output(0)->name()); it != measured_.end()) {
+        out = it->second;  // measured beats the static bound, and any structural guess
+        growth.clear();
+        contracts = true;
+      }
+    }
+    std::string reason;
+    if (!growth.empty() && !Fits(out)) {
+      out.grown = true;
+      reason = growth;
+    } else if (input_grown && !contracts && !Fits(out)) {
+      out.grown = true;
+    }
+    // Norms whose kernels compute the variance in the input's type.
+    if ((n.Is("InstanceNormalization") || (n.Is("GroupNormalization") && n.GetInt("stash_type", 0) != 1)) &&
+        !(Known(in[0]) && Mag(in[0]) <= kSqrtHalfMax / 2)) {
+      reason = "computes a variance (squares) of a value not bounded by 128 (" + n.op_type() + ")";
+    }
+    for (size_t i = 0; i < n.num_outputs(); ++i) {
+      const Value* v = n.output(i);
+      if (!v) continue;
+      Range r = out;
+      if (auto it = measured_.find(v->name()); it != measured_.end()) {
+        r = it->second;  // measured on real inputs: it overrides the static bound
+        if (!Fits(r) && reason.empty())
+          reason = absl::StrCat("measured range [", r.lo, ", ", r.hi, "] exceeds float16");
+      } else if (Exceeds(r) && reason.empty() && types_.ElemType(v) == onnx::TensorProto::FLOAT) {
+        reason = absl::StrCat("its bound [", r.lo, ", ", r.hi, "] exceeds float16's 65504 (", n.op_type(), ")");
+      }
+      ranges_[v] = r;
+    }
+    if (reason.empty() && out.grown)
+      reason = "continues a float32 region (" + n.op_type() + " of a value beyond float16)";
+    if (reason.empty() && (input_grown || input_exceeds))
+      reason = "reads a value beyond float16 (" + n.op_type() + " ends a float32 region)";
+    if (!reason.empty()) reasons_[&n] = reason;
+  }
+
+  const TypeFacts& types_;
+  const absl::flat_hash_map<std::string, Range>& measured_;
+  bool clamp_;
+  absl::flat_hash_map<const Value*, Range> ranges_;
+  absl::flat_hash_map<const Node*, std::string> reasons_;
+};
+
+RangeAnalysis::RangeAnalysis(const Graph& main, const TypeFacts& types,
+                             const absl::flat_hash_map<std::string, Range>& measured, bool clamp)
+    : impl_(std::make_unique<Impl>(main, types, measured, clamp)) {}
+RangeAnalysis::~RangeAnalysis() = default;
+std::string RangeAnalysis::KeepReason(const Node& n) const { return impl_->KeepReason(n); }
+
+// A ranges file (what onnxsurgeon.calibrate writes): one value per line, "MIN MAX NAME";
+// '#' starts a comment line.
+StatusOr<absl::flat_hash_map<std::string, Range>> ReadRanges(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::InvalidArgumentError(absl::StrCat("convert-float16: cannot read ranges file '", path, "'"));
+  absl::flat_hash_map<std::string, Range> ranges;
+  std::string line;
+  for (int line_no = 1; std::getline(in, line); ++line_no) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    Range r;
+    std::string name;
+    if (!(fields >> r.lo >> r.hi) || !std::getline(fields >> std::ws, name) || name.empty() || r.lo > r.hi) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("convert-float16: ", path, ":", line_no, ": want 'MIN MAX NAME' with MIN <= MAX"));
+    }
+    // Headroom for inputs beyond the calibration set: the measured range, doubled.
+    r.lo = std::min(r.lo * 2, r.lo);
+    r.hi = std::max(r.hi * 2, r.hi);
+    ranges[name] = r;
+  }
+  return ranges;
+}
+
+}  // namespace onnxsurgeon::passes::fp16
