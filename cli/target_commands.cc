@@ -1,6 +1,7 @@
 #include "cli/target_commands.h"
 
 #include <iostream>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -72,6 +73,30 @@ std::vector<Fact> ProfileFacts(const target::Profile& p) {
 }
 
 }  // namespace
+
+std::string GroupedFindings(const std::vector<target::Finding>& findings, const std::string& indent) {
+  // Groups in order of first appearance, keyed by the fact and what --target does about it.
+  std::vector<std::vector<const target::Finding*>> groups;
+  std::map<std::pair<std::string, std::string>, size_t> index;
+  for (const target::Finding& f : findings) {
+    auto [it, added] = index.try_emplace({f.fact, f.fix}, groups.size());
+    if (added) groups.emplace_back();
+    groups[it->second].push_back(&f);
+  }
+  std::string out;
+  for (const auto& group : groups) {
+    const target::Finding& first = *group.front();
+    absl::StrAppend(&out, indent, first.fact, ": ", group.size(), group.size() == 1 ? " place" : " places", " -> ",
+                    first.fix, "\n", indent, "    source: ", first.source, "\n");
+    for (const target::Finding* f : group) {
+      std::string head = f->node.empty()
+                             ? f->where
+                             : absl::StrCat(f->op.empty() ? "" : f->op + " ", "'", f->node, "' in ", f->where);
+      absl::StrAppend(&out, indent, "    ", head, ": ", f->reason, "\n");
+    }
+  }
+  return out;
+}
 
 std::string TargetsMarkdown() {
   std::string out =
@@ -160,9 +185,11 @@ int CmdCheckTarget(const std::string& name, const std::string& input, const std:
       for (const auto& f : report.blockers) fixable += f.fixable();
       std::cout << input << ": target " << profile->name << ": " << report.blockers.size() << " blocker(s), " << fixable
                 << " removed by --target " << profile->name << "\n";
-      for (const auto& f : report.blockers) std::cout << "  " << f.Describe() << "\n";
+      std::cout << GroupedFindings(report.blockers, "  ");
     }
-    for (const auto& f : report.warnings) std::cout << "  warning: " << f.Describe() << "\n";
+    if (!report.warnings.empty()) {
+      std::cout << "  warnings (" << report.warnings.size() << "):\n" << GroupedFindings(report.warnings, "    ");
+    }
   }
   return report.blockers.empty() ? kOk : kModelError;
 }
@@ -198,8 +225,10 @@ Status RunTargetStep(Model& model, const std::string& name, const std::string& i
   if (run.plan.empty())
     log << "target " << profile.name << ": nothing to do, the model already satisfies the profile\n";
   else log << "target " << profile.name << ": ran " << absl::StrJoin(run.plan, ",") << "\n";
-  for (const auto& f : run.remaining.blockers)
-    log << "target " << profile.name << ": still blocks: " << f.Describe() << "\n";
+  if (!run.remaining.blockers.empty()) {
+    log << "target " << profile.name << ": still blocks (" << run.remaining.blockers.size() << "):\n"
+        << GroupedFindings(run.remaining.blockers, "  ");
+  }
   for (auto& r : run.reports) reports.push_back(std::move(r));
   if (!profile.external_data) save.external_data = ExternalDataMode::kInline;
   return absl::OkStatus();

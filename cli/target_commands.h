@@ -11,10 +11,16 @@
 
 #include "core/io/model_io.h"
 #include "core/pass/pass_manager.h"
+#include "passes/target/check.h"
 
 namespace onnxsurgeon::cli {
 
 int CmdTargets(const std::vector<std::string>& args);
+
+// Findings as `check --target` prints them: grouped by profile fact (and what --target does
+// about it), each group one header with its count, what --target does and the fact's
+// source, then one line per place, each line starting with `indent`.
+std::string GroupedFindings(const std::vector<target::Finding>& findings, const std::string& indent);
 
 // OK when `target` names a built-in profile or a readable, valid .toml profile; else the
 // error (the CLI reports it as a usage error, before reading the model).
