@@ -6,6 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/common.h"
+#include "cli/input_shapes.h"
+#include "core/inspect/json.h"
 #include "core/target/profile.h"
 #include "passes/target/check.h"
 #include "passes/target/planner.h"
@@ -161,12 +163,73 @@ int CmdTargets(const std::vector<std::string>& args) {
   return kOk;
 }
 
-int CmdCheckTarget(const std::string& name, const std::string& input, const std::string& input_shapes, bool json) {
+StatusOr<BackendCheckResult> BackendCheckTarget(const std::string& reference_path, Model& model,
+                                                const std::string& target, const BackendCheckOptions& options) {
+  OS_ASSIGN_OR_RETURN(target::CompiledProfile compiled, target::LoadTarget(target));
+  OS_ASSIGN_OR_RETURN(std::unique_ptr<Model> reference, LoadModel(reference_path));
+  return RunBackendCheck(compiled.profile.name, *reference, model, options);
+}
+
+namespace {
+
+// check --target NAME --probe: the backend, not the profile.
+int ProbeTarget(const target::Profile& profile, const std::string& input, const std::string& input_shapes, bool json) {
+  auto model = LoadModel(input);
+  if (!model.ok()) {
+    std::cerr << "onnxsurgeon: error: " << OneLine(std::string(model.status().message())) << "\n";
+    return kModelError;
+  }
+  BackendCheckOptions options;
+  if (!input_shapes.empty()) {
+    auto specs = ParseInputShapeArgs({input_shapes});
+    if (!specs.ok()) return UsageError("check", std::string(specs.status().message()));
+    auto resolved = ResolveInputShapes(*specs, **model);
+    if (!resolved.ok()) return UsageError("check", std::string(resolved.status().message()));
+    options.input_shapes = *std::move(resolved);
+  }
+  auto reference = LoadModel(input);
+  if (!reference.ok()) return ModelError(reference.status());
+  auto result = RunBackendCheck(profile.name, **reference, **model, options);
+  if (!result.ok()) {
+    std::cerr << "onnxsurgeon: error: check --probe: " << OneLine(std::string(result.status().message())) << "\n";
+    const bool missing = absl::IsFailedPrecondition(result.status()) || absl::IsNotFound(result.status());
+    return missing ? kUsageError : kModelError;
+  }
+  if (json) {
+    Json outputs = Json::array();
+    for (const TensorComparison& c : result->rows) {
+      outputs.push_back({{"name", c.pair.a},
+                         {"max_abs", c.max_abs},
+                         {"max_rel", c.max_rel},
+                         {"share_off", c.share_off},
+                         {"problem", c.problem}});
+    }
+    Json j;
+    j["model"] = input;
+    j["target"] = profile.name;
+    j["backend"] = result->backend;
+    j["accepted"] = result->ok();
+    j["refused"] = result->refused;
+    j["outputs"] = outputs;
+    std::cout << DumpJson(j);
+  } else {
+    std::cout << input << ": target " << profile.name << " (probed): "
+              << (result->ok() ? "accepted" : result->refused.empty() ? "runs, but differs" : "refused") << "\n  "
+              << FormatBackendCheck(*result);
+  }
+  return result->ok() ? kOk : kModelError;
+}
+
+}  // namespace
+
+int CmdCheckTarget(const std::string& name, const std::string& input, const std::string& input_shapes, bool json,
+                   bool probe) {
   auto compiled = target::LoadTarget(name);
   if (!compiled.ok()) {
     std::cerr << "onnxsurgeon: check: " << OneLine(std::string(compiled.status().message())) << "\n";
     return kUsageError;
   }
+  if (probe) return ProbeTarget(compiled->profile, input, input_shapes, json);
   const target::Profile* profile = &compiled->profile;
   auto model = LoadModel(input);
   if (!model.ok()) {

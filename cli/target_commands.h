@@ -11,6 +11,7 @@
 
 #include "core/io/model_io.h"
 #include "core/pass/pass_manager.h"
+#include "core/verify/backend_check.h"
 #include "passes/target/check.h"
 
 namespace onnxsurgeon::cli {
@@ -28,7 +29,16 @@ Status CheckTargetName(const std::string& target);
 
 // `check --target`: exit 0 when nothing blocks, 1 when something does (or the model is
 // bad), 2 on a usage error.
-int CmdCheckTarget(const std::string& target, const std::string& input, const std::string& input_shapes, bool json);
+// With `probe`, the target's real backend is asked instead of the profile (RunBackendCheck:
+// the model in the backend against the model in onnxruntime): 0 when it runs the model
+// and matches, 1 when it refuses or differs, 2 when it is not installed.
+int CmdCheckTarget(const std::string& target, const std::string& input, const std::string& input_shapes, bool json,
+                   bool probe = false);
+
+// --backend-check: target's backend on `model` against onnxruntime on the model at
+// `reference_path` (core/verify/backend_check.h).
+StatusOr<BackendCheckResult> BackendCheckTarget(const std::string& reference_path, Model& model,
+                                                const std::string& target, const BackendCheckOptions& options);
 
 // What target `name` still refuses in `model`, one line per blocker, for the HTML report.
 // Result true when nothing blocks.
