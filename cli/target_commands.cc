@@ -91,9 +91,8 @@ std::string GroupedFindings(const std::vector<target::Finding>& findings, const 
     absl::StrAppend(&out, indent, first.fact, ": ", group.size(), group.size() == 1 ? " place" : " places", " -> ",
                     first.fix, "\n", indent, "    source: ", first.source, "\n");
     for (const target::Finding* f : group) {
-      std::string head = f->node.empty()
-                             ? f->where
-                             : absl::StrCat(f->op.empty() ? "" : f->op + " ", "'", f->node, "' in ", f->where);
+      std::string head =
+          f->node.empty() ? f->where : absl::StrCat(f->op.empty() ? "" : f->op + " ", "'", f->node, "' in ", f->where);
       absl::StrAppend(&out, indent, "    ", head, ": ", f->reason, "\n");
     }
   }
@@ -214,8 +213,10 @@ int ProbeTarget(const target::Profile& profile, const std::string& input, const 
     std::cout << DumpJson(j);
   } else {
     std::cout << input << ": target " << profile.name << " (probed): "
-              << (result->ok() ? "accepted" : result->refused.empty() ? "runs, but differs" : "refused") << "\n  "
-              << FormatBackendCheck(*result);
+              << (result->ok()              ? "accepted"
+                  : result->refused.empty() ? "runs, but differs"
+                                            : "refused")
+              << "\n  " << FormatBackendCheck(*result);
   }
   return result->ok() ? kOk : kModelError;
 }

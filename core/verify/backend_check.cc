@@ -51,8 +51,8 @@ bool WriteText(const std::string& path, const std::string& text) {
 }
 
 // The Python that runs the backend: its venv, else a --check candidate whose probe works.
-StatusOr<std::string> FindBackendPython(const std::string& profile, const BackendOfTarget& b,
-                                        const std::string& runner, const TempDir& dir) {
+StatusOr<std::string> FindBackendPython(const std::string& profile, const BackendOfTarget& b, const std::string& runner,
+                                        const TempDir& dir) {
   std::vector<std::string> tried;
   if (!b.venv.empty()) {
     bool ready = false;
@@ -71,15 +71,14 @@ StatusOr<std::string> FindBackendPython(const std::string& profile, const Backen
       if (version.rfind(prefix, 0) == 0) return python;
     tried.push_back(absl::StrCat(python, " has ", version));
   }
-  std::string how =
-      b.venv.empty()
-          ? "`pip install onnxruntime` in the Python --check uses (or set ONNXSURGEON_PYTHON)"
-          : absl::StrCat("`make backends-setup BACKENDS=", b.venv, "` in a clone of onnxsurgeon (or set ",
-                         "ONNXSURGEON_BACKENDS_DIR to the folder holding ", b.venv, "/venv), or install it into ",
-                         "the Python --check uses");
-  return absl::FailedPreconditionError(
-      absl::StrCat("no ", profile, " backend installed: ", how, tried.empty() ? "" : " (", absl::StrJoin(tried, "; "),
-                   tried.empty() ? "" : ")"));
+  std::string how = b.venv.empty()
+                        ? "`pip install onnxruntime` in the Python --check uses (or set ONNXSURGEON_PYTHON)"
+                        : absl::StrCat("`make backends-setup BACKENDS=", b.venv, "` in a clone of onnxsurgeon (or set ",
+                                       "ONNXSURGEON_BACKENDS_DIR to the folder holding ", b.venv,
+                                       "/venv), or install it into ", "the Python --check uses");
+  return absl::FailedPreconditionError(absl::StrCat("no ", profile, " backend installed: ", how,
+                                                    tried.empty() ? "" : " (", absl::StrJoin(tried, "; "),
+                                                    tried.empty() ? "" : ")"));
 }
 
 }  // namespace
@@ -143,11 +142,12 @@ StatusOr<BackendCheckResult> RunBackendCheck(const std::string& profile_name, Mo
     if (!v->IsInitializer()) model_inputs.push_back(v->name());
   for (Value* v : reference.graph().outputs()) outputs.push_back(v->name());
   if (static_cast<size_t>(model.graph().outputs().size()) != outputs.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("the model has ", model.graph().outputs().size(),
-                                                   " outputs, the reference ", outputs.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the model has ", model.graph().outputs().size(), " outputs, the reference ", outputs.size()));
   }
   // The reference: onnxruntime computes the reference model's outputs (one segment).
-  OS_ASSIGN_OR_RETURN(std::vector<Segment> segments, WriteSegments(reference, outputs, SegmentOptions{}, dir.path(), "r"));
+  OS_ASSIGN_OR_RETURN(std::vector<Segment> segments,
+                      WriteSegments(reference, outputs, SegmentOptions{}, dir.path(), "r"));
   CompareOptions inputs_options;
   inputs_options.input_shapes = options.input_shapes;
   // ncnn's Mat has no batch dimension: a batch the model leaves open is 1.
@@ -155,12 +155,14 @@ StatusOr<BackendCheckResult> RunBackendCheck(const std::string& profile_name, Mo
   const bool fp16 = backend->runner == "rknn2";  // no float32 mode for rk3588
   for (int run = 0; run < options.runs; ++run) {
     inputs_options.seed = options.seed + static_cast<uint64_t>(run);
-    const std::string ref_dir = dir / absl::StrCat("reference_", run), inputs = dir / absl::StrCat("inputs_", run, ".npz");
+    const std::string ref_dir = dir / absl::StrCat("reference_", run),
+                      inputs = dir / absl::StrCat("inputs_", run, ".npz");
     fs::create_directories(ref_dir);
     Json dump;
     dump["mode"] = "dump";
     dump["dump_dir"] = ref_dir;
-    dump["sides"] = Json::array({{{"label", "reference"}, {"kind", "onnxruntime"}, {"segments", SegmentsJson(segments)}}});
+    dump["sides"] =
+        Json::array({{{"label", "reference"}, {"kind", "onnxruntime"}, {"segments", SegmentsJson(segments)}}});
     // The backend's model decides the shapes (a static target fixed them).
     dump["inputs"] = InputsJson(model, inputs_options, "", inputs);
     OS_ASSIGN_OR_RETURN(Json dumped, RunHelper(dir, "compare_run.py", dump, "", nullptr));

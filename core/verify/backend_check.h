@@ -27,8 +27,8 @@ namespace onnxsurgeon {
 // The backend a target profile is checked on ("" when none runs here): the runner name
 // and how to install it.
 struct BackendOfTarget {
-  std::string runner;   // run-RUNNER.py: "ort", "openvino", "nncase-k210", ...
-  std::string venv;     // the make backends-setup venv's name ("" for the --check Python's onnxruntime)
+  std::string runner;                 // run-RUNNER.py: "ort", "openvino", "nncase-k210", ...
+  std::string venv;                   // the make backends-setup venv's name ("" for the --check Python's onnxruntime)
   std::vector<std::string> versions;  // version prefixes a candidate's probe must print (pinned onnxruntime)
 };
 // Given a profile name. Result its backend, or nullopt when no runner exists for it.
@@ -43,12 +43,12 @@ struct BackendCheckOptions {
 };
 
 struct BackendCheckResult {
-  std::string backend;     // "nncase-k210 1.9.0..." as the runner reports it
-  std::string python;      // the backend's interpreter
-  std::string runtime;     // the reference's: "onnxruntime 1.x"
+  std::string backend;  // "nncase-k210 1.9.0..." as the runner reports it
+  std::string python;   // the backend's interpreter
+  std::string runtime;  // the reference's: "onnxruntime 1.x"
   int runs_done = 0;
-  std::string refused;     // the backend's refusal ("" when it ran)
-  int failed_run = -1;     // the input set that failed (-1: none)
+  std::string refused;                 // the backend's refusal ("" when it ran)
+  int failed_run = -1;                 // the input set that failed (-1: none)
   std::vector<TensorComparison> rows;  // the outputs of the failing run (else of the last)
   bool ok() const { return refused.empty() && failed_run < 0; }
 };

@@ -17,8 +17,8 @@ namespace onnxsurgeon {
 
 inline constexpr const char* kBackendRunnerProtocol = kRunnerProtocolScript;
 inline constexpr std::pair<const char*, const char*> kBackendRunners[] = {
-    {"ort", kRunnerOrtScript},         {"openvino", kRunnerOpenvinoScript}, {"nncase-k210", kRunnerNncaseK210Script},
-    {"rknn2", kRunnerRknn2Script},     {"tflite", kRunnerTfliteScript},     {"ncnn", kRunnerNcnnScript},
+    {"ort", kRunnerOrtScript},     {"openvino", kRunnerOpenvinoScript}, {"nncase-k210", kRunnerNncaseK210Script},
+    {"rknn2", kRunnerRknn2Script}, {"tflite", kRunnerTfliteScript},     {"ncnn", kRunnerNcnnScript},
 };
 
 }  // namespace onnxsurgeon

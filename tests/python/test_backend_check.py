@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT / "tests/backends"))
 
 from harness import BACKENDS_DIR  # noqa: E402
 
-FAKE_RUNNER = '''
+FAKE_RUNNER = """
 import os, sys
 import numpy as np
 from _protocol import Refused, main
@@ -50,7 +50,7 @@ def run(model, inputs, workdir):
 
 if __name__ == "__main__":
     sys.exit(main(probe, run))
-'''
+"""
 
 
 def layernorm_model(path: Path, opset: int = 17) -> Path:
