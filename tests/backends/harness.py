@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -349,7 +350,11 @@ def rewrite(cmd: list[str]) -> dict:
     start = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     lines = [l for l in proc.stderr.splitlines() if l.strip()]
+    # The op types of the blockers --target says remain (its grouped "still blocks" lines:
+    # "      OP 'node' in main graph: reason").
+    blocked = sorted({m.group(1) for l in lines if (m := re.match(r"^\s{6}([\w.:]+) '[^']*' in ", l))})
     return {
+        "blocked_ops": blocked,
         "exit": proc.returncode,
         "seconds": round(time.perf_counter() - start, 2),
         "message": (lines[-1] if lines else "")[:400] if proc.returncode else "",
@@ -457,8 +462,12 @@ def probe_blockers(
         result, model = judged(run_backend(backend, python, out, inputs_path, wd / "probe")), "--allow-remaining output"
     else:
         result, model = original, "the original (--allow-remaining wrote nothing: " + rw["message"][:200] + ")"
+    ops = rw.get("blocked_ops", [])
+    named = [op for op in ops if op.split(":")[-1].lower() in result.get("message", "").lower()]
     if result["status"] != "ok":
         says = f"{backend.name} refuses {model} at {result['stage']}: {result['message']}"
+        if ops and not named:
+            says += f" (the message names none of the blocked ops {', '.join(ops)}: another reason may come first)"
     elif not result.get("match"):
         says = f"{backend.name} computes {model} wrong: {result.get('why', '')}"
     else:
@@ -470,6 +479,9 @@ def probe_blockers(
         "match": bool(result.get("match")),
         "max_abs_err": result.get("max_abs_err"),
         "proven": result["status"] != "ok" or not result.get("match"),
+        # Whether the refusal names an op a blocker is about (a refusal for another reason
+        # shows the model cannot run, not that this blocker is real).
+        "names_blocked_op": bool(named),
         "says": says[:500],
     }
 

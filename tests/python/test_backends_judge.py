@@ -159,3 +159,19 @@ def test_unproven_is_a_failure():
 
     assert "named (unproven)" in harness.FAILURES
     assert "named (probed)" not in harness.FAILURES and "named by --target" not in harness.FAILURES
+
+
+def test_rewrite_records_the_blocked_ops():
+    """--target's grouped "still blocks" lines give the op types a probe looks for in the
+    backend's refusal."""
+    import harness
+
+    stderr = (
+        "target nncase-k210: still blocks (2):\n"
+        "  nncase-k210: no If: 1 place -> none\n"
+        "      source: kendryte/nncase opcode.def\n"
+        "      If '/If' in main graph: If whose condition is computed at run time\n"
+        "      LSTM '/rnn/LSTM' in main graph: LSTM\n"
+    )
+    rw = harness.rewrite(["sh", "-c", f"printf '%s' \"{stderr}\" >&2"])
+    assert rw["blocked_ops"] == ["If", "LSTM"]
