@@ -237,3 +237,25 @@ def test_backend_check_real_backend(cli_path, tmp_path, target):
     assert out.is_file() and f"backend check on {target}" in proc.stderr
     probe = run(cli_path, env, "check", "--target", target, "--probe", out)
     assert probe.returncode == 0 and "(probed): accepted" in probe.stdout, probe.stdout + probe.stderr
+
+
+def test_rknn2_scalar_input(cli_path, tmp_path):
+    """rknn has no rank-0 tensor: its runner gives a scalar input as shape [1] (an empty
+    shape in input_size_list made inference fail with an IndexError)."""
+    if not (BACKENDS_DIR / "rknn2" / "ready").is_file():
+        pytest.skip("rknn2 venv not installed (make backends-setup BACKENDS=rknn2)")
+    graph = helper.make_graph(
+        [helper.make_node("Mul", ["x", "s"], ["y"])],
+        "scalar",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4]),
+            helper.make_tensor_value_info("s", TensorProto.FLOAT, []),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.save(model, tmp_path / "m.onnx")
+    env = dict(os.environ, ONNXSURGEON_BACKENDS_DIR=str(BACKENDS_DIR))
+    proc = run(cli_path, env, "check", "--target", "rknn2", "--probe", tmp_path / "m.onnx")
+    assert proc.returncode == 0 and "(probed): accepted" in proc.stdout, proc.stdout + proc.stderr
