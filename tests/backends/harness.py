@@ -202,7 +202,9 @@ def run_backend(backend: Backend, python: Path, model: Path, inputs: Path, workd
     result = json.loads(result_path.read_text())
     result["seconds"] = seconds
     if result["status"] == "ok":
-        with np.load(workdir / "outputs.npz") as npz:
+        # allow_pickle: sequence and map outputs (ai.onnx.ml's ZipMap) come as object arrays;
+        # the file is our runner's, written into our own work folder.
+        with np.load(workdir / "outputs.npz", allow_pickle=True) as npz:
             result["outputs"] = [npz[f"out{i}"] for i in range(len(npz.files))]
     return result
 
@@ -245,6 +247,8 @@ TOL = _tolerance_module()
 def tolerance(dtype: np.dtype, fp32: tuple[float, float], fp16: tuple[float, float]) -> tuple[float, float]:
     """(rtol, atol) for a reference output of this element type: float32 (and float64) the
     backend's, float16 and bfloat16 the float16 bound, integers and bools exact."""
+    if dtype.kind == "O":  # sequences and maps (ai.onnx.ml): their numbers are float32
+        return fp32
     if dtype.kind not in "fc":
         return 0.0, 0.0
     if dtype.name in ("float16", "bfloat16"):
@@ -256,6 +260,8 @@ def judge_output(out: np.ndarray, ref: np.ndarray, rtol: float, atol: float) -> 
     """One output against its reference, element by element (numpy.allclose: |out - ref| <=
     atol + rtol * |ref|, NaN only against NaN; integers and bools equal). Result max_abs,
     max_rel, share_off (the share of elements outside tolerance), ok and problem."""
+    if ref.dtype.kind == "O" or out.dtype.kind == "O":
+        return _judge_objects(out, ref, rtol, atol)
     if ref.dtype.kind in "iub" and out.dtype.kind in "iub":
         out = out.astype(ref.dtype)  # a backend's int32 for int64 is no error; the values must be equal
     row = TOL.compare_arrays(np, out, ref, atol, rtol)
@@ -266,6 +272,32 @@ def judge_output(out: np.ndarray, ref: np.ndarray, rtol: float, atol: float) -> 
         "share_off": row["off"] / size if row["size"] else 0.0,
         "ok": not row["problem"],
         "problem": row["problem"],
+        "rtol": rtol,
+        "atol": atol,
+    }
+
+
+def _same(a, b, rtol: float, atol: float) -> bool:
+    """Sequence and map values (ai.onnx.ml's ZipMap: a list of {label: probability}),
+    numbers within tolerance, the rest equal."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k], rtol, atol) for k in a)
+    if isinstance(a, (list, tuple, np.ndarray)) and isinstance(b, (list, tuple, np.ndarray)):
+        return len(a) == len(b) and all(_same(x, y, rtol, atol) for x, y in zip(a, b))
+    if isinstance(a, (float, np.floating)) or isinstance(b, (float, np.floating)):
+        return bool(np.isclose(float(a), float(b), rtol=rtol, atol=atol))
+    return a == b
+
+
+def _judge_objects(out: np.ndarray, ref: np.ndarray, rtol: float, atol: float) -> dict:
+    """An object output (a sequence of maps) against its reference: all or nothing."""
+    ok = out.shape == ref.shape and _same(out.tolist(), ref.tolist(), rtol, atol)
+    return {
+        "max_abs": 0.0,
+        "max_rel": 0.0,
+        "share_off": 0.0 if ok else 1.0,
+        "ok": ok,
+        "problem": "" if ok else "the sequence/map output differs",
         "rtol": rtol,
         "atol": atol,
     }

@@ -175,3 +175,15 @@ def test_rewrite_records_the_blocked_ops():
     )
     rw = harness.rewrite(["sh", "-c", f"printf '%s' \"{stderr}\" >&2"])
     assert rw["blocked_ops"] == ["If", "LSTM"]
+
+
+def test_sequence_of_maps_outputs():
+    """ai.onnx.ml's ZipMap: a list of {label: probability}, numbers within tolerance."""
+    ref = np.empty(2, dtype=object)
+    ref[:] = [{0: 0.25, 1: 0.75}, {0: 0.5, 1: 0.5}]
+    close = np.empty(2, dtype=object)
+    close[:] = [{0: 0.25 + 1e-7, 1: 0.75}, {0: 0.5, 1: 0.5}]
+    far = np.empty(2, dtype=object)
+    far[:] = [{0: 0.75, 1: 0.25}, {0: 0.5, 1: 0.5}]
+    assert judge([close], [ref])["match"]
+    assert not judge([far], [ref])["match"]
