@@ -17,18 +17,22 @@ namespace onnxsurgeon::cli {
 int RunCheck(const std::vector<std::string>& args) {
   CLI::App app{"What would block converting the model to opset N, or what target NAME refuses (nothing is written).",
                "onnxsurgeon check"};
-  bool json = false;
+  bool json = false, probe = false;
   int64_t target = 0;
   std::string input, target_name, input_shapes;
   CLI::Option* opset = app.add_option("--opset", target, "the target opset");
   CLI::Option* profile =
       app.add_option("--target", target_name, "a target profile (onnxsurgeon targets) or .toml file");
   app.add_option("--input-shapes", input_shapes, "with --target: NAME:DIMS;... inputs that will have static shapes");
+  app.add_flag("--probe", probe,
+               "with --target: ask the target's real backend instead of the profile (it runs the model, compared "
+               "with onnxruntime element by element); exit 2 when the backend is not installed");
   opset->excludes(profile);
   app.add_flag("--json", json, "machine-readable report on stdout");
   app.add_option("model", input, "the model")->required();
   if (auto code = ParseArguments(app, "check", args)) return *code;
-  if (!target_name.empty()) return CmdCheckTarget(target_name, input, input_shapes, json);
+  if (!target_name.empty()) return CmdCheckTarget(target_name, input, input_shapes, json, probe);
+  if (probe) return UsageError("check", "--probe needs --target NAME");
   if (opset->count() == 0) return UsageError("check", "--opset N or --target NAME is required");
   if (target < 7 || target > opset::LatestOpset("")) {
     return UsageError("check", absl::StrCat("--opset must be 7..", opset::LatestOpset("")));

@@ -37,7 +37,8 @@ struct RewriteArgs {
   std::vector<std::string> passes, input_shapes;
   bool dry_run = false, verify_each = false, debug_patterns = false, quiet = false, skip_fuse_bn = false,
        no_full_check = false, save_as_external_data = false, allow_remaining = false, external_data_given = false;
-  int check_runs = 0;  // 0: no --check
+  int check_runs = 0;          // 0: no --check
+  int backend_check_runs = 0;  // 0: no --backend-check
   uint64_t seed = 0;
   SaveOptions save;
 };
@@ -51,9 +52,9 @@ std::vector<std::string> Normalize(const std::vector<std::string>& args) {
     auto all_digits = [](const std::string& s) {
       return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
     };
-    if (a == "--check") {
+    if (a == "--check" || a == "--backend-check") {
       bool has_n = i + 1 < args.size() && all_digits(args[i + 1]);
-      out.push_back("--check=" + (has_n ? args[++i] : std::string("3")));
+      out.push_back(a + "=" + (has_n ? args[++i] : std::string(a == "--check" ? "3" : "1")));
     } else if (a == "--input-shapes" || a == "--overwrite-input-shape") {
       size_t start = out.size();
       while (i + 1 < args.size() && LooksLikeInputShape(args[i + 1])) out.push_back(a + "=" + args[++i]);
@@ -157,6 +158,11 @@ void DefineOptions(CLI::App& app, RewriteArgs& a, bool html) {
                  "[N] run the original and the result in onnxruntime on N random inputs (default 3) and "
                  "compare every output; on a mismatch exit 1 and write nothing")
       ->check(CLI::Range(1, 1000));
+  app.add_option("--backend-check", a.backend_check_runs,
+                 "[N] with --target: run the target's real backend on the result and onnxruntime on the original "
+                 "on N random input sets (default 1) and compare every output element by element; when the backend "
+                 "refuses or differs exit 1 and write nothing; exit 2 when the backend is not installed")
+      ->check(CLI::Range(1, 100));
   app.add_option("--input-shapes,--overwrite-input-shape", a.input_shapes,
                  "NAME:1,3,320,320 (or a bare 1,3,320,320 for a one-input model): fix input shapes before the "
                  "pipeline (set-input-shape) and for --check")
@@ -269,6 +275,9 @@ int Run(const std::vector<std::string>& raw_args, bool html) {
     }
     if (!a.quiet) std::cerr << "calibrate: " << *measured << " value range(s) measured in onnxruntime\n";
   }
+  if (a.backend_check_runs > 0 && a.target.empty()) {
+    return UsageError(command, "--backend-check needs --target NAME: it runs that target's backend");
+  }
   InputShapes shape_specs;
   if (!a.input_shapes.empty()) {
     auto specs = ParseInputShapeArgs(a.input_shapes);
@@ -357,6 +366,37 @@ int Run(const std::vector<std::string>& raw_args, bool html) {
       return kModelError;
     }
     if (!a.quiet) std::cerr << FormatNumericCheck(*result);
+  }
+
+  if (a.backend_check_runs > 0) {
+    BackendCheckOptions check;
+    check.runs = a.backend_check_runs;
+    check.seed = a.seed;
+    check.input_shapes = input_shapes;
+    progress.Begin("checking on the " + a.target + " backend");
+    auto result = BackendCheckTarget(a.input, **model, a.target, check);
+    progress.End();
+    if (!result.ok()) {
+      const bool missing = absl::IsFailedPrecondition(result.status()) || absl::IsNotFound(result.status());
+      std::cerr << "onnxsurgeon: error: --backend-check: " << OneLine(std::string(result.status().message()))
+                << "; nothing written\n";
+      return missing ? kUsageError : kModelError;
+    }
+    report_checks.push_back({"backend check on " + result->backend, result->ok(), FormatBackendCheck(*result)});
+    if (!result->ok()) {
+      std::cerr << FormatBackendCheck(*result);
+      std::cerr << "onnxsurgeon: error: --backend-check: " << a.target << " "
+                << (result->refused.empty() ? "computes the result differently from onnxruntime on " + a.input
+                                            : "refuses the result")
+                << (html ? "; the report says where, the model is not written\n" : "; nothing written\n");
+      if (html) {
+        summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        Status s = WriteReport(a, *model, summary, *reports, report_checks, absl::StrJoin(a.passes, ","));
+        if (!s.ok()) return ModelError(s);
+      }
+      return kModelError;
+    }
+    if (!a.quiet) std::cerr << FormatBackendCheck(*result);
   }
 
   if (write_model) {

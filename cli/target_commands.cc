@@ -1,10 +1,13 @@
 #include "cli/target_commands.h"
 
 #include <iostream>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/common.h"
+#include "cli/input_shapes.h"
+#include "core/inspect/json.h"
 #include "core/target/profile.h"
 #include "passes/target/check.h"
 #include "passes/target/planner.h"
@@ -82,6 +85,29 @@ std::vector<Fact> ProfileFacts(const target::Profile& p) {
 
 }  // namespace
 
+std::string GroupedFindings(const std::vector<target::Finding>& findings, const std::string& indent) {
+  // Groups in order of first appearance, keyed by the fact and what --target does about it.
+  std::vector<std::vector<const target::Finding*>> groups;
+  std::map<std::pair<std::string, std::string>, size_t> index;
+  for (const target::Finding& f : findings) {
+    auto [it, added] = index.try_emplace({f.fact, f.fix}, groups.size());
+    if (added) groups.emplace_back();
+    groups[it->second].push_back(&f);
+  }
+  std::string out;
+  for (const auto& group : groups) {
+    const target::Finding& first = *group.front();
+    absl::StrAppend(&out, indent, first.fact, ": ", group.size(), group.size() == 1 ? " place" : " places", " -> ",
+                    first.fix, "\n", indent, "    source: ", first.source, "\n");
+    for (const target::Finding* f : group) {
+      std::string head =
+          f->node.empty() ? f->where : absl::StrCat(f->op.empty() ? "" : f->op + " ", "'", f->node, "' in ", f->where);
+      absl::StrAppend(&out, indent, "    ", head, ": ", f->reason, "\n");
+    }
+  }
+  return out;
+}
+
 std::string TargetsMarkdown() {
   std::string out =
       "| target | versions | ai.onnx opset | IR max | LayerNorm | GELU | Erf | ScatterND reduction | If / Loop | "
@@ -145,12 +171,75 @@ int CmdTargets(const std::vector<std::string>& args) {
   return kOk;
 }
 
-int CmdCheckTarget(const std::string& name, const std::string& input, const std::string& input_shapes, bool json) {
+StatusOr<BackendCheckResult> BackendCheckTarget(const std::string& reference_path, Model& model,
+                                                const std::string& target, const BackendCheckOptions& options) {
+  OS_ASSIGN_OR_RETURN(target::CompiledProfile compiled, target::LoadTarget(target));
+  OS_ASSIGN_OR_RETURN(std::unique_ptr<Model> reference, LoadModel(reference_path));
+  return RunBackendCheck(compiled.profile.name, *reference, model, options);
+}
+
+namespace {
+
+// check --target NAME --probe: the backend, not the profile.
+int ProbeTarget(const target::Profile& profile, const std::string& input, const std::string& input_shapes, bool json) {
+  auto model = LoadModel(input);
+  if (!model.ok()) {
+    std::cerr << "onnxsurgeon: error: " << OneLine(std::string(model.status().message())) << "\n";
+    return kModelError;
+  }
+  BackendCheckOptions options;
+  if (!input_shapes.empty()) {
+    auto specs = ParseInputShapeArgs({input_shapes});
+    if (!specs.ok()) return UsageError("check", std::string(specs.status().message()));
+    auto resolved = ResolveInputShapes(*specs, **model);
+    if (!resolved.ok()) return UsageError("check", std::string(resolved.status().message()));
+    options.input_shapes = *std::move(resolved);
+  }
+  auto reference = LoadModel(input);
+  if (!reference.ok()) return ModelError(reference.status());
+  auto result = RunBackendCheck(profile.name, **reference, **model, options);
+  if (!result.ok()) {
+    std::cerr << "onnxsurgeon: error: check --probe: " << OneLine(std::string(result.status().message())) << "\n";
+    const bool missing = absl::IsFailedPrecondition(result.status()) || absl::IsNotFound(result.status());
+    return missing ? kUsageError : kModelError;
+  }
+  if (json) {
+    Json outputs = Json::array();
+    for (const TensorComparison& c : result->rows) {
+      outputs.push_back({{"name", c.pair.a},
+                         {"max_abs", c.max_abs},
+                         {"max_rel", c.max_rel},
+                         {"share_off", c.share_off},
+                         {"problem", c.problem}});
+    }
+    Json j;
+    j["model"] = input;
+    j["target"] = profile.name;
+    j["backend"] = result->backend;
+    j["accepted"] = result->ok();
+    j["refused"] = result->refused;
+    j["outputs"] = outputs;
+    std::cout << DumpJson(j);
+  } else {
+    std::cout << input << ": target " << profile.name << " (probed): "
+              << (result->ok()              ? "accepted"
+                  : result->refused.empty() ? "runs, but differs"
+                                            : "refused")
+              << "\n  " << FormatBackendCheck(*result);
+  }
+  return result->ok() ? kOk : kModelError;
+}
+
+}  // namespace
+
+int CmdCheckTarget(const std::string& name, const std::string& input, const std::string& input_shapes, bool json,
+                   bool probe) {
   auto compiled = target::LoadTarget(name);
   if (!compiled.ok()) {
     std::cerr << "onnxsurgeon: check: " << OneLine(std::string(compiled.status().message())) << "\n";
     return kUsageError;
   }
+  if (probe) return ProbeTarget(compiled->profile, input, input_shapes, json);
   const target::Profile* profile = &compiled->profile;
   auto model = LoadModel(input);
   if (!model.ok()) {
@@ -169,9 +258,11 @@ int CmdCheckTarget(const std::string& name, const std::string& input, const std:
       for (const auto& f : report.blockers) fixable += f.fixable();
       std::cout << input << ": target " << profile->name << ": " << report.blockers.size() << " blocker(s), " << fixable
                 << " removed by --target " << profile->name << "\n";
-      for (const auto& f : report.blockers) std::cout << "  " << f.Describe() << "\n";
+      std::cout << GroupedFindings(report.blockers, "  ");
     }
-    for (const auto& f : report.warnings) std::cout << "  warning: " << f.Describe() << "\n";
+    if (!report.warnings.empty()) {
+      std::cout << "  warnings (" << report.warnings.size() << "):\n" << GroupedFindings(report.warnings, "    ");
+    }
   }
   return report.blockers.empty() ? kOk : kModelError;
 }
@@ -207,8 +298,10 @@ Status RunTargetStep(Model& model, const std::string& name, const std::string& i
   if (run.plan.empty())
     log << "target " << profile.name << ": nothing to do, the model already satisfies the profile\n";
   else log << "target " << profile.name << ": ran " << absl::StrJoin(run.plan, ",") << "\n";
-  for (const auto& f : run.remaining.blockers)
-    log << "target " << profile.name << ": still blocks: " << f.Describe() << "\n";
+  if (!run.remaining.blockers.empty()) {
+    log << "target " << profile.name << ": still blocks (" << run.remaining.blockers.size() << "):\n"
+        << GroupedFindings(run.remaining.blockers, "  ");
+  }
   for (auto& r : run.reports) reports.push_back(std::move(r));
   if (!profile.external_data) save.external_data = ExternalDataMode::kInline;
   return absl::OkStatus();

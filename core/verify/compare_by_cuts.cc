@@ -8,8 +8,8 @@
 // backend runs find a tensor that is off right after one that is not.
 //
 // The backends run through their harness runners (tests/backends/runners, the file
-// protocol of _protocol.py) in their venvs (scripts/backends/setup.sh), so this works in a
-// clone with the backends installed.
+// protocol of _protocol.py, embedded in the binary: backend_check.h) in their venvs
+// (scripts/backends/setup.sh).
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -20,6 +20,7 @@
 #include "absl/strings/str_join.h"
 #include "core/io/model_io.h"
 #include "core/pass/pass.h"
+#include "core/verify/backend_check.h"
 #include "core/verify/compare_internal.h"
 #include "core/verify/python_helper.h"
 
@@ -30,17 +31,6 @@ namespace {
 // ncnn is not among them: its Mat has no batch dimension, so its runner cuts inputs and
 // outputs to the first batch item, and no tensor would compare as onnxruntime's.
 constexpr const char* kCutBackends[] = {"nncase-k210", "tflite", "rknn2"};
-
-// The harness runner of a backend: $ONNXSURGEON_BACKEND_RUNNERS, else the clone's
-// tests/backends/runners.
-std::string RunnerPath(const std::string& backend) {
-  fs::path dir;
-  if (const char* d = getenv("ONNXSURGEON_BACKEND_RUNNERS"); d && *d) dir = d;
-  else dir = fs::path(SourceDir()) / "tests" / "backends" / "runners";
-  std::error_code ec;
-  fs::path runner = dir / absl::StrCat("run-", backend, ".py");
-  return fs::is_regular_file(runner, ec) ? runner.string() : "";
-}
 
 // A copy of A computing `tensors` from the graph inputs they need, saved with its weights
 // inline (nncase reads the model's bytes only). Result the path and its inputs, in order.
@@ -72,18 +62,15 @@ StatusOr<CompareResult> CompareByCuts(Model& a, const CompareOptions& options, c
                                       const TempDir& dir) {
   bool ready = false;
   const std::string python = BackendPython(options.backend, &ready);
-  const std::string runner = RunnerPath(options.backend);
   if (python.empty() || !ready) {
     return absl::FailedPreconditionError(
         absl::StrCat("--backend ", options.backend, ": its venv is not installed; run `bash scripts/backends/setup.sh ",
                      options.backend, "` or set ONNXSURGEON_BACKENDS_DIR"));
   }
-  if (runner.empty()) {
-    return absl::FailedPreconditionError(absl::StrCat("--backend ", options.backend,
-                                                      ": its runner (tests/backends/runners/run-", options.backend,
-                                                      ".py) is not here; run from a clone or set "
-                                                      "ONNXSURGEON_BACKEND_RUNNERS"));
-  }
+  // The runner embedded in the binary (or $ONNXSURGEON_BACKEND_RUNNERS's).
+  const std::string runners = dir / "runners";
+  fs::create_directories(runners);
+  OS_ASSIGN_OR_RETURN(const std::string runner, BackendRunnerScript(options.backend, runners));
   CompareResult result;
   CompareOptions judged = options;
   if (options.backend == "rknn2") {  // rknn-toolkit2 has no fp32 mode for rk3588

@@ -31,8 +31,7 @@ std::vector<std::string> PythonCandidates();
 // path and whether NAME/ready says the install worked ("" when there is no venv).
 std::string BackendPython(const std::string& name, bool* ready = nullptr);
 
-// The source tree the binary was built from ("" when unknown): the backends' runners live
-// in its tests/backends/runners.
+// The source tree the binary was built from ("" when unknown).
 std::string SourceDir();
 
 struct HelperRun {

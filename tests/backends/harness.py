@@ -3,14 +3,21 @@
 
     python tests/backends/harness.py [--backends a,b] [--models m1,m2] [--corpus DIR ...]
                                      [--out DIR] [--cli PATH] [--smoke] [--markdown FILE]
-                                     [--results DIR]
+                                     [--results DIR] [--probe]
 
 For every backend (tests/backends/backends.py) and corpus model it checks:
   1. whether the backend loads and runs the original, or refuses it (the refusal recorded),
   2. that `onnxsurgeon --target NAME` rewrites it and the backend loads and runs the result,
   3. that the outputs match onnxruntime (this venv's, the current release) on the original
-     within the backend's tolerance; for models onnxruntime cannot run (custom ops), the
-     torch reference outputs the corpus generator stored.
+     element by element, per output, within the backend's per-dtype tolerance
+     (tests/backends/backends.py; integers and bools exactly); for models onnxruntime
+     cannot run (custom ops), the torch reference outputs the corpus generator stored.
+     Each output's max abs error, max rel error and share of elements off are recorded,
+     for the original's run as for the rewrite's.
+  4. with --probe, where --target named a blocker: that the blocker is real. The rewrite
+     runs again with --allow-remaining and the backend gets that model: "named (probed)"
+     when it refuses it or computes it wrong, "named (unproven)" (a failure) when it runs
+     and matches.
 Each backend runs in its own venv (scripts/backends/setup.sh) through a runner in
 tests/backends/runners/ that speaks files: model and inputs.npz in, outputs.npz or a
 refusal in result.json out, so no backend shares a process or a Python with another.
@@ -31,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -194,7 +202,9 @@ def run_backend(backend: Backend, python: Path, model: Path, inputs: Path, workd
     result = json.loads(result_path.read_text())
     result["seconds"] = seconds
     if result["status"] == "ok":
-        with np.load(workdir / "outputs.npz") as npz:
+        # allow_pickle: sequence and map outputs (ai.onnx.ml's ZipMap) come as object arrays;
+        # the file is our runner's, written into our own work folder.
+        with np.load(workdir / "outputs.npz", allow_pickle=True) as npz:
             result["outputs"] = [npz[f"out{i}"] for i in range(len(npz.files))]
     return result
 
@@ -220,22 +230,94 @@ def _layouts(out: np.ndarray, ref: np.ndarray) -> list[tuple[np.ndarray, str]]:
     return found
 
 
-def _error(out: np.ndarray, ref: np.ndarray, rtol: float, atol: float) -> tuple[float, bool]:
-    if ref.dtype == bool or np.issubdtype(ref.dtype, np.integer):
-        err = float(np.max(np.abs(out.astype(np.int64) - ref.astype(np.int64)), initial=0))
-        return err, err == 0
-    o, r = out.astype(np.float64), ref.astype(np.float64)
-    diff = np.where(np.isnan(o) & np.isnan(r), 0.0, np.abs(o - r))
-    err = float(np.max(diff, initial=0.0)) if not np.isnan(diff).any() else float("inf")
-    scale = float(np.max(np.abs(np.where(np.isnan(r), 0, r)), initial=0.0))
-    return err, err <= atol + rtol * scale
+def _tolerance_module():
+    """python/onnxsurgeon/tolerance.py, the element-wise comparison --check and compare use
+    (loaded by path: pure numpy, no extension needed)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("onnxsurgeon_tolerance", ROOT / "python/onnxsurgeon/tolerance.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def compare(outputs: list[np.ndarray], refs: list[np.ndarray], rtol: float, atol: float) -> dict:
-    """max abs error over all outputs and whether each output is within tolerance."""
+TOL = _tolerance_module()
+
+
+def tolerance(dtype: np.dtype, fp32: tuple[float, float], fp16: tuple[float, float]) -> tuple[float, float]:
+    """(rtol, atol) for a reference output of this element type: float32 (and float64) the
+    backend's, float16 and bfloat16 the float16 bound, integers and bools exact."""
+    if dtype.kind == "O":  # sequences and maps (ai.onnx.ml): their numbers are float32
+        return fp32
+    if dtype.kind not in "fc":
+        return 0.0, 0.0
+    if dtype.name in ("float16", "bfloat16"):
+        return max(fp16[0], fp32[0]), max(fp16[1], fp32[1])
+    return fp32
+
+
+def judge_output(out: np.ndarray, ref: np.ndarray, rtol: float, atol: float) -> dict:
+    """One output against its reference, element by element (numpy.allclose: |out - ref| <=
+    atol + rtol * |ref|, NaN only against NaN; integers and bools equal). Result max_abs,
+    max_rel, share_off (the share of elements outside tolerance), ok and problem."""
+    if ref.dtype.kind == "O" or out.dtype.kind == "O":
+        return _judge_objects(out, ref, rtol, atol)
+    if ref.dtype.kind in "iub" and out.dtype.kind in "iub":
+        out = out.astype(ref.dtype)  # a backend's int32 for int64 is no error; the values must be equal
+    row = TOL.compare_arrays(np, out, ref, atol, rtol)
+    size = row["size"] or 1
+    return {
+        "max_abs": row["max_abs"],
+        "max_rel": row["max_rel"],
+        "share_off": row["off"] / size if row["size"] else 0.0,
+        "ok": not row["problem"],
+        "problem": row["problem"],
+        "rtol": rtol,
+        "atol": atol,
+    }
+
+
+def _same(a, b, rtol: float, atol: float) -> bool:
+    """Sequence and map values (ai.onnx.ml's ZipMap: a list of {label: probability}),
+    numbers within tolerance, the rest equal."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k], rtol, atol) for k in a)
+    if isinstance(a, (list, tuple, np.ndarray)) and isinstance(b, (list, tuple, np.ndarray)):
+        return len(a) == len(b) and all(_same(x, y, rtol, atol) for x, y in zip(a, b))
+    if isinstance(a, (float, np.floating)) or isinstance(b, (float, np.floating)):
+        return bool(np.isclose(float(a), float(b), rtol=rtol, atol=atol))
+    return a == b
+
+
+def _judge_objects(out: np.ndarray, ref: np.ndarray, rtol: float, atol: float) -> dict:
+    """An object output (a sequence of maps) against its reference: all or nothing."""
+    ok = out.shape == ref.shape and _same(out.tolist(), ref.tolist(), rtol, atol)
+    return {
+        "max_abs": 0.0,
+        "max_rel": 0.0,
+        "share_off": 0.0 if ok else 1.0,
+        "ok": ok,
+        "problem": "" if ok else "the sequence/map output differs",
+        "rtol": rtol,
+        "atol": atol,
+    }
+
+
+def compare(
+    outputs: list[np.ndarray],
+    refs: list[np.ndarray],
+    rtol: float,
+    atol: float,
+    fp16: tuple[float, float] = (1e-2, 1e-2),
+) -> dict:
+    """Each output against its reference, element by element with its element type's
+    tolerance (tolerance()): rtol/atol are float32's, fp16 the (rtol, atol) of float16
+    outputs. Result match (every output within tolerance), max_abs_err (the worst over the
+    outputs), per_output (each output's max abs and rel error and share of elements off)
+    and why (the first output off, and layout notes)."""
     if len(outputs) != len(refs):
         return {"match": False, "max_abs_err": None, "why": f"{len(outputs)} outputs, expected {len(refs)}"}
-    worst, notes, match = 0.0, [], True
+    worst, notes, match, per_output, first_off = 0.0, [], True, [], ""
     for i, (out, ref) in enumerate(zip(outputs, refs)):
         out, ref = np.asarray(out), np.asarray(ref)
         candidates = _layouts(out, ref)
@@ -243,15 +325,30 @@ def compare(outputs: list[np.ndarray], refs: list[np.ndarray], rtol: float, atol
             return {
                 "match": False,
                 "max_abs_err": None,
+                "per_output": per_output,
                 "why": f"output {i}: shape {list(out.shape)}, expected {list(ref.shape)}",
             }
-        judged = [(_error(c, ref, rtol, atol), note) for c, note in candidates]
-        (err, ok), note = next((j for j in judged if j[0][1]), judged[0])
+        r, a = tolerance(ref.dtype, (rtol, atol), fp16)
+        judged = [(judge_output(c, ref, r, a), note) for c, note in candidates]
+        # The layout that passes, else the one with the fewest elements off.
+        j, note = next((x for x in judged if x[0]["ok"]), min(judged, key=lambda x: x[0]["share_off"]))
         if note:
             notes.append(f"output {i}: {note}")
-        worst = max(worst, err)
-        match &= bool(ok)
-    return {"match": match, "max_abs_err": worst, "why": "; ".join(notes)}
+        per_output.append({k: j[k] for k in ("max_abs", "max_rel", "share_off", "ok", "rtol", "atol")})
+        worst = max(worst, j["max_abs"])
+        if not j["ok"]:
+            match = False
+            if not first_off:
+                first_off = (
+                    f"output {i}: {j['problem']} (max abs {j['max_abs']:.2e}, max rel {j['max_rel']:.2e}, "
+                    f"{100 * j['share_off']:.3g}% of elements off)"
+                )
+    return {
+        "match": match,
+        "max_abs_err": worst,
+        "per_output": per_output,
+        "why": "; ".join([first_off, *notes] if first_off else notes),
+    }
 
 
 # --------------------------------------------------------------------------- rewriting
@@ -285,7 +382,11 @@ def rewrite(cmd: list[str]) -> dict:
     start = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     lines = [l for l in proc.stderr.splitlines() if l.strip()]
+    # The op types of the blockers --target says remain (its grouped "still blocks" lines:
+    # "      OP 'node' in main graph: reason").
+    blocked = sorted({m.group(1) for l in lines if (m := re.match(r"^\s{6}([\w.:]+) '[^']*' in ", l))})
     return {
+        "blocked_ops": blocked,
         "exit": proc.returncode,
         "seconds": round(time.perf_counter() - start, 2),
         "message": (lines[-1] if lines else "")[:400] if proc.returncode else "",
@@ -308,7 +409,15 @@ def cli_version(cli: Path) -> str:
     return f"from {cli.name} (outside this repository)"
 
 
-def check_one(backend: Backend, python: Path, model: CorpusModel, cli: Path, targets: set[str], work: Path) -> dict:
+def check_one(
+    backend: Backend,
+    python: Path,
+    model: CorpusModel,
+    cli: Path,
+    targets: set[str],
+    work: Path,
+    probe: bool = False,
+) -> dict:
     row = {"backend": backend.name, "model": model.name}
     wd = work / backend.name / model.name
     inputs, inputs_path = model.inputs(), model.inputs_path
@@ -325,12 +434,20 @@ def check_one(backend: Backend, python: Path, model: CorpusModel, cli: Path, tar
         return row
     row["reference"] = ref_source
     rtol, atol = max(backend.rtol, model.rtol), max(backend.atol, model.atol)
-    row["tolerance"] = {"rtol": rtol, "atol": atol, "note": backend.tolerance_note}
+    fp16 = (max(backend.fp16_rtol, rtol), max(backend.fp16_atol, atol))
+    row["tolerance"] = {
+        "rtol": rtol,
+        "atol": atol,
+        "fp16_rtol": fp16[0],
+        "fp16_atol": fp16[1],
+        "elementwise": True,
+        "note": backend.tolerance_note,
+    }
 
     def judged(result: dict) -> dict:
         outputs = result.pop("outputs", None)
         if outputs is not None:
-            result.update(compare(outputs, refs, rtol, atol))
+            result.update(compare(outputs, refs, rtol, atol, fp16))
         return result
 
     original = judged(run_backend(backend, python, model.path, inputs_path, wd / "original"))
@@ -353,7 +470,52 @@ def check_one(backend: Backend, python: Path, model: CorpusModel, cli: Path, tar
         rewritten = judged(run_backend(backend, python, out, inputs_path, wd / "rewritten"))
     row["rewritten"] = rewritten
     row["verdict"], row["why"] = verdict(original, rw, rewritten)
+    if probe and row["verdict"] == "named by --target":
+        row["probe"] = probe_blockers(backend, python, cmd, original, inputs_path, judged, wd)
+        proven = row["probe"]["proven"]
+        row["verdict"] = "named (probed)" if proven else "named (unproven)"
+        row["why"] = f"{row['why']}; probe: {row['probe']['says']}"
     return row
+
+
+def probe_blockers(
+    backend: Backend, python: Path, cmd: list[str], original: dict, inputs_path: Path, judged, wd: Path
+) -> dict:
+    """Is a blocker --target named real? The same rewrite with --allow-remaining (the plan
+    runs, the named blockers stay in the written model) goes to the backend: it proves the
+    blockers when the backend refuses that model or computes it wrong; it matching means
+    the profile refused a model the backend runs. When --allow-remaining cannot write a
+    model either, the original (where the blockers also are) is the probe."""
+    out = wd / "probe.onnx"
+    i = cmd.index("-o")
+    probe_cmd = [*cmd[:i], "--allow-remaining", "-o", str(out)]
+    rw = rewrite(probe_cmd)
+    if rw["exit"] == 0:
+        result, model = judged(run_backend(backend, python, out, inputs_path, wd / "probe")), "--allow-remaining output"
+    else:
+        result, model = original, "the original (--allow-remaining wrote nothing: " + rw["message"][:200] + ")"
+    ops = rw.get("blocked_ops", [])
+    named = [op for op in ops if op.split(":")[-1].lower() in result.get("message", "").lower()]
+    if result["status"] != "ok":
+        says = f"{backend.name} refuses {model} at {result['stage']}: {result['message']}"
+        if ops and not named:
+            says += f" (the message names none of the blocked ops {', '.join(ops)}: another reason may come first)"
+    elif not result.get("match"):
+        says = f"{backend.name} computes {model} wrong: {result.get('why', '')}"
+    else:
+        says = f"{backend.name} runs {model} and matches (max abs err {result.get('max_abs_err')}): the blocker is not shown"
+    return {
+        "model": model,
+        "command": rw["command"],
+        "status": result["status"],
+        "match": bool(result.get("match")),
+        "max_abs_err": result.get("max_abs_err"),
+        "proven": result["status"] != "ok" or not result.get("match"),
+        # Whether the refusal names an op a blocker is about (a refusal for another reason
+        # shows the model cannot run, not that this blocker is real).
+        "names_blocked_op": bool(named),
+        "says": says[:500],
+    }
 
 
 def verdict(original: dict, rw: dict, rewritten: dict | None) -> tuple[str, str]:
@@ -379,7 +541,16 @@ def verdict(original: dict, rw: dict, rewritten: dict | None) -> tuple[str, str]
     return "fixed (was refused)", f"{original['stage']}: {original['message']}"
 
 
-FAILURES = {"rewrite failed", "still refused", "wrong after rewrite", "no reference", "check rejects output"}
+# "named by --target" rows are not failures unless --probe shows the blocker is not real
+# ("named (unproven)": the backend runs the model with the blocker and matches).
+FAILURES = {
+    "rewrite failed",
+    "still refused",
+    "wrong after rewrite",
+    "no reference",
+    "check rejects output",
+    "named (unproven)",
+}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -393,6 +564,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--markdown", type=Path, help="also write the markdown table here")
     parser.add_argument(
         "--results", type=Path, help="merge the rows into DIR/NAME.json and .md per backend (docs/results)"
+    )
+    parser.add_argument(
+        "--probe",
+        action="store_true",
+        help="for rows where --target named a blocker, run the backend on the --allow-remaining output: "
+        "'named (probed)' when it refuses or computes wrong, 'named (unproven)' (a failure) when it matches",
     )
     args = parser.parse_args(argv)
 
@@ -459,7 +636,7 @@ def main(argv: list[str] | None = None) -> int:
         for model in models:
             if args.smoke and not args.models and model.name != backend.smoke_model:
                 continue
-            row = check_one(backend, python, model, args.cli, targets, work)
+            row = check_one(backend, python, model, args.cli, targets, work, probe=args.probe)
             rows.append(row)
             write_report()
             print(f"{name:12s} {model.name:28s} {row['verdict']:20s} {row.get('why', '')[:150]}", flush=True)

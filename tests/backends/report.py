@@ -31,9 +31,13 @@ def _message_line(r: dict) -> str | None:
 
 
 def _wrong(result: dict) -> str:
-    """A mismatch: its error, or why there is none (missing outputs, other shapes)."""
+    """A mismatch: its error (and, judged element-wise, the worst output's share of
+    elements off), or why there is none (missing outputs, other shapes)."""
     err = result.get("max_abs_err")
-    return f"**wrong** {_err(err)}" if err is not None else f"**wrong** ({result.get('why', '')})"
+    if err is None:
+        return f"**wrong** ({result.get('why', '')})"
+    off = [o["share_off"] for o in result.get("per_output", []) if not o.get("ok", True)]
+    return f"**wrong** {_err(err)}" + (f", {100 * max(off):.3g}% off" if off else "")
 
 
 def _original(r: dict) -> str:
@@ -50,6 +54,10 @@ def _after(r: dict) -> str:
         return "no reference"
     if r["verdict"] == "named by --target":
         return "refused by --target (blocker named)"
+    if r["verdict"] == "named (probed)":
+        return "refused by --target (blocker named, probe confirms)"
+    if r["verdict"] == "named (unproven)":
+        return "refused by --target (**blocker unproven**: the backend runs it)"
     if r["rewrite"]["exit"] != 0:
         return "**rewrite failed**"
     w = r["rewritten"]
@@ -122,7 +130,7 @@ def merge(reports: list[dict]) -> dict:
 # ------------------------------------------------------------------ docs/results/NAME.{json,md}
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-_KEEP = ("status", "stage", "message", "match", "max_abs_err", "why")
+_KEEP = ("status", "stage", "message", "match", "max_abs_err", "per_output", "why")
 
 
 def relative(text: str) -> str:
@@ -144,6 +152,8 @@ def slim(row: dict) -> dict:
     for key in ("inputs", "reference", "tolerance"):
         if key in row:
             out[key] = row[key]
+    if "probe" in row:
+        out["probe"] = {k: (relative(v) if isinstance(v, str) else v) for k, v in row["probe"].items()}
     return out
 
 

@@ -56,7 +56,11 @@ def inputshape(inputs):
 
 
 def link_model(model, link):
-    """A symlink to model at link, with symlinks to its external data files beside it."""
+    """The model at link: a symlink to it, and copies (not links: pnnx does not follow a
+    symlinked external data file) of its external data files beside it, so pnnx meets the
+    model as a user would give it."""
+    import shutil
+
     import onnx
 
     source_dir = os.path.dirname(os.path.abspath(model))
@@ -70,7 +74,7 @@ def link_model(model, link):
             target = os.path.join(os.path.dirname(link), entry.value)
             if entry.key == "location" and not os.path.lexists(target):
                 os.makedirs(os.path.dirname(target), exist_ok=True)
-                os.symlink(os.path.join(source_dir, entry.value), target)
+                shutil.copyfile(os.path.join(source_dir, entry.value), target)
 
 
 def convert(model, inputs, workdir):
@@ -87,7 +91,7 @@ def convert(model, inputs, workdir):
         "ncnnpy": stem + "_ncnn.py",
     }
     # pnnx also writes NAME.pnnxsim.onnx next to the model it reads, whatever the options say:
-    # give it a link in workdir (and links to the model's external data files beside it).
+    # give it a link in workdir (and copies of the model's external data files beside it).
     link = os.path.join(workdir, "input.onnx")
     link_model(model, link)
     cmd = [pnnx_executable(), link, "inputshape=" + inputshape(inputs), "fp16=0", "device=cpu"]

@@ -47,8 +47,12 @@ def run(model, inputs, workdir):
         not d.HasField("dim_value") for i in graph.input if i.name in inputs for d in i.type.tensor_type.shape.dim
     )
     # A dynamic model needs its input shapes at conversion, as rknn's user guide says:
-    # load_onnx(inputs=names, input_size_list=shapes) fixes them.
-    fixed = {"inputs": list(inputs), "input_size_list": [list(a.shape) for a in inputs.values()]} if dynamic else {}
+    # load_onnx(inputs=names, input_size_list=shapes) fixes them. rknn has no rank-0 tensor:
+    # a scalar input is given, and fed, as shape [1] (an empty shape in the list makes
+    # inference fail with "IndexError: list index out of range" in get_input_img).
+    fixed = (
+        {"inputs": list(inputs), "input_size_list": [list(a.shape) or [1] for a in inputs.values()]} if dynamic else {}
+    )
     with log:
         rknn = RKNN(verbose=False)
         rknn.config(target_platform="rk3588")
@@ -71,7 +75,7 @@ def run(model, inputs, workdir):
         ret = rknn.init_runtime()
     if ret != 0:
         raise Refused("build", why("init_runtime (simulator) returned %s" % ret))
-    arrays = list(inputs.values())
+    arrays = [a.reshape(1) if a.ndim == 0 else a for a in inputs.values()]
     # The model's own layout: without data_format the simulator takes 4-D inputs as NHWC
     # (the format of other ranks is ignored, but must be a string).
     formats = ["nchw"] * len(arrays)
