@@ -46,6 +46,8 @@ class LowerContribOpsPass : public Pass {
     for (auto& r : contrib::MakeActivationRules(!context.IsForbidden("Gelu"))) all.push_back(std::move(r));
     for (auto& r : contrib::MakeMatMulRules(dequantize_)) all.push_back(std::move(r));
     for (auto& r : contrib::MakeRotaryRules()) all.push_back(std::move(r));
+    for (auto& r : contrib::MakeAttentionRules()) all.push_back(std::move(r));
+    for (auto& r : contrib::MakeEmbedRules(!context.IsForbidden("LayerNormalization"))) all.push_back(std::move(r));
     std::vector<const RewriteRule*> rules;
     for (const auto& r : all)
       if (ops_.empty() || std::find(ops_.begin(), ops_.end(), r.op_type) != ops_.end()) rules.push_back(r.rule.get());

@@ -18,7 +18,9 @@ const std::vector<std::string>& LoweredOpTypes() {
                                                "BiasAdd",
                                                "FusedMatMul",
                                                "RotaryEmbedding",
-                                               "MatMulNBits"};
+                                               "MatMulNBits",
+                                               "Attention",
+                                               "EmbedLayerNormalization"};
   return ops;
 }
 

@@ -21,6 +21,8 @@ inline constexpr const char* kMsDomain = "com.microsoft";
 //   activations.cc:  Gelu, FastGelu, BiasGelu, QuickGelu, BiasAdd
 //   matmul.cc:       FusedMatMul, MatMulNBits
 //   rotary.cc:       RotaryEmbedding
+//   attention.cc:    Attention (attention_core.h: what the attention rules share)
+//   embed.cc:        EmbedLayerNormalization
 struct ContribRule {
   std::string op_type;  // the op it lowers (its domain is the rule's root domain)
   std::unique_ptr<RewriteRule> rule;
@@ -32,6 +34,8 @@ std::vector<ContribRule> MakeActivationRules(bool gelu_op);
 // `dequantize`: MatMulNBits with float weights (the pass dequantizes them).
 std::vector<ContribRule> MakeMatMulRules(bool dequantize);
 std::vector<ContribRule> MakeRotaryRules();
+std::vector<ContribRule> MakeAttentionRules();
+std::vector<ContribRule> MakeEmbedRules(bool layernorm_op);
 
 // The op types the rules lower (the `ops` option's choices), in table order.
 const std::vector<std::string>& LoweredOpTypes();
