@@ -117,9 +117,9 @@ class AttentionRule : public NodeRule<AttentionPlan> {
     if (Value* bias = node->input(2)) qkv = rw.Op("Add", {qkv, bias});
     Node* split = rw.Create("Split", {qkv, rw.Int64s(plan.hidden)}, {Rewriter::AttrInt("axis", -1)}, 3);
     AttentionSpec spec;
-    spec.q = SplitHeads(rw, split->output(0), plan.hidden[0] / plan.num_heads);
-    spec.k = SplitHeads(rw, split->output(1), plan.hidden[1] / plan.num_heads);
-    spec.v = SplitHeads(rw, split->output(2), plan.hidden[2] / plan.num_heads);
+    spec.q = SplitHeads(rw, split->output(0), plan.num_heads);
+    spec.k = SplitHeads(rw, split->output(1), plan.num_heads);
+    spec.v = SplitHeads(rw, split->output(2), plan.num_heads);
     if (plan.has_past) {  // [2, B, N, P, H]: keys, then values
       Node* past = rw.Create("Split", {node->input(4), rw.Int64s({1, 1})}, {Rewriter::AttrInt("axis", 0)}, 2);
       auto cat = [&](Value* before, Value* now) {
@@ -147,11 +147,148 @@ class AttentionRule : public NodeRule<AttentionPlan> {
   }
 };
 
+// ---- MultiHeadAttention ----------------------------------------------------------------
+
+enum class MhaForm {
+  kSeparate,   // query [B, S, D], key [B, L, D], value [B, L, Dv]
+  kPackedQkv,  // query [B, S, N, 3, H], no key or value
+  kPackedKv,   // query [B, S, D], key [B, L, N, 2, H], no value
+  kHeadsKv,    // query [B, S, D], key and value already [B, N, L, H] (no bias)
+};
+
+struct MhaPlan {
+  MhaForm form;
+  int64_t num_heads;
+  std::vector<int64_t> bias_sizes;  // D, D, Dv when there is a bias
+  MaskKind mask_kind;
+  float scale;
+  int32_t type;
+};
+
+class MultiHeadAttentionRule : public NodeRule<MhaPlan> {
+ public:
+  MultiHeadAttentionRule() : NodeRule("lower-multi-head-attention", "MultiHeadAttention", kMsDomain) {}
+
+ protected:
+  Verdict<MhaPlan> Check(Node* node, RewriteFacts& facts) const override {
+    if (!node->input(0)) return Refuse("lacks query");
+    if (node->num_inputs() > 10 || node->num_outputs() > 4) return Refuse("more than 10 inputs or 4 outputs");
+    if (node->input(8)) return Refuse("the past_sequence_length input (a shared past buffer) is not lowered");
+    if (node->input(9)) return Refuse("cache_indirection (beam search) is not lowered");
+    if (OutputUsed(*node, 3)) return Refuse("its qk output is read");
+    if ((node->input(6) == nullptr) != (node->input(7) == nullptr)) return Refuse("past_key without past_value");
+    const TypeFacts& types = facts.Get<TypeFacts>();
+    MhaPlan plan{};
+    plan.type = ElemTypeOfAny(*node, {0, 1, 2, 3, 5, 6, 7}, {0, 1, 2}, types);
+    if (std::string why = WhyNotLowerable(*node, plan.type); !why.empty()) return Refuse(why);
+    plan.num_heads = IntAttr(*node, "num_heads", 0);
+    if (plan.num_heads <= 0) return Refuse("num_heads is not positive");
+    std::optional<std::vector<int64_t>> q = types.Dims(node->input(0));
+    const int64_t k_rank = node->input(1) ? types.Rank(node->input(1)) : 0;
+    const int64_t v_rank = node->input(2) ? types.Rank(node->input(2)) : 0;
+    if (!q || (k_rank < 0) || (v_rank < 0)) return Refuse("the rank of query, key or value is unknown");
+    int64_t head_size = -1;
+    if (q->size() == 5 && k_rank == 0 && v_rank == 0) {
+      plan.form = MhaForm::kPackedQkv;
+      head_size = (*q)[4];
+    } else if (q->size() == 3 && k_rank == 5 && v_rank == 0) {
+      plan.form = MhaForm::kPackedKv;
+    } else if (q->size() == 3 && k_rank == 3 && v_rank == 3) {
+      plan.form = MhaForm::kSeparate;
+    } else if (q->size() == 3 && k_rank == 4 && v_rank == 4) {
+      plan.form = MhaForm::kHeadsKv;
+    } else {
+      return Refuse(absl::StrCat("query, key, value of ranks ", q->size(), ", ", k_rank, ", ", v_rank,
+                                 " are not a form onnxruntime defines"));
+    }
+    if (q->size() == 3 && (*q)[2] > 0) {
+      if ((*q)[2] % plan.num_heads != 0) return Refuse("the hidden size is not a multiple of num_heads");
+      head_size = (*q)[2] / plan.num_heads;
+    }
+    if (plan.form != MhaForm::kSeparate && node->input(3))
+      return Refuse("a bias with packed or per-head key/value is not lowered");
+    if (plan.form == MhaForm::kHeadsKv && node->input(6)) return Refuse("past_key with per-head key/value");
+    if (node->input(3)) {
+      std::optional<std::vector<int64_t>> v = types.Dims(node->input(2));
+      if (head_size <= 0 || !v || (*v)[2] <= 0) return Refuse("a bias with hidden sizes that are not static");
+      plan.bias_sizes = {(*q)[2], (*q)[2], (*v)[2]};
+    }
+    plan.mask_kind = MaskKind::kNone;
+    if (Value* mask = node->input(4)) {
+      std::string why;
+      std::optional<MaskKind> kind = MaskKindOf(types.Dims(mask), (*q)[0], &why);
+      if (!kind) return Refuse(absl::StrCat("key_padding_mask: ", why));
+      plan.mask_kind = *kind;
+    }
+    if (FloatAttr(*node, "scale", 0.0f) == 0.0f && head_size <= 0) return Refuse("the head size is not static");
+    plan.scale = DefaultScale(*node, head_size);
+    return plan;
+  }
+
+  Status Replace(Node* node, MhaPlan plan, Rewriter& rw) const override {
+    const int64_t n = plan.num_heads;
+    // One of `packed`'s [B, L, N, i, H] slices, as [B, N, L, H].
+    auto unpack = [&](Value* packed, int64_t i) {
+      Value* one = rw.Op("Slice", {packed, rw.Int64s({i}), rw.Int64s({i + 1}), rw.Int64s({3})});
+      Value* heads = rw.Op("Squeeze", {one, rw.Int64s({3})});
+      return rw.Op("Transpose", {heads}, {Rewriter::AttrInts("perm", {0, 2, 1, 3})});
+    };
+    Value* q = node->input(0);
+    Value* k = node->input(1);
+    Value* v = node->input(2);
+    AttentionSpec spec;
+    switch (plan.form) {
+      case MhaForm::kPackedQkv:
+        spec.q = unpack(q, 0);
+        spec.k = unpack(q, 1);
+        spec.v = unpack(q, 2);
+        break;
+      case MhaForm::kPackedKv:
+        spec.q = SplitHeads(rw, q, n);
+        spec.k = unpack(k, 0);
+        spec.v = unpack(k, 1);
+        break;
+      case MhaForm::kHeadsKv:
+        spec.q = SplitHeads(rw, q, n);
+        spec.k = k;
+        spec.v = v;
+        break;
+      case MhaForm::kSeparate:
+        if (Value* bias = node->input(3)) {
+          Node* split = rw.Create("Split", {bias, rw.Int64s(plan.bias_sizes)}, {Rewriter::AttrInt("axis", 0)}, 3);
+          q = rw.Op("Add", {q, split->output(0)});
+          k = rw.Op("Add", {k, split->output(1)});
+          v = rw.Op("Add", {v, split->output(2)});
+        }
+        spec.q = SplitHeads(rw, q, n);
+        spec.k = SplitHeads(rw, k, n);
+        spec.v = SplitHeads(rw, v, n);
+        break;
+    }
+    if (node->input(6)) {
+      spec.k = rw.Op("Concat", {node->input(6), spec.k}, {Rewriter::AttrInt("axis", 2)});
+      spec.v = rw.Op("Concat", {node->input(7), spec.v}, {Rewriter::AttrInt("axis", 2)});
+    }
+    spec.mask = node->input(4);
+    spec.mask_kind = plan.mask_kind;
+    spec.attention_bias = node->input(5);
+    spec.causal = IntAttr(*node, "unidirectional", 0) != 0;
+    spec.scale = plan.scale;
+    spec.mask_filter_value = FloatAttr(*node, "mask_filter_value", -10000.0f);
+    spec.type = plan.type;
+    OS_ASSIGN_OR_RETURN(Value * y, EmitAttention(rw, spec));
+    std::vector<Value*> out = {y, OutputUsed(*node, 1) ? spec.k : nullptr, OutputUsed(*node, 2) ? spec.v : nullptr};
+    out.resize(node->num_outputs());
+    return rw.ReplaceNode(node, out);
+  }
+};
+
 }  // namespace
 
 std::vector<ContribRule> MakeAttentionRules() {
   std::vector<ContribRule> rules;
   rules.push_back({"Attention", std::make_unique<AttentionRule>()});
+  rules.push_back({"MultiHeadAttention", std::make_unique<MultiHeadAttentionRule>()});
   return rules;
 }
 

@@ -7,8 +7,8 @@
 
 namespace onnxsurgeon::contrib {
 
-Value* SplitHeads(Rewriter& rw, Value* x, int64_t head_size) {
-  Value* heads = rw.Op("Reshape", {x, rw.Int64s({0, 0, -1, head_size})});
+Value* SplitHeads(Rewriter& rw, Value* x, int64_t num_heads) {
+  Value* heads = rw.Op("Reshape", {x, rw.Int64s({0, 0, num_heads, -1})});
   return rw.Op("Transpose", {heads}, {Rewriter::AttrInts("perm", {0, 2, 1, 3})});
 }
 

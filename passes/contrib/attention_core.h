@@ -39,8 +39,8 @@ struct AttentionSpec {
   int32_t type = 0;  // T's element type
 };
 
-// [B, S, N * H] -> [B, N, S, H] (`head_size` static).
-Value* SplitHeads(Rewriter& rw, Value* x, int64_t head_size);
+// [B, S, N * H] -> [B, N, S, H].
+Value* SplitHeads(Rewriter& rw, Value* x, int64_t num_heads);
 // A rank-0 int64: dim `axis` of x's shape.
 Value* DimOf(Rewriter& rw, Value* x, int64_t axis);
 // The lowest finite value of a float type (float16: -65504), as onnxruntime's causal mask.

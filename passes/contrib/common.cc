@@ -20,6 +20,7 @@ const std::vector<std::string>& LoweredOpTypes() {
                                                "RotaryEmbedding",
                                                "MatMulNBits",
                                                "Attention",
+                                               "MultiHeadAttention",
                                                "EmbedLayerNormalization"};
   return ops;
 }

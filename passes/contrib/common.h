@@ -21,7 +21,7 @@ inline constexpr const char* kMsDomain = "com.microsoft";
 //   activations.cc:  Gelu, FastGelu, BiasGelu, QuickGelu, BiasAdd
 //   matmul.cc:       FusedMatMul, MatMulNBits
 //   rotary.cc:       RotaryEmbedding
-//   attention.cc:    Attention (attention_core.h: what the attention rules share)
+//   attention.cc:    Attention, MultiHeadAttention (attention_core.h: what the attention rules share)
 //   embed.cc:        EmbedLayerNormalization
 struct ContribRule {
   std::string op_type;  // the op it lowers (its domain is the rule's root domain)

@@ -364,6 +364,40 @@ def test_transformer_optimizer_output(name, opt_level, corpus):
             np.testing.assert_allclose(got[out], want[out], rtol=1e-4, atol=1e-4, err_msg=f"{name}: {out}")
 
 
+# The optimizer's other attention forms on BERT: MultiHeadAttention (fed by separate Q/K/V
+# MatMuls), and Attention fed by the raw [B, T] mask when EmbedLayerNormalization is off.
+FUSION_VARIANTS = {
+    "multi_head_attention": {"use_multi_head_attention": True},
+    "no_embed_layernorm": {"enable_embed_layer_norm": False},
+    "multi_head_attention_no_embed_layernorm": {"use_multi_head_attention": True, "enable_embed_layer_norm": False},
+}
+
+
+@pytest.mark.parametrize("variant", sorted(FUSION_VARIANTS))
+def test_transformer_optimizer_attention_forms(variant, corpus):
+    pytest.importorskip("transformers")  # the corpus' BERT export
+    from onnxruntime.transformers.fusion_options import FusionOptions
+    from onnxruntime.transformers.optimizer import optimize_model
+
+    logging.getLogger("onnxruntime.transformers").setLevel(logging.ERROR)
+    options = FusionOptions("bert")
+    for key, value in FUSION_VARIANTS[variant].items():
+        setattr(options, key, value)
+    entry = corpus.model("bert_op14")
+    optimized = optimize_model(
+        str(entry.path), model_type="bert", optimization_options=options, opt_level=1, use_gpu=False
+    ).model
+    before = collections.Counter(_contrib_nodes(optimized))
+    attention = "MultiHeadAttention" if "multi_head" in variant else "Attention"
+    assert before[attention] == 2 and before["EmbedLayerNormalization"] == ("no_embed" not in variant), before
+    lowered, report = _lower(optimized)
+    assert _contrib_nodes(lowered) == [], _counts(report)
+    for feeds in entry.all_inputs:  # a padded batch among them
+        want, got = _ort(optimized, feeds), _ort(lowered, feeds)
+        for out in want:
+            np.testing.assert_allclose(got[out], want[out], rtol=1e-4, atol=1e-4, err_msg=f"{variant}: {out}")
+
+
 @pytest.mark.parametrize("name", sorted(n for n, (_, left) in OPTIMIZED.items() if not left))
 def test_transformer_optimizer_output_float16(name, corpus):
     """The optimizer's float16 models (float32 inputs and outputs kept): every contrib op
@@ -625,3 +659,179 @@ def _attention_model(case, opset=17):
 def test_attention(case, opset):
     lowered = _check_lowering(_attention_model(case, opset), expect_rule="lower-attention", scale_all=True)
     assert "Softmax" in {n.op_type for n in lowered.graph.node}
+
+
+def test_attention_mask_1d_dynamic_batch():
+    """A 1-D mask_index with a dynamic batch size: [B] lengths or [2B] ends and starts,
+    told apart at run time."""
+    model = _attention_model("plain")
+    model.graph.input[0].CopyFrom(oh.make_tensor_value_info("x", F32, ("B", 3, 16)))
+    model.graph.input.append(oh.make_tensor_value_info("mask", TensorProto.INT32, ("M",)))
+    model.graph.node[0].input.append("mask")
+    lowered, report = _lower(model)
+    assert _contrib_nodes(lowered) == [], _counts(report)
+    x = np.random.default_rng(5).standard_normal((2, 3, 16)).astype(np.float32)
+    for mask in ([2, 3], [1, 3], [3, 2, 1, 0], [2, 3, 0, 1]):
+        feeds = {"x": x, "mask": np.array(mask, np.int32)}
+        np.testing.assert_allclose(_ort(lowered, feeds)["y"], _ort(model, feeds)["y"], rtol=1e-5, atol=1e-5)
+
+
+# ---------------------------------------------------------------- EmbedLayerNormalization
+
+EMBED = {
+    # id: (segment, mask, position_ids, outputs, attrs)
+    "plain": (True, True, None, ["y", "mask_index"], {}),
+    "no_segment": (False, True, None, ["y", "mask_index"], {}),
+    "no_mask": (True, False, None, ["y", "mask_index"], {}),
+    "embedding_sum": (True, True, None, ["y", "mask_index", "sum"], {"epsilon": 1e-5}),
+    "position_ids_bs": (True, True, (2, 5), ["y", "mask_index"], {}),
+    "position_ids_1s": (True, False, (1, 5), ["y", "", "sum"], {}),
+}
+
+
+def _embed_model(case, opset):
+    segment, mask, position_ids, outputs, attrs = EMBED[case]
+    rng = np.random.default_rng(6)
+    consts = {"ids": rng.integers(0, 20, (2, 5)).astype(np.int32)}
+    inputs = {"ids": None, "seg" if segment else "": None, "we": (20, H), "pe": (12, H)}
+    if segment:
+        consts["seg"] = rng.integers(0, 2, (2, 5)).astype(np.int32)
+    inputs["se" if segment else " "] = (2, H) if segment else None
+    inputs["gamma"], inputs["beta"] = (H,), (H,)
+    if mask:
+        consts["mask"] = np.array([[1, 1, 1, 0, 0], [1, 2, 1, 1, 1]], np.int32)  # 2 is not counted
+    inputs["mask" if mask else "  "] = None
+    if position_ids:
+        consts["pos"] = rng.integers(0, 12, position_ids).astype(np.int32)
+        inputs["pos"] = None
+    model = _model("EmbedLayerNormalization", inputs, 0, attrs=attrs, opset=opset, consts=consts, outputs=outputs)
+    node = model.graph.node[0]
+    node.input[:] = [i.strip() for i in node.input]
+    while node.input and not node.input[-1]:
+        node.input.pop()
+    return model
+
+
+@pytest.mark.parametrize("opset", [14, 17])
+@pytest.mark.parametrize("case", sorted(EMBED))
+def test_embed_layernorm(case, opset):
+    lowered = _check_lowering(_embed_model(case, opset), expect_rule="lower-embed-layernorm")
+    assert ("LayerNormalization" in {n.op_type for n in lowered.graph.node}) == (opset >= 17)
+
+
+# ---------------------------------------------------------------- MultiHeadAttention
+
+# B=2, S=3, D=16, num_heads 2 (H=8); L: key/value length (3, or 4 for cross attention);
+# past length 2.
+MHA = {
+    # id: (form, attrs, extras)   extras: bias, mask_2d/mask_1d/mask_3d, attention_bias, past, cross, dv8
+    "separate_bias": ("separate", {}, {"bias"}),
+    "separate": ("separate", {}, set()),
+    "cross_bias": ("separate", {}, {"bias", "cross"}),
+    "dv8_bias": ("separate", {}, {"bias", "dv8"}),
+    "unidirectional": ("separate", {"unidirectional": 1}, {"bias"}),
+    "scale": ("separate", {"scale": 0.2}, {"bias"}),
+    "mask_2d": ("separate", {}, {"bias", "mask_2d"}),
+    "mask_1d": ("separate", {}, {"bias", "mask_1d"}),
+    "mask_3d": ("separate", {}, {"mask_3d"}),
+    "mask_filter_value": ("separate", {"mask_filter_value": -1e9}, {"mask_2d"}),
+    "attention_bias": ("separate", {}, {"bias", "attention_bias"}),
+    "past": ("separate", {"unidirectional": 1}, {"bias", "past"}),
+    "past_mask_2d": ("separate", {"unidirectional": 1}, {"bias", "past", "mask_2d"}),
+    "past_bidirectional_attention_bias": ("separate", {}, {"past", "attention_bias"}),
+    "packed_qkv": ("packed_qkv", {}, set()),
+    "packed_qkv_unidirectional_mask": ("packed_qkv", {"unidirectional": 1}, {"mask_2d"}),
+    "packed_kv": ("packed_kv", {}, {"cross"}),
+    "heads_kv": ("heads_kv", {}, {"cross", "mask_1d"}),
+}
+
+
+def _mha_model(case, opset=17):
+    form, attrs, extra = MHA[case]
+    attrs = dict(attrs, num_heads=2)
+    rng = np.random.default_rng(7)
+    L = 4 if "cross" in extra else 3
+    T = L + (2 if "past" in extra else 0)
+    dv = 8 if "dv8" in extra else 16
+    inputs, consts, outputs = {}, {}, ["y"]
+    if form == "packed_qkv":
+        inputs["q"] = (2, 3, 2, 3, 8)
+    else:
+        inputs["q"] = (2, 3, 16)
+    if form == "separate":
+        inputs["k"], inputs["v"] = (2, L, 16), (2, L, dv)
+    elif form == "packed_kv":
+        inputs["k"] = (2, L, 2, 2, 8)
+    elif form == "heads_kv":
+        inputs["k"], inputs["v"] = (2, 2, L, 8), (2, 2, L, 8)
+    if "bias" in extra:
+        consts["bias"] = rng.standard_normal(32 + dv).astype(np.float32)
+    names = list(inputs) + [""] * (3 - len(inputs)) + ["bias" if "bias" in extra else ""]
+    if "mask_2d" in extra:
+        consts["mask"] = np.ones((2, T), np.int32)
+        consts["mask"][0, -1] = consts["mask"][1, 0] = 0
+    elif "mask_1d" in extra:
+        consts["mask"] = np.array([T - 1, T], np.int32)
+    elif "mask_3d" in extra:
+        consts["mask"] = rng.integers(0, 2, (2, 3, T)).astype(np.int32)
+        consts["mask"][:, :, 0] = 1
+    names.append("mask" if "mask" in consts else "")
+    if "attention_bias" in extra:
+        inputs["attention_bias"] = (1, 2, 3, T)
+    names.append("attention_bias" if "attention_bias" in extra else "")
+    if "past" in extra:
+        inputs["past_key"], inputs["past_value"] = (2, 2, 2, 8), (2, 2, 2, 8)
+        names += ["past_key", "past_value"]
+        outputs += ["present_key", "present_value"]
+    while names and not names[-1]:
+        names.pop()
+    graph_inputs = {n: s for n, s in inputs.items()}
+    model = _model("MultiHeadAttention", graph_inputs, 0, attrs=attrs, opset=opset, consts=consts, outputs=outputs)
+    node = model.graph.node[0]
+    node.input[:] = names
+    return model
+
+
+def _unpacked_oracle(case, opset):
+    """onnxruntime has no CPU kernel for the packed forms: its oracle is onnxruntime's kernel
+    on the same node with Q, K, V unpacked ([B, L, N, i, H] -> [B, L, N * H])."""
+    form, attrs, extra = MHA[case]
+    model = _mha_model(case, opset)
+    node = model.graph.node[0]
+    L = 4 if "cross" in extra else 3
+    separate = onnx.ModelProto()
+    separate.CopyFrom(model)
+    inputs = separate.graph.input
+    for name in ("q", "k"):
+        if name in [i.name for i in inputs]:
+            inputs.remove(next(i for i in inputs if i.name == name))
+    extra_inputs = [oh.make_tensor_value_info(n, F32, (2, 3 if n == "q" else L, 16)) for n in ("q", "k", "v")]
+    for i, vi in enumerate(extra_inputs):
+        inputs.insert(i, vi)
+    separate.graph.node[0].input[:3] = ["q", "k", "v"]
+    packed = [i for i in node.input[:2] if i]
+
+    def unpack(x):
+        return [x[:, :, :, i, :].reshape(x.shape[0], x.shape[1], -1) for i in range(x.shape[3])]
+
+    def oracle(feeds):
+        feeds = dict(feeds)
+        parts = unpack(feeds.pop("q")) if form == "packed_qkv" else [feeds.pop("q")]
+        if form == "packed_kv":
+            parts += unpack(feeds.pop("k"))
+        return _ort(separate, dict(feeds, q=parts[0], k=parts[1], v=parts[2]))
+
+    assert packed
+    return model, oracle
+
+
+@pytest.mark.parametrize("opset", [14, 17])
+@pytest.mark.parametrize("case", sorted(MHA))
+def test_multi_head_attention(case, opset):
+    if MHA[case][0] in ("packed_qkv", "packed_kv"):
+        model, oracle = _unpacked_oracle(case, opset)
+        with pytest.raises(Exception, match="not implemented for CPU"):
+            _ort(model, _feeds(model, "random"))
+        _check_lowering(model, oracle=oracle, expect_rule="lower-multi-head-attention", scale_all=True)
+        return
+    _check_lowering(_mha_model(case, opset), expect_rule="lower-multi-head-attention", scale_all=True)
