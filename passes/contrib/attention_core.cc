@@ -91,6 +91,10 @@ StatusOr<Value*> EmitAttention(Rewriter& rw, const AttentionSpec& spec) {
   Value* scores = rw.Op("MatMul", {spec.q, kt});
   OS_ASSIGN_OR_RETURN(Value * scale, ScalarOf(rw, spec.type, spec.scale));
   scores = rw.Op("Mul", {scores, scale});
+  if (spec.softcap > 0.0f) {
+    OS_ASSIGN_OR_RETURN(Value * cap, ScalarOf(rw, spec.type, spec.softcap));
+    scores = rw.Op("Mul", {rw.Op("Tanh", {rw.Op("Div", {scores, cap})}), cap});
+  }
   OS_ASSIGN_OR_RETURN(Value * mask, EmitMask(rw, spec));
   if (mask) scores = rw.Op("Add", {scores, mask});
   if (spec.attention_bias) scores = rw.Op("Add", {scores, spec.attention_bias});

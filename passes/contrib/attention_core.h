@@ -2,7 +2,7 @@
 // GroupQueryAttention): heads split and merged, the additive mask onnxruntime's CPU kernels
 // build (attention_cpu_base.h's PrepareMask), and softmax(scale Q K^T + mask) V.
 //
-//   scores = MatMul(Q, Transpose(K)) * scale + mask (+ attention_bias)     [B, N, S, T]
+//   scores = MatMul(Q, Transpose(K)) * scale (softcapped) + mask (+ attention_bias)  [B, N, S, T]
 //   mask   = key padding (0 where a key is kept, mask_filter_value where it is not), then
 //            causal: the lowest value of T where key j is after query i (j > T - S + i)
 //   output = Reshape(Transpose(MatMul(Softmax(scores), V), [0, 2, 1, 3]), [0, 0, -1])
@@ -35,6 +35,7 @@ struct AttentionSpec {
   Value* attention_bias = nullptr;  // [B or 1, N or 1, S, T]
   bool causal = false;
   float scale = 1.0f;
+  float softcap = 0.0f;  // > 0: scores = softcap * Tanh(scores / softcap), before the mask
   float mask_filter_value = -10000.0f;
   int32_t type = 0;  // T's element type
 };

@@ -21,7 +21,8 @@ const std::vector<std::string>& LoweredOpTypes() {
                                                "MatMulNBits",
                                                "Attention",
                                                "MultiHeadAttention",
-                                               "EmbedLayerNormalization"};
+                                               "EmbedLayerNormalization",
+                                               "GroupQueryAttention"};
   return ops;
 }
 

@@ -23,6 +23,7 @@ inline constexpr const char* kMsDomain = "com.microsoft";
 //   rotary.cc:       RotaryEmbedding
 //   attention.cc:    Attention, MultiHeadAttention (attention_core.h: what the attention rules share)
 //   embed.cc:        EmbedLayerNormalization
+//   gqa.cc:          GroupQueryAttention
 struct ContribRule {
   std::string op_type;  // the op it lowers (its domain is the rule's root domain)
   std::unique_ptr<RewriteRule> rule;
@@ -36,6 +37,7 @@ std::vector<ContribRule> MakeMatMulRules(bool dequantize);
 std::vector<ContribRule> MakeRotaryRules();
 std::vector<ContribRule> MakeAttentionRules();
 std::vector<ContribRule> MakeEmbedRules(bool layernorm_op);
+std::vector<ContribRule> MakeGqaRules();
 
 // The op types the rules lower (the `ops` option's choices), in table order.
 const std::vector<std::string>& LoweredOpTypes();

@@ -835,3 +835,79 @@ def test_multi_head_attention(case, opset):
         _check_lowering(model, oracle=oracle, expect_rule="lower-multi-head-attention", scale_all=True)
         return
     _check_lowering(_mha_model(case, opset), expect_rule="lower-multi-head-attention", scale_all=True)
+
+
+# ---------------------------------------------------------------- GroupQueryAttention
+
+# num_heads 4, kv_num_heads 2 (head size 8): query [B, S, 32], key/value [B, S, 16]; past
+# [B, 2, P, 8]. seqlens_k = each batch's total length - 1 (B its length). onnxruntime
+# takes a chunk (S > 1 after a past) for one batch only.
+GQA = {
+    # id: (S, P, seqlens_k, attrs, extras)   extras: packed
+    "prompt": (3, 0, [2, 2], {}, set()),
+    "prompt_past_buffer": (3, 4, [2, 2], {}, set()),  # a first prompt: past ignored
+    "decode": (1, 4, [4, 4], {}, set()),
+    "decode_padded_cache": (1, 4, [4, 2], {}, set()),  # batch 1: new key at position 3 of 5
+    "chunk": (3, 4, [6], {}, set()),
+    "chunk_padded_cache": (2, 4, [3], {}, set()),
+    "packed": (3, 4, [6], {}, {"packed"}),
+    "packed_prompt": (3, 0, [2, 2], {}, {"packed"}),
+    "local_window": (3, 4, [6], {"local_window_size": 2}, set()),
+    "local_window_decode": (1, 4, [4, 3], {"local_window_size": 2}, set()),
+    "softcap": (3, 4, [6], {"softcap": 2.0}, set()),
+    "softcap_decode": (1, 4, [4, 4], {"softcap": 0.5}, set()),
+    "scale": (1, 4, [4, 4], {"scale": 0.5}, set()),
+    "mha_heads": (3, 4, [6], {"kv_num_heads": 4}, set()),
+    "one_kv_head": (1, 4, [4, 2], {"kv_num_heads": 1}, set()),
+    "not_causal": (3, 0, [2, 2], {"causal": 0}, set()),
+}
+
+
+def _gqa_model(case, dtype=F32, opset=17):
+    s, p, seqlens, attrs, extra = GQA[case]
+    attrs = dict({"num_heads": 4, "kv_num_heads": 2}, **attrs)
+    kv, b = attrs["kv_num_heads"] * 8, len(seqlens)
+    inputs = {"q": (b, s, 32 + 2 * kv)} if "packed" in extra else {"q": (b, s, 32), "k": (b, s, kv), "v": (b, s, kv)}
+    names = list(inputs) + ([""] * 2 if "packed" in extra else [])
+    outputs = ["y", "present_key", "present_value"]
+    if p:
+        inputs["past_key"] = inputs["past_value"] = (b, attrs["kv_num_heads"], p, 8)
+        names += ["past_key", "past_value"]
+    else:
+        names += ["", ""]
+    consts = {"seqlens_k": np.array(seqlens, np.int32), "total": np.array(max(seqlens) + 1, np.int32)}
+    names += ["seqlens_k", "total"]
+    model = _model(
+        "GroupQueryAttention", inputs, 0, attrs=attrs, opset=opset, dtype=dtype, consts=consts, outputs=outputs
+    )
+    model.graph.node[0].input[:] = names
+    return model
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", sorted(GQA))
+def test_group_query_attention(case, dtype):
+    """Against onnxruntime's kernel; the cache rows past each batch's total length and
+    (padded prompts) are unspecified there, so only the defined rows are compared."""
+    model = _gqa_model(case, dtype)
+    s, p, seqlens, _, _ = GQA[case]
+    sample = _feeds(model, "random")
+    for out, value in _ort(model, sample).items():
+        vi = next(o for o in model.graph.output if o.name == out)
+        vi.CopyFrom(oh.make_tensor_value_info(out, dtype, value.shape))
+    lowered, report = _lower(model)
+    assert _contrib_nodes(lowered) == [], _counts(report)
+    rules = {p.value for n in lowered.graph.node for p in n.metadata_props if p.key == "onnxsurgeon.rule"}
+    assert rules == {"lower-group-query-attention"}
+    rtol, atol = TOL[dtype]
+    for kind in INPUT_KINDS:
+        feeds = _feeds(model, kind)
+        want, got = _ort(model, feeds), _ort(lowered, feeds)
+        for name in want:
+            w, g = want[name].astype(np.float64), got[name].astype(np.float64)
+            assert w.shape == g.shape and want[name].dtype == got[name].dtype, (name, w.shape, g.shape)
+            if name != "y":
+                for b, total in enumerate(seqlens):
+                    w[b, :, total + 1 :] = g[b, :, total + 1 :] = 0
+            scale = max(1.0, float(np.max(np.abs(w))))
+            np.testing.assert_allclose(g, w, rtol=rtol, atol=atol * scale, err_msg=f"{name} ({kind})")
