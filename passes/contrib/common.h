@@ -35,6 +35,10 @@ std::vector<ContribRule> MakeActivationRules(bool gelu_op);
 // `dequantize`: MatMulNBits with float weights (the pass dequantizes them).
 std::vector<ContribRule> MakeMatMulRules(bool dequantize);
 std::vector<ContribRule> MakeRotaryRules();
+// The rotation of RotaryEmbedding (rotary.cc), shared with GroupQueryAttention's do_rotary:
+// v [..., ..., ..., head_size] (rank 4), cos/sin [..., half] broadcastable against its
+// rotary part; the first 2 * half channels rotate (halves, or interleaved pairs).
+Value* EmitRotation(Rewriter& rw, Value* v, Value* cos, Value* sin, int64_t head_size, int64_t half, bool interleaved);
 std::vector<ContribRule> MakeAttentionRules();
 std::vector<ContribRule> MakeEmbedRules(bool layernorm_op);
 std::vector<ContribRule> MakeGqaRules();

@@ -10,7 +10,9 @@
 //   local_window_size (when given: the last local_window_size keys, its own included); the
 //   others get the lowest value before Softmax.
 //   softcap > 0: scores = softcap * Tanh(scores / softcap) before the mask.
-// Refused: do_rotary, smooth_softmax, head_sink, attention_bias, quantized caches
+//   do_rotary: Q and the new K rotate as RotaryEmbedding does (rotary.cc), token s of batch
+//   b at position pl + s, by cos_cache / sin_cache (rotary_interleaved: channel pairs).
+// Refused: position_ids (with do_rotary), smooth_softmax, head_sink, attention_bias, quantized caches
 // (k_scale / v_scale, kv_cache_bit_width), q/k norm weights, query_seqlens, qk_output,
 // sliding_window_cache, causal=0 with a past, hidden sizes that are not static.
 #include "absl/strings/str_cat.h"
@@ -26,6 +28,8 @@ struct GqaPlan {
   bool packed;
   bool has_past;
   bool causal;
+  int64_t rotary_half;  // 0: no rotary; else the rotated channels / 2 (cos_cache's width)
+  bool interleaved;
   int64_t local_window;
   float scale, softcap;
   int32_t type;
@@ -40,14 +44,15 @@ class GroupQueryAttentionRule : public NodeRule<GqaPlan> {
     if (!node->input(0) || !node->input(5) || !node->input(6))
       return Refuse("lacks query, seqlens_k or total_sequence_length");
     if (node->num_outputs() > 3) return Refuse("its output_qk is read");
-    if (IntAttr(*node, "do_rotary", 0) != 0) return Refuse("do_rotary=1 is not lowered");
     if (IntAttr(*node, "smooth_softmax", 0) != 0) return Refuse("smooth_softmax=1 is not lowered");
     if (IntAttr(*node, "qk_output", 0) != 0) return Refuse("qk_output is not lowered");
     if (IntAttr(*node, "sliding_window_cache", 0) != 0) return Refuse("sliding_window_cache=1 is not lowered");
     if (node->FindAttribute("kv_cache_bit_width")) return Refuse("a quantized KV cache is not lowered");
     static const char* const kInputs[] = {"cos_cache", "sin_cache", "position_ids",  "attention_bias", "head_sink",
                                           "k_scale",   "v_scale",   "q_norm_weight", "k_norm_weight",  "query_seqlens"};
-    for (size_t i = 7; i < node->num_inputs(); ++i)
+    const bool rotary = IntAttr(*node, "do_rotary", 0) != 0;
+    if (rotary && (!node->input(7) || !node->input(8))) return Refuse("do_rotary=1 without cos_cache and sin_cache");
+    for (size_t i = rotary ? 9 : 7; i < node->num_inputs(); ++i)
       if (node->input(i))
         return Refuse(
             absl::StrCat("the ", i - 7 < std::size(kInputs) ? kInputs[i - 7] : "extra", " input is not lowered"));
@@ -77,6 +82,14 @@ class GroupQueryAttentionRule : public NodeRule<GqaPlan> {
     plan.has_past = node->input(3) != nullptr;
     plan.causal = IntAttr(*node, "causal", 1) != 0;
     if (!plan.causal && plan.has_past) return Refuse("causal=0 with a past is not lowered");
+    if (rotary) {
+      std::optional<std::vector<int64_t>> cos = types.Dims(node->input(7));
+      if (!cos || cos->size() != 2 || (*cos)[1] <= 0) return Refuse("cos_cache's width is not static");
+      if (2 * (*cos)[1] > plan.head_size)
+        return Refuse(absl::StrCat("cos_cache's width ", (*cos)[1], " exceeds half the head size ", plan.head_size));
+      plan.rotary_half = (*cos)[1];
+      plan.interleaved = IntAttr(*node, "rotary_interleaved", 0) != 0;
+    }
     plan.local_window = IntAttr(*node, "local_window_size", -1);
     plan.softcap = FloatAttr(*node, "softcap", 0.0f);
     const float scale = FloatAttr(*node, "scale", 0.0f);
@@ -109,6 +122,18 @@ class GroupQueryAttentionRule : public NodeRule<GqaPlan> {
     Value* total = rw.Op("Reshape", {int64(node->input(6)), rw.Int64s({})});
     Value* past_len = rw.Op("Sub", {rw.Op("Add", {int64(node->input(5)), one_i}), s});
     past_len = rw.Op("Where", {rw.Op("Equal", {s, total}), zero_i, past_len});
+    if (plan.rotary_half > 0) {  // positions pl + [0, S): cos/sin [B, 1, S, half]
+      Value* positions =
+          rw.Op("Add", {rw.Op("Unsqueeze", {past_len, rw.Int64s({1})}), rw.Op("Range", {zero_i, s, one_i})});
+      auto angle = [&](Value* cache) {
+        Value* a = rw.Op("Gather", {cache, positions}, {Rewriter::AttrInt("axis", 0)});
+        return rw.Op("Unsqueeze", {a, rw.Int64s({1})});
+      };
+      Value* cos = angle(node->input(7));
+      Value* sin = angle(node->input(8));
+      spec.q = EmitRotation(rw, spec.q, cos, sin, plan.head_size, plan.rotary_half, plan.interleaved);
+      k = EmitRotation(rw, k, cos, sin, plan.head_size, plan.rotary_half, plan.interleaved);
+    }
     Value* present_k = k;
     Value* present_v = v;
     if (plan.has_past) {  // the new keys at past_len: position j of Concat(past, new) is read from

@@ -860,23 +860,36 @@ GQA = {
     "mha_heads": (3, 4, [6], {"kv_num_heads": 4}, set()),
     "one_kv_head": (1, 4, [4, 2], {"kv_num_heads": 1}, set()),
     "not_causal": (3, 0, [2, 2], {"causal": 0}, set()),
+    "rotary_prompt": (3, 0, [2, 2], {"do_rotary": 1}, {"rotary"}),
+    "rotary_decode_padded": (1, 4, [4, 2], {"do_rotary": 1}, {"rotary"}),
+    "rotary_chunk_interleaved": (3, 4, [6], {"do_rotary": 1, "rotary_interleaved": 1}, {"rotary"}),
+    "rotary_partial_packed": (1, 4, [4, 3], {"do_rotary": 1}, {"rotary_partial", "packed"}),
+    "rotary_partial_interleaved": (3, 0, [2, 2], {"do_rotary": 1, "rotary_interleaved": 1}, {"rotary_partial"}),
 }
 
 
 def _gqa_model(case, dtype=F32, opset=17):
     s, p, seqlens, attrs, extra = GQA[case]
     attrs = dict({"num_heads": 4, "kv_num_heads": 2}, **attrs)
-    kv, b = attrs["kv_num_heads"] * 8, len(seqlens)
-    inputs = {"q": (b, s, 32 + 2 * kv)} if "packed" in extra else {"q": (b, s, 32), "k": (b, s, kv), "v": (b, s, kv)}
+    # onnxruntime rotates heads of 16k only, cos_cache 8k wide: partial rotary is 16 of 32
+    h = 32 if "rotary_partial" in extra else 16 if "rotary" in extra else 8
+    kv, b = attrs["kv_num_heads"] * h, len(seqlens)
+    d = 4 * h
+    inputs = {"q": (b, s, d + 2 * kv)} if "packed" in extra else {"q": (b, s, d), "k": (b, s, kv), "v": (b, s, kv)}
     names = list(inputs) + ([""] * 2 if "packed" in extra else [])
     outputs = ["y", "present_key", "present_value"]
     if p:
-        inputs["past_key"] = inputs["past_value"] = (b, attrs["kv_num_heads"], p, 8)
+        inputs["past_key"] = inputs["past_value"] = (b, attrs["kv_num_heads"], p, h)
         names += ["past_key", "past_value"]
     else:
         names += ["", ""]
     consts = {"seqlens_k": np.array(seqlens, np.int32), "total": np.array(max(seqlens) + 1, np.int32)}
     names += ["seqlens_k", "total"]
+    if extra & {"rotary", "rotary_partial"}:
+        half = 8
+        angles = np.arange(16)[:, None] * np.random.default_rng(8).uniform(0.1, 1.0, half)[None, :]
+        consts["cos"], consts["sin"] = np.cos(angles).astype(NP[dtype]), np.sin(angles).astype(NP[dtype])
+        names += ["cos", "sin"]
     model = _model(
         "GroupQueryAttention", inputs, 0, attrs=attrs, opset=opset, dtype=dtype, consts=consts, outputs=outputs
     )
