@@ -22,7 +22,9 @@ const std::vector<std::string>& LoweredOpTypes() {
                                                "Attention",
                                                "MultiHeadAttention",
                                                "EmbedLayerNormalization",
-                                               "GroupQueryAttention"};
+                                               "GroupQueryAttention",
+                                               "BiasSplitGelu",
+                                               "FusedConv"};
   return ops;
 }
 

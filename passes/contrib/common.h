@@ -18,7 +18,8 @@ inline constexpr const char* kMsDomain = "com.microsoft";
 // The rules, one per op (lower-contrib-ops runs them; `ops` picks among them by op type).
 //   norms.cc:        SkipLayerNormalization, SkipSimplifiedLayerNormalization,
 //                    SimplifiedLayerNormalization, LayerNormalization (opset < 17)
-//   activations.cc:  Gelu, FastGelu, BiasGelu, QuickGelu, BiasAdd
+//   activations.cc:  Gelu, FastGelu, BiasGelu, QuickGelu, BiasAdd, BiasSplitGelu
+//   fused_conv.cc:   FusedConv
 //   matmul.cc:       FusedMatMul, MatMulNBits
 //   rotary.cc:       RotaryEmbedding
 //   attention.cc:    Attention, MultiHeadAttention (attention_core.h: what the attention rules share)
@@ -42,6 +43,7 @@ Value* EmitRotation(Rewriter& rw, Value* v, Value* cos, Value* sin, int64_t head
 std::vector<ContribRule> MakeAttentionRules();
 std::vector<ContribRule> MakeEmbedRules(bool layernorm_op);
 std::vector<ContribRule> MakeGqaRules();
+std::vector<ContribRule> MakeFusedConvRules();
 
 // The op types the rules lower (the `ops` option's choices), in table order.
 const std::vector<std::string>& LoweredOpTypes();

@@ -924,3 +924,59 @@ def test_group_query_attention(case, dtype):
                     w[b, :, total + 1 :] = g[b, :, total + 1 :] = 0
             scale = max(1.0, float(np.max(np.abs(w))))
             np.testing.assert_allclose(g, w, rtol=rtol, atol=atol * scale, err_msg=f"{name} ({kind})")
+
+
+# ---------------------------------------------------------------- FusedConv, BiasSplitGelu
+
+FUSED_CONV = {
+    # id: (activation, params, conv attrs, bias, Z)
+    "relu_bias": ("Relu", [], {}, True, False),
+    "none_sum": ("", [], {}, True, True),
+    "tanh_pads": ("Tanh", [], {"pads": [1, 1, 1, 1]}, True, False),
+    "sigmoid_strides": ("Sigmoid", [], {"strides": [2, 2]}, False, False),
+    "leaky_relu_sum": ("LeakyRelu", [0.1], {}, True, True),
+    "clip": ("Clip", [-0.5, 0.7], {"dilations": [2, 2]}, True, False),
+    "hard_sigmoid_group": ("HardSigmoid", [0.3, 0.4], {"group": 2}, True, False),
+}
+
+
+@pytest.mark.parametrize("opset", [9, 17])
+@pytest.mark.parametrize("case", sorted(FUSED_CONV))
+def test_fused_conv(case, opset):
+    act, params, conv, bias, z = FUSED_CONV[case]
+    cin = 4 if conv.get("group") else 3
+    inputs = {"x": (1, cin, 8, 8), "w": (4, cin // conv.get("group", 1), 3, 3)}
+    if bias:
+        inputs["b"] = (4,)
+    attrs = dict(conv, kernel_shape=[3, 3])
+    probe = _model("FusedConv", inputs, 1, attrs=attrs, opset=opset)
+    if z:  # Z: the Conv's output shape
+        if not bias:
+            inputs[""] = None
+        inputs["z"] = _ort(probe, _feeds(probe, "random"))["o0"].shape
+    if act:
+        attrs["activation"] = act
+    if params:
+        attrs["activation_params"] = params
+    model = _model("FusedConv", inputs, 1, attrs=attrs, opset=opset)
+    _check_lowering(model, expect_rule="lower-fused-conv", scale_all=True)
+
+
+def _gelu_erf(x):
+    from math import erf
+
+    return 0.5 * x * (1 + np.vectorize(erf)(x / np.sqrt(2)))
+
+
+@pytest.mark.parametrize("opset", [14, 20])
+def test_bias_split_gelu(opset):
+    model = _model("BiasSplitGelu", {"x": (2, 4, 16), "bias": (16,)}, 1, opset=opset)
+    with pytest.raises(Exception, match="BiasSplitGelu"):  # CUDA only: the oracle is numpy
+        _ort(model, _feeds(model, "random"))
+
+    def oracle(feeds):
+        s = feeds["x"].astype(np.float64) + feeds["bias"]
+        return {"o0": (s[..., :8] * _gelu_erf(s[..., 8:])).astype(np.float32)}
+
+    model.graph.output[0].CopyFrom(oh.make_tensor_value_info("o0", F32, (2, 4, 8)))
+    _check_lowering(model, oracle=oracle, expect_rule="lower-bias-split-gelu", tol=(1e-5, 1e-5))
