@@ -24,7 +24,9 @@ const std::vector<std::string>& LoweredOpTypes() {
                                                "EmbedLayerNormalization",
                                                "GroupQueryAttention",
                                                "BiasSplitGelu",
-                                               "FusedConv"};
+                                               "FusedConv",
+                                               "DynamicQuantizeMatMul",
+                                               "MatMulIntegerToFloat"};
   return ops;
 }
 

@@ -20,6 +20,7 @@ inline constexpr const char* kMsDomain = "com.microsoft";
 //                    SimplifiedLayerNormalization, LayerNormalization (opset < 17)
 //   activations.cc:  Gelu, FastGelu, BiasGelu, QuickGelu, BiasAdd, BiasSplitGelu
 //   fused_conv.cc:   FusedConv
+//   quant.cc:        DynamicQuantizeMatMul, MatMulIntegerToFloat
 //   matmul.cc:       FusedMatMul, MatMulNBits
 //   rotary.cc:       RotaryEmbedding
 //   attention.cc:    Attention, MultiHeadAttention (attention_core.h: what the attention rules share)
@@ -44,6 +45,7 @@ std::vector<ContribRule> MakeAttentionRules();
 std::vector<ContribRule> MakeEmbedRules(bool layernorm_op);
 std::vector<ContribRule> MakeGqaRules();
 std::vector<ContribRule> MakeFusedConvRules();
+std::vector<ContribRule> MakeQuantRules();
 
 // The op types the rules lower (the `ops` option's choices), in table order.
 const std::vector<std::string>& LoweredOpTypes();

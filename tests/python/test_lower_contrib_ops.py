@@ -980,3 +980,82 @@ def test_bias_split_gelu(opset):
 
     model.graph.output[0].CopyFrom(oh.make_tensor_value_info("o0", F32, (2, 4, 8)))
     _check_lowering(model, oracle=oracle, expect_rule="lower-bias-split-gelu", tol=(1e-5, 1e-5))
+
+
+# ---------------------------------------------------------------- DynamicQuantizeMatMul, MatMulIntegerToFloat
+
+QUANT_MATMUL = {
+    # id: (B type, per-column scale/zero point, zero point, bias)
+    "int8_scalar": (np.int8, False, False, False),
+    "int8_per_column_zp_bias": (np.int8, True, True, True),
+    "uint8_scalar_zp": (np.uint8, False, True, False),
+    "uint8_per_column_zp_bias": (np.uint8, True, True, True),
+}
+
+
+def _quant_consts(case, rng):
+    btype, per_column, zp, bias = QUANT_MATMUL[case]
+    info = np.iinfo(btype)
+    consts = {
+        "B": rng.integers(info.min, info.max + 1, (16, 8)).astype(btype),
+        "b_scale": rng.uniform(0.01, 0.05, 8 if per_column else ()).astype(np.float32),
+    }
+    if zp:
+        consts["b_zp"] = rng.integers(info.min // 2, info.max // 2, 8 if per_column else ()).astype(btype)
+    if bias:
+        consts["bias"] = rng.standard_normal(8).astype(np.float32)
+    return consts
+
+
+def _quant_compare(model, feeds_list):
+    lowered, report = _lower(model)
+    assert _contrib_nodes(lowered) == [], _counts(report)
+    ops = {n.op_type for n in lowered.graph.node}
+    assert "MatMulInteger" in ops and "MatMul" not in ops, ops  # the quantization kept
+    for feeds in feeds_list:
+        want, got = _ort(model, feeds), _ort(lowered, feeds)
+        np.testing.assert_allclose(got["y"], want["y"], rtol=1e-6, atol=1e-6)
+    return lowered
+
+
+@pytest.mark.parametrize("case", sorted(QUANT_MATMUL))
+def test_dynamic_quantize_matmul(case):
+    consts = _quant_consts(case, np.random.default_rng(9))
+    names = ["a", "B", "b_scale", "b_zp" if "b_zp" in consts else "", "bias" if "bias" in consts else ""]
+    model = _model("DynamicQuantizeMatMul", {"a": (2, 3, 16)}, 0, consts=consts, outputs=["y"])
+    model.graph.node[0].input[:] = [n for n in names]
+    while not model.graph.node[0].input[-1]:
+        model.graph.node[0].input.pop()
+    model.graph.output[0].CopyFrom(oh.make_tensor_value_info("y", F32, (2, 3, 8)))
+    rng = np.random.default_rng(10)
+    feeds = [{"a": (rng.standard_normal((2, 3, 16)) * s).astype(np.float32)} for s in (1.0, 100.0)]
+    feeds.append({"a": np.abs(feeds[0]["a"])})  # all positive: a zero point of 0
+    feeds.append({"a": np.zeros((2, 3, 16), np.float32)})
+    lowered = _quant_compare(model, feeds)
+    assert "DynamicQuantizeLinear" in {n.op_type for n in lowered.graph.node}
+
+
+@pytest.mark.parametrize("a_type", [np.uint8, np.int8])
+@pytest.mark.parametrize("case", sorted(QUANT_MATMUL))
+def test_matmul_integer_to_float(case, a_type):
+    if a_type == np.int8 and QUANT_MATMUL[case][0] == np.uint8:
+        pytest.skip("onnxruntime has no int8 x uint8 kernel")
+    rng = np.random.default_rng(11)
+    consts = _quant_consts(case, rng)
+    consts["a_scale"] = np.array(0.02, np.float32)
+    consts["a_zp"] = np.array(3, a_type)
+    names = ["a", "B", "a_scale", "b_scale", "a_zp", "b_zp" if "b_zp" in consts else ""]
+    names.append("bias" if "bias" in consts else "")
+    graph = oh.make_graph(
+        [oh.make_node("MatMulIntegerToFloat", names, ["y"], domain=MS)],
+        "g",
+        [oh.make_tensor_value_info("a", oh.np_dtype_to_tensor_dtype(np.dtype(a_type)), (2, 3, 16))],
+        [oh.make_tensor_value_info("y", F32, (2, 3, 8))],
+        [onnx.numpy_helper.from_array(v, n) for n, v in consts.items()],
+    )
+    while not graph.node[0].input[-1]:
+        graph.node[0].input.pop()
+    model = oh.make_model(graph, opset_imports=[oh.make_opsetid("", 17), oh.make_opsetid(MS, 1)], ir_version=10)
+    info = np.iinfo(a_type)
+    feeds = [{"a": rng.integers(info.min, info.max + 1, (2, 3, 16)).astype(a_type)} for _ in range(3)]
+    _quant_compare(model, feeds)
