@@ -9,7 +9,7 @@
 //   dequantize=false  MatMulNBits: float weights (dequantized by the pass) instead of int4
 //                     DequantizeLinear; the only lowering below opset 21
 //
-// Ops with no rule here (the QLinear ops, QOrderedMatMul...) and nodes a
+// Ops with no rule here (QOrderedMatMul, QLinearSoftmax, QGemm...) and nodes a
 // rule refused stay as they are; the result names each, with the rule's reason, as
 // "left: <domain>.<op>[: reason]" counts (these do not mark the model changed). The
 // com.microsoft opset import goes when no node uses it any more.
@@ -51,6 +51,7 @@ class LowerContribOpsPass : public Pass {
     for (auto& r : contrib::MakeGqaRules()) all.push_back(std::move(r));
     for (auto& r : contrib::MakeFusedConvRules()) all.push_back(std::move(r));
     for (auto& r : contrib::MakeQuantRules()) all.push_back(std::move(r));
+    for (auto& r : contrib::MakeQLinearRules()) all.push_back(std::move(r));
     for (auto& r : contrib::MakeEmbedRules(!context.IsForbidden("LayerNormalization"))) all.push_back(std::move(r));
     std::vector<const RewriteRule*> rules;
     for (const auto& r : all)

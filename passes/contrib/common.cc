@@ -26,7 +26,13 @@ const std::vector<std::string>& LoweredOpTypes() {
                                                "BiasSplitGelu",
                                                "FusedConv",
                                                "DynamicQuantizeMatMul",
-                                               "MatMulIntegerToFloat"};
+                                               "MatMulIntegerToFloat",
+                                               "QLinearAdd",
+                                               "QLinearMul",
+                                               "QLinearSigmoid",
+                                               "QLinearLeakyRelu",
+                                               "QLinearGlobalAveragePool",
+                                               "QLinearConcat"};
   return ops;
 }
 

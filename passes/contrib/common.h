@@ -21,6 +21,8 @@ inline constexpr const char* kMsDomain = "com.microsoft";
 //   activations.cc:  Gelu, FastGelu, BiasGelu, QuickGelu, BiasAdd, BiasSplitGelu
 //   fused_conv.cc:   FusedConv
 //   quant.cc:        DynamicQuantizeMatMul, MatMulIntegerToFloat
+//   qlinear.cc:      QLinearAdd, QLinearMul, QLinearSigmoid, QLinearLeakyRelu,
+//                    QLinearGlobalAveragePool, QLinearConcat
 //   matmul.cc:       FusedMatMul, MatMulNBits
 //   rotary.cc:       RotaryEmbedding
 //   attention.cc:    Attention, MultiHeadAttention (attention_core.h: what the attention rules share)
@@ -46,6 +48,7 @@ std::vector<ContribRule> MakeEmbedRules(bool layernorm_op);
 std::vector<ContribRule> MakeGqaRules();
 std::vector<ContribRule> MakeFusedConvRules();
 std::vector<ContribRule> MakeQuantRules();
+std::vector<ContribRule> MakeQLinearRules();
 
 // The op types the rules lower (the `ops` option's choices), in table order.
 const std::vector<std::string>& LoweredOpTypes();
