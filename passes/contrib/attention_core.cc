@@ -1,5 +1,6 @@
 #include "passes/contrib/attention_core.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "core/ir/tensor.h"
@@ -71,7 +72,9 @@ StatusOr<Value*> EmitMask(Rewriter& rw, const AttentionSpec& spec) {
     }
     keep = rw.Op("Unsqueeze", {keep, rw.Int64s(spec.mask_kind == MaskKind::kRaw3D ? std::vector<int64_t>{1}
                                                                                   : std::vector<int64_t>{1, 2})});
-    OS_ASSIGN_OR_RETURN(Value * filter, ScalarOf(rw, spec.type, spec.mask_filter_value));
+    // no lower than the type allows (-inf would make a fully masked row NaN)
+    const double filter_value = std::max<double>(spec.mask_filter_value, LowestOf(spec.type));
+    OS_ASSIGN_OR_RETURN(Value * filter, ScalarOf(rw, spec.type, filter_value));
     mask = rw.Op("Where", {keep, zero, filter});
   }
   if (spec.causal) {  // key j after query i: j > (T - S) + i
@@ -87,18 +90,26 @@ StatusOr<Value*> EmitMask(Rewriter& rw, const AttentionSpec& spec) {
 }  // namespace
 
 StatusOr<Value*> EmitAttention(Rewriter& rw, const AttentionSpec& spec) {
+  // float16 / bfloat16: the scores are masked and normalized in float, as onnxruntime's
+  // kernels do (a float16 mask value of its lowest would absorb the scores unevenly).
+  constexpr int32_t kFloat = onnx::TensorProto::FLOAT;
+  const bool wide = spec.type == onnx::TensorProto::FLOAT16 || spec.type == onnx::TensorProto::BFLOAT16;
+  AttentionSpec in_float = spec;
+  if (wide) in_float.type = kFloat;
+  auto up = [&](Value* v) { return wide ? rw.Op("Cast", {v}, {Rewriter::AttrInt("to", kFloat)}) : v; };
   Value* kt = rw.Op("Transpose", {spec.k}, {Rewriter::AttrInts("perm", {0, 1, 3, 2})});
-  Value* scores = rw.Op("MatMul", {spec.q, kt});
-  OS_ASSIGN_OR_RETURN(Value * scale, ScalarOf(rw, spec.type, spec.scale));
+  Value* scores = up(rw.Op("MatMul", {spec.q, kt}));
+  OS_ASSIGN_OR_RETURN(Value * scale, ScalarOf(rw, in_float.type, spec.scale));
   scores = rw.Op("Mul", {scores, scale});
   if (spec.softcap > 0.0f) {
-    OS_ASSIGN_OR_RETURN(Value * cap, ScalarOf(rw, spec.type, spec.softcap));
+    OS_ASSIGN_OR_RETURN(Value * cap, ScalarOf(rw, in_float.type, spec.softcap));
     scores = rw.Op("Mul", {rw.Op("Tanh", {rw.Op("Div", {scores, cap})}), cap});
   }
-  OS_ASSIGN_OR_RETURN(Value * mask, EmitMask(rw, spec));
+  OS_ASSIGN_OR_RETURN(Value * mask, EmitMask(rw, in_float));
   if (mask) scores = rw.Op("Add", {scores, mask});
-  if (spec.attention_bias) scores = rw.Op("Add", {scores, spec.attention_bias});
+  if (spec.attention_bias) scores = rw.Op("Add", {scores, up(spec.attention_bias)});
   Value* probs = rw.Op("Softmax", {scores}, {Rewriter::AttrInt("axis", -1)});
+  if (wide) probs = rw.Op("Cast", {probs}, {Rewriter::AttrInt("to", spec.type)});
   Value* heads = rw.Op("MatMul", {probs, spec.v});  // [B, N, S, Hv]
   Value* merged = rw.Op("Transpose", {heads}, {Rewriter::AttrInts("perm", {0, 2, 1, 3})});
   return rw.Op("Reshape", {merged, rw.Int64s({0, 0, -1})});

@@ -6,6 +6,8 @@
 //   mask   = key padding (0 where a key is kept, mask_filter_value where it is not), then
 //            causal: the lowest value of T where key j is after query i (j > T - S + i)
 //   output = Reshape(Transpose(MatMul(Softmax(scores), V), [0, 2, 1, 3]), [0, 0, -1])
+// float16 / bfloat16: scores, mask and Softmax in float (Cast up after the first MatMul, down
+// before the second).
 #pragma once
 
 #include <cstdint>

@@ -1125,3 +1125,25 @@ def test_qlinear(case, zero_points, qtype):
     assert got.dtype == want.dtype and got.shape == want.shape
     diff = np.abs(got.astype(np.int64) - want.astype(np.int64))
     assert diff.max() <= 1 and np.mean(diff) < 0.05, (diff.max(), np.mean(diff))
+
+
+def test_attention_float16_lowest_mask_filter_value():
+    """The optimizer writes mask_filter_value = float's lowest; in float16 it is clamped to
+    float16's lowest (not -inf): a fully masked row stays finite. onnxruntime's CPU kernel is
+    float only: the oracle is the float32 node."""
+    model = _attention_model("mask_2d_row_masked")
+    model.graph.node[0].attribute.append(oh.make_attribute("mask_filter_value", float(np.finfo(np.float32).min)))
+    half = onnx.ModelProto()
+    half.CopyFrom(model)
+    half.graph.input[0].type.tensor_type.elem_type = F16
+    for t in half.graph.initializer:
+        if t.data_type == F32:
+            t.CopyFrom(onnx.numpy_helper.from_array(onnx.numpy_helper.to_array(t).astype(np.float16), t.name))
+    half.graph.output[0].CopyFrom(oh.make_tensor_value_info("y", F16, (2, 3, 16)))
+    lowered, report = _lower(half)
+    assert _contrib_nodes(lowered) == [], _counts(report)
+    x = np.random.default_rng(13).standard_normal((2, 3, 16))
+    want = _ort(model, {"x": x.astype(np.float32)})["y"]
+    got = _ort(lowered, {"x": x.astype(np.float16)})["y"]
+    assert np.isfinite(got).all()
+    np.testing.assert_allclose(got.astype(np.float32), want, rtol=2e-2, atol=2e-2)
