@@ -9,7 +9,7 @@
 //   dequantize=false  MatMulNBits: float weights (dequantized by the pass) instead of int4
 //                     DequantizeLinear; the only lowering below opset 21
 //
-// Ops with no rule here (Attention, EmbedLayerNormalization, MatMulNBits...) and nodes a
+// Ops with no rule here (QOrderedMatMul, QLinearSoftmax, QGemm...) and nodes a
 // rule refused stay as they are; the result names each, with the rule's reason, as
 // "left: <domain>.<op>[: reason]" counts (these do not mark the model changed). The
 // com.microsoft opset import goes when no node uses it any more.
@@ -22,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/pass/pattern_pass.h"
 #include "core/rewrite/greedy_driver.h"
+#include "core/shape/propagate.h"
 #include "passes/contrib/common.h"
 #include "passes/registry.h"
 
@@ -46,6 +47,12 @@ class LowerContribOpsPass : public Pass {
     for (auto& r : contrib::MakeActivationRules(!context.IsForbidden("Gelu"))) all.push_back(std::move(r));
     for (auto& r : contrib::MakeMatMulRules(dequantize_)) all.push_back(std::move(r));
     for (auto& r : contrib::MakeRotaryRules()) all.push_back(std::move(r));
+    for (auto& r : contrib::MakeAttentionRules()) all.push_back(std::move(r));
+    for (auto& r : contrib::MakeGqaRules()) all.push_back(std::move(r));
+    for (auto& r : contrib::MakeFusedConvRules()) all.push_back(std::move(r));
+    for (auto& r : contrib::MakeQuantRules()) all.push_back(std::move(r));
+    for (auto& r : contrib::MakeQLinearRules()) all.push_back(std::move(r));
+    for (auto& r : contrib::MakeEmbedRules(!context.IsForbidden("LayerNormalization"))) all.push_back(std::move(r));
     std::vector<const RewriteRule*> rules;
     for (const auto& r : all)
       if (ops_.empty() || std::find(ops_.begin(), ops_.end(), r.op_type) != ops_.end()) rules.push_back(r.rule.get());
@@ -70,6 +77,14 @@ class LowerContribOpsPass : public Pass {
       waiting = !counts.empty() && std::any_of(why_left.begin(), why_left.end(), [](const auto& entry) {
         return entry.second.find(" unknown") != std::string::npos;
       });
+      // The next round's facts see the types of what this round lowered through onnx
+      // inference too, in memory only (the local rules alone walk the nodes once in order,
+      // and the optimizer's graphs are not always sorted).
+      if (waiting) {
+        InferShapesOptions infer;
+        infer.record_value_info = false;
+        if (!EnsureShapes(model, infer, [](const Model&) { return true; }).ok()) result.Count("shape-inference-failed");
+      }
     }
 
     // What stays, named (not a change).

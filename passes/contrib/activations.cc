@@ -6,6 +6,8 @@
 //                                        at opset >= 20, else passes/lowering/gelu.h's kTanh
 //   QuickGelu(X)<alpha=1.702>            X * Sigmoid(alpha * X)
 //   BiasAdd(X, bias, skip)               X + bias + skip
+//   BiasSplitGelu(X, bias)               s = X + bias, halves a, b of its last axis: a * Gelu(b)
+//                                        (the erf form; the last dim static and even)
 #include "absl/strings/str_cat.h"
 #include "passes/contrib/common.h"
 #include "passes/lowering/element_type.h"
@@ -87,6 +89,54 @@ class ActivationRule : public NodeRule<ActivationPlan> {
   bool gelu_op_;
 };
 
+// ---- BiasSplitGelu ------------------------------------------------------------------
+
+struct SplitGeluPlan {
+  int64_t half;
+  int32_t type;
+};
+
+class BiasSplitGeluRule : public NodeRule<SplitGeluPlan> {
+ public:
+  explicit BiasSplitGeluRule(bool gelu_op)
+      : NodeRule("lower-bias-split-gelu", "BiasSplitGelu", kMsDomain), gelu_op_(gelu_op) {}
+
+ protected:
+  Verdict<SplitGeluPlan> Check(Node* node, RewriteFacts& facts) const override {
+    if (!node->input(0) || !node->input(1) || node->num_inputs() > 2) return Refuse("does not have its 2 inputs");
+    if (node->graph()->OpsetVersion("") < 10) return Refuse("opset < 10 (Slice with inputs)");
+    const TypeFacts& types = facts.Get<TypeFacts>();
+    SplitGeluPlan plan{0, ElemTypeOfAny(*node, {0, 1}, {0}, types)};
+    if (plan.type == 0) return Refuse("the element type of X is unknown (run infer-shapes first)");
+    if (!lowering::IsFloatType(plan.type))
+      return Refuse(absl::StrCat("X is ", TypeName(plan.type), ", not a float type"));
+    std::optional<std::vector<int64_t>> bias = types.Dims(node->input(1));
+    if (!bias || bias->size() != 1 || (*bias)[0] <= 0 || (*bias)[0] % 2 != 0)
+      return Refuse("the bias' length is not static and even");
+    plan.half = (*bias)[0] / 2;
+    return plan;
+  }
+
+  Status Replace(Node* node, SplitGeluPlan plan, Rewriter& rw) const override {
+    Value* x = rw.Op("Add", {node->input(0), node->input(1)});
+    auto half = [&](int64_t begin) {
+      return rw.Op("Slice", {x, rw.Int64s({begin}), rw.Int64s({begin + plan.half}), rw.Int64s({-1})});
+    };
+    Value* left = half(0);
+    Value* right = half(plan.half);
+    Value* gelu = nullptr;
+    if (node->graph()->OpsetVersion("") >= 20 && gelu_op_) {
+      gelu = rw.Op("Gelu", {right});
+    } else {
+      OS_ASSIGN_OR_RETURN(gelu, lowering::EmitGelu(rw, right, plan.type, lowering::GeluForm::kErf));
+    }
+    return rw.ReplaceNode(node, {rw.Op("Mul", {left, gelu})});
+  }
+
+ private:
+  bool gelu_op_;
+};
+
 }  // namespace
 
 std::vector<ContribRule> MakeActivationRules(bool gelu_op) {
@@ -99,6 +149,7 @@ std::vector<ContribRule> MakeActivationRules(bool gelu_op) {
   add("BiasGelu", "lower-bias-gelu", Kind::kBiasGelu, 2, 2);
   add("QuickGelu", "lower-quick-gelu", Kind::kQuickGelu, 1, 1);
   add("BiasAdd", "lower-bias-add", Kind::kBiasAdd, 3, 3);
+  rules.push_back({"BiasSplitGelu", std::make_unique<BiasSplitGeluRule>(gelu_op)});
   return rules;
 }
 

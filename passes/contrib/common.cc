@@ -18,7 +18,21 @@ const std::vector<std::string>& LoweredOpTypes() {
                                                "BiasAdd",
                                                "FusedMatMul",
                                                "RotaryEmbedding",
-                                               "MatMulNBits"};
+                                               "MatMulNBits",
+                                               "Attention",
+                                               "MultiHeadAttention",
+                                               "EmbedLayerNormalization",
+                                               "GroupQueryAttention",
+                                               "BiasSplitGelu",
+                                               "FusedConv",
+                                               "DynamicQuantizeMatMul",
+                                               "MatMulIntegerToFloat",
+                                               "QLinearAdd",
+                                               "QLinearMul",
+                                               "QLinearSigmoid",
+                                               "QLinearLeakyRelu",
+                                               "QLinearGlobalAveragePool",
+                                               "QLinearConcat"};
   return ops;
 }
 

@@ -18,9 +18,16 @@ inline constexpr const char* kMsDomain = "com.microsoft";
 // The rules, one per op (lower-contrib-ops runs them; `ops` picks among them by op type).
 //   norms.cc:        SkipLayerNormalization, SkipSimplifiedLayerNormalization,
 //                    SimplifiedLayerNormalization, LayerNormalization (opset < 17)
-//   activations.cc:  Gelu, FastGelu, BiasGelu, QuickGelu, BiasAdd
+//   activations.cc:  Gelu, FastGelu, BiasGelu, QuickGelu, BiasAdd, BiasSplitGelu
+//   fused_conv.cc:   FusedConv
+//   quant.cc:        DynamicQuantizeMatMul, MatMulIntegerToFloat
+//   qlinear.cc:      QLinearAdd, QLinearMul, QLinearSigmoid, QLinearLeakyRelu,
+//                    QLinearGlobalAveragePool, QLinearConcat
 //   matmul.cc:       FusedMatMul, MatMulNBits
 //   rotary.cc:       RotaryEmbedding
+//   attention.cc:    Attention, MultiHeadAttention (attention_core.h: what the attention rules share)
+//   embed.cc:        EmbedLayerNormalization
+//   gqa.cc:          GroupQueryAttention
 struct ContribRule {
   std::string op_type;  // the op it lowers (its domain is the rule's root domain)
   std::unique_ptr<RewriteRule> rule;
@@ -32,6 +39,16 @@ std::vector<ContribRule> MakeActivationRules(bool gelu_op);
 // `dequantize`: MatMulNBits with float weights (the pass dequantizes them).
 std::vector<ContribRule> MakeMatMulRules(bool dequantize);
 std::vector<ContribRule> MakeRotaryRules();
+// The rotation of RotaryEmbedding (rotary.cc), shared with GroupQueryAttention's do_rotary:
+// v [..., ..., ..., head_size] (rank 4), cos/sin [..., half] broadcastable against its
+// rotary part; the first 2 * half channels rotate (halves, or interleaved pairs).
+Value* EmitRotation(Rewriter& rw, Value* v, Value* cos, Value* sin, int64_t head_size, int64_t half, bool interleaved);
+std::vector<ContribRule> MakeAttentionRules();
+std::vector<ContribRule> MakeEmbedRules(bool layernorm_op);
+std::vector<ContribRule> MakeGqaRules();
+std::vector<ContribRule> MakeFusedConvRules();
+std::vector<ContribRule> MakeQuantRules();
+std::vector<ContribRule> MakeQLinearRules();
 
 // The op types the rules lower (the `ops` option's choices), in table order.
 const std::vector<std::string>& LoweredOpTypes();

@@ -15,6 +15,34 @@
 #include "passes/lowering/element_type.h"
 
 namespace onnxsurgeon::contrib {
+
+Value* EmitRotation(Rewriter& rw, Value* v, Value* cos, Value* sin, int64_t head_size, int64_t half, bool interleaved) {
+  auto slice = [&](Value* x, int64_t begin, int64_t end) {
+    return rw.Op("Slice", {x, rw.Int64s({begin}), rw.Int64s({end}), rw.Int64s({-1})});
+  };
+  const int64_t rotary_dim = 2 * half;
+  Value* rot = rotary_dim < head_size ? slice(v, 0, rotary_dim) : v;
+  Value* x1;
+  Value* x2;
+  if (interleaved) {  // [..., half, 2]: channel pairs
+    rot = rw.Op("Reshape", {rot, rw.Int64s({0, 0, 0, half, 2})});
+    x1 = slice(rot, 0, 1);
+    x2 = slice(rot, 1, 2);
+    cos = rw.Op("Unsqueeze", {cos, rw.Int64s({-1})});
+    sin = rw.Op("Unsqueeze", {sin, rw.Int64s({-1})});
+  } else {
+    x1 = slice(rot, 0, half);
+    x2 = slice(rot, half, rotary_dim);
+  }
+  Value* out1 = rw.Op("Sub", {rw.Op("Mul", {x1, cos}), rw.Op("Mul", {x2, sin})});
+  Value* out2 = rw.Op("Add", {rw.Op("Mul", {x2, cos}), rw.Op("Mul", {x1, sin})});
+  Value* y = rw.Op("Concat", {out1, out2}, {Rewriter::AttrInt("axis", -1)});
+  if (interleaved) y = rw.Op("Reshape", {y, rw.Int64s({0, 0, 0, rotary_dim})});
+  if (rotary_dim < head_size)
+    y = rw.Op("Concat", {y, slice(v, rotary_dim, head_size)}, {Rewriter::AttrInt("axis", -1)});
+  return y;
+}
+
 namespace {
 
 struct RotaryPlan {
@@ -67,9 +95,6 @@ class RotaryRule : public NodeRule<RotaryPlan> {
   Status Replace(Node* node, RotaryPlan plan, Rewriter& rw) const override {
     Value* x = node->input(0);
     Value* pos = node->input(1);
-    auto slice = [&](Value* v, int64_t begin, int64_t end) {
-      return rw.Op("Slice", {v, rw.Int64s({begin}), rw.Int64s({end}), rw.Int64s({-1})});
-    };
     // [B, S, N, H] (3D input) or [B, N, S, H].
     Value* v = plan.rank == 3 ? rw.Op("Reshape", {x, rw.Int64s({0, 0, -1, plan.head_size})}) : x;
     Value* positions = pos;
@@ -90,26 +115,7 @@ class RotaryRule : public NodeRule<RotaryPlan> {
     };
     Value* cos = angle(node->input(2));
     Value* sin = angle(node->input(3));
-    const int64_t rotary_dim = 2 * plan.half;
-    Value* rot = rotary_dim < plan.head_size ? slice(v, 0, rotary_dim) : v;
-    Value* x1;
-    Value* x2;
-    if (plan.interleaved) {  // [..., half, 2]: channel pairs
-      rot = rw.Op("Reshape", {rot, rw.Int64s({0, 0, 0, plan.half, 2})});
-      x1 = slice(rot, 0, 1);
-      x2 = slice(rot, 1, 2);
-      cos = rw.Op("Unsqueeze", {cos, rw.Int64s({-1})});
-      sin = rw.Op("Unsqueeze", {sin, rw.Int64s({-1})});
-    } else {
-      x1 = slice(rot, 0, plan.half);
-      x2 = slice(rot, plan.half, rotary_dim);
-    }
-    Value* out1 = rw.Op("Sub", {rw.Op("Mul", {x1, cos}), rw.Op("Mul", {x2, sin})});
-    Value* out2 = rw.Op("Add", {rw.Op("Mul", {x2, cos}), rw.Op("Mul", {x1, sin})});
-    Value* y = rw.Op("Concat", {out1, out2}, {Rewriter::AttrInt("axis", -1)});
-    if (plan.interleaved) y = rw.Op("Reshape", {y, rw.Int64s({0, 0, 0, rotary_dim})});
-    if (rotary_dim < plan.head_size)
-      y = rw.Op("Concat", {y, slice(v, rotary_dim, plan.head_size)}, {Rewriter::AttrInt("axis", -1)});
+    Value* y = EmitRotation(rw, v, cos, sin, plan.head_size, plan.half, plan.interleaved);
     if (plan.rank == 3) y = rw.Op("Reshape", {y, rw.Int64s({0, 0, -1})});
     return rw.ReplaceNode(node, {y});
   }
