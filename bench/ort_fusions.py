@@ -51,6 +51,20 @@ FAMILIES = {
 }
 
 
+# The fused ops counted one by one (fused_ops, fewer_ops): a family count can hide one op
+# traded for another (an EmbedLayerNormalization lost, a LayerNormalization gained).
+OPS = (
+    "Attention",
+    "MultiHeadAttention",
+    "SkipLayerNormalization",
+    "EmbedLayerNormalization",
+    "LayerNormalization",
+    "Gelu",
+    "FastGelu",
+    "BiasGelu",
+)
+
+
 def optimized(path: str):
     """`path` after onnxruntime's offline transformer optimizer (model_type bert, heads and
     hidden size detected from the graph, no onnxruntime graph optimizations): a ModelProto."""
@@ -80,6 +94,37 @@ def fusions(path: str) -> dict[str, int]:
     )
     out["nodes"] = sum(ops.values())
     return out
+
+
+def fused_ops(path: str) -> dict[str, int]:
+    """How many of each fused op (OPS) onnxruntime's transformer optimizer makes of `path`."""
+    ops = collections.Counter(n.op_type for n in optimized(path).graph.node)
+    return {op: ops[op] for op in OPS}
+
+
+# What each fused op counts with in fewer_ops: the fused ops that contain it (a
+# SkipLayerNormalization is a LayerNormalization that took the residual Add too, a BiasGelu a
+# Gelu that took the bias Add, an Attention a MultiHeadAttention with the Q/K/V projections).
+CONTAINED_IN = {
+    "Attention": ("Attention",),
+    "MultiHeadAttention": ("MultiHeadAttention", "Attention"),
+    "EmbedLayerNormalization": ("EmbedLayerNormalization",),
+    "SkipLayerNormalization": ("SkipLayerNormalization", "EmbedLayerNormalization"),
+    "LayerNormalization": ("LayerNormalization", "SkipLayerNormalization", "EmbedLayerNormalization"),
+    "BiasGelu": ("BiasGelu",),
+    "FastGelu": ("FastGelu",),
+    "Gelu": ("Gelu", "BiasGelu", "FastGelu"),
+}
+
+
+def fewer_ops(a: dict[str, int], b: dict[str, int]) -> list[str]:
+    """The fused ops (OPS) `a` has fewer of than `b`, each counted with the fused ops that
+    contain it (CONTAINED_IN): a Gelu fused with its bias is not a Gelu lost."""
+
+    def count(d, op):
+        return sum(d.get(o, 0) for o in CONTAINED_IN[op])
+
+    return [op for op in OPS if count(a, op) < count(b, op)]
 
 
 def fewer(a: dict[str, int], b: dict[str, int]) -> list[str]:

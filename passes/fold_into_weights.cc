@@ -22,6 +22,12 @@
 //     product reaches a Softmax (through an Add, Sub, Where or Cast of a mask): that is an
 //     attention's score scale, Softmax(MatMul(q, k^T) / sqrt(d) + mask), and every fused
 //     attention onnxruntime's optimizers match reads the Div (or Mul) there (issue 29).
+//   Nor is a scale folded when it is one of an attention score's two split scales:
+//   MatMul(Mul(q, s1), Mul(kT, s2)) reaching a Softmax (torch's scaled_dot_product_attention
+//   export scales q and k by sqrt(1/sqrt(d)) each). Folded into both projections, the score
+//   is left with no scale at all, a form no onnxruntime attention fusion matches (a dev
+//   BERT with SDPA attention: 2 Attention and 1 EmbedLayerNormalization from the raw export,
+//   0 and 0 after simplify; issue 29). The third rule joins them instead.
 // Refused when a weight is shared with another node (the other reader would change), a
 // value on the path has another reader or is a graph output, s is not constant, the
 // types are not float, double, float16 or bfloat16 (integer division does not distribute),
@@ -33,6 +39,17 @@
 //   Before:  q = Add(MatMul(x, Wq), bq)   t = Transpose(Reshape(q, ...))  p = MatMul(t, kT)
 //            y = Div(p, 8)
 //   After:   q = Add(MatMul(x, Wq'), bq')  t = Transpose(Reshape(q, ...))  y = MatMul(t, kT)
+//
+// scores-scale: the split scales of an attention score joined after its MatMul, the form
+// eager attention exports and onnxruntime's BERT attention fusion matches
+// (Softmax <- Add(mask) <- Mul <- MatMul):
+//   Before:  qs = Mul(q, s1)   ks = Mul(kT, s2)   p = MatMul(qs, ks)   ... Softmax(Add(p, m))
+//   After:   r = MatMul(q, kT)   p = Mul(r, s1*s2)                    ... Softmax(Add(p, m))
+// s1 and s2 scalar float constants (one element, rank 0 or 1; Div by a constant counts as
+// Mul by its reciprocal), each Mul read only by the MatMul. Two Muls become one. s1*s2 is
+// computed in double and rounded once; (q s1)(kT s2) and (q kT)(s1 s2) differ by float
+// rounding only (exactly equal when s1 and s2 are powers of two, as sqrt(1/sqrt(d)) is for
+// d = 16, 256, ...).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -192,6 +209,40 @@ bool ReachesSoftmax(const Value* v) {
   return false;
 }
 
+// A scalar scale of a computed value: `v` = Mul(x, s) or Div(x, s), s a one-element float
+// constant of rank <= 1, read only once.
+struct ScalarScale {
+  Node* node = nullptr;
+  Value* data = nullptr;
+  double factor = 1;
+  int32_t data_type = 0;
+};
+std::optional<ScalarScale> ScalarScaleOf(Value* v, const Graph* graph) {
+  Node* n = v ? v->producer() : nullptr;
+  if (!n || !(n->Is("Mul") || n->Is("Div")) || !CanonicalDomain(n->domain()).empty() || n->graph() != graph ||
+      !SingleReader(v))
+    return std::nullopt;
+  const bool div = n->Is("Div");
+  auto split = SplitConstant(n, /*commutative=*/!div);
+  if (!split || !Refoldable(split->c.data_type) || split->c.dims.size() > 1) return std::nullopt;
+  auto s = split->c.AsDoubles();
+  if (!s || s->size() != 1 || !std::isfinite((*s)[0]) || (div && (*s)[0] == 0)) return std::nullopt;
+  return ScalarScale{n, split->data, div ? 1.0 / (*s)[0] : (*s)[0], split->c.data_type};
+}
+
+// The attention score MatMul(Mul(q, s1), Mul(kT, s2)) that reads `v` (one of the two scaled
+// operands), when it reaches a Softmax; nullptr otherwise.
+Node* SplitScaledScore(Value* v) {
+  if (!SingleReader(v)) return nullptr;
+  Node* mm = v->uses()[0].node;
+  if (!mm->Is("MatMul") || !CanonicalDomain(mm->domain()).empty() || mm->num_inputs() != 2 || !mm->input(0) ||
+      !mm->input(1) || mm->input(0) == mm->input(1))
+    return nullptr;
+  for (int k : {0, 1})
+    if (GetConstant(mm->input(k)) || !ScalarScaleOf(mm->input(k), mm->graph())) return nullptr;
+  return ReachesSoftmax(mm->output(0)) ? mm : nullptr;
+}
+
 bool PassesScalar(const Node* n) {
   static const char* kOps[] = {"Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten", "Identity"};
   for (const char* op : kOps)
@@ -231,6 +282,8 @@ class ScaleIntoWeights : public NodeRule<Scaling> {
     }
     const bool scalar = s->size() == 1;
     if (!SingleReader(split->data)) return Refuse("the scaled value has another reader");
+    if (SplitScaledScore(root->output(0)))
+      return Refuse("one of an attention score's two split scales (scores-scale joins them after the MatMul)");
     std::string why;
     auto site = FindSite(split->data, root->graph(), scalar, 0, &why);
     if (!site) return Refuse(std::move(why));
@@ -421,9 +474,53 @@ class ScaleIntoWeights : public NodeRule<Scaling> {
   }
 };
 
+// ---- scores-scale -----------------------------------------------------------------------
+struct ScoreScale {
+  Node* scales[2];
+  Value* operands[2];
+  double factor;
+  int32_t data_type;
+};
+
+class ScoresScale : public NodeRule<ScoreScale> {
+ public:
+  ScoresScale() : NodeRule("fold-into-weights/scores-scale", "MatMul") {}
+
+ protected:
+  Verdict<ScoreScale> Check(Node* mm, RewriteFacts&) const override {
+    if (mm->num_inputs() != 2 || !mm->input(0) || !mm->input(1)) return Refuse("not a MatMul of two operands");
+    if (mm->input(0) == mm->input(1)) return Refuse("both operands are one value");
+    std::optional<ScalarScale> sc[2];
+    for (int k : {0, 1}) {
+      if (GetConstant(mm->input(k))) return Refuse("an operand is a constant (a weight, not a score)");
+      sc[k] = ScalarScaleOf(mm->input(k), mm->graph());
+      if (!sc[k]) return Refuse("an operand is not a computed value scaled by a scalar constant, read once");
+    }
+    if (sc[0]->data_type != sc[1]->data_type) return Refuse("the two scales' types differ");
+    if (!ReachesSoftmax(mm->output(0))) return Refuse("the product does not reach a Softmax (not an attention score)");
+    const double f = sc[0]->factor * sc[1]->factor;
+    if (!std::isfinite(f)) return Refuse("the joined scale is not finite");
+    if (sc[0]->data_type == Types::FLOAT16 && std::fabs(f) > kHalfMax)
+      return Refuse("the joined float16 scale would pass 65504");
+    return ScoreScale{{sc[0]->node, sc[1]->node}, {sc[0]->data, sc[1]->data}, f, sc[0]->data_type};
+  }
+
+  Status Replace(Node* mm, ScoreScale plan, Rewriter& rw) const override {
+    Value* r = rw.Op("MatMul", {plan.operands[0], plan.operands[1]});
+    OS_ASSIGN_OR_RETURN(Value * s, rw.Constant(MakeTensor({plan.factor}, {}, plan.data_type), "scale"));
+    Value* y = rw.Op("Mul", {r, s});
+    CarryType(mm->output(0), y);
+    OS_RETURN_IF_ERROR(rw.ReplaceNode(mm, {y}));
+    for (Node* n : plan.scales)
+      if (n->output(0)->uses().empty() && !n->output(0)->IsGraphOutput()) OS_RETURN_IF_ERROR(rw.EraseNode(n));
+    return absl::OkStatus();
+  }
+};
+
 class FoldIntoWeightsPass : public PatternPass {
  public:
   FoldIntoWeightsPass() {
+    AddRule(std::make_unique<ScoresScale>());
     AddRule(std::make_unique<ConvAddBias>());
     AddRule(std::make_unique<ScaleIntoWeights>("Mul"));
     AddRule(std::make_unique<ScaleIntoWeights>("Div"));

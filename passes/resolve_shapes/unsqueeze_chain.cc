@@ -1,11 +1,26 @@
 // unsqueeze-chain: Unsqueeze(Unsqueeze(x, a1), a2) -> one Unsqueeze of x (rules.h); not
-// when x is a graph input (the attention-mask form, kept for onnxruntime's fusions).
+// when x is a graph input or the chain's result is read by a Sub (through Casts, an Expand): both are
+// the attention-mask form, kept for onnxruntime's fusions.
 #include <algorithm>
 
 #include "passes/resolve_shapes/rules.h"
 
 namespace onnxsurgeon::resolve_shapes {
 namespace {
+
+// True when `v` is read, directly or through Casts and an Expand, by Sub(1, v): the extended
+// attention mask (1 - mask) * -big that transformers builds (eager attention; the SDPA
+// export expands it to [B,1,S,S] first), also from a mask it made of ones (ConstantOfShape)
+// when the model has no attention_mask input.
+bool ReadAsMask(const Value* v) {
+  for (int depth = 0; depth < 4 && v && v->uses().size() == 1 && !v->IsGraphOutput(); ++depth) {
+    const Node* user = v->uses()[0].node;
+    if (user->Is("Sub")) return user->num_inputs() == 2 && user->input(1) == v;
+    if (!(user->Is("Cast") || (user->Is("Expand") && user->input(0) == v)) || user->num_outputs() != 1) return false;
+    v = user->output(0);
+  }
+  return false;
+}
 
 struct MergedUnsqueeze {
   Value* x = nullptr;
@@ -30,6 +45,13 @@ class UnsqueezeChain : public SymbolicRule<MergedUnsqueeze> {
     // node per model and lose every fused Attention (issue 29).
     if (inner->input(0) && inner->input(0)->IsGraphInput()) {
       why = "the chain reads a graph input (the attention-mask form onnxruntime's fusions match)";
+      return std::nullopt;
+    }
+    // The same form on a mask the model built itself (no attention_mask input: a
+    // ConstantOfShape of ones): ...Unsqueeze -> Unsqueeze -> (Expand) (Cast) -> Sub(1, .).
+    // Merged, a dev BERT without the mask input lost both its fused Attention (issue 29).
+    if (ReadAsMask(n->output(0))) {
+      why = "the chain's result is read by Sub(1, mask) (the attention-mask form onnxruntime's fusions match)";
       return std::nullopt;
     }
     int64_t opset = n->graph()->OpsetVersion("");

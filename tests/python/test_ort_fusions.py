@@ -79,3 +79,61 @@ def test_simplify_fuses_at_least_onnxsim(corpus_model, form, run_cli, onnxsim_py
     theirs = ort_fusions.fusions(str(theirs_path))
     lost = ort_fusions.fewer(ours, theirs)
     assert not lost, f"{form} simplify fuses fewer {lost} than onnxsim: {ours} against {theirs}"
+
+
+# ---- the dev-BERT export variants of issue 29 (bench/bert_variants.py) -----------------------
+# The corpus's BERTs use eager attention with an attention_mask input. Exported with torch's
+# SDPA attention (q and k each scaled by sqrt(1/sqrt(d)) before the score MatMul) or without an
+# attention_mask (the mask built from ones at run time), simplify's output lost every fused
+# Attention and EmbedLayerNormalization. Each variant: fused op by op (ort_fusions.OPS) after
+# simplify >= on the raw export and >= after onnxsim, and simplify's output computes what the
+# raw export does in onnxruntime.
+_variants_spec = importlib.util.spec_from_file_location("bert_variants", REPO / "bench" / "bert_variants.py")
+bert_variants = importlib.util.module_from_spec(_variants_spec)
+_variants_spec.loader.exec_module(bert_variants)
+
+
+@pytest.fixture(scope="session")
+def bert_variant_dir(tmp_path_factory):
+    """The variants exported once per session, in a subprocess (torch stays out of this one)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    out = tmp_path_factory.mktemp("bert_variants")
+    import subprocess
+
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "bert_variants.py"), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+    if proc.returncode != 0:
+        pytest.fail(f"exporting the BERT variants failed:\n{proc.stderr[-2000:]}", pytrace=False)
+    return out
+
+
+@pytest.mark.parametrize("variant", list(bert_variants.VARIANTS))
+def test_bert_variant_fuses_at_least_raw_and_onnxsim(variant, bert_variant_dir, run_cli, onnxsim_python, tmp_path):
+    import numpy as np
+    import onnxruntime as ort
+
+    raw = bert_variant_dir / f"{variant}.onnx"
+    ours_path = tmp_path / "simplified.onnx"
+    run_cli("-q", "--pass", "simplify", raw, "-o", ours_path)
+    ours = ort_fusions.fused_ops(str(ours_path))
+    theirs_raw = ort_fusions.fused_ops(str(raw))
+    lost = ort_fusions.fewer_ops(ours, theirs_raw)
+    assert not lost, f"simplify fuses fewer {lost} than the raw export: {ours} against {theirs_raw}"
+    assert ours["Attention"] + ours["MultiHeadAttention"] > 0, f"no attention fused: {ours}"
+    feeds = dict(np.load(bert_variant_dir / f"{variant}.inputs.npz"))
+    want = ort.InferenceSession(str(raw), providers=["CPUExecutionProvider"]).run(None, feeds)
+    got = ort.InferenceSession(str(ours_path), providers=["CPUExecutionProvider"]).run(None, feeds)
+    for w, g in zip(want, got, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+    if onnxsim_python is None:
+        pytest.skip("onnxsim is not installed (bench/.venv-anchors); only the raw comparison ran")
+    theirs_path = tmp_path / "onnxsim.onnx"
+    ort_fusions.run_onnxsim(onnxsim_python, str(raw), str(theirs_path))
+    theirs = ort_fusions.fused_ops(str(theirs_path))
+    lost = ort_fusions.fewer_ops(ours, theirs)
+    assert not lost, f"simplify fuses fewer {lost} than onnxsim: {ours} against {theirs}"
