@@ -95,7 +95,7 @@ judge: judging-corpus
 	$(PY) tests/judging/judge.py
 	$(PY) tests/judging/judge.py --summary
 
-# simplify beside onnxsim and onnxslim on the wide corpus (issue 16; ~15 min on 2 cores):
+# simplify beside onnxsim and onnxslim on the wide corpus (~15 min on 2 cores):
 # exports the corpus into bench/.data/wide, then benches and rewrites its docs/benchmarks.md section.
 bench-wide: build
 	$(PY) bench/wide_corpus.py

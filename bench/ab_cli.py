@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""A/B speed check of two onnxsurgeon CLI binaries on the same models and pipelines (issue 17:
-a refactor must not slow anything down).
+"""A/B speed check of two onnxsurgeon CLI binaries on the same models and pipelines (a
+refactor must not slow anything down).
 
     .venv/bin/python bench/ab_cli.py --a OLD/build/onnxsurgeon --b build/onnxsurgeon [--rounds 5]
         [--a-label TEXT] [--b-label TEXT] [--models REGEX] [--pipeline simplify --pipeline convert-opset=13]

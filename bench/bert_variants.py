@@ -1,4 +1,4 @@
-"""The dev-BERT export variants of issue 29 ("downstream fusability"), for the onnxruntime
+"""The dev-BERT export variants, for the onnxruntime
 transformer optimizer check (tests/python/test_ort_fusions.py):
 
     .venv/bin/python bench/bert_variants.py OUT_DIR [NAME ...]    export them (all by default)

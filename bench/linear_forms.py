@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Which form of attention's linear layers simplify should leave (issue 16): measured, not guessed.
+"""Which form of attention's linear layers simplify should leave: measured, not guessed.
 
     .venv/bin/python bench/linear_forms.py [--models REGEX] [--rounds 20] [--threads 1] [--write-docs]
 
@@ -19,8 +19,8 @@ onnxruntime's own fusions leave (Attention, SkipLayerNormalization, ...), read f
 
 --fusions: for every transformer of the wide corpus and of tests/models/.generated (tag "transformer"),
 the fused-op families onnxruntime's transformer optimizer makes (bench/ort_fusions.py) of the raw export,
-of simplify's output and of onnxsim's (bench/.venv-anchors), and the families where simplify fuses fewer
-(issue 29). Only that table is printed.
+of simplify's output and of onnxsim's (bench/.venv-anchors), and the families where simplify fuses fewer.
+Only that table is printed.
 """
 
 from __future__ import annotations

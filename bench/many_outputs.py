@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Times the mission pipeline on a graph with many outputs (issue 12: 100k outputs took
+"""Times the mission pipeline on a graph with many outputs (once 100k outputs took
 14 s because simplify never reached a fixed point: cse merged the output Identities,
 strip-identity-cast undid it, ten rounds). Prints CPU seconds (user+sys of the CLI, the
 median of --repeat runs; wall time depends on the machine's load) and simplify's rounds.

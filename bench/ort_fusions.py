@@ -1,4 +1,4 @@
-"""onnxruntime's transformer optimizer as a judge of simplify's output (issue 29).
+"""onnxruntime's transformer optimizer as a judge of simplify's output.
 
     .venv/bin/python bench/ort_fusions.py MODEL.onnx ...    fused-op families of each model
 

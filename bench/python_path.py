@@ -2,7 +2,7 @@
 """The Python ModelProto path against the CLI, on the same model and pipeline.
 
 `osg.run(onnx.ModelProto, PIPELINE)` must cost at most 1.5x `onnxsurgeon --pass PIPELINE
-IN -o OUT` (issue 15). The Python rows start from a ModelProto already in memory (what a
+IN -o OUT`. The Python rows start from a ModelProto already in memory (what a
 user holds after torch.onnx.export or onnx.load; loading it is not timed) and end with
 the result as a ModelProto; the CLI row is the whole process, file to file.
 

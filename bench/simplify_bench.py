@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The `simplify` pipeline beside onnx-simplifier (onnxsim), OnnxSlim (onnxslim), onnxoptimizer
-and the onnxscript optimizer, all file -> file on the same models (issue 6).
+and the onnxscript optimizer, all file -> file on the same models.
 
 What runs:
   onnxsurgeon          build/onnxsurgeon --pass simplify IN -o OUT (the CLI binary, whole process),

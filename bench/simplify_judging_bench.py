@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""simplify's node counts beside onnxsim and onnxslim on the judging corpus (issue 29's score).
+"""simplify's node counts beside onnxsim and onnxslim on the judging corpus.
 
     PY=~/.cache/onnxsurgeon/venv-anchors/bin/python   # or bench/.venv-anchors (bench/requirements-anchors.txt)
     $PY bench/simplify_judging_bench.py [--cli build/onnxsurgeon] [--corpus DIR] [--models REGEX]

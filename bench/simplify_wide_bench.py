@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""simplify beside onnxsim and onnxslim on the wide corpus (issue 16): models no rule was tuned on.
+"""simplify beside onnxsim and onnxslim on the wide corpus: models no rule was tuned on.
 
     python3 bench/simplify_wide_bench.py [--warm 3] [--models REGEX] [--write-docs] [--json OUT]
 

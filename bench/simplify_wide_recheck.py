@@ -1,4 +1,4 @@
-"""Re-check simplify on the wide corpus against the anchors' stored outputs (issue 16).
+"""Re-check simplify on the wide corpus against the anchors' stored outputs.
 
 `bench/simplify_wide_bench.py` runs all three tools (minutes per model for the anchors);
 after a change to simplify only onnxsurgeon's side moves. This runs the CLI's simplify on

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Records what one onnxsurgeon CLI does with every target profile on a corpus, so that a
-refactor of the target layer can be shown to change nothing (issue 30: outputs byte-identical).
+refactor of the target layer can be shown to change nothing (outputs byte-identical).
 
     .venv/bin/python bench/target_outputs.py --cli OLD/onnxsurgeon --record before.json [--models REGEX]
     .venv/bin/python bench/target_outputs.py --cli build/onnxsurgeon --compare before.json

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The wide benchmark corpus of issue 16: architectures simplify's rules were NOT tuned on.
+"""The wide benchmark corpus: architectures simplify's rules were NOT tuned on.
 
     .venv/bin/python bench/wide_corpus.py [--out bench/.data/wide] [--only REGEX] [--list] [--force]
 

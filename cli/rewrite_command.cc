@@ -121,7 +121,7 @@ std::string ReportText(const std::vector<PassRunReport>& reports) {
     absl::StrAppend(&out, "\n");
   }
   // Passes report what each did; this line says what the pipeline did as a whole, so a
-  // fusion undone by a later decomposition reads as what it is (issue 13, defect 4).
+  // fusion undone by a later decomposition reads as what it is.
   if (!reports.empty()) {
     const auto& before = reports.front().histogram_before;
     const auto& after = reports.back().histogram_after;

@@ -1,4 +1,4 @@
-"""Mutation campaign (issue 12): mutates the project's test models and runs the CLI on each
+"""Mutation campaign: mutates the project's test models and runs the CLI on each
 mutant with several pipelines, flagging every broken promise:
 
   crash        the CLI died by a signal, or printed "internal error"

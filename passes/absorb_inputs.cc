@@ -1,5 +1,5 @@
 // absorb-inputs: an op takes over what a node before it computes, where the op's own
-// attributes or defaults say exactly the same (issue 29). Two rules:
+// attributes or defaults say exactly the same. Two rules:
 //
 // pad-into-window: a constant-mode Pad that pads only the spatial axes, by non-negative
 // amounts, goes into the pads of the Conv, AveragePool or MaxPool that reads it, when the

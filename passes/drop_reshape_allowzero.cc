@@ -1,7 +1,7 @@
 // drop-reshape-allowzero: writes Reshape(allowzero=1) as Reshape(allowzero=0) where the two
 // mean the same, for runtimes that mishandle allowzero=1 (onnxruntime 1.10 fails any
 // allowzero=1 Reshape whose shape holds -1: "!allow_zero was false. The input tensor cannot
-// be reshaped to the requested shape", measured here, issue 14; torch's dynamo exporter
+// be reshaped to the requested shape", measured here; torch's dynamo exporter
 // writes allowzero=1 on every view).
 //
 // Exact: allowzero only changes what a 0 in the shape means (a literal 0 instead of "copy

@@ -21,13 +21,13 @@
 //     operands (Div(MatMul(a, b), s) goes into a's projection), except where the scaled
 //     product reaches a Softmax (through an Add, Sub, Where or Cast of a mask): that is an
 //     attention's score scale, Softmax(MatMul(q, k^T) / sqrt(d) + mask), and every fused
-//     attention onnxruntime's optimizers match reads the Div (or Mul) there (issue 29).
+//     attention onnxruntime's optimizers match reads the Div (or Mul) there.
 //   Nor is a scale folded when it is one of an attention score's two split scales:
 //   MatMul(Mul(q, s1), Mul(kT, s2)) reaching a Softmax (torch's scaled_dot_product_attention
 //   export scales q and k by sqrt(1/sqrt(d)) each). Folded into both projections, the score
 //   is left with no scale at all, a form no onnxruntime attention fusion matches (a dev
 //   BERT with SDPA attention: 2 Attention and 1 EmbedLayerNormalization from the raw export,
-//   0 and 0 after simplify; issue 29). The third rule joins them instead.
+//   0 and 0 after simplify). The third rule joins them instead.
 // Refused when a weight is shared with another node (the other reader would change), a
 // value on the path has another reader or is a graph output, s is not constant, the
 // types are not float, double, float16 or bfloat16 (integer division does not distribute),
@@ -70,7 +70,7 @@ bool SingleReader(const Value* v) { return v && v->uses().size() == 1 && !v->IsG
 
 // The float types whose weights are recomputed in double and rounded back: float, double,
 // and float16/bfloat16 (as onnxconverter-common and onnxruntime's float16 conversion leave
-// exports; issue 29).
+// exports).
 bool Refoldable(int32_t type) { return IsFloatOrDouble(type) || type == Types::FLOAT16 || type == Types::BFLOAT16; }
 
 // float16's largest finite value: weights scaled past it would become inf.

@@ -1,5 +1,5 @@
 // fold-qdq: folds QuantizeLinear -> DequantizeLinear pairs on constants into the float
-// constant they compute (issue 27's quantization policy). simplify keeps such pairs: a QDQ
+// constant they compute. simplify keeps such pairs: a QDQ
 // model stays a QDQ model, since QAT and TensorRT-style exports store float weights followed
 // by Q -> DQ, and that pair is the weight's quantization, which TensorRT and OpenVINO read.
 // This pass is for runtimes that quantize from float themselves or run float: on request.

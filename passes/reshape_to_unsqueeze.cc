@@ -1,7 +1,7 @@
 // reshape-to-unsqueeze: writes a Reshape that only inserts dims of size 1 as Unsqueeze,
 // for converters that mistranslate such Reshapes: onnx2tf 1.29 transposes a rank-4
 // Reshape's output as if it were an NCHW image (gpt2_dynamo18's attention mask
-// [batch,seq] -> [batch,1,1,seq] came out wrong, measured here, issue 14) and leaves an
+// [batch,seq] -> [batch,1,1,seq] came out wrong, measured here) and leaves an
 // Unsqueeze alone.
 //
 // Exact: a Reshape keeps the elements in row-major order; when its output shape is the

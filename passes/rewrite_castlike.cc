@@ -1,6 +1,6 @@
 // rewrite-castlike: CastLike(x, like) with `like`'s element type known becomes
 // Cast(x, to=that type), for converters without CastLike (onnx2tf: "CastLike OP is not
-// yet implemented.", measured here, issue 14). Lowerings write CastLike where a type is
+// yet implemented.", measured here). Lowerings write CastLike where a type is
 // unknown when they run (a LayerNorm decomposed inside a function body, say); after
 // inlining and inference the type is usually known.
 //

@@ -1,5 +1,5 @@
 // rewrite-reciprocal: replaces Reciprocal(x) by Div(1, x), for runtimes without Reciprocal
-// (nncase 1.9 has no importer for it, measured; issue 14). RMSNorm and rsqrt exports write
+// (nncase 1.9 has no importer for it, measured). RMSNorm and rsqrt exports write
 // Reciprocal(Sqrt(.)).
 //
 // Exact: Reciprocal is defined as 1/x, and IEEE division of 1 by x is that value

@@ -13,12 +13,11 @@
 // cnn_clutter_op13 11 -> 7, t5_op14 120 -> 118); cse and dce then take what it leaves unread.
 // Every round starts from types re-inferred from the graph inputs, with
 // declared types refined by what inference now knows (RefreshTypes), so a round that
-// changes nothing is a true fixed point: simplify on its own output changes nothing (issue
-// 12 item 8), and neither does infer-shapes(reset=true) then simplify (issue 14).
-// The report counts per step, e.g. `strip-identity-cast/identity`, and `rounds`.
-// extract-constants (Constant nodes -> initializers, as onnx-simplifier leaves them) is
-// in the list because a Constant node is a node: without it, every exporter's Constant
-// count stays in the graph (218 of 1205 nodes left on the corpus; docs/benchmarks.md).
+// changes nothing is a true fixed point: simplify on its own output changes nothing, and neither does
+// infer-shapes(reset=true) then simplify. The report counts per step, e.g. `strip-identity-cast/identity`, and
+// `rounds`. extract-constants (Constant nodes -> initializers, as onnx-simplifier leaves them) is in the list because a
+// Constant node is a node: without it, every exporter's Constant count stays in the graph (218 of 1205 nodes left on
+// the corpus; docs/benchmarks.md).
 //
 // Options (passes/passes.def): max-rounds, skip=fuse-conv-bn;cse, size-limit (fold-constants'
 // max-size, as onnx-simplifier's --no-large-tensor).

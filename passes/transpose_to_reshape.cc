@@ -1,7 +1,7 @@
 // transpose-to-reshape: writes a Transpose that only moves dims of size 1 as a Reshape, for
 // runtimes that mistranslate such Transposes: nncase 1.9 computes Transpose(Squeeze(Y))
 // after an LSTM wrong (torch's batch_first LSTM export, [24,1,16] -> [1,24,16]: off by
-// 0.73; measured here, issue 14) and gets the same move right as a Reshape.
+// 0.73; measured here) and gets the same move right as a Reshape.
 //
 // Exact: a permutation that keeps the dims of size above 1 in their order leaves every
 // element at the same row-major offset; it only changes where the unit dims stand, which is

@@ -7,7 +7,7 @@ from the source it is printed from:
   docs/profiles.md  `onnxsurgeon targets --markdown` every built-in profile, each fact with
                                                       its source (targets/*.toml)
   docs/targets.md   `onnxsurgeon targets --conditions --markdown`  the `when` vocabulary:
-                     pending (the condition registry of issue 30 prints it); until the CLI
+                     pending (the condition registry prints it); until the CLI
                      has the option the section is hand-written and not compared
 
 Backend results (docs/results/) are rendered by tests/backends/report.py from their JSON.

@@ -205,7 +205,7 @@ class FlattenRegionRule : public NodeRule<Region> {
   }
 
   // What a region leaves on N-D values, so the forms onnxruntime's transformer fusions match
-  // stay whole (issue 29):
+  // stay whole:
   //  - a node read by a normalization's statistics (LayerNormalization, or any reduction):
   //    the residual Add before a LayerNorm stays rank 3, which SkipLayerNormalization needs;
   //  - an elementwise head, a node none of whose data operands the region computes nor a

@@ -42,14 +42,14 @@ class UnsqueezeChain : public SymbolicRule<MergedUnsqueeze> {
     // An Unsqueeze chain on a graph input is how exporters widen an attention mask
     // ([B,S] -> [B,1,1,S]), and the form onnxruntime's attention fusions match
     // (mask -> Unsqueeze -> Unsqueeze -> Cast -> Sub -> Mul): merging it would save one
-    // node per model and lose every fused Attention (issue 29).
+    // node per model and lose every fused Attention.
     if (inner->input(0) && inner->input(0)->IsGraphInput()) {
       why = "the chain reads a graph input (the attention-mask form onnxruntime's fusions match)";
       return std::nullopt;
     }
     // The same form on a mask the model built itself (no attention_mask input: a
     // ConstantOfShape of ones): ...Unsqueeze -> Unsqueeze -> (Expand) (Cast) -> Sub(1, .).
-    // Merged, a dev BERT without the mask input lost both its fused Attention (issue 29).
+    // Merged, a dev BERT without the mask input lost both its fused Attention.
     if (ReadAsMask(n->output(0))) {
       why = "the chain's result is read by Sub(1, mask) (the attention-mask form onnxruntime's fusions match)";
       return std::nullopt;

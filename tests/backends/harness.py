@@ -523,8 +523,8 @@ def verdict(original: dict, rw: dict, rewritten: dict | None) -> tuple[str, str]
     orig_ok = original["status"] == "ok" and original.get("match")
     orig_wrong = original["status"] == "ok" and not original.get("match")
     if rw["exit"] != 0:
-        # --target's planned refusal: what blocks is named with its profile fact (issue 14
-        # accepts that where no rewrite can reach the backend), not a failed step.
+        # --target's planned refusal: what blocks is named with its profile fact (the
+        # judge accepts that where no rewrite can reach the backend), not a failed step.
         if rw.get("mode", "").startswith("--target") and "blocker(s) remain" in rw["message"]:
             return "named by --target", rw["message"]
         return "rewrite failed", rw["message"]

@@ -1,4 +1,4 @@
-// The save side of issue 12: what a save may write, the commit protocol for model +
+// The save side: what a save may write, the commit protocol for model +
 // external data, and the temporaries a killed save leaves (core/io/output_files.h).
 #include <gtest/gtest.h>
 #include <sys/stat.h>

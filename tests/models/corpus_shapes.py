@@ -1,5 +1,5 @@
 """Shape-arithmetic corpus: exports whose shapes are computed at run time from dynamic dims,
-the models where simplify used to need a second run (issue 12 item 8)."""
+the models where simplify used to need a second run."""
 
 from __future__ import annotations
 

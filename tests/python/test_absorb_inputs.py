@@ -1,4 +1,4 @@
-"""absorb-inputs (issue 29) on torch exports, checked in onnxruntime: Pads go into the
+"""absorb-inputs on torch exports, checked in onnxruntime: Pads go into the
 Conv/AveragePool/MaxPool pads they mean, a zero LSTM/GRU initial state built from the batch
 size is dropped, and what the op's padding would not reproduce stays. The rules' forms and
 refusals are pinned by tests/golden/absorb-inputs/."""

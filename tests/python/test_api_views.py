@@ -1,4 +1,4 @@
-"""The Python package's surface from issue 15: __version__, typed stubs, reprs, structured
+"""The Python package's surface: __version__, typed stubs, reprs, structured
 types, attributes of every kind both ways, pipelines as lists, path inputs never written
 unless output= names them, zero-copy ModelProto interop, rule sets named in pipelines."""
 

@@ -1,4 +1,4 @@
-"""The cleanup passes of issue 6 beyond the golden text tests: the CLI, onnxruntime runs
+"""The cleanup passes beyond the golden text tests: the CLI, onnxruntime runs
 after set-input-shape, torch exports with initializers as inputs, and `simplify`."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The CLI's user-facing behaviour (issue 15): the summary, --check, the flags people bring
+"""The CLI's user-facing behaviour: the summary, --check, the flags people bring
 from onnx-simplifier, the pipeline grammar's quoting, "did you mean", passes --json."""
 
 from __future__ import annotations

@@ -198,3 +198,28 @@ def test_core_does_not_reach_passes() -> None:
     assert not re.search(r"target_link_libraries\(onnxsurgeon_core\b[^)]*onnxsurgeon_passes", cmake), (
         "onnxsurgeon_core links onnxsurgeon_passes"
     )
+
+
+_CODE_FOLDERS = ("core", "passes", "cli", "python", "tests", "bench", "scripts", "fuzz", "targets")
+
+
+def test_no_issue_numbers_in_code() -> None:
+    """A comment states the fact (what was measured, what breaks without it), never an issue
+    number: the tracker is not part of the source."""
+    found = []
+    for folder in _CODE_FOLDERS:
+        for path in sorted((REPO_ROOT / folder).rglob("*")):
+            rel = path.relative_to(REPO_ROOT).as_posix()
+            if (
+                not path.is_file()
+                or "/.generated/" in rel
+                or "/.venv" in rel
+                or path.suffix in (".onnx", ".npz", ".bin")
+            ):
+                continue
+            if path.suffix not in (".cc", ".h", ".py", ".def", ".toml", ".txt", ".md", ".sh", ".in"):
+                continue
+            for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+                if re.search(r"\b[Ii]ssues? #?\d{1,3}\b", line):
+                    found.append(f"{rel}:{n}: {line.strip()[:120]}")
+    assert not found, "issue numbers in the code:\n" + "\n".join(found)

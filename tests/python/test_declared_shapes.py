@@ -1,4 +1,4 @@
-"""Declared shapes that contradict the computation (issue 13, defect 3): inspect reports them
+"""Declared shapes that contradict the computation: inspect reports them
 and names the repair; convert-opset refuses instead of writing a model onnx's checker
 rejects; fix-declared-shapes repairs them and the conversion is then valid."""
 

@@ -1,4 +1,4 @@
-"""The quantization policy (issue 27 item 1, issue 29): simplify keeps QuantizeLinear ->
+"""The quantization policy: simplify keeps QuantizeLinear ->
 DequantizeLinear pairs on constants (a QDQ model stays QDQ), fold-qdq folds them on request,
 and every result computes what the original does in onnxruntime.
 

@@ -1,4 +1,4 @@
-"""Resource limits and output validation (issue 12, items 3 and 4; docs/reliability.md).
+"""Resource limits and output validation (docs/reliability.md).
 
 Hostile sizes must end quickly within bounded memory (never bad_alloc, a hang or a
 crash), allowed-but-odd input (NaN/Inf weights) must pass through, and a run whose

@@ -1,4 +1,4 @@
-"""Classical-ML models (ai.onnx.ml, issue 27 item 4): label and one-hot encoders over string
+"""Classical-ML models (ai.onnx.ml): label and one-hot encoders over string
 tensors, a tree ensemble, ZipMap's seq(map) output, through every pass and opset conversion;
 --check feeds strings and compares seq(map) outputs; every profile states what it does with
 ai.onnx.ml, strings and sequences, and check --target refuses with that reason.

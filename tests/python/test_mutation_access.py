@@ -1,4 +1,4 @@
-"""Every mutation goes through a Rewriter (issue 17, item 2; core/ir/mutation_key.h).
+"""Every mutation goes through a Rewriter (core/ir/mutation_key.h).
 
 The C++ side is pinned by the negative-compile ctests (tests/cpp/negative): a pass-like
 file calling a raw IR mutator does not compile. Here: what Python can reach mutates

@@ -1,4 +1,4 @@
-"""simplify keeps what onnxruntime's transformer optimizer fuses (issue 29).
+"""simplify keeps what onnxruntime's transformer optimizer fuses.
 
 Users run simplify, then `onnxruntime.transformers.optimizer.optimize_model(path,
 model_type="bert")`. For every transformer of the corpus (tag "transformer"), the fused ops
@@ -81,7 +81,7 @@ def test_simplify_fuses_at_least_onnxsim(corpus_model, form, run_cli, onnxsim_py
     assert not lost, f"{form} simplify fuses fewer {lost} than onnxsim: {ours} against {theirs}"
 
 
-# ---- the dev-BERT export variants of issue 29 (bench/bert_variants.py) -----------------------
+# ---- the dev-BERT export variants (bench/bert_variants.py) -----------------------
 # The corpus's BERTs use eager attention with an attention_mask input. Exported with torch's
 # SDPA attention (q and k each scaled by sqrt(1/sqrt(d)) before the score MatMul) or without an
 # attention_mask (the mask built from ones at run time), simplify's output lost every fused

@@ -1,4 +1,4 @@
-"""Default pipelines keep a QDQ model a QDQ model (issue 27 item 1): simplify and every
+"""Default pipelines keep a QDQ model a QDQ model: simplify and every
 `--target` plan keep the QuantizeLinear/DequantizeLinear counts of a QAT-style model (float
 weights followed by Q -> DQ, the weight's quantization TensorRT reads) and of an int8-weight
 one; fold-qdq folds the constant pairs only when asked."""

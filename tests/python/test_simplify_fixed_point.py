@@ -1,4 +1,4 @@
-"""simplify is deterministic and reaches its fixed point in one run (issue 12 item 8), on
+"""simplify is deterministic and reaches its fixed point in one run, on
 every corpus model: the same input and flags give byte-identical output, and simplify on
 its own output changes nothing (byte-identical again). The corpus holds exports built
 for this (tests/models/corpus_shapes.py): dynamic-H/W CNNs with Shape/Gather/Concat/Resize
@@ -38,7 +38,7 @@ def test_simplify_is_deterministic_and_idempotent(corpus_model, run_cli, tmp_pat
 
 def test_static_simplify_survives_reinference(corpus_model, run_cli, tmp_path):
     """Made static (the corpus inputs' shapes) and simplified once, no model folds more after
-    its types are inferred afresh (issue 14): simplify re-infers before every round and
+    its types are inferred afresh: simplify re-infers before every round and
     refines the declarations its folds made stale. Before, swin_op17 and tf_vit_block_op15/17
     folded more under `infer-shapes(reset=true),simplify`, and --target repeated that."""
     shapes = ";".join(f"{k}:{'x'.join(map(str, v.shape))}" for k, v in corpus_model.inputs.items() if v.ndim)

@@ -1,5 +1,5 @@
-"""`--target`, `check --target` and `targets` (issue 14), and the pipeline-level forbidden
-ops (issue 13 defect 4).
+"""`--target`, `check --target` and `targets`, and the pipeline-level forbidden
+ops.
 
 The corpus test runs every profile on every corpus model: when `--target` succeeds, its
 output passes onnx's full checker, its own `check --target`, a second `--target` finds
@@ -843,7 +843,7 @@ def test_target_pass_from_python(oracle):
     assert "Gelu" not in hist and out.opset_import[0].version == 17 and out.ir_version == 8
 
 
-# ------------------------------------------------- defects the real backends found (issue 14)
+# ------------------------------------------------- defects the real backends found
 
 
 def _ops(path) -> list[onnx.NodeProto]:

@@ -1,4 +1,4 @@
-"""The file side of issue 12 end to end: two-file outputs stay consistent under kill -9,
+"""The file side end to end: two-file outputs stay consistent under kill -9,
 temporaries of killed runs are removed, a path-in `run()` never writes over its input, and
 `inspect --json` parses whatever bytes the model's names hold."""
 

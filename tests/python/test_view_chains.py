@@ -1,4 +1,4 @@
-"""fuse-reshapes' view rules (issue 29) on torch exports, checked in onnxruntime at several
+"""fuse-reshapes' view rules on torch exports, checked in onnxruntime at several
 batch sizes: Squeeze/Unsqueeze/Flatten next to a Reshape become one Reshape. With a dynamic
 batch the last Reshape's shape, built from the input's batch at run time, stays computed
 (resolve-shapes writes no -1). The forms and refusals are pinned by

@@ -1,5 +1,5 @@
 """The bad-input catalogue: malformed or hostile models and calls, each with the exit code
-and the one-line message the CLI must give (issue 12).
+and the one-line message the CLI must give.
 
 Each module in this package defines `CASES: list[BadInput]`. A case writes its files into
 an empty folder and returns the CLI arguments; tests/python/test_bad_inputs.py runs every

@@ -1,5 +1,5 @@
 """Bad inputs at the graph level: broken structure, wrong arity or attributes, hostile
-sizes and nesting, and the reproducers of issue 12's crashes and exit-0-invalid outputs.
+sizes and nesting, and the reproducers's crashes and exit-0-invalid outputs.
 
 Each case runs the passes that crashed or misbehaved (argv includes `--pass ...`). NaN and
 Inf in initializers are allowed input (a model may compute with them), so they are not
@@ -237,7 +237,7 @@ def _many_outputs_bad_tail(n: int = 100_000) -> onnx.ModelProto:
     return _model(nodes, [_vi("x", shape=[1]), _vi("s", T.INT32, [1])], outputs)
 
 
-# ---- exit 0 with an invalid model (issue 12, item 4) ------------------------------------
+# ---- exit 0 with an invalid model ------------------------------------
 
 
 def _layernorm(scale_type: int = T.FLOAT, stash_type: int | None = None, sparse: bool = False) -> onnx.ModelProto:
