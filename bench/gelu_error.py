@@ -7,7 +7,7 @@ Builds Gelu(x) (approximate none and tanh) and Erf(x) models, runs them through 
 onnxsurgeon pipelines below, evaluates the results with onnxruntime on N evenly spaced
 points of [-R, R] (default 2,000,001 points of [-10, 10]) and prints the max abs error
 against the exact function computed in float64 (math.erf). The numbers quoted in
-passes/rewrite_gelu.cc, passes/rewrite_erf.cc and docs/passes/gelu.md come from here;
+passes/gelu/rewrite_gelu.cc, passes/gelu/rewrite_erf.cc and docs/passes/gelu.md come from here;
 tests/python/test_gelu.py re-measures and checks them against stated bounds.
 """
 

@@ -11,7 +11,7 @@
 #include "core/ir/graph.h"
 #include "onnx/defs/schema.h"
 #include "passes/layernorm/fusion_rules.h"
-#include "passes/rewrite_index_put.h"
+#include "passes/scatter/rewrite_index_put.h"
 #include "passes/target/compiled_profile.h"
 #include "passes/target/conditions/common.h"
 #include "passes/target/conditions/inserts_unit_dims.h"

@@ -9,7 +9,7 @@
 
 #include "core/ir/constant.h"
 #include "onnx/onnx_pb.h"
-#include "passes/strip_identity_cast.h"
+#include "passes/cleanup/strip_identity_cast.h"
 
 namespace onnxsurgeon::passes {
 namespace {

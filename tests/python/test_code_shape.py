@@ -17,7 +17,7 @@ MAX_FILE_LINES = 700
 # tests below fail on a listed entry that no longer violates, so these lists only shrink.
 FUNCTION_ALLOWLIST: set[str] = {
     "cli/rewrite_command.cc:Run",  # 163 lines
-    "passes/convert_float16.cc:Run",  # 175 lines
+    "passes/float16/convert_float16.cc:Run",  # 175 lines
 }
 # Folders that include each other, each loop as the sorted tuple of its folders.
 FOLDER_LOOP_ALLOWLIST: set[tuple[str, ...]] = {

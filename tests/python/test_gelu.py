@@ -28,7 +28,7 @@ GELU_SUBGRAPH_MODELS = {
     "control_flow_cond_dynamo18": ("erf", 1),
 }
 
-# Bounds stated in passes/rewrite_gelu.cc and passes/rewrite_erf.cc (max abs error over
+# Bounds stated in passes/gelu/rewrite_gelu.cc and passes/gelu/rewrite_erf.cc (max abs error over
 # [-10, 10], fp32, onnxruntime).
 STATED_BOUNDS = {
     "gelu tanh form vs exact GELU": 5e-4,

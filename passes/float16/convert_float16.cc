@@ -50,7 +50,7 @@
 #include "core/ir/constant.h"
 #include "core/rewrite/rewriter.h"
 #include "onnx/defs/schema.h"
-#include "passes/convert_float16_range.h"
+#include "passes/float16/convert_float16_range.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {

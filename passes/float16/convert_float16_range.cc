@@ -1,5 +1,5 @@
 // convert-float16's range analysis (convert_float16_range.h).
-#include "passes/convert_float16_range.h"
+#include "passes/float16/convert_float16_range.h"
 
 #include <algorithm>
 #include <cmath>

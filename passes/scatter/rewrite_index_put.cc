@@ -39,7 +39,7 @@
 #include "passes/lowering/element_type.h"
 #include "passes/lowering/scatternd.h"
 #include "passes/registry.h"
-#include "passes/rewrite_index_put.h"
+#include "passes/scatter/rewrite_index_put.h"
 
 namespace onnxsurgeon::passes {
 namespace {

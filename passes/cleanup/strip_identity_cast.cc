@@ -21,7 +21,7 @@
 //
 // Before:  a = Identity(X); b = Cast<to=DOUBLE>(a); c = Cast<to=FLOAT>(b); Y = Relu(c)   (X float)
 // After:   Y = Relu(X)
-#include "passes/strip_identity_cast.h"
+#include "passes/cleanup/strip_identity_cast.h"
 
 #include <cmath>
 #include <optional>
