@@ -9,6 +9,8 @@ by torch.onnx, then quantized by onnxruntime.quantization in each form users shi
   qdq-int16         quantize_static, QDQ, int16 activations and weights (ai.onnx Q/DQ, opset 21)
   qdq-int16-ms      the same with com.microsoft Q/DQ (UseQDQContribOps)
   qdq-int4          quantize_static at opset 21, int4 weights (blocked/per-channel int4 DQ)
+  qdq-int4-blocked  by hand (onnxruntime's quantizer has no blocked QDQ): each MatMul weight as
+                    int4 + DequantizeLinear(axis=0, block_size=16), opset 21 (transformer)
   matmul-nbits      onnxruntime's MatMulNBitsQuantizer, 4 bits, block 32 (transformer)
 
 build(name, form, dir) writes one and returns its path plus fixed inputs; FORMS lists
@@ -31,12 +33,13 @@ FORMS = (
     "qdq-int16",
     "qdq-int16-ms",
     "qdq-int4",
+    "qdq-int4-blocked",
     "matmul-nbits",
 )
 # The opset each ai.onnx form needs (the refusal below it names it), and the bits of each
 # form's narrowest quantized type (8 unless listed).
-MIN_OPSET = {"qdq-int16": 21, "qdq-int4": 21}
-BITS = {"qdq-int16": 16, "qdq-int16-ms": 16, "qdq-int4": 4, "matmul-nbits": 4}
+MIN_OPSET = {"qdq-int16": 21, "qdq-int4": 21, "qdq-int4-blocked": 21}
+BITS = {"qdq-int16": 16, "qdq-int16-ms": 16, "qdq-int4-blocked": 4, "qdq-int4": 4, "matmul-nbits": 4}
 
 
 def _torch_models():
@@ -160,6 +163,10 @@ def build(arch: str, form: str, directory: Path) -> Path | None:
             activation_type=QuantType.QUInt8,
             op_types_to_quantize=["MatMul", "Gemm", "Conv"],
         )
+    elif form == "qdq-int4-blocked":
+        if arch != "transformer":
+            return None
+        _blocked_int4(src, out, block=16)
     elif form == "matmul-nbits":
         if arch != "transformer":
             return None
@@ -171,3 +178,34 @@ def build(arch: str, form: str, directory: Path) -> Path | None:
     else:
         raise ValueError(form)
     return out
+
+
+def _blocked_int4(src: Path, out: Path, block: int) -> None:
+    from onnx import helper, numpy_helper
+
+    model = onnx.version_converter.convert_version(onnx.load(str(src)), 21)
+    inits = {t.name: t for t in model.graph.initializer}
+    nodes = []
+    for n in model.graph.node:
+        w = inits.get(n.input[1]) if n.op_type == "MatMul" and len(n.input) > 1 else None
+        if w is not None and len(w.dims) == 2 and w.dims[0] % block == 0:
+            a = numpy_helper.to_array(w)
+            k, cols = a.shape
+            scale = np.abs(a.reshape(k // block, block, cols)).max(axis=1) / 7 + 1e-8
+            q = np.clip(np.round(a / np.repeat(scale, block, axis=0)), -8, 7).astype(np.int8)
+            name = w.name
+            model.graph.initializer.remove(w)
+            model.graph.initializer.extend(
+                [
+                    helper.make_tensor(f"{name}_q", onnx.TensorProto.INT4, [k, cols], q.flatten().tolist()),
+                    numpy_helper.from_array(scale.astype(np.float32), f"{name}_s"),
+                ]
+            )
+            nodes.append(
+                helper.make_node("DequantizeLinear", [f"{name}_q", f"{name}_s"], [name], axis=0, block_size=block)
+            )
+        nodes.append(n)
+    del model.graph.node[:]
+    model.graph.node.extend(nodes)
+    onnx.checker.check_model(model, full_check=True)
+    onnx.save(model, str(out))

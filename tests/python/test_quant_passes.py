@@ -30,12 +30,14 @@ SKIP = {"target", "convert-float16", "extract", "set-input-shape"}
 # Their job is to dequantize or lower quantized contrib ops: counts may change.
 DEQUANTIZING = {"fold-qdq", "lower-contrib-ops"}
 MS_DQ_UNTYPED = (
-    "com.microsoft DequantizeLinear has no type rule: decomposing the LayerNormalization it feeds "
-    "(below opset 17) is refused, its element type unknown"
+    "convert-opset types values by onnx's inference, which does not know com.microsoft's "
+    "DequantizeLinear: decomposing the LayerNormalization it feeds (below opset 17) is refused, "
+    "its element type unknown"
 )
 OPSET_DOWN = {"convert-opset", "downgrade-opset"}
 PASSES = [p["name"] for p in osg.passes() if p["name"] not in SKIP]
-MODELS = [(a, f) for a in qm.ARCHS for f in qm.FORMS if not (f == "matmul-nbits" and a != "transformer")]
+TRANSFORMER_ONLY = {"matmul-nbits", "qdq-int4-blocked"}
+MODELS = [(a, f) for a in qm.ARCHS for f in qm.FORMS if not (f in TRANSFORMER_ONLY and a != "transformer")]
 QDQ = ("QuantizeLinear", "DequantizeLinear")
 QOPERATOR = (
     "QLinearConv",
@@ -123,11 +125,12 @@ def test_pass_keeps_quantized_model(pipeline, arch, form, quant_model, oracle, r
 
 # The lowest opset each form exists at (13 for the opset-17 exports: LayerNormalization is
 # decomposed there, per-axis Q/DQ begins there), and the refusal one below.
-LOWEST = {"qdq-int16": 21, "qdq-int4": 21}
+LOWEST = {"qdq-int16": 21, "qdq-int4": 21, "qdq-int4-blocked": 21}
 BELOW = {
     "qdq-per-channel": (12, "per-axis quantization"),
     "qdq-int16": (20, "int16 quantization"),
     "qdq-int4": (20, "int4 quantization"),
+    "qdq-int4-blocked": (20, "blocked quantization"),
 }
 
 
