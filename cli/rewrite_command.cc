@@ -107,6 +107,15 @@ std::string ReportJson(const std::vector<PassRunReport>& reports) {
     j["counts"] = Json(r.result.counts);
     j["histogram_before"] = Json(r.histogram_before);
     j["histogram_after"] = Json(r.histogram_after);
+    if (r.quantization_before.any() || r.quantization_after.any()) {
+      auto q = [](const QuantizationStats& s) {
+        return Json{{"quantize_linear", s.q},
+                    {"dequantize_linear", s.dq},
+                    {"qoperator", s.qoperator},
+                    {"quantized_weight_bytes", s.weight_bytes}};
+      };
+      j["quantization"] = {{"before", q(r.quantization_before)}, {"after", q(r.quantization_after)}};
+    }
     out.push_back(std::move(j));
   }
   return DumpJson(out);
@@ -137,6 +146,12 @@ std::string ReportText(const std::vector<PassRunReport>& reports) {
       if (d != 0) deltas.push_back(absl::StrCat(op, d > 0 ? " +" : " ", d));
     }
     absl::StrAppend(&out, "net: ", deltas.empty() ? "no op added or removed" : absl::StrJoin(deltas, ", "), "\n");
+    const QuantizationStats &qa = reports.front().quantization_before, &qb = reports.back().quantization_after;
+    if (qa.any() || qb.any()) {
+      absl::StrAppend(&out, "quantization: Q/DQ ", qa.q, "/", qa.dq, " -> ", qb.q, "/", qb.dq, ", QOperator ",
+                      qa.qoperator, " -> ", qb.qoperator, ", quantized weight bytes ", qa.weight_bytes, " -> ",
+                      qb.weight_bytes, "\n");
+    }
   }
   return out;
 }

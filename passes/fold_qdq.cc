@@ -23,6 +23,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "core/inspect/quantization.h"
 #include "core/ir/constant.h"
 #include "core/pass/pattern_pass.h"
 #include "passes/registry.h"
@@ -193,31 +194,6 @@ class DequantizeWeight : public NodeRule<Folded> {
   }
 };
 
-// Q and DQ node counts and the bytes of the constants DequantizeLinear nodes read as data.
-struct QdqStats {
-  int64_t q = 0, dq = 0, bytes = 0;
-};
-QdqStats Stats(const Model& model) {
-  QdqStats s;
-  for (const Graph* g : model.AllGraphs()) {
-    for (const Node* n : g->nodes()) {
-      if (!CanonicalDomain(n->domain()).empty() && n->domain() != "com.microsoft") continue;
-      if (n->Is("QuantizeLinear")) ++s.q;
-      if (!n->Is("DequantizeLinear")) continue;
-      ++s.dq;
-      if (auto td = n->input(0) ? GetConstantTypeAndDims(n->input(0)) : std::nullopt) {
-        int64_t elements = 1;
-        for (int64_t d : td->second) elements *= d;
-        const int64_t bits = td->first == Types::INT16 || td->first == Types::UINT16 ? 16
-                             : td->first == Types::INT4 || td->first == Types::UINT4 ? 4
-                                                                                     : 8;
-        s.bytes += (elements * bits + 7) / 8;
-      }
-    }
-  }
-  return s;
-}
-
 class FoldQdqPass : public PatternPass {
  public:
   explicit FoldQdqPass(bool weights) {
@@ -226,16 +202,16 @@ class FoldQdqPass : public PatternPass {
   }
 
   StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
-    const QdqStats before = Stats(model);
+    const QuantizationStats before = CountQuantization(model);
     OS_ASSIGN_OR_RETURN(PassResult result, PatternPass::Run(model, context));
-    const QdqStats after = Stats(model);
+    const QuantizationStats after = CountQuantization(model);
     if (before.q + before.dq > 0) {
       result.counts["qdq/Q-before"] = before.q;
       result.counts["qdq/Q-after"] = after.q;
       result.counts["qdq/DQ-before"] = before.dq;
       result.counts["qdq/DQ-after"] = after.dq;
-      result.counts["qdq/quantized-weight-bytes-before"] = before.bytes;
-      result.counts["qdq/quantized-weight-bytes-after"] = after.bytes;
+      result.counts["qdq/quantized-weight-bytes-before"] = before.weight_bytes;
+      result.counts["qdq/quantized-weight-bytes-after"] = after.weight_bytes;
     }
     return result;
   }

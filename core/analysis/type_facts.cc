@@ -72,6 +72,14 @@ int32_t TypeFacts::ElemType(const Value* v, bool with_inference) const {
   if (const Tensor* t = v->initializer()) return t->meta().data_type();
   if (const onnx::TypeProto* t = Find(v))
     if (int32_t e = TensorElemType(*t)) return e;
+  // com.microsoft's QuantizeLinear/DequantizeLinear (16-bit Q/DQ before opset 21): onnx's
+  // inference does not know them, so without this their outputs, and what reads them, stay
+  // untyped. ai.onnx's: the zero point's type (uint8 without one), the scale's.
+  if (Node* p = v->producer(); p && p->domain() == "com.microsoft" && p->output(0) == v) {
+    if (p->op_type() == "DequantizeLinear" && p->input(1)) return ElemType(p->input(1), with_inference);
+    if (p->op_type() == "QuantizeLinear")
+      return p->input(2) ? ElemType(p->input(2), with_inference) : int32_t{onnx::TensorProto::UINT8};
+  }
   if (!options_.derive) return 0;
   // Values made by rewrites stay typed: a Cast says its type, a CastLike takes its model's.
   if (Node* p = v->producer()) {

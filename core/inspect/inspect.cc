@@ -139,6 +139,7 @@ InspectReport Inspect(const Model& model, bool check_schemas) {
     r.functions.push_back(absl::StrCat(f->domain(), "::", f->name(), " (", f->body().num_nodes(), " nodes)"));
   for (auto& [_, f] : external) r.external_data.push_back(f);
   for (auto& [_, prob] : problems) r.ops_without_schema.push_back(prob);
+  r.quantization = CountQuantization(model);
   if (!check_schemas) return r;  // the counts only
   for (const DeclaredShapeConflict& c : DeclaredShapeConflicts(model)) {
     r.declared_shape_conflicts.push_back({c.value, c.graph_output ? "graph output" : "value_info",
@@ -168,6 +169,11 @@ std::string FormatInspectText(const InspectReport& r) {
         absl::StrJoin(r.initializers_as_inputs.begin(),
                       r.initializers_as_inputs.begin() + std::min<size_t>(5, r.initializers_as_inputs.size()), ", "),
         r.initializers_as_inputs.size() > 5 ? ", ..." : "", ")\n");
+  }
+  if (r.quantization.any()) {
+    absl::StrAppend(&out, "quantization: ", r.quantization.q, " QuantizeLinear, ", r.quantization.dq,
+                    " DequantizeLinear, ", r.quantization.qoperator, " QOperator nodes, ", r.quantization.weight_bytes,
+                    " bytes of quantized weights\n");
   }
   absl::StrAppend(&out, "op histogram:\n");
   std::vector<std::pair<std::string, int64_t>> ops(r.op_histogram.begin(), r.op_histogram.end());
@@ -231,6 +237,10 @@ std::string FormatInspectJson(const InspectReport& r) {
   j["functions"] = r.functions;
   j["external_data"] = external;
   j["ops_without_schema"] = no_schema;
+  j["quantization"] = {{"quantize_linear", r.quantization.q},
+                       {"dequantize_linear", r.quantization.dq},
+                       {"qoperator", r.quantization.qoperator},
+                       {"quantized_weight_bytes", r.quantization.weight_bytes}};
   Json conflicts = Json::array();
   for (const auto& c : r.declared_shape_conflicts) {
     conflicts.push_back({{"value", c.value},

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/inspect/quantization.h"
 #include "core/ir/model.h"
 
 namespace onnxsurgeon {
@@ -53,6 +54,8 @@ struct InspectReport {
     std::string declared, inferred;
   };
   std::vector<ShapeConflict> declared_shape_conflicts;
+  // Q/DQ and QOperator nodes, quantized weight bytes (all zero for a float model).
+  QuantizationStats quantization;
   static constexpr const char* kShapeConflictFix = "fix-declared-shapes";
 };
 

@@ -66,6 +66,14 @@ std::string FormatRunSummary(const RunSummary& s) {
       {"initializers", HumanBytes(s.before.initializer_bytes), HumanBytes(s.after.initializer_bytes)},
       {"file size", file(s.file_before), file(s.file_after)},
   };
+  // A quantized model (before or after): what makes it one, so a run that de-quantizes says so.
+  const QuantizationStats &qa = s.before.quantization, &qb = s.after.quantization;
+  if (qa.any() || qb.any()) {
+    totals.push_back({"Q/DQ nodes", absl::StrCat(qa.q, "/", qa.dq), absl::StrCat(qb.q, "/", qb.dq)});
+    if (qa.qoperator || qb.qoperator)
+      totals.push_back({"QOperator nodes", absl::StrCat(qa.qoperator), absl::StrCat(qb.qoperator)});
+    totals.push_back({"quantized weights", HumanBytes(qa.weight_bytes), HumanBytes(qb.weight_bytes)});
+  }
   size_t w0 = 12, w1 = 6;
   for (const auto* list : {&rows, &totals}) {
     for (const auto& r : *list) {

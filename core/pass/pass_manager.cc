@@ -38,6 +38,7 @@ Status ValidateOutput(Model& model, const PassManagerOptions& options, const std
     PassRunReport repair;
     repair.name = "fix-declared-shapes";
     repair.histogram_before = repair.histogram_after = OpHistogram(model);
+    repair.quantization_before = repair.quantization_after = CountQuantization(model);
     for (const DeclaredShapeConflict& c : RepairDeclaredShapes(model))
       repair.result.Count(c.graph_output ? "graph-output-shapes-repaired" : "value-info-shapes-repaired");
     if (repair.result.changed) {
@@ -84,6 +85,7 @@ StatusOr<std::vector<PassRunReport>> RunPipeline(Model& model, const std::vector
     PassRunReport report;
     report.name = item.info->name;
     report.histogram_before = OpHistogram(model);
+    report.quantization_before = CountQuantization(model);
     if (options.on_pass_begin) options.on_pass_begin(item);
     auto start = std::chrono::steady_clock::now();
     auto result = RunWithinBudget(**pass, item.info->name, model, context);
@@ -93,6 +95,7 @@ StatusOr<std::vector<PassRunReport>> RunPipeline(Model& model, const std::vector
     }
     report.result = *std::move(result);
     report.histogram_after = OpHistogram(model);
+    report.quantization_after = CountQuantization(model);
     // A pass must not bring back what an earlier pass removed on purpose (ForbiddenOps).
     for (const auto& [op, by] : context.forbidden->ops()) {
       if (by == item.info->name) continue;

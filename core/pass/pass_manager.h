@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/inspect/quantization.h"
 #include "core/ir/model.h"
 #include "core/pass/pass.h"
 #include "core/pass/pipeline.h"
@@ -19,6 +20,8 @@ struct PassRunReport {
   double seconds = 0;
   std::map<std::string, int64_t> histogram_before;
   std::map<std::string, int64_t> histogram_after;
+  // Q/DQ and QOperator nodes, quantized weight bytes (all zero for a float model).
+  QuantizationStats quantization_before, quantization_after;
 };
 
 struct PassManagerOptions {

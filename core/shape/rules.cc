@@ -79,7 +79,10 @@ std::optional<Shape> Broadcast(const std::vector<const Shape*>& shapes) {
 
 std::vector<std::optional<TensorType>> InferNode(const Node& n, TypeLookup type_of) {
   using Out = std::vector<std::optional<TensorType>>;
-  if (!CanonicalDomain(n.domain()).empty() || n.num_outputs() == 0) return Out(n.num_outputs());
+  // com.microsoft's QuantizeLinear/DequantizeLinear (16-bit before opset 21) are ai.onnx's.
+  const bool contrib_qdq =
+      n.domain() == "com.microsoft" && (n.op_type() == "QuantizeLinear" || n.op_type() == "DequantizeLinear");
+  if ((!CanonicalDomain(n.domain()).empty() && !contrib_qdq) || n.num_outputs() == 0) return Out(n.num_outputs());
   const shape_ops::OpRules* rules = shape_ops::FindOpRules(n.op_type());
   if (!rules || !rules->shape) return Out(n.num_outputs());
   const int64_t opset = n.graph()->OpsetVersion("");

@@ -11,6 +11,7 @@
 #include <set>
 #include <tuple>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_join.h"
 #include "passes/lowering/scatternd.h"
 #include "passes/opset/adapters_layout.h"
@@ -682,6 +683,46 @@ Status QuantizeSaturateDown(StepContext& ctx) {
   return absl::OkStatus();
 }
 
+// Given:  %Y = DequantizeLinear-21<block_size=32>(%W, %s, %z)   %W: int4 | uint4 | int16 | uint16
+// Result: refused: "blocked quantization (block_size=32) needs opset 21", "int4 ... needs opset 21"
+//
+// Opset 21 added blocked quantization and the 4- and 16-bit types to QuantizeLinear and
+// DequantizeLinear (the quantized type is DequantizeLinear's x, QuantizeLinear's zero point).
+Status QuantizeLinear21Down(StepContext& ctx) {
+  Node* n = ctx.node;
+  if (int64_t b = n->GetInt("block_size", 0); b != 0)
+    return ctx.Refuse(absl::StrCat("blocked quantization (block_size=", b, ") needs opset 21"));
+  const bool dq = n->op_type() == "DequantizeLinear";
+  Value* q = dq ? n->input(0) : (n->num_inputs() > 2 ? n->input(2) : nullptr);
+  if (!q) return absl::OkStatus();
+  using T = onnx::TensorProto;
+  const int32_t t = ctx.types->ElemType(q);
+  if (t == T::INT4 || t == T::UINT4 || t == T::INT16 || t == T::UINT16) {
+    return ctx.Refuse(absl::StrCat(absl::AsciiStrToLower(T::DataType_Name(static_cast<T::DataType>(t))),
+                                   " quantization (", dq ? "input 0 '" : "zero point '", q->name(),
+                                   "') needs opset 21"));
+  }
+  return absl::OkStatus();
+}
+
+// Given:  %Y = DequantizeLinear-13<axis=1>(%W, %s[8], %z[8])
+// Result: refused: "per-axis quantization (scale of shape [8]) needs opset 13"
+//
+// QuantizeLinear-10 and DequantizeLinear-10 take a scalar scale and zero point only; a
+// one-element scale is per-tensor. The axis attribute then goes (the generic step).
+Status QuantizeLinear13Down(StepContext& ctx) {
+  Node* n = ctx.node;
+  Value* scale = n->input(1);
+  if (!scale) return absl::OkStatus();
+  auto dims = ctx.types->Dims(scale);
+  if (!dims) return ctx.Refuse("the scale's rank is unknown: per-axis quantization needs opset 13");
+  int64_t elements = 1;
+  for (int64_t d : *dims) elements = d < 0 ? -1 : elements * d;
+  if (dims->empty() || elements == 1) return absl::OkStatus();
+  return ctx.Refuse(absl::StrCat("per-axis quantization (scale of shape [", absl::StrJoin(*dims, ","),
+                                 "], axis=", n->GetInt("axis", 1), ") needs opset 13"));
+}
+
 // Given:  %Y = Resize-18<mode="linear", antialias=1>(%X, , [1.0, 1.0, 2.0, 2.0])
 // Result: %Y = Resize-13<mode="linear">(%X, , [1.0, 1.0, 2.0, 2.0])   (no axis shrinks)
 //
@@ -811,6 +852,10 @@ const std::map<Key, Adapter>& Table() {
     (*t)[{"", "MaxPool", 10, 8}] = PoolCeilModeDown;
     (*t)[{"", "MaxPool", 8, 1}] = MaxPoolStorageOrderDown;
     (*t)[{"", "QuantizeLinear", 19, 13}] = QuantizeSaturateDown;
+    for (const char* op : {"QuantizeLinear", "DequantizeLinear"}) {
+      (*t)[{"", op, 21, 19}] = QuantizeLinear21Down;
+      (*t)[{"", op, 13, 10}] = QuantizeLinear13Down;
+    }
     (*t)[{"", "TopK", 11, 10}] = TopKDown;
     for (const char* op : {"ArgMax", "ArgMin"}) (*t)[{"", op, 12, 11}] = ArgSelectLastIndexDown;
     (*t)[{"", "ScatterND", 16, 13}] = ScatterNDReductionDown;

@@ -27,6 +27,21 @@ Out Cast(const ShapeInput& in) { return in.Typed(static_cast<int32_t>(in.node.Ge
 
 Out CastLike(const ShapeInput& in) { return in.ins.size() == 2 ? in.Typed(in.ins[1].elem, in.x().shape) : in.None(); }
 
+// QuantizeLinear: y's type is output_dtype's (opset 21 on), else the zero point's, else
+// uint8; x's shape. DequantizeLinear: output_dtype's (23 on), else the scale's. The same
+// for com.microsoft's QuantizeLinear/DequantizeLinear (shape_rules::InferNode).
+Out QuantizeLinear(const ShapeInput& in) {
+  int32_t elem = static_cast<int32_t>(in.node.GetInt("output_dtype", 0));
+  if (elem == 0) elem = in.ins.size() > 2 && in.node.input(2) ? in.ins[2].elem : int32_t{TensorProto::UINT8};
+  return in.Typed(elem, in.x().shape);
+}
+
+Out DequantizeLinear(const ShapeInput& in) {
+  if (in.ins.size() < 2 || !in.node.input(1)) return in.None();
+  int32_t elem = static_cast<int32_t>(in.node.GetInt("output_dtype", 0));
+  return in.Typed(elem != 0 ? elem : in.ins[1].elem, in.x().shape);
+}
+
 Out BoolLikeInput(const ShapeInput& in) { return in.Typed(TensorProto::BOOL, in.x().shape); }
 
 // Multidirectional broadcasting of every input (opset 8 on), output element type `elem`.
@@ -246,6 +261,8 @@ void RegisterElementwise(OpTable& table) {
   table.Shape({"Dropout"}, Dropout);
   table.Shape({"Cast"}, Cast);
   table.Shape({"CastLike"}, CastLike);
+  table.Shape({"QuantizeLinear"}, QuantizeLinear);
+  table.Shape({"DequantizeLinear"}, DequantizeLinear);
   table.Shape({"IsNaN", "IsInf"}, BoolLikeInput);
   table.Shape({"Add", "Sub", "Mul", "Div", "Pow", "Mod", "BitShift", "Max", "Min", "Sum", "Mean"}, Arithmetic);
   table.Shape({"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor"}, Comparison);

@@ -1,0 +1,211 @@
+"""Quantized models from the real tools (issue 27 item 2), for the tests that run every
+pass and convert-opset on them: a small torch CNN and a small transformer block, exported
+by torch.onnx, then quantized by onnxruntime.quantization in each form users ship:
+
+  qdq-per-channel   quantize_static, QDQ, per-channel int8 weights, uint8 activations
+  qdq-per-tensor    quantize_static, QDQ, per-tensor int8 weights and activations
+  qoperator         quantize_static, QOperator (QLinearConv, QLinearMatMul, ...)
+  dynamic           quantize_dynamic (DynamicQuantizeLinear + MatMulInteger / ConvInteger)
+  qdq-int16         quantize_static, QDQ, int16 activations and weights (ai.onnx Q/DQ, opset 21)
+  qdq-int16-ms      the same with com.microsoft Q/DQ (UseQDQContribOps)
+  qdq-int4          quantize_static at opset 21, int4 weights (blocked/per-channel int4 DQ)
+  qdq-int4-blocked  by hand (onnxruntime's quantizer has no blocked QDQ): each MatMul weight as
+                    int4 + DequantizeLinear(axis=0, block_size=16), opset 21 (transformer)
+  matmul-nbits      onnxruntime's MatMulNBitsQuantizer, 4 bits, block 32 (transformer)
+
+build(name, form, dir) writes one and returns its path plus fixed inputs; FORMS lists
+the (arch, form) pairs that exist (QOperator/int4 forms need the ops the arch has).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+ARCHS = ("cnn", "transformer")
+FORMS = (
+    "qdq-per-channel",
+    "qdq-per-tensor",
+    "qoperator",
+    "dynamic",
+    "qdq-int16",
+    "qdq-int16-ms",
+    "qdq-int4",
+    "qdq-int4-blocked",
+    "matmul-nbits",
+)
+# The opset each ai.onnx form needs (the refusal below it names it), and the bits of each
+# form's narrowest quantized type (8 unless listed).
+MIN_OPSET = {"qdq-int16": 21, "qdq-int4": 21, "qdq-int4-blocked": 21}
+BITS = {"qdq-int16": 16, "qdq-int16-ms": 16, "qdq-int4-blocked": 4, "qdq-int4": 4, "matmul-nbits": 4}
+
+
+def _torch_models():
+    import torch
+    from torch import nn
+
+    class Cnn(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+            self.c2 = nn.Conv2d(8, 16, 3, padding=1, stride=2)
+            self.c3 = nn.Conv2d(16, 16, 1)
+            self.fc = nn.Linear(16, 10)
+
+        def forward(self, x):
+            x = torch.relu(self.c1(x))
+            x = torch.relu(self.c2(x))
+            x = torch.relu(self.c3(x)) + x
+            x = torch.nn.functional.adaptive_avg_pool2d(x, 1).flatten(1)
+            return self.fc(x)
+
+    class Block(nn.Module):
+        def __init__(self, d=32, heads=2):
+            super().__init__()
+            self.heads, self.d = heads, d
+            self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+            self.qkv, self.out = nn.Linear(d, 3 * d), nn.Linear(d, d)
+            self.fc1, self.fc2 = nn.Linear(d, 64), nn.Linear(64, d)
+
+        def forward(self, x):
+            b, t, d = x.shape
+            q, k, v = self.qkv(self.ln1(x)).split(d, dim=-1)
+            h = self.heads
+
+            def split(z):
+                return z.reshape(b, t, h, d // h).transpose(1, 2)
+
+            att = torch.softmax(split(q) @ split(k).transpose(-1, -2) / (d // h) ** 0.5, dim=-1)
+            y = (att @ split(v)).transpose(1, 2).reshape(b, t, d)
+            x = x + self.out(y)
+            return x + self.fc2(torch.nn.functional.gelu(self.fc1(self.ln2(x))))
+
+    return {"cnn": (Cnn(), (1, 3, 16, 16)), "transformer": (Block(), (1, 8, 32))}
+
+
+def export_float(arch: str, directory: Path) -> Path:
+    import torch
+
+    path = directory / f"{arch}.float.onnx"
+    if path.exists():
+        return path
+    torch.manual_seed(0)
+    module, shape = _torch_models()[arch]
+    module.eval()
+    torch.onnx.export(
+        module, (torch.randn(*shape),), str(path), opset_version=17, input_names=["x"], output_names=["y"], dynamo=False
+    )
+    return path
+
+
+def inputs(arch: str, count: int = 1, seed: int = 0) -> list[dict[str, np.ndarray]]:
+    dims = {"cnn": (1, 3, 16, 16), "transformer": (1, 8, 32)}[arch]
+    rng = np.random.default_rng(seed)
+    return [{"x": rng.standard_normal(dims).astype(np.float32)} for _ in range(count)]
+
+
+def _reader(arch: str):
+    from onnxruntime.quantization import CalibrationDataReader
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.data = iter(inputs(arch, 8, seed=1))
+
+        def get_next(self):
+            return next(self.data, None)
+
+    return Reader()
+
+
+def build(arch: str, form: str, directory: Path) -> Path | None:
+    """The quantized model's path, or None when the form does not apply to arch."""
+    from onnxruntime.quantization import QuantFormat, QuantType, quantize_dynamic, quantize_static
+
+    out = directory / f"{arch}.{form}.onnx"
+    if out.exists():
+        return out
+    src = export_float(arch, directory)
+    if form in ("qdq-per-channel", "qdq-per-tensor", "qoperator", "qdq-int16", "qdq-int16-ms"):
+        int16 = dict(
+            quant_format=QuantFormat.QDQ,
+            per_channel=False,
+            activation_type=QuantType.QInt16,
+            weight_type=QuantType.QInt16,
+        )
+        kwargs = {
+            "qdq-per-channel": dict(quant_format=QuantFormat.QDQ, per_channel=True),
+            "qdq-per-tensor": dict(
+                quant_format=QuantFormat.QDQ,
+                per_channel=False,
+                activation_type=QuantType.QInt8,
+                extra_options={"ActivationSymmetric": True},
+            ),
+            "qoperator": dict(quant_format=QuantFormat.QOperator, per_channel=False),
+            "qdq-int16": int16,  # onnxruntime moves the model to opset 21 (int16 Q/DQ)
+            "qdq-int16-ms": dict(int16, extra_options={"UseQDQContribOps": True}),
+        }[form]
+        quantize_static(str(src), str(out), _reader(arch), **kwargs)
+    elif form == "dynamic":
+        quantize_dynamic(str(src), str(out), weight_type=QuantType.QUInt8 if arch == "cnn" else QuantType.QInt8)
+    elif form == "qdq-int4":
+        m21 = directory / f"{arch}.float21.onnx"
+        if not m21.exists():
+            onnx.save(onnx.version_converter.convert_version(onnx.load(str(src)), 21), str(m21))
+        quantize_static(
+            str(m21),
+            str(out),
+            _reader(arch),
+            quant_format=QuantFormat.QDQ,
+            per_channel=True,
+            weight_type=QuantType.QInt4,
+            activation_type=QuantType.QUInt8,
+            op_types_to_quantize=["MatMul", "Gemm", "Conv"],
+        )
+    elif form == "qdq-int4-blocked":
+        if arch != "transformer":
+            return None
+        _blocked_int4(src, out, block=16)
+    elif form == "matmul-nbits":
+        if arch != "transformer":
+            return None
+        from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+
+        q = MatMulNBitsQuantizer(onnx.load(str(src)), block_size=32, is_symmetric=False)
+        q.process()
+        q.model.save_model_to_file(str(out))
+    else:
+        raise ValueError(form)
+    return out
+
+
+def _blocked_int4(src: Path, out: Path, block: int) -> None:
+    from onnx import helper, numpy_helper
+
+    model = onnx.version_converter.convert_version(onnx.load(str(src)), 21)
+    inits = {t.name: t for t in model.graph.initializer}
+    nodes = []
+    for n in model.graph.node:
+        w = inits.get(n.input[1]) if n.op_type == "MatMul" and len(n.input) > 1 else None
+        if w is not None and len(w.dims) == 2 and w.dims[0] % block == 0:
+            a = numpy_helper.to_array(w)
+            k, cols = a.shape
+            scale = np.abs(a.reshape(k // block, block, cols)).max(axis=1) / 7 + 1e-8
+            q = np.clip(np.round(a / np.repeat(scale, block, axis=0)), -8, 7).astype(np.int8)
+            name = w.name
+            model.graph.initializer.remove(w)
+            model.graph.initializer.extend(
+                [
+                    helper.make_tensor(f"{name}_q", onnx.TensorProto.INT4, [k, cols], q.flatten().tolist()),
+                    numpy_helper.from_array(scale.astype(np.float32), f"{name}_s"),
+                ]
+            )
+            nodes.append(
+                helper.make_node("DequantizeLinear", [f"{name}_q", f"{name}_s"], [name], axis=0, block_size=block)
+            )
+        nodes.append(n)
+    del model.graph.node[:]
+    model.graph.node.extend(nodes)
+    onnx.checker.check_model(model, full_check=True)
+    onnx.save(model, str(out))
