@@ -1,6 +1,6 @@
 // What makes a model quantized, in numbers: Q/DQ nodes, QOperator nodes and the bytes of
 // the quantized weights they read. The rewrite summary, `inspect`, the per-pass JSON
-// report and fold-qdq give these before and after (issue 27: a QDQ model stays one).
+// report and fold-qdq give these before and after (a QDQ model stays one).
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-"""Quantized models from the real tools (issue 27 item 2), for the tests that run every
+"""Quantized models from the real tools, for the tests that run every
 pass and convert-opset on them: a small torch CNN and a small transformer block, exported
 by torch.onnx, then quantized by onnxruntime.quantization in each form users ship:
 

@@ -1,4 +1,4 @@
-"""Quantized models through every pass and convert-opset (issue 27 item 2).
+"""Quantized models through every pass and convert-opset.
 
 The corpus is built by the real tools (tests/python/quant_models.py: onnxruntime's
 quantize_static QDQ per-channel/per-tensor/int16/int4, QOperator, quantize_dynamic and
