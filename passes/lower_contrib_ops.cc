@@ -48,8 +48,13 @@ bool IsContribOp(const Node& node) {
 // EmbedLayerNormalization's ([ids dims..., D] of the word embedding's type), declare it.
 int DeclareKeptOutputTypes(Model& model, const std::vector<std::string>& ops) {
   int declared = 0;
-  static const char* kSameAsInput[] = {"SkipLayerNormalization", "SkipSimplifiedLayerNormalization",
-                                       "SimplifiedLayerNormalization", "Gelu", "FastGelu", "BiasGelu", "QuickGelu",
+  static const char* kSameAsInput[] = {"SkipLayerNormalization",
+                                       "SkipSimplifiedLayerNormalization",
+                                       "SimplifiedLayerNormalization",
+                                       "Gelu",
+                                       "FastGelu",
+                                       "BiasGelu",
+                                       "QuickGelu",
                                        "BiasAdd"};
   const TypeFacts types(model);  // computed values' types, by onnx inference and the op table
   std::vector<std::unique_ptr<onnx::TypeProto>> made;

@@ -190,9 +190,8 @@ bool RunsContribOp(const CompiledProfile& target, const Node& node) {
   const Profile& p = target.profile;
   if (!p.contrib_ops.empty())
     return std::find(p.contrib_ops.begin(), p.contrib_ops.end(), node.op_type()) != p.contrib_ops.end();
-  bool known = p.custom_domains && std::any_of(p.known_domains.begin(), p.known_domains.end(), [](const auto& d) {
-                 return d == onnxsurgeon::contrib::kMsDomain;
-               });
+  bool known = p.custom_domains && std::any_of(p.known_domains.begin(), p.known_domains.end(),
+                                               [](const auto& d) { return d == onnxsurgeon::contrib::kMsDomain; });
   if (!known) return false;
   for (size_t i = 0; i < p.missing.size(); ++i) {
     const MissingOp& m = p.missing[i];

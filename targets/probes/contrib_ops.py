@@ -37,22 +37,44 @@ OPS = {
         1,
         {"num_heads": N},
     ),
-    "MatMulNBits": (MS, [("a", F, [B, 32]), ("w", U8, [D, 1, 16]), ("scales", F, [D])], 1,
-                    {"K": 32, "N": D, "bits": 4, "block_size": 32}),
-    "Attention": (MS, [("x", F, [B, S, D]), ("w", F, [D, 3 * D]), ("b", F, [3 * D]), ("mask", I32, [B, S])], 1,
-                  {"num_heads": N}),
+    "MatMulNBits": (
+        MS,
+        [("a", F, [B, 32]), ("w", U8, [D, 1, 16]), ("scales", F, [D])],
+        1,
+        {"K": 32, "N": D, "bits": 4, "block_size": 32},
+    ),
+    "Attention": (
+        MS,
+        [("x", F, [B, S, D]), ("w", F, [D, 3 * D]), ("b", F, [3 * D]), ("mask", I32, [B, S])],
+        1,
+        {"num_heads": N},
+    ),
     "MultiHeadAttention": (MS, [("q", F, [B, S, D]), ("k", F, [B, S, D]), ("v", F, [B, S, D])], 1, {"num_heads": N}),
     "EmbedLayerNormalization": (
         MS,
-        [("ids", I32, [B, S]), ("seg", I32, [B, S]), ("we", F, [16, D]), ("pe", F, [16, D]), ("se", F, [2, D]),
-         ("g", F, [D]), ("b", F, [D])],
+        [
+            ("ids", I32, [B, S]),
+            ("seg", I32, [B, S]),
+            ("we", F, [16, D]),
+            ("pe", F, [16, D]),
+            ("se", F, [2, D]),
+            ("g", F, [D]),
+            ("b", F, [D]),
+        ],
         2,
         {},
     ),
     "GroupQueryAttention": (
         MS,
-        [("q", F, [B, S, D]), ("k", F, [B, S, D]), ("v", F, [B, S, D]), ("pk", F, [B, N, 0, 4]),
-         ("pv", F, [B, N, 0, 4]), ("seqlens_k", I32, [B]), ("total", I32, [])],
+        [
+            ("q", F, [B, S, D]),
+            ("k", F, [B, S, D]),
+            ("v", F, [B, S, D]),
+            ("pk", F, [B, N, 0, 4]),
+            ("pv", F, [B, N, 0, 4]),
+            ("seqlens_k", I32, [B]),
+            ("total", I32, []),
+        ],
         3,
         {"num_heads": N, "kv_num_heads": N},
     ),
@@ -60,17 +82,64 @@ OPS = {
     "FusedConv": (MS, [("x", F, [1, 2, 5, 5]), ("w", F, [3, 2, 3, 3])], 1, {"activation": "Relu"}),
     "DynamicQuantizeMatMul": (MS, [("a", F, [B, D]), ("w", I8, [D, D]), ("s", F, []), ("z", I8, [])], 1, {}),
     "MatMulIntegerToFloat": (MS, [("a", U8, [B, D]), ("w", I8, [D, D]), ("sa", F, []), ("sb", F, [])], 1, {}),
-    "QLinearAdd": (MS, [("a", U8, [B, D]), ("as", F, []), ("az", U8, []), ("b", U8, [B, D]), ("bs", F, []),
-                        ("bz", U8, []), ("cs", F, []), ("cz", U8, [])], 1, {}),
-    "QLinearMul": (MS, [("a", U8, [B, D]), ("as", F, []), ("az", U8, []), ("b", U8, [B, D]), ("bs", F, []),
-                        ("bz", U8, []), ("cs", F, []), ("cz", U8, [])], 1, {}),
+    "QLinearAdd": (
+        MS,
+        [
+            ("a", U8, [B, D]),
+            ("as", F, []),
+            ("az", U8, []),
+            ("b", U8, [B, D]),
+            ("bs", F, []),
+            ("bz", U8, []),
+            ("cs", F, []),
+            ("cz", U8, []),
+        ],
+        1,
+        {},
+    ),
+    "QLinearMul": (
+        MS,
+        [
+            ("a", U8, [B, D]),
+            ("as", F, []),
+            ("az", U8, []),
+            ("b", U8, [B, D]),
+            ("bs", F, []),
+            ("bz", U8, []),
+            ("cs", F, []),
+            ("cz", U8, []),
+        ],
+        1,
+        {},
+    ),
     "QLinearSigmoid": (MS, [("a", U8, [B, D]), ("as", F, []), ("az", U8, []), ("cs", F, []), ("cz", U8, [])], 1, {}),
-    "QLinearLeakyRelu": (MS, [("a", U8, [B, D]), ("as", F, []), ("az", U8, []), ("cs", F, []), ("cz", U8, [])], 1,
-                         {"alpha": 0.1}),
-    "QLinearGlobalAveragePool": (MS, [("a", U8, [1, 2, 4, 4]), ("as", F, []), ("az", U8, []), ("cs", F, []),
-                                      ("cz", U8, [])], 1, {}),
-    "QLinearConcat": (MS, [("cs", F, []), ("cz", U8, []), ("a", U8, [B, D]), ("as", F, []), ("az", U8, []),
-                           ("b", U8, [B, D]), ("bs", F, []), ("bz", U8, [])], 1, {"axis": 1}),
+    "QLinearLeakyRelu": (
+        MS,
+        [("a", U8, [B, D]), ("as", F, []), ("az", U8, []), ("cs", F, []), ("cz", U8, [])],
+        1,
+        {"alpha": 0.1},
+    ),
+    "QLinearGlobalAveragePool": (
+        MS,
+        [("a", U8, [1, 2, 4, 4]), ("as", F, []), ("az", U8, []), ("cs", F, []), ("cz", U8, [])],
+        1,
+        {},
+    ),
+    "QLinearConcat": (
+        MS,
+        [
+            ("cs", F, []),
+            ("cz", U8, []),
+            ("a", U8, [B, D]),
+            ("as", F, []),
+            ("az", U8, []),
+            ("b", U8, [B, D]),
+            ("bs", F, []),
+            ("bz", U8, []),
+        ],
+        1,
+        {"axis": 1},
+    ),
 }
 
 
@@ -88,15 +157,32 @@ def make(out_dir):
         # as the optimizer writes them; the first input a graph input.
         graph_inputs, inits = [], []
         for i, (name, t, shape) in enumerate(inputs):
-            runtime = i == 0 or name in ("skip", "mask", "pos", "seg", "ids", "k", "v", "pk", "pv", "seqlens_k",
-                                         "total", "b") and op in ("SkipLayerNormalization", "SkipSimplifiedLayerNormalization",
-                                                                    "BiasAdd", "MultiHeadAttention", "GroupQueryAttention",
-                                                                    "RotaryEmbedding", "EmbedLayerNormalization",
-                                                                    "Attention", "QLinearAdd", "QLinearMul", "QLinearConcat")
+            runtime = (
+                i == 0
+                or name in ("skip", "mask", "pos", "seg", "ids", "k", "v", "pk", "pv", "seqlens_k", "total", "b")
+                and op
+                in (
+                    "SkipLayerNormalization",
+                    "SkipSimplifiedLayerNormalization",
+                    "BiasAdd",
+                    "MultiHeadAttention",
+                    "GroupQueryAttention",
+                    "RotaryEmbedding",
+                    "EmbedLayerNormalization",
+                    "Attention",
+                    "QLinearAdd",
+                    "QLinearMul",
+                    "QLinearConcat",
+                )
+            )
             if runtime and name not in ("b", "g") or i == 0:
                 graph_inputs.append(oh.make_tensor_value_info(name, t, shape))
             else:
-                arr = (rng.random(shape) * 4).astype(np_of[t]) if t != F else rng.standard_normal(shape).astype(np.float32)
+                arr = (
+                    (rng.random(shape) * 4).astype(np_of[t])
+                    if t != F
+                    else rng.standard_normal(shape).astype(np.float32)
+                )
                 if name == "total":
                     arr = np.array(S, np.int32)
                 inits.append(numpy_helper.from_array(arr, name))

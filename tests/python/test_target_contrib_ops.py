@@ -38,17 +38,24 @@ VARIANTS = {"attention": {}, "multi_head_attention": {"use_multi_head_attention"
 # target -> (variant -> the contrib ops the result keeps); the optimizer writes
 # EmbedLayerNormalization, SkipLayerNormalization, BiasGelu and Attention or MultiHeadAttention.
 EXPECTED = {
-    "ort": {"attention": {"EmbedLayerNormalization", "SkipLayerNormalization", "BiasGelu", "Attention"},
-            "multi_head_attention": {"EmbedLayerNormalization", "SkipLayerNormalization", "BiasGelu",
-                                     "MultiHeadAttention"}},
+    "ort": {
+        "attention": {"EmbedLayerNormalization", "SkipLayerNormalization", "BiasGelu", "Attention"},
+        "multi_head_attention": {"EmbedLayerNormalization", "SkipLayerNormalization", "BiasGelu", "MultiHeadAttention"},
+    },
     # onnxruntime 1.10 and 1.14 have no MultiHeadAttention (targets/probes/contrib_ops.txt)
-    "ort-1.10": {"attention": {"EmbedLayerNormalization", "SkipLayerNormalization", "BiasGelu", "Attention"},
-                 "multi_head_attention": {"EmbedLayerNormalization", "SkipLayerNormalization", "BiasGelu"}},
-    "ort-1.14": {"attention": {"EmbedLayerNormalization", "SkipLayerNormalization", "BiasGelu", "Attention"},
-                 "multi_head_attention": {"EmbedLayerNormalization", "SkipLayerNormalization", "BiasGelu"}},
+    "ort-1.10": {
+        "attention": {"EmbedLayerNormalization", "SkipLayerNormalization", "BiasGelu", "Attention"},
+        "multi_head_attention": {"EmbedLayerNormalization", "SkipLayerNormalization", "BiasGelu"},
+    },
+    "ort-1.14": {
+        "attention": {"EmbedLayerNormalization", "SkipLayerNormalization", "BiasGelu", "Attention"},
+        "multi_head_attention": {"EmbedLayerNormalization", "SkipLayerNormalization", "BiasGelu"},
+    },
     # OpenVINO converts all but EmbedLayerNormalization
-    "openvino": {"attention": {"SkipLayerNormalization", "BiasGelu", "Attention"},
-                 "multi_head_attention": {"SkipLayerNormalization", "BiasGelu", "MultiHeadAttention"}},
+    "openvino": {
+        "attention": {"SkipLayerNormalization", "BiasGelu", "Attention"},
+        "multi_head_attention": {"SkipLayerNormalization", "BiasGelu", "MultiHeadAttention"},
+    },
     "rknn2": {"attention": set(), "multi_head_attention": set()},
     "trt-8.6": {"attention": set(), "multi_head_attention": set()},
     "trt-10": {"attention": set(), "multi_head_attention": set()},
@@ -81,7 +88,9 @@ def optimized(corpus, tmp_path_factory):
         options = FusionOptions("bert")
         for k, v in extra.items():
             setattr(options, k, v)
-        model = optimize_model(str(entry.path), model_type="bert", opt_level=1, use_gpu=False, optimization_options=options).model
+        model = optimize_model(
+            str(entry.path), model_type="bert", opt_level=1, use_gpu=False, optimization_options=options
+        ).model
         path = tmp_path_factory.mktemp("opt") / f"bert_{variant}.onnx"
         onnx.save(model, path)
         out[variant] = (path, entry)
@@ -146,7 +155,9 @@ def test_refused_attribute_stays_a_named_blocker(cli_path, tmp_path):
     onnx.save(_one_node("Attention", {"do_rotary": 1}), m)
     proc = _cli(cli_path, "--target", "rknn2", m, "-o", tmp_path / "o.onnx")
     assert proc.returncode != 0 and not (tmp_path / "o.onnx").exists()
-    assert "Attention" in proc.stderr and "lower-contrib-ops left: com.microsoft.Attention: " in proc.stderr, proc.stderr
+    assert "Attention" in proc.stderr and "lower-contrib-ops left: com.microsoft.Attention: " in proc.stderr, (
+        proc.stderr
+    )
     assert "do_rotary" in proc.stderr, proc.stderr
 
 
