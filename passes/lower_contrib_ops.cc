@@ -94,6 +94,14 @@ int DeclareKeptOutputTypes(Model& model, const std::vector<std::string>& ops) {
       for (const auto& d : in->tensor_type().shape().dim()) *shape->add_dim() = d;
       *shape->add_dim() = word->tensor_type().shape().dim(1);
       *n->output(0)->mutable_info()->mutable_type() = t;
+      // mask_index: each row's count of ones, int32 [batch]
+      if (n->num_outputs() > 1 && n->output(1) && !n->output(1)->type() && in->tensor_type().shape().dim_size() >= 1) {
+        onnx::TypeProto m;
+        m.mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT32);
+        *m.mutable_tensor_type()->mutable_shape()->add_dim() = in->tensor_type().shape().dim(0);
+        *n->output(1)->mutable_info()->mutable_type() = m;
+        if (!n->output(1)->in_value_info() && !n->output(1)->IsGraphOutput()) n->graph()->AddValueInfo(n->output(1));
+      }
       ++declared;
       if (!n->output(0)->in_value_info() && !n->output(0)->IsGraphOutput()) n->graph()->AddValueInfo(n->output(0));
     }
@@ -138,6 +146,9 @@ class LowerContribOpsPass : public Pass {
     bool waiting = true;
     while (waiting) {
       why_left.clear();
+      // What the last round lowered types the kept ops' inputs behind it.
+      for (int round = 0; !ops_.empty() && round < 64 && DeclareKeptOutputTypes(model, ops_) > 0; ++round) {
+      }
       OS_ASSIGN_OR_RETURN(auto counts, ApplyRulesGreedily(model, rules, options));
       for (const auto& [name, n] : counts) result.Count(name, n);
       waiting = !counts.empty() && std::any_of(why_left.begin(), why_left.end(), [](const auto& entry) {

@@ -94,9 +94,11 @@ int64_t OpsetBeforeForms(const CompiledProfile& t, const Model& model) {
 // is below opset 21 (the int4 DequantizeLinear form needs 21).
 std::string LowerContribOpsText(const StepTextContext& c) {
   std::set<std::string> lacking;
+  const TypeFacts types(c.model);
+  const ConditionAnalyses analyses{types};
   for (Graph* g : c.model.AllGraphs())
     for (Node* n : g->nodes())
-      if (IsLowerableContribOp(*n) && !RunsContribOp(c.target, *n)) lacking.insert(n->op_type());
+      if (IsLowerableContribOp(*n) && !RunsContribOp(c.target, *n, &analyses)) lacking.insert(n->op_type());
   std::vector<std::string> ops;
   for (const std::string& op : onnxsurgeon::contrib::LoweredOpTypes())
     if (lacking.count(op)) ops.push_back(op);
@@ -186,7 +188,7 @@ bool IsLowerableContribOp(const Node& node) {
   return std::find(ops.begin(), ops.end(), node.op_type()) != ops.end();
 }
 
-bool RunsContribOp(const CompiledProfile& target, const Node& node) {
+bool RunsContribOp(const CompiledProfile& target, const Node& node, const ConditionAnalyses* analyses) {
   const Profile& p = target.profile;
   if (!p.contrib_ops.empty())
     return std::find(p.contrib_ops.begin(), p.contrib_ops.end(), node.op_type()) != p.contrib_ops.end();
@@ -195,8 +197,12 @@ bool RunsContribOp(const CompiledProfile& target, const Node& node) {
   if (!known) return false;
   for (size_t i = 0; i < p.missing.size(); ++i) {
     const MissingOp& m = p.missing[i];
-    if (CanonicalDomain(m.domain) != CanonicalDomain(node.domain()) || target.facts[i].condition) continue;
-    if (std::find(m.ops.begin(), m.ops.end(), node.op_type()) != m.ops.end()) return false;
+    if (CanonicalDomain(m.domain) != CanonicalDomain(node.domain())) continue;
+    if (std::find(m.ops.begin(), m.ops.end(), node.op_type()) == m.ops.end()) continue;
+    const Condition* condition = target.facts[i].condition.get();
+    if (!condition) return false;
+    std::string detail;
+    if (analyses && condition->Holds(node, *analyses, &detail)) return false;  // a form it lacks
   }
   return true;
 }

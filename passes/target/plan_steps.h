@@ -61,8 +61,10 @@ struct PlanStep {
 bool IsLowerableContribOp(const Node& node);
 // Whether the target runs `node`, an onnxruntime contrib op (com.microsoft or the default
 // domain's SimplifiedLayerNormalization...): its profile's contrib_ops list names it, or
-// com.microsoft is a known domain and no unconditional [[missing]] fact names the op.
-bool RunsContribOp(const CompiledProfile& target, const Node& node);
+// com.microsoft is a known domain and no [[missing]] fact names the op (with `analyses`, a
+// fact with a `when` counts where its condition holds on the node; without, it does not).
+struct ConditionAnalyses;
+bool RunsContribOp(const CompiledProfile& target, const Node& node, const ConditionAnalyses* analyses = nullptr);
 // Whether `node` is an onnxruntime contrib op (any, lowered or not).
 bool IsOrtContribOp(const Node& node);
 
