@@ -17,9 +17,12 @@
 // Before:  y = com.microsoft.FastGelu(x, b)                     (opset 17)
 // After:   s = Add(x, b)   y = 0.5 s (1 + Tanh(0.7978846 (s + 0.044715 s^3)))
 #include <algorithm>
+#include <memory>
+#include <optional>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "core/analysis/type_facts.h"
 #include "core/pass/pattern_pass.h"
 #include "core/rewrite/greedy_driver.h"
 #include "core/shape/propagate.h"
@@ -36,6 +39,74 @@ bool IsContribOp(const Node& node) {
   if (node.op_type() == "SimplifiedLayerNormalization" || node.op_type() == "SkipSimplifiedLayerNormalization")
     return true;
   return node.op_type() == "LayerNormalization" && node.graph()->OpsetVersion("") < 17;
+}
+
+// With ops=, the contrib ops the pass keeps still hide their outputs' types from onnx
+// inference (it has no com.microsoft schemas), so a lowered op downstream (a
+// MultiHeadAttention after SkipLayerNormalization) would wait for a rank forever. The kept
+// ops whose output 0 is typed as their input 0 (the normalizations and activations), and
+// EmbedLayerNormalization's ([ids dims..., D] of the word embedding's type), declare it.
+int DeclareKeptOutputTypes(Model& model, const std::vector<std::string>& ops) {
+  int declared = 0;
+  static const char* kSameAsInput[] = {"SkipLayerNormalization",
+                                       "SkipSimplifiedLayerNormalization",
+                                       "SimplifiedLayerNormalization",
+                                       "Gelu",
+                                       "FastGelu",
+                                       "BiasGelu",
+                                       "QuickGelu",
+                                       "BiasAdd"};
+  const TypeFacts types(model);  // computed values' types, by onnx inference and the op table
+  std::vector<std::unique_ptr<onnx::TypeProto>> made;
+  // Find answers only what is recorded: element type and dims come from the local rules.
+  auto type_of = [&](const Value* v) -> const onnx::TypeProto* {
+    if (!v) return nullptr;
+    if (const onnx::TypeProto* t = types.Find(v); t && t->has_tensor_type() && t->tensor_type().has_shape()) return t;
+    int32_t elem = types.ElemType(v);
+    std::optional<std::vector<int64_t>> dims = types.Dims(v);
+    if (elem == 0 || !dims) return nullptr;
+    auto t = std::make_unique<onnx::TypeProto>();
+    t->mutable_tensor_type()->set_elem_type(elem);
+    auto* shape = t->mutable_tensor_type()->mutable_shape();
+    for (int64_t d : *dims) {
+      auto* dim = shape->add_dim();
+      if (d >= 0) dim->set_dim_value(d);
+    }
+    made.push_back(std::move(t));
+    return made.back().get();
+  };
+  for (Node* n : model.graph().AllNodesRecursive()) {
+    if (!IsContribOp(*n) || std::find(ops.begin(), ops.end(), n->op_type()) != ops.end()) continue;
+    if (n->num_outputs() == 0 || !n->output(0) || n->output(0)->type() || !type_of(n->input(0))) continue;
+    const onnx::TypeProto* in = type_of(n->input(0));
+    if (!in->has_tensor_type()) continue;
+    if (std::find(std::begin(kSameAsInput), std::end(kSameAsInput), n->op_type()) != std::end(kSameAsInput)) {
+      *n->output(0)->mutable_info()->mutable_type() = *in;
+      ++declared;
+      if (!n->output(0)->in_value_info() && !n->output(0)->IsGraphOutput()) n->graph()->AddValueInfo(n->output(0));
+    } else if (const onnx::TypeProto* word = n->num_inputs() > 2 ? type_of(n->input(2)) : nullptr;
+               n->op_type() == "EmbedLayerNormalization" && word && word->has_tensor_type() &&
+               word->tensor_type().has_shape() && in->tensor_type().has_shape() &&
+               word->tensor_type().shape().dim_size() == 2) {
+      onnx::TypeProto t;
+      t.mutable_tensor_type()->set_elem_type(word->tensor_type().elem_type());
+      auto* shape = t.mutable_tensor_type()->mutable_shape();
+      for (const auto& d : in->tensor_type().shape().dim()) *shape->add_dim() = d;
+      *shape->add_dim() = word->tensor_type().shape().dim(1);
+      *n->output(0)->mutable_info()->mutable_type() = t;
+      // mask_index: each row's count of ones, int32 [batch]
+      if (n->num_outputs() > 1 && n->output(1) && !n->output(1)->type() && in->tensor_type().shape().dim_size() >= 1) {
+        onnx::TypeProto m;
+        m.mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT32);
+        *m.mutable_tensor_type()->mutable_shape()->add_dim() = in->tensor_type().shape().dim(0);
+        *n->output(1)->mutable_info()->mutable_type() = m;
+        if (!n->output(1)->in_value_info() && !n->output(1)->IsGraphOutput()) n->graph()->AddValueInfo(n->output(1));
+      }
+      ++declared;
+      if (!n->output(0)->in_value_info() && !n->output(0)->IsGraphOutput()) n->graph()->AddValueInfo(n->output(0));
+    }
+  }
+  return declared;
 }
 
 class LowerContribOpsPass : public Pass {
@@ -69,9 +140,15 @@ class LowerContribOpsPass : public Pass {
     // contrib ops upstream of a node still hide its input's type. A round that lowered
     // something while some node waited for a type is followed by another, with fresh facts.
     PassResult result;
+    // Each declaration lets inference type the next kept op's input: to the fixed point.
+    for (int round = 0; !ops_.empty() && round < 64 && DeclareKeptOutputTypes(model, ops_) > 0; ++round) {
+    }
     bool waiting = true;
     while (waiting) {
       why_left.clear();
+      // What the last round lowered types the kept ops' inputs behind it.
+      for (int round = 0; !ops_.empty() && round < 64 && DeclareKeptOutputTypes(model, ops_) > 0; ++round) {
+      }
       OS_ASSIGN_OR_RETURN(auto counts, ApplyRulesGreedily(model, rules, options));
       for (const auto& [name, n] : counts) result.Count(name, n);
       waiting = !counts.empty() && std::any_of(why_left.begin(), why_left.end(), [](const auto& entry) {

@@ -262,6 +262,7 @@ StatusOr<Profile> ParseProfile(const std::string& toml_text, const std::string& 
   OS_ASSIGN_OR_RETURN(p.local_functions, custom.Bool("functions", true));
   OS_ASSIGN_OR_RETURN(p.known_domains, custom.Strings("known_domains"));
   if (!p.custom_domains && !p.known_domains.empty()) return custom.Error("known_domains", "needs domains = true");
+  OS_ASSIGN_OR_RETURN(p.contrib_ops, custom.Strings("contrib_ops"));
   OS_ASSIGN_OR_RETURN(p.custom_source, custom.SourceOf());
   OS_RETURN_IF_ERROR(custom.CheckNoUnknownKeys());
 

@@ -95,6 +95,11 @@ struct Profile {
   // custom_domains, an op of any other custom domain (a user's custom:Custom_LayerNorm)
   // still blocks: no runtime knows it without the user's own kernel library.
   std::vector<std::string> known_domains;
+  // The onnxruntime contrib ops (com.microsoft, and SimplifiedLayerNormalization in the
+  // default domain) a runtime without com.microsoft among known_domains still converts
+  // (OpenVINO's ONNX frontend: per op, targets/probes/contrib_ops.py). Empty: none, or
+  // every op of a known com.microsoft domain but those its [[missing]] facts name.
+  std::vector<std::string> contrib_ops;
   bool local_functions = false;
   std::string custom_source;
 

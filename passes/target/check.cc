@@ -218,8 +218,21 @@ class Checker {
             "onnxsurgeon writes");
       return;
     }
+    // onnxruntime's contrib ops: decided per op (the profile's contrib_ops, or its known
+    // com.microsoft domain less its [[missing]] facts), lowered by lower-contrib-ops.
+    bool call = !standard && model_.FindFunction(n.domain(), op, n.proto().overload()) != nullptr;
+    if (!call && IsLowerableContribOp(n) && !KnownDomain(n.domain())) {
+      if (!RunsContribOp(t_, n)) {
+        const PlanStep* step = &PlanStepNamed("lower-contrib-ops");
+        std::string fact = p_.contrib_ops.empty()
+                               ? "no onnxruntime contrib ops"
+                               : absl::StrCat("onnxruntime contrib ops only of ", absl::StrJoin(p_.contrib_ops, ", "));
+        Block(&n, absl::StrCat("onnxruntime contrib op ", OpName(n)), Fact(fact), p_.custom_source, step,
+              "lower-contrib-ops has no lowering for this op");
+      }
+      return;
+    }
     if (!standard) {
-      bool call = model_.FindFunction(n.domain(), op, n.proto().overload()) != nullptr;
       if (call) {
         if (!p_.local_functions)
           Block(&n, "a call of a model-local function", Fact("no model-local functions"), p_.custom_source,
@@ -234,7 +247,10 @@ class Checker {
                 : "no custom-domain ops";
         Block(&n, absl::StrCat("custom-domain op ", OpName(n)), Fact(fact), p_.custom_source, step,
               "a custom op has no standard equivalent onnxsurgeon knows");
+        return;
       }
+      // A known domain's op (onnxruntime's com.microsoft): its [[missing]] facts decide.
+      if (!call) MissingFacts(n);
       return;
     }
     if (CanonicalDomain(n.domain()).empty()) {
@@ -277,6 +293,11 @@ class Checker {
         Block(&n, op, Fact("no Loop or Scan"), p_.control_flow_source, nullptr, "onnxsurgeon does not unroll loops");
       }
     }
+    MissingFacts(n);
+  }
+
+  void MissingFacts(const Node& n) {
+    const std::string& op = n.op_type();
     for (size_t i = 0; i < p_.missing.size(); ++i) {
       const MissingOp& m = p_.missing[i];
       const CompiledFact& fact = t_.facts[i];

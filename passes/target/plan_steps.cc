@@ -5,11 +5,14 @@
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/ir/graph.h"
 #include "onnx/defs/schema.h"
+#include "passes/contrib/common.h"
 #include "passes/layernorm/fusion_rules.h"
 #include "passes/scatter/rewrite_index_put.h"
 #include "passes/target/compiled_profile.h"
@@ -57,6 +60,10 @@ Removal SimplifyRemoves(const RemovalQuery& q) {
   return Yes();
 }
 
+// lower-contrib-ops removes the contrib ops it has a rule for (a rule may still refuse a
+// node's attributes: then the blocker stays, named with the rule's reason).
+Removal LowerContribOpsRemoves(const RemovalQuery& q) { return IsLowerableContribOp(q.node) ? Yes() : No(); }
+
 // ---- pipeline texts ------------------------------------------------------------------
 
 // The opset convert-opset must reach for every `input:I` fact that holds in the model: the
@@ -80,6 +87,26 @@ int64_t OpsetBeforeForms(const CompiledProfile& t, const Model& model) {
     }
   }
   return goal;
+}
+
+// lower-contrib-ops limited to the contrib ops the target does not run, each named once
+// (in the pass's table order); MatMulNBits as float weights where the target or the model
+// is below opset 21 (the int4 DequantizeLinear form needs 21).
+std::string LowerContribOpsText(const StepTextContext& c) {
+  std::set<std::string> lacking;
+  const TypeFacts types(c.model);
+  const ConditionAnalyses analyses{types};
+  for (Graph* g : c.model.AllGraphs())
+    for (Node* n : g->nodes())
+      if (IsLowerableContribOp(*n) && !RunsContribOp(c.target, *n, &analyses)) lacking.insert(n->op_type());
+  std::vector<std::string> ops;
+  for (const std::string& op : onnxsurgeon::contrib::LoweredOpTypes())
+    if (lacking.count(op)) ops.push_back(op);
+  if (ops.empty()) return "lower-contrib-ops";
+  std::string text = absl::StrCat("lower-contrib-ops(ops=", absl::StrJoin(ops, ";"));
+  if (lacking.count("MatMulNBits") && (c.model.OpsetVersion("") < 21 || c.target.profile.opset_max < 21))
+    absl::StrAppend(&text, ",dequantize=true");
+  return absl::StrCat(text, ")");
 }
 
 std::string FixLayerNormText(const StepTextContext& c) {
@@ -148,6 +175,37 @@ std::string LowerIrVersionText(const StepTextContext& c) {
 }
 
 }  // namespace
+
+bool IsOrtContribOp(const Node& node) {
+  if (node.domain() == onnxsurgeon::contrib::kMsDomain) return true;
+  if (!CanonicalDomain(node.domain()).empty()) return false;
+  return node.op_type() == "SimplifiedLayerNormalization" || node.op_type() == "SkipSimplifiedLayerNormalization";
+}
+
+bool IsLowerableContribOp(const Node& node) {
+  if (!IsOrtContribOp(node) || node.op_type() == "LayerNormalization") return false;
+  const auto& ops = onnxsurgeon::contrib::LoweredOpTypes();
+  return std::find(ops.begin(), ops.end(), node.op_type()) != ops.end();
+}
+
+bool RunsContribOp(const CompiledProfile& target, const Node& node, const ConditionAnalyses* analyses) {
+  const Profile& p = target.profile;
+  if (!p.contrib_ops.empty())
+    return std::find(p.contrib_ops.begin(), p.contrib_ops.end(), node.op_type()) != p.contrib_ops.end();
+  bool known = p.custom_domains && std::any_of(p.known_domains.begin(), p.known_domains.end(),
+                                               [](const auto& d) { return d == onnxsurgeon::contrib::kMsDomain; });
+  if (!known) return false;
+  for (size_t i = 0; i < p.missing.size(); ++i) {
+    const MissingOp& m = p.missing[i];
+    if (CanonicalDomain(m.domain) != CanonicalDomain(node.domain())) continue;
+    if (std::find(m.ops.begin(), m.ops.end(), node.op_type()) == m.ops.end()) continue;
+    const Condition* condition = target.facts[i].condition.get();
+    if (!condition) return false;
+    std::string detail;
+    if (analyses && condition->Holds(node, *analyses, &detail)) return false;  // a form it lacks
+  }
+  return true;
+}
 
 Removal PlanStep::RemovesNode(const RemovalQuery& q) const {
   if (removes_ops.empty()) return No();

@@ -55,6 +55,19 @@ struct PlanStep {
   std::string PipelineText(const StepTextContext& context) const;
 };
 
+// Whether `node` is an onnxruntime contrib op lower-contrib-ops lowers (com.microsoft, or
+// SimplifiedLayerNormalization / SkipSimplifiedLayerNormalization in the default domain;
+// not onnxruntime's LayerNormalization-1, which the LayerNorm steps handle).
+bool IsLowerableContribOp(const Node& node);
+// Whether the target runs `node`, an onnxruntime contrib op (com.microsoft or the default
+// domain's SimplifiedLayerNormalization...): its profile's contrib_ops list names it, or
+// com.microsoft is a known domain and no [[missing]] fact names the op (with `analyses`, a
+// fact with a `when` counts where its condition holds on the node; without, it does not).
+struct ConditionAnalyses;
+bool RunsContribOp(const CompiledProfile& target, const Node& node, const ConditionAnalyses* analyses = nullptr);
+// Whether `node` is an onnxruntime contrib op (any, lowered or not).
+bool IsOrtContribOp(const Node& node);
+
 // Every step, in the planner's order.
 const std::vector<PlanStep>& PlanSteps();
 // The step called `name`, or null.

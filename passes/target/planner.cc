@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -16,10 +17,15 @@ namespace {
 
 constexpr int kMaxRounds = 6;
 
-Status RemainingError(const Profile& profile, const CheckReport& report, const std::vector<std::string>& plan) {
+Status RemainingError(const Profile& profile, const CheckReport& report, const std::vector<std::string>& plan,
+                      const std::vector<PassRunReport>& reports) {
   std::vector<std::string> lines;
   for (size_t i = 0; i < report.blockers.size() && i < 10; ++i) lines.push_back(report.blockers[i].Describe());
   if (report.blockers.size() > 10) lines.push_back(absl::StrCat("... and ", report.blockers.size() - 10, " more"));
+  // What a step's pass refused, with its reason ("left: com.microsoft.Attention: ...").
+  for (const PassRunReport& r : reports)
+    for (const auto& [key, n] : r.result.counts)
+      if (absl::StartsWith(key, "left: ")) lines.push_back(absl::StrCat(r.name, " ", key, " (", n, ")"));
   return absl::FailedPreconditionError(
       absl::StrCat("target ", profile.name, ": ", report.blockers.size(), " blocker(s) remain after the plan (",
                    plan.empty() ? "nothing to run" : absl::StrJoin(plan, ","), "): ", absl::StrJoin(lines, "; ")));
@@ -96,7 +102,7 @@ StatusOr<TargetRun> RunTarget(Model& model, const CompiledProfile& target, const
   }
   run.remaining = CheckTarget(model, target, check);
   if (!run.remaining.blockers.empty() && !options.allow_remaining)
-    return RemainingError(profile, run.remaining, run.plan);
+    return RemainingError(profile, run.remaining, run.plan, run.reports);
   return run;
 }
 

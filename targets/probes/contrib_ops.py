@@ -1,0 +1,236 @@
+"""Which onnxruntime contrib ops (com.microsoft, and SimplifiedLayerNormalization /
+SkipSimplifiedLayerNormalization in the default domain) a backend loads: one single-node
+model per op that lower-contrib-ops lowers (ai.onnx opset 13, IR 7, float32, typed
+inputs), loaded by the backend. The probe is the load: onnxruntime's InferenceSession
+(kernel lookup), OpenVINO's read_model + compile_model on CPU.
+
+    python targets/probes/contrib_ops.py make /tmp/contrib            # onnx needed
+    .backends/ort-1.10/venv/bin/python targets/probes/contrib_ops.py ort /tmp/contrib
+    .backends/openvino/venv/bin/python targets/probes/contrib_ops.py openvino /tmp/contrib
+
+Prints one line per op: OK, or REFUSED with the backend's first message line."""
+
+from __future__ import annotations
+
+import glob
+import os
+import sys
+
+MS = "com.microsoft"
+B, S, D, N = 2, 4, 8, 2
+F, I64, I32, U8, I8 = 1, 7, 6, 2, 3  # TensorProto element types
+
+# op -> (domain, inputs [(name, elem type, shape) or None for omitted], n outputs, attributes)
+OPS = {
+    "SkipLayerNormalization": (MS, [("x", F, [B, S, D]), ("skip", F, [B, S, D]), ("g", F, [D]), ("b", F, [D])], 1, {}),
+    "SkipSimplifiedLayerNormalization": (MS, [("x", F, [B, S, D]), ("skip", F, [B, S, D]), ("g", F, [D])], 1, {}),
+    "SimplifiedLayerNormalization": ("", [("x", F, [B, S, D]), ("g", F, [D])], 1, {"axis": -1}),
+    "Gelu": (MS, [("x", F, [B, S, D])], 1, {}),
+    "FastGelu": (MS, [("x", F, [B, S, D]), ("b", F, [D])], 1, {}),
+    "BiasGelu": (MS, [("x", F, [B, S, D]), ("b", F, [D])], 1, {}),
+    "QuickGelu": (MS, [("x", F, [B, S, D])], 1, {"alpha": 1.702}),
+    "BiasAdd": (MS, [("x", F, [B, S, D]), ("b", F, [D]), ("skip", F, [B, S, D])], 1, {}),
+    "FusedMatMul": (MS, [("a", F, [B, S, D]), ("b", F, [D, D])], 1, {"alpha": 0.5}),
+    "RotaryEmbedding": (
+        MS,
+        [("x", F, [B, S, D]), ("pos", I64, [B, S]), ("cos", F, [16, 2]), ("sin", F, [16, 2])],
+        1,
+        {"num_heads": N},
+    ),
+    "MatMulNBits": (
+        MS,
+        [("a", F, [B, 32]), ("w", U8, [D, 1, 16]), ("scales", F, [D])],
+        1,
+        {"K": 32, "N": D, "bits": 4, "block_size": 32},
+    ),
+    "Attention": (
+        MS,
+        [("x", F, [B, S, D]), ("w", F, [D, 3 * D]), ("b", F, [3 * D]), ("mask", I32, [B, S])],
+        1,
+        {"num_heads": N},
+    ),
+    "MultiHeadAttention": (MS, [("q", F, [B, S, D]), ("k", F, [B, S, D]), ("v", F, [B, S, D])], 1, {"num_heads": N}),
+    "EmbedLayerNormalization": (
+        MS,
+        [
+            ("ids", I32, [B, S]),
+            ("seg", I32, [B, S]),
+            ("we", F, [16, D]),
+            ("pe", F, [16, D]),
+            ("se", F, [2, D]),
+            ("g", F, [D]),
+            ("b", F, [D]),
+        ],
+        2,
+        {},
+    ),
+    "GroupQueryAttention": (
+        MS,
+        [
+            ("q", F, [B, S, D]),
+            ("k", F, [B, S, D]),
+            ("v", F, [B, S, D]),
+            ("pk", F, [B, N, 0, 4]),
+            ("pv", F, [B, N, 0, 4]),
+            ("seqlens_k", I32, [B]),
+            ("total", I32, []),
+        ],
+        3,
+        {"num_heads": N, "kv_num_heads": N},
+    ),
+    "BiasSplitGelu": (MS, [("x", F, [B, S, 2 * D]), ("b", F, [2 * D])], 1, {}),
+    "FusedConv": (MS, [("x", F, [1, 2, 5, 5]), ("w", F, [3, 2, 3, 3])], 1, {"activation": "Relu"}),
+    "DynamicQuantizeMatMul": (MS, [("a", F, [B, D]), ("w", I8, [D, D]), ("s", F, []), ("z", I8, [])], 1, {}),
+    "MatMulIntegerToFloat": (MS, [("a", U8, [B, D]), ("w", I8, [D, D]), ("sa", F, []), ("sb", F, [])], 1, {}),
+    "QLinearAdd": (
+        MS,
+        [
+            ("a", U8, [B, D]),
+            ("as", F, []),
+            ("az", U8, []),
+            ("b", U8, [B, D]),
+            ("bs", F, []),
+            ("bz", U8, []),
+            ("cs", F, []),
+            ("cz", U8, []),
+        ],
+        1,
+        {},
+    ),
+    "QLinearMul": (
+        MS,
+        [
+            ("a", U8, [B, D]),
+            ("as", F, []),
+            ("az", U8, []),
+            ("b", U8, [B, D]),
+            ("bs", F, []),
+            ("bz", U8, []),
+            ("cs", F, []),
+            ("cz", U8, []),
+        ],
+        1,
+        {},
+    ),
+    "QLinearSigmoid": (MS, [("a", U8, [B, D]), ("as", F, []), ("az", U8, []), ("cs", F, []), ("cz", U8, [])], 1, {}),
+    "QLinearLeakyRelu": (
+        MS,
+        [("a", U8, [B, D]), ("as", F, []), ("az", U8, []), ("cs", F, []), ("cz", U8, [])],
+        1,
+        {"alpha": 0.1},
+    ),
+    "QLinearGlobalAveragePool": (
+        MS,
+        [("a", U8, [1, 2, 4, 4]), ("as", F, []), ("az", U8, []), ("cs", F, []), ("cz", U8, [])],
+        1,
+        {},
+    ),
+    "QLinearConcat": (
+        MS,
+        [
+            ("cs", F, []),
+            ("cz", U8, []),
+            ("a", U8, [B, D]),
+            ("as", F, []),
+            ("az", U8, []),
+            ("b", U8, [B, D]),
+            ("bs", F, []),
+            ("bz", U8, []),
+        ],
+        1,
+        {"axis": 1},
+    ),
+}
+
+
+def make(out_dir):
+    import numpy as np
+    import onnx
+    from onnx import helper as oh
+    from onnx import numpy_helper
+
+    os.makedirs(out_dir, exist_ok=True)
+    rng = np.random.default_rng(0)
+    np_of = {F: np.float32, I64: np.int64, I32: np.int32, U8: np.uint8, I8: np.int8}
+    for op, (domain, inputs, n_out, attrs) in OPS.items():
+        # Weights (everything after the first input, except ids/masks/lengths) as initializers,
+        # as the optimizer writes them; the first input a graph input.
+        graph_inputs, inits = [], []
+        for i, (name, t, shape) in enumerate(inputs):
+            runtime = (
+                i == 0
+                or name in ("skip", "mask", "pos", "seg", "ids", "k", "v", "pk", "pv", "seqlens_k", "total", "b")
+                and op
+                in (
+                    "SkipLayerNormalization",
+                    "SkipSimplifiedLayerNormalization",
+                    "BiasAdd",
+                    "MultiHeadAttention",
+                    "GroupQueryAttention",
+                    "RotaryEmbedding",
+                    "EmbedLayerNormalization",
+                    "Attention",
+                    "QLinearAdd",
+                    "QLinearMul",
+                    "QLinearConcat",
+                )
+            )
+            if runtime and name not in ("b", "g") or i == 0:
+                graph_inputs.append(oh.make_tensor_value_info(name, t, shape))
+            else:
+                arr = (
+                    (rng.random(shape) * 4).astype(np_of[t])
+                    if t != F
+                    else rng.standard_normal(shape).astype(np.float32)
+                )
+                if name == "total":
+                    arr = np.array(S, np.int32)
+                inits.append(numpy_helper.from_array(arr, name))
+        outs = [f"o{i}" for i in range(n_out)]
+        node = oh.make_node(op, [n for n, _, _ in inputs], outs, domain=domain, **attrs)
+        graph = oh.make_graph([node], op, graph_inputs, [onnx.ValueInfoProto(name=o) for o in outs], inits)
+        model = oh.make_model(graph, opset_imports=[oh.make_opsetid("", 13), oh.make_opsetid(MS, 1)], ir_version=7)
+        onnx.save(model, os.path.join(out_dir, f"{op}.onnx"))
+
+
+def first_line(e):
+    text = [t.strip() for t in str(e).strip().splitlines() if t.strip()]
+    # OpenVINO's first line is its own source position: the conversion error is further down
+    named = [t for t in text if "rule" in t or "not supported" in t or "Check" in t]
+    return (named or text or [type(e).__name__])[0][:200]
+
+
+def probe_ort(path):
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+    return f"onnxruntime {ort.__version__}"
+
+
+def probe_openvino(path):
+    import openvino as ov
+
+    core = ov.Core()
+    core.compile_model(core.read_model(path), "CPU")
+    return f"OpenVINO {ov.__version__}"
+
+
+def main():
+    mode, out_dir = sys.argv[1], sys.argv[2]
+    if mode == "make":
+        make(out_dir)
+        return
+    probe = {"ort": probe_ort, "openvino": probe_openvino}[mode]
+    for path in sorted(glob.glob(os.path.join(out_dir, "*.onnx"))):
+        op = os.path.basename(path)[:-5]
+        try:
+            version = probe(path)
+            print(f"{op}: OK ({version})", flush=True)
+        except Exception as e:  # noqa: BLE001 - the backend's refusal is the result
+            print(f"{op}: REFUSED {first_line(e)}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
