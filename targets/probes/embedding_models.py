@@ -51,21 +51,46 @@ def ids(dtype=np.int64, value=IDS):
 for dt in (np.int64, np.int32):
     i, f = ids(dt)
     tag = "i64" if dt == np.int64 else "i32"
-    mk(f"gather_{tag}", [h.make_node("Gather", ["table", "ids"], ["y"])], [i], [V("y", T.FLOAT, [1, S, 16])],
-       [C("table", TABLE)], f)
+    mk(
+        f"gather_{tag}",
+        [h.make_node("Gather", ["table", "ids"], ["y"])],
+        [i],
+        [V("y", T.FLOAT, [1, S, 16])],
+        [C("table", TABLE)],
+        f,
+    )
     # ids only passed through arithmetic
-    mk(f"ids_add_{tag}", [h.make_node("Add", ["ids", "one"], ["y"])], [i],
-       [V("y", T.INT64 if dt == np.int64 else T.INT32, [1, S])], [C("one", np.array(1, dt))], f)
+    mk(
+        f"ids_add_{tag}",
+        [h.make_node("Add", ["ids", "one"], ["y"])],
+        [i],
+        [V("y", T.INT64 if dt == np.int64 else T.INT32, [1, S])],
+        [C("one", np.array(1, dt))],
+        f,
+    )
     mk(f"ids_cast_{tag}", [h.make_node("Cast", ["ids"], ["y"], to=T.FLOAT)], [i], [V("y", T.FLOAT, [1, S])], [], f)
 # Gather with constant indices (position ids as a constant)
-mk("gather_const", [h.make_node("Gather", ["table", "pidx"], ["g"]), h.make_node("Add", ["x", "g"], ["y"])],
-   [V("x", T.FLOAT, [1, S, 16])], [V("y", T.FLOAT, [1, S, 16])],
-   [C("table", TABLE), C("pidx", np.arange(2, S + 2, dtype=np.int64)[None])])
+mk(
+    "gather_const",
+    [h.make_node("Gather", ["table", "pidx"], ["g"]), h.make_node("Add", ["x", "g"], ["y"])],
+    [V("x", T.FLOAT, [1, S, 16])],
+    [V("y", T.FLOAT, [1, S, 16])],
+    [C("table", TABLE), C("pidx", np.arange(2, S + 2, dtype=np.int64)[None])],
+)
 # Gather + Add of two embeddings (word by ids, position by constant)
 i, f = ids()
-mk("gather_add_pos", [h.make_node("Gather", ["table", "ids"], ["a"]), h.make_node("Gather", ["pos", "pidx"], ["b"]),
-                      h.make_node("Add", ["a", "b"], ["y"])], [i], [V("y", T.FLOAT, [1, S, 16])],
-   [C("table", TABLE), C("pos", POS), C("pidx", np.arange(2, S + 2, dtype=np.int64)[None])], f)
+mk(
+    "gather_add_pos",
+    [
+        h.make_node("Gather", ["table", "ids"], ["a"]),
+        h.make_node("Gather", ["pos", "pidx"], ["b"]),
+        h.make_node("Add", ["a", "b"], ["y"]),
+    ],
+    [i],
+    [V("y", T.FLOAT, [1, S, 16])],
+    [C("table", TABLE), C("pos", POS), C("pidx", np.arange(2, S + 2, dtype=np.int64)[None])],
+    f,
+)
 # RoBERTa position ids: mask = ids != pad; pos = cumsum(mask) * mask + pad
 pad = 1
 nodes = [
@@ -79,39 +104,96 @@ nodes = [
 ]
 ninits = [C("padv", np.array(pad, np.int64)), C("ax", np.array(1, np.int32))]
 mk("roberta_posids", nodes, [i], [V("pid", T.INT64, [1, S])], ninits, f)
-mk("roberta_posids_gather", nodes + [h.make_node("Gather", ["pos", "pid"], ["y"])], [i], [V("y", T.FLOAT, [1, S, 16])],
-   ninits + [C("pos", POS)], f)
+mk(
+    "roberta_posids_gather",
+    nodes + [h.make_node("Gather", ["pos", "pid"], ["y"])],
+    [i],
+    [V("y", T.FLOAT, [1, S, 16])],
+    ninits + [C("pos", POS)],
+    f,
+)
 # each step alone
-mk("equal_i64", [h.make_node("Equal", ["ids", "padv"], ["eq"]), h.make_node("Cast", ["eq"], ["y"], to=T.FLOAT)], [i],
-   [V("y", T.FLOAT, [1, S])], [C("padv", np.array(pad, np.int64))], f)
-mk("cumsum_f", [h.make_node("CumSum", ["x", "ax"], ["y"])], [V("x", T.FLOAT, [1, S])], [V("y", T.FLOAT, [1, S])],
-   [C("ax", np.array(1, np.int32))])
+mk(
+    "equal_i64",
+    [h.make_node("Equal", ["ids", "padv"], ["eq"]), h.make_node("Cast", ["eq"], ["y"], to=T.FLOAT)],
+    [i],
+    [V("y", T.FLOAT, [1, S])],
+    [C("padv", np.array(pad, np.int64))],
+    f,
+)
+mk(
+    "cumsum_f",
+    [h.make_node("CumSum", ["x", "ax"], ["y"])],
+    [V("x", T.FLOAT, [1, S])],
+    [V("y", T.FLOAT, [1, S])],
+    [C("ax", np.array(1, np.int32))],
+)
 i32, f32 = ids(np.int32, (IDS != 1).astype(np.int32))
-mk("cumsum_i32", [h.make_node("CumSum", ["ids", "ax"], ["c"]), h.make_node("Cast", ["c"], ["y"], to=T.FLOAT)], [i32],
-   [V("y", T.FLOAT, [1, S])], [C("ax", np.array(1, np.int32))], f32)
+mk(
+    "cumsum_i32",
+    [h.make_node("CumSum", ["ids", "ax"], ["c"]), h.make_node("Cast", ["c"], ["y"], to=T.FLOAT)],
+    [i32],
+    [V("y", T.FLOAT, [1, S])],
+    [C("ax", np.array(1, np.int32))],
+    f32,
+)
 i64b, f64b = ids(np.int64, (IDS != 1).astype(np.int64))
-mk("cumsum_i64", [h.make_node("CumSum", ["ids", "ax"], ["c"]), h.make_node("Cast", ["c"], ["y"], to=T.FLOAT)], [i64b],
-   [V("y", T.FLOAT, [1, S])], [C("ax", np.array(1, np.int64))], f64b)
-mk("mul_i64", [h.make_node("Mul", ["ids", "ids"], ["c"]), h.make_node("Cast", ["c"], ["y"], to=T.FLOAT)], [i],
-   [V("y", T.FLOAT, [1, S])], [], f)
+mk(
+    "cumsum_i64",
+    [h.make_node("CumSum", ["ids", "ax"], ["c"]), h.make_node("Cast", ["c"], ["y"], to=T.FLOAT)],
+    [i64b],
+    [V("y", T.FLOAT, [1, S])],
+    [C("ax", np.array(1, np.int64))],
+    f64b,
+)
+mk(
+    "mul_i64",
+    [h.make_node("Mul", ["ids", "ids"], ["c"]), h.make_node("Cast", ["c"], ["y"], to=T.FLOAT)],
+    [i],
+    [V("y", T.FLOAT, [1, S])],
+    [],
+    f,
+)
 # tables of more rows, indices spread over them
 for rows in (64, 256, 1024, 4096, 30522):
     for width in (16, 32, 128):
         tab = rng.standard_normal((rows, width)).astype(np.float32)
         i, f = ids(np.int64, rng.integers(0, rows, (2, S)))
-        mk(f"gather_rows{rows}_w{width}", [h.make_node("Gather", ["table", "ids"], ["y"])], [i],
-           [V("y", T.FLOAT, [2, S, width])], [C("table", tab)], f)
+        mk(
+            f"gather_rows{rows}_w{width}",
+            [h.make_node("Gather", ["table", "ids"], ["y"])],
+            [i],
+            [V("y", T.FLOAT, [2, S, width])],
+            [C("table", tab)],
+            f,
+        )
 # two inputs: is the kmodel's input order the graph's?
 ab = [V("a", T.FLOAT, [2, 8]), V("b", T.FLOAT, [2, 8])]
 mk("order_sub", [h.make_node("Sub", ["a", "b"], ["y"])], ab, [V("y", T.FLOAT, [2, 8])])
 mk("order_sub_ba", [h.make_node("Sub", ["a", "b"], ["y"])], ab[::-1], [V("y", T.FLOAT, [2, 8])])
-mk("order_relu_b_first", [h.make_node("Relu", ["b"], ["rb"]), h.make_node("Relu", ["a"], ["ra"]),
-                          h.make_node("Sub", ["ra", "rb"], ["y"])], ab, [V("y", T.FLOAT, [2, 8])])
+mk(
+    "order_relu_b_first",
+    [h.make_node("Relu", ["b"], ["rb"]), h.make_node("Relu", ["a"], ["ra"]), h.make_node("Sub", ["ra", "rb"], ["y"])],
+    ab,
+    [V("y", T.FLOAT, [2, 8])],
+)
 i, f = ids(np.int64, rng.integers(0, 50, (2, S)))
-mk("order_gather_second", [h.make_node("Gather", ["table", "ids"], ["g"]), h.make_node("Add", ["g", "x"], ["y"])],
-   [V("x", T.FLOAT, [2, S, 16]), i], [V("y", T.FLOAT, [2, S, 16])], [C("table", TABLE)], f)
-mk("order_gather_first", [h.make_node("Gather", ["table", "ids"], ["g"]), h.make_node("Add", ["g", "x"], ["y"])],
-   [i, V("x", T.FLOAT, [2, S, 16])], [V("y", T.FLOAT, [2, S, 16])], [C("table", TABLE)], dict(f))
+mk(
+    "order_gather_second",
+    [h.make_node("Gather", ["table", "ids"], ["g"]), h.make_node("Add", ["g", "x"], ["y"])],
+    [V("x", T.FLOAT, [2, S, 16]), i],
+    [V("y", T.FLOAT, [2, S, 16])],
+    [C("table", TABLE)],
+    f,
+)
+mk(
+    "order_gather_first",
+    [h.make_node("Gather", ["table", "ids"], ["g"]), h.make_node("Add", ["g", "x"], ["y"])],
+    [i, V("x", T.FLOAT, [2, S, 16])],
+    [V("y", T.FLOAT, [2, S, 16])],
+    [C("table", TABLE)],
+    dict(f),
+)
 # the embedding read twice: by a residual Add and by the block behind it (an RMSNorm + MatMul)
 W32 = C("w", rng.standard_normal((16, 16)).astype(np.float32))
 i, f = ids(np.int64, np.array([[47, 3, 25, 11, 40]]))
@@ -126,15 +208,37 @@ rms = [
 ]
 rinits = [C("table", TABLE), C("two", np.array(2, np.float32)), C("eps", np.array(1e-6, np.float32)), W32]
 mk("residual_rms", [g, *rms, h.make_node("Add", ["g", "o"], ["y"])], [i], [V("y", T.FLOAT, [1, 5, 16])], rinits, f)
-mk("residual_mm", [g, h.make_node("MatMul", ["g", "w"], ["o"]), h.make_node("Add", ["g", "o"], ["y"])], [i],
-   [V("y", T.FLOAT, [1, 5, 16])], [C("table", TABLE), W32], f)
-mk("residual_relu", [g, h.make_node("Relu", ["g"], ["o"]), h.make_node("Add", ["g", "o"], ["y"])], [i],
-   [V("y", T.FLOAT, [1, 5, 16])], [C("table", TABLE)], f)
+mk(
+    "residual_mm",
+    [g, h.make_node("MatMul", ["g", "w"], ["o"]), h.make_node("Add", ["g", "o"], ["y"])],
+    [i],
+    [V("y", T.FLOAT, [1, 5, 16])],
+    [C("table", TABLE), W32],
+    f,
+)
+mk(
+    "residual_relu",
+    [g, h.make_node("Relu", ["g"], ["o"]), h.make_node("Add", ["g", "o"], ["y"])],
+    [i],
+    [V("y", T.FLOAT, [1, 5, 16])],
+    [C("table", TABLE)],
+    f,
+)
 x5 = V("x", T.FLOAT, [1, 5, 16])
-mk("residual_rms_input", [h.make_node("Identity", ["x"], ["g"]), *rms, h.make_node("Add", ["g", "o"], ["y"])], [x5],
-   [V("y", T.FLOAT, [1, 5, 16])], rinits[1:])
-mk("residual_rms_relu", [h.make_node("Relu", ["x"], ["g"]), *rms, h.make_node("Add", ["g", "o"], ["y"])], [x5],
-   [V("y", T.FLOAT, [1, 5, 16])], rinits[1:])
+mk(
+    "residual_rms_input",
+    [h.make_node("Identity", ["x"], ["g"]), *rms, h.make_node("Add", ["g", "o"], ["y"])],
+    [x5],
+    [V("y", T.FLOAT, [1, 5, 16])],
+    rinits[1:],
+)
+mk(
+    "residual_rms_relu",
+    [h.make_node("Relu", ["x"], ["g"]), *rms, h.make_node("Add", ["g", "o"], ["y"])],
+    [x5],
+    [V("y", T.FLOAT, [1, 5, 16])],
+    rinits[1:],
+)
 # optimum's llama mask: Cast(attention_mask, bool) -> Flatten -> Gather(constant indices) -> Reshape
 # -> And(causal) -> Where, beside an embedding that lives across it
 ids5 = np.array([[47, 3, 25, 11, 40]], np.int64)
@@ -153,28 +257,57 @@ for kind in ("bool", "float"):
     else:
         mask += [h.make_node("Mul", ["causal", "mr"], ["ma"]), h.make_node("Sub", ["ma", "one"], ["bias"])]
         causal = C("causal", np.tril(np.ones((5, 5), np.float32))[None, None])
-    minits = [causal, C("gidx", np.arange(5, dtype=np.int64).reshape(1, 1, 1, 5)),
-              C("mshape", np.array([1, 1, 1, 5], np.int64)), C("zero", np.array(0, np.float32)),
-              C("neg", np.array(-3.4028234663852886e38, np.float32)), C("one", np.array(1, np.float32))]
+    minits = [
+        causal,
+        C("gidx", np.arange(5, dtype=np.int64).reshape(1, 1, 1, 5)),
+        C("mshape", np.array([1, 1, 1, 5], np.int64)),
+        C("zero", np.array(0, np.float32)),
+        C("neg", np.array(-3.4028234663852886e38, np.float32)),
+        C("one", np.array(1, np.float32)),
+    ]
     for emb in ("gather", "input"):
-        first = [h.make_node("Gather", ["table", "ids"], ["g"])] if emb == "gather" else [h.make_node("Relu", ["x"], ["g"])]
+        first = (
+            [h.make_node("Gather", ["table", "ids"], ["g"])] if emb == "gather" else [h.make_node("Relu", ["x"], ["g"])]
+        )
         ins = [V("ids", T.INT64, [1, 5]) if emb == "gather" else x5, am]
         feeds = {"ids": ids5} if emb == "gather" else {}
         feeds["attention_mask"] = np.ones((1, 5), np.int64)
-        mk(f"llama_mask_{kind}_{emb}", [*first, *mask, h.make_node("Relu", ["g"], ["r"]), h.make_node("Add", ["g", "r"], ["y"])],
-           ins, [V("y", T.FLOAT, [1, 5, 16]), V("bias", T.FLOAT, [1, 1, 5, 5])], [C("table", TABLE), *minits], feeds)
-        mk(f"llama_maskonly_{kind}_{emb}", [*first, *mask[:3], h.make_node("Relu", ["g"], ["r"]), h.make_node("Add", ["g", "r"], ["y"])],
-           ins, [V("y", T.FLOAT, [1, 5, 16]), V("mg", et, [1, 1, 1, 5, 1])], [C("table", TABLE), *minits[1:2]], dict(feeds))
+        mk(
+            f"llama_mask_{kind}_{emb}",
+            [*first, *mask, h.make_node("Relu", ["g"], ["r"]), h.make_node("Add", ["g", "r"], ["y"])],
+            ins,
+            [V("y", T.FLOAT, [1, 5, 16]), V("bias", T.FLOAT, [1, 1, 5, 5])],
+            [C("table", TABLE), *minits],
+            feeds,
+        )
+        mk(
+            f"llama_maskonly_{kind}_{emb}",
+            [*first, *mask[:3], h.make_node("Relu", ["g"], ["r"]), h.make_node("Add", ["g", "r"], ["y"])],
+            ins,
+            [V("y", T.FLOAT, [1, 5, 16]), V("mg", et, [1, 1, 1, 5, 1])],
+            [C("table", TABLE), *minits[1:2]],
+            dict(feeds),
+        )
 # one Gather whose indices are rank 4 (output rank 5) vs rank 1, on bool / float / int64 data
 for kind, et, npt in (("bool", T.BOOL, bool), ("float", T.FLOAT, np.float32), ("i64", T.INT64, np.int64)):
     for rank in (1, 2, 4):
         shape = [1] * (rank - 1) + [5]
-        mk(f"gather_{kind}_idxrank{rank}", [h.make_node("Gather", ["d", "gi"], ["y"], axis=0)],
-           [V("d", et, [5, 1])], [V("y", et, [*shape, 1])],
-           [C("gi", np.arange(5, dtype=np.int64).reshape(shape))], {"d": (np.arange(5) % 2).astype(npt).reshape(5, 1)})
-    mk(f"reshape_{kind}_rank5", [h.make_node("Reshape", ["d", "s5"], ["y"])], [V("d", et, [5, 1])],
-       [V("y", et, [1, 1, 1, 5, 1])], [C("s5", np.array([1, 1, 1, 5, 1], np.int64))],
-       {"d": (np.arange(5) % 2).astype(npt).reshape(5, 1)})
+        mk(
+            f"gather_{kind}_idxrank{rank}",
+            [h.make_node("Gather", ["d", "gi"], ["y"], axis=0)],
+            [V("d", et, [5, 1])],
+            [V("y", et, [*shape, 1])],
+            [C("gi", np.arange(5, dtype=np.int64).reshape(shape))],
+            {"d": (np.arange(5) % 2).astype(npt).reshape(5, 1)},
+        )
+    mk(
+        f"reshape_{kind}_rank5",
+        [h.make_node("Reshape", ["d", "s5"], ["y"])],
+        [V("d", et, [5, 1])],
+        [V("y", et, [1, 1, 1, 5, 1])],
+        [C("s5", np.array([1, 1, 1, 5, 1], np.int64))],
+        {"d": (np.arange(5) % 2).astype(npt).reshape(5, 1)},
+    )
 # the pieces of optimum's mask alone: Cast(int64 -> bool), Flatten, Gather
 am_feed = {"attention_mask": np.ones((1, 5), np.int64)}
 steps = [
@@ -186,12 +319,30 @@ outs = [V("mb", T.BOOL, [1, 5]), V("mf", T.BOOL, [5, 1]), V("mg", T.BOOL, [1, 1,
 gidx = C("gidx", np.arange(5, dtype=np.int64).reshape(1, 1, 1, 5))
 for k in (1, 2, 3):
     mk(f"mask_steps{k}", steps[:k], [am], [outs[k - 1]], [gidx] if k == 3 else [], dict(am_feed))
-mk("cast_i64_bool_flatten_f", [h.make_node("Cast", ["attention_mask"], ["mb"], to=T.FLOAT),
-                               h.make_node("Flatten", ["mb"], ["y"], axis=2)], [am], [V("y", T.FLOAT, [5, 1])], [], dict(am_feed))
-mk("flatten_bool_input", [h.make_node("Flatten", ["b"], ["y"], axis=2)], [V("b", T.BOOL, [1, 5])],
-   [V("y", T.BOOL, [5, 1])], [], {"b": np.ones((1, 5), bool)})
-mk("flatten_f_axis2", [h.make_node("Flatten", ["b"], ["y"], axis=2)], [V("b", T.FLOAT, [1, 5])],
-   [V("y", T.FLOAT, [5, 1])], [], {"b": np.ones((1, 5), np.float32)})
+mk(
+    "cast_i64_bool_flatten_f",
+    [h.make_node("Cast", ["attention_mask"], ["mb"], to=T.FLOAT), h.make_node("Flatten", ["mb"], ["y"], axis=2)],
+    [am],
+    [V("y", T.FLOAT, [5, 1])],
+    [],
+    dict(am_feed),
+)
+mk(
+    "flatten_bool_input",
+    [h.make_node("Flatten", ["b"], ["y"], axis=2)],
+    [V("b", T.BOOL, [1, 5])],
+    [V("y", T.BOOL, [5, 1])],
+    [],
+    {"b": np.ones((1, 5), bool)},
+)
+mk(
+    "flatten_f_axis2",
+    [h.make_node("Flatten", ["b"], ["y"], axis=2)],
+    [V("b", T.FLOAT, [1, 5])],
+    [V("y", T.FLOAT, [5, 1])],
+    [],
+    {"b": np.ones((1, 5), np.float32)},
+)
 # Flatten by axis and rank, as the output and consumed (then a Relu); the same move as a Reshape
 for shape in ([1, 5], [2, 3, 4]):
     r = len(shape)
@@ -201,7 +352,16 @@ for shape in ([1, 5], [2, 3, 4]):
         xin = V("x", T.FLOAT, shape)
         tag = f"r{r}_axis{axis}"
         mk(f"flatten_{tag}", [h.make_node("Flatten", ["x"], ["y"], axis=axis)], [xin], [V("y", T.FLOAT, fshape)])
-        mk(f"flatten_{tag}_relu", [h.make_node("Flatten", ["x"], ["f"], axis=axis), h.make_node("Relu", ["f"], ["y"])],
-           [xin], [V("y", T.FLOAT, fshape)])
-        mk(f"flatten_{tag}_as_reshape_relu", [h.make_node("Reshape", ["x", "s"], ["f"]), h.make_node("Relu", ["f"], ["y"])],
-           [xin], [V("y", T.FLOAT, fshape)], [C("s", np.array(fshape, np.int64))])
+        mk(
+            f"flatten_{tag}_relu",
+            [h.make_node("Flatten", ["x"], ["f"], axis=axis), h.make_node("Relu", ["f"], ["y"])],
+            [xin],
+            [V("y", T.FLOAT, fshape)],
+        )
+        mk(
+            f"flatten_{tag}_as_reshape_relu",
+            [h.make_node("Reshape", ["x", "s"], ["f"]), h.make_node("Relu", ["f"], ["y"])],
+            [xin],
+            [V("y", T.FLOAT, fshape)],
+            [C("s", np.array(fshape, np.int64))],
+        )

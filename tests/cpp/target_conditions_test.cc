@@ -227,8 +227,7 @@ TEST(ConditionKinds, MovesUnitDimsOnly) {
 }
 
 TEST(ConditionKinds, FlattenAxisNotOne) {
-  const std::string model =
-      std::string(kHead13) + "g (bool[1,5] X) => (bool[5,1] Y) { Y = Flatten<axis = 2>(X) }";
+  const std::string model = std::string(kHead13) + "g (bool[1,5] X) => (bool[5,1] Y) { Y = Flatten<axis = 2>(X) }";
   EXPECT_EQ(Reasons(Fact("\"Flatten\"", "flatten-axis-not-one"), model), Strings{"Flatten (axis 2)"});
   const std::string one = std::string(kHead13) + "g (float[2,3,4] X) => (float[2,12] Y) { Y = Flatten(X) }";
   EXPECT_TRUE(Reasons(Fact("\"Flatten\"", "flatten-axis-not-one"), one).empty());

@@ -101,7 +101,17 @@ def nncase_env():
 
 def backend_check(cli_path, env, model, out, *shapes):
     return run(
-        cli_path, "--target", "nncase-k210", "--input-shapes", *shapes, "--backend-check", "2", model, "-o", out, env=env
+        cli_path,
+        "--target",
+        "nncase-k210",
+        "--input-shapes",
+        *shapes,
+        "--backend-check",
+        "2",
+        model,
+        "-o",
+        out,
+        env=env,
     )
 
 
