@@ -365,3 +365,30 @@ for shape in ([1, 5], [2, 3, 4]):
             [V("y", T.FLOAT, fshape)],
             [C("s", np.array(fshape, np.int64))],
         )
+# negative Gather indices (ONNX counts them from the end): constant and run-time
+x28 = V("x", T.FLOAT, [2, S, 16])
+for idx in (-1, S - 1):
+    tag = "neg" if idx < 0 else "pos"
+    mk(
+        f"gather_const_{tag}_axis1",
+        [h.make_node("Gather", ["x", "k"], ["y"], axis=1)],
+        [x28],
+        [V("y", T.FLOAT, [2, 16])],
+        [C("k", np.array(idx, np.int64))],
+    )
+    mk(
+        f"gather_const_{tag}_axis1_vec",
+        [h.make_node("Gather", ["x", "k"], ["y"], axis=1)],
+        [x28],
+        [V("y", T.FLOAT, [2, 2, 16])],
+        [C("k", np.array([idx, 0], np.int64))],
+    )
+i, f = ids(np.int64, np.array([[-1, 5, -50, 3, 42, -2, 1, 2]]))
+mk(
+    "gather_runtime_negative",
+    [h.make_node("Gather", ["table", "ids"], ["y"])],
+    [i],
+    [V("y", T.FLOAT, [1, S, 16])],
+    [C("table", TABLE)],
+    f,
+)
