@@ -41,8 +41,7 @@ Verdict<Plan> Decide(const Node& gather) {
   auto ints = values->AsInt64s();
   if (!ints) return Refuse("the indices cannot be read");
   std::vector<int64_t> idx = std::move(*ints);
-  if (std::none_of(idx.begin(), idx.end(), [](int64_t v) { return v < 0; }))
-    return Refuse("no negative index");
+  if (std::none_of(idx.begin(), idx.end(), [](int64_t v) { return v < 0; })) return Refuse("no negative index");
   if (!data || !data->type() || !data->type()->has_tensor_type() || !data->type()->tensor_type().has_shape())
     return Refuse("the data's shape is unknown");
   const auto& dims = data->type()->tensor_type().shape().dim();

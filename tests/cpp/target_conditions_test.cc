@@ -235,6 +235,15 @@ TEST(ConditionKinds, FlattenAxisNotOne) {
   EXPECT_TRUE(Reasons(Fact("\"Flatten\"", "flatten-axis-not-one"), minus).empty());  // -1 of rank 2 is 1
 }
 
+TEST(ConditionKinds, NegativeConstantIndex) {
+  const std::string model =
+      std::string(kHead13) + "g (float[2,8,16] X) => (float[2,16] Y) <int64 K = {-1}> { Y = Gather<axis = 1>(X, K) }";
+  EXPECT_EQ(Reasons(Fact("\"Gather\"", "negative-constant-index"), model), Strings{"Gather (constant index -1)"});
+  const std::string pos =
+      std::string(kHead13) + "g (float[2,8,16] X) => (float[2,16] Y) <int64 K = {7}> { Y = Gather<axis = 1>(X, K) }";
+  EXPECT_TRUE(Reasons(Fact("\"Gather\"", "negative-constant-index"), pos).empty());
+}
+
 TEST(ConditionKinds, ChannelAxisEqualsSpatial) {
   const std::string model =
       std::string(kHead13) +

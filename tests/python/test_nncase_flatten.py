@@ -201,3 +201,41 @@ def test_nncase_roberta_like_encoder_matches_after_target(cli_path, tmp_path):
     proc = backend_check(cli_path, env, path, tmp_path / "o.onnx", "input_ids:2x8", "attention_mask:2x8")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "backend check on nncase-k210" in proc.stderr and ": ok, 1 output(s)" in proc.stderr
+
+
+# ----------------------------------------------------------------- negative Gather indices
+
+
+def last_token_model(path: Path) -> Path:
+    """x [2,8,16] -> Gather(x, -1, axis=1): a decoder's last-token pick."""
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["x", "k"], ["y"], axis=1)],
+        "last",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8, 16])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 16])],
+        [onnx.numpy_helper.from_array(np.array(-1, np.int64), "k")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    onnx.save(model, path)
+    return path
+
+
+def test_check_names_negative_index_and_target_rewrites_it(cli_path, tmp_path):
+    m, out = last_token_model(tmp_path / "m.onnx"), tmp_path / "o.onnx"
+    check = run(cli_path, "check", "--target", "nncase-k210", m)
+    assert check.returncode == 1
+    assert "lacks Gather when negative-constant-index: 1 place -> gather-nonnegative-indices" in check.stdout
+    proc = run(cli_path, "--target", "nncase-k210", "--check", m, "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    k = onnx.numpy_helper.to_array(onnx.load(out).graph.initializer[0])
+    assert k.dtype == np.int64 and k.shape == () and int(k) == 7
+
+
+def test_nncase_negative_index_matches_after_target(cli_path, tmp_path):
+    """Before gather-nonnegative-indices nncase read out of bounds: off by 1.8e31."""
+    env = nncase_env()
+    m = last_token_model(tmp_path / "m.onnx")
+    proc = backend_check(cli_path, env, m, tmp_path / "o.onnx", "x:2x8x16")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert ": ok, 1 output(s)" in proc.stderr
