@@ -59,7 +59,7 @@ TEST(Conditions, EveryBuiltinKindHasAParserAndADoc) {
     EXPECT_NE(kind->parse, nullptr) << kind->keyword;
     if (!kind->remedy.empty()) EXPECT_NE(FindPlanStep(kind->remedy), nullptr) << kind->keyword;
   }
-  EXPECT_EQ(keywords.size(), 21u);
+  EXPECT_EQ(keywords.size(), 23u);
   EXPECT_NE(ConditionsText(true).find("- `outer-scope-input`: "), std::string::npos);
 }
 
@@ -224,6 +224,24 @@ TEST(ConditionKinds, MovesUnitDimsOnly) {
   const std::string real =
       std::string(kHead13) + "g (float[24,2,16] X) => (float[2,24,16] Y) { Y = Transpose<perm = [1, 0, 2]>(X) }";
   EXPECT_TRUE(Reasons(Fact("\"Transpose\"", "moves-unit-dims-only"), real).empty());
+}
+
+TEST(ConditionKinds, FlattenAxisNotOne) {
+  const std::string model = std::string(kHead13) + "g (bool[1,5] X) => (bool[5,1] Y) { Y = Flatten<axis = 2>(X) }";
+  EXPECT_EQ(Reasons(Fact("\"Flatten\"", "flatten-axis-not-one"), model), Strings{"Flatten (axis 2)"});
+  const std::string one = std::string(kHead13) + "g (float[2,3,4] X) => (float[2,12] Y) { Y = Flatten(X) }";
+  EXPECT_TRUE(Reasons(Fact("\"Flatten\"", "flatten-axis-not-one"), one).empty());
+  const std::string minus = std::string(kHead13) + "g (float[2,3] X) => (float[2,3] Y) { Y = Flatten<axis = -1>(X) }";
+  EXPECT_TRUE(Reasons(Fact("\"Flatten\"", "flatten-axis-not-one"), minus).empty());  // -1 of rank 2 is 1
+}
+
+TEST(ConditionKinds, NegativeConstantIndex) {
+  const std::string model =
+      std::string(kHead13) + "g (float[2,8,16] X) => (float[2,16] Y) <int64 K = {-1}> { Y = Gather<axis = 1>(X, K) }";
+  EXPECT_EQ(Reasons(Fact("\"Gather\"", "negative-constant-index"), model), Strings{"Gather (constant index -1)"});
+  const std::string pos =
+      std::string(kHead13) + "g (float[2,8,16] X) => (float[2,16] Y) <int64 K = {7}> { Y = Gather<axis = 1>(X, K) }";
+  EXPECT_TRUE(Reasons(Fact("\"Gather\"", "negative-constant-index"), pos).empty());
 }
 
 TEST(ConditionKinds, ChannelAxisEqualsSpatial) {
