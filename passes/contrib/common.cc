@@ -36,8 +36,6 @@ const std::vector<std::string>& LoweredOpTypes() {
   return ops;
 }
 
-Value* OptionalInput(const Node& node, size_t i) { return node.input(i); }
-
 bool OutputUsed(const Node& node, size_t i) { return node.output(i) && node.output(i)->HasUsers(); }
 
 int32_t ElemTypeOfAny(const Node& node, const std::vector<int>& inputs, const std::vector<int>& outputs,

@@ -53,8 +53,6 @@ std::vector<ContribRule> MakeQLinearRules();
 // The op types the rules lower (the `ops` option's choices), in table order.
 const std::vector<std::string>& LoweredOpTypes();
 
-// Input i, or null when omitted.
-Value* OptionalInput(const Node& node, size_t i);
 // True when output i exists and something reads it (a node or a graph output).
 bool OutputUsed(const Node& node, size_t i);
 // The element type the op's type parameter T stands for: the first known one among the
