@@ -37,7 +37,7 @@
 #include "core/pass/pattern_pass.h"
 #include "core/rewrite/greedy_driver.h"
 #include "core/shape/propagate.h"
-#include "passes/inline_functions.h"
+#include "passes/functions/inline_functions.h"
 #include "passes/layernorm/decompose_rule.h"
 #include "passes/layernorm/fusion_rules.h"
 #include "passes/registry.h"

@@ -21,7 +21,7 @@
 //
 // Before:  Y = local.Twice(X)          Twice(x) => (y) { y = Add(x, x) }
 // After:   Y = Add(X, X)
-#include "passes/inline_functions.h"
+#include "passes/functions/inline_functions.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "core/ir/clone.h"
