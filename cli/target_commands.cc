@@ -8,9 +8,9 @@
 #include "cli/common.h"
 #include "cli/input_shapes.h"
 #include "core/inspect/json.h"
-#include "core/target/profile.h"
-#include "passes/target/check.h"
-#include "passes/target/planner.h"
+#include "core/profile/profile.h"
+#include "passes/targeting/check.h"
+#include "passes/targeting/planner.h"
 
 namespace onnxsurgeon::cli {
 namespace {

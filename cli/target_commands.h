@@ -12,7 +12,7 @@
 #include "core/io/model_io.h"
 #include "core/pass/pass_manager.h"
 #include "core/verify/backend_check.h"
-#include "passes/target/check.h"
+#include "passes/targeting/check.h"
 
 namespace onnxsurgeon::cli {
 

@@ -15,15 +15,15 @@
 #include "core/pass/pass_manager.h"
 #include "core/pass/pattern_pass.h"
 #include "core/pass/pipeline.h"
+#include "core/profile/profile.h"
 #include "core/rewrite/greedy_driver.h"
 #include "core/rewrite/rule.h"
-#include "core/target/profile.h"
 #include "core/verify/bisect.h"
 #include "core/verify/compare.h"
 #include "core/verify/segments.h"
 #include "passes/registry.h"
-#include "passes/target/check.h"
-#include "passes/target/planner.h"
+#include "passes/targeting/check.h"
+#include "passes/targeting/planner.h"
 #include "python/attributes.h"
 
 namespace py = pybind11;

@@ -1,4 +1,4 @@
-// The condition registry (passes/target/conditions): a test per condition kind (it holds
+// The condition registry (passes/targeting/conditions): a test per condition kind (it holds
 // where it should, with the detail the report prints, and not elsewhere), the load-time
 // errors for an unknown condition or remedy (naming the file and the entry), and the plan
 // step table of passes/passes.def (every step runs a pass of the table).
@@ -8,8 +8,8 @@
 
 #include "core/interop/onnx_interop.h"
 #include "core/pass/pass.h"
-#include "passes/target/check.h"
-#include "passes/target/compiled_profile.h"
+#include "passes/targeting/check.h"
+#include "passes/targeting/compiled_profile.h"
 
 namespace onnxsurgeon::target {
 namespace {

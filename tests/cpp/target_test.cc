@@ -6,10 +6,10 @@
 
 #include "core/interop/onnx_interop.h"
 #include "core/pass/pass.h"
-#include "core/target/profile.h"
+#include "core/profile/profile.h"
 #include "passes/registry.h"
-#include "passes/target/check.h"
-#include "passes/target/compiled_profile.h"
+#include "passes/targeting/check.h"
+#include "passes/targeting/compiled_profile.h"
 
 namespace onnxsurgeon::target {
 namespace {

@@ -65,7 +65,7 @@ def test_sources_and_markdown_print_the_same_facts(run_cli):
 
 
 def test_docs_condition_list_is_generated_from_the_registry(run_cli, repo_root, generated_docs):
-    """The `when` vocabulary is written once, in passes/target/conditions; the docs print it."""
+    """The `when` vocabulary is written once, in passes/targeting/conditions; the docs print it."""
     text = (repo_root / "docs" / "targets.md").read_text()
     generated = generated_docs.section(text, "onnxsurgeon targets --conditions --markdown")
     assert generated is not None, "docs/targets.md lacks the markers of its condition list"

@@ -1,0 +1,36 @@
+// Small helpers the condition kinds share (how a value or node is named in a finding, what
+// counts as a constant, argument parsing).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include "absl/strings/string_view.h"
+
+#include "core/ir/dtypes.h"
+#include "core/ir/node.h"
+#include "core/ir/status.h"
+#include "core/ir/value.h"
+#include "passes/targeting/conditions/condition.h"
+
+namespace onnxsurgeon::target {
+
+// An initializer that is not a graph input, or a Constant's output: known before run time.
+bool IsConstant(const Value* v);
+// A value's shape as "[2,seq,?]", or "unknown shape".
+std::string ShapeText(const Value& v);
+// A node's name, or "<unnamed OP>".
+std::string NodeName(const Node& n);
+// Whether `f` holds for a tensor-typed input or output of `n` (inputs first).
+bool AnyTensor(const Node& n, const std::function<bool(const Value&)>& f);
+
+// A non-negative integer argument ("input:1"), or an error naming the condition.
+StatusOr<int64_t> ParseIndex(absl::string_view text, absl::string_view condition);
+// An argument that must be present ("dtype:" needs a type).
+Status NeedArgument(absl::string_view arguments, absl::string_view condition);
+
+// The opset before the version of `n`'s op in force at its graph's opset (ReduceSum-13 ->
+// 12), or -1 without a schema.
+int64_t OpsetBeforeForm(const Node& n);
+
+}  // namespace onnxsurgeon::target
