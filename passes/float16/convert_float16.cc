@@ -419,6 +419,9 @@ class ConvertFloat16Pass : public Pass {
     NodePlan plan;
     if (options_.block_ops.contains(n.op_type()) || options_.block_nodes.contains(n.name())) return plan;
     if (!n.subgraphs().empty()) return plan;
+    // A Cast to an integer type (or bool) reads float32: in float16 it would round the
+    // integers it makes (float16 is exact only up to 2048, and infinite past 65504).
+    if (n.Is("Cast") && n.GetInt("to", 0) != T::FLOAT && n.GetInt("to", 0) != T::FLOAT16) return plan;
     // Scatters that accumulate (reduction add/mul/min/max) sum in float16, and onnxruntime
     // has no float16 kernel for them.
     if ((n.Is("ScatterND") || n.Is("ScatterElements")) && n.FindAttribute("reduction") &&
