@@ -308,20 +308,24 @@ class ConvertFloat16Pass : public Pass {
     // ("not in SSA form") once it reads an outer value a node makes, which an outer Cast would
     // be. Readers in such a body get their Cast inside it.
     const absl::flat_hash_set<const Graph*> shadowing = ShadowingGraphs(graphs, g);
-    absl::flat_hash_map<std::pair<const Value*, const Graph*>, Value*> body_casts;
-    auto cast_in_body = [&](Value* v, Precision to, Graph* body) -> Value* {
-      auto key = std::make_pair(static_cast<const Value*>(v), static_cast<const Graph*>(body));
-      if (auto it = body_casts.find(key); it != body_casts.end()) return it->second;
-      if (Node* first = body->first_node()) rw.SetInsertionPoint(first);
-      else rw.SetInsertionPointAtEnd(body);
-      Node* cast = rw.Create("Cast", {v}, {Rewriter::AttrInt("to", to)}, 1, "", "Cast");
+    // A Cast of `source` to `to` at the rewriter's insertion point, named and typed after `v`.
+    auto emit_cast = [&](Value* source, const Value* v, Precision to) -> Value* {
+      Node* cast = rw.Create("Cast", {source}, {Rewriter::AttrInt("to", to)}, 1, "", "Cast");
       Value* out = cast->output(0);
       (void)out->SetName(g.UniqueName(v->name() + (to == kF16 ? "_fp16" : "_fp32")));  // unique: cannot fail
       cast->set_name(out->name());
       if (v->type()) *out->mutable_info()->mutable_type() = *v->type();
       SetElemType(out, to, /*create=*/true);
       result.Count("casts");
-      return body_casts[key] = out;
+      return out;
+    };
+    absl::flat_hash_map<std::pair<const Value*, const Graph*>, Value*> body_casts;
+    auto cast_in_body = [&](Value* v, Precision to, Graph* body) -> Value* {
+      auto key = std::make_pair(static_cast<const Value*>(v), static_cast<const Graph*>(body));
+      if (auto it = body_casts.find(key); it != body_casts.end()) return it->second;
+      if (Node* first = body->first_node()) rw.SetInsertionPoint(first);
+      else rw.SetInsertionPointAtEnd(body);
+      return body_casts[key] = emit_cast(v, v, to);
     };
     // Readers that need the other precision: one Cast per value and direction.
     absl::flat_hash_map<std::pair<const Value*, int32_t>, Value*> casts;
@@ -345,14 +349,7 @@ class ConvertFloat16Pass : public Pass {
       Node* before = after ? after->next() : graph_start[source->graph()];
       if (before) rw.SetInsertionPoint(before);
       else rw.SetInsertionPointAtEnd(source->graph());
-      Node* cast = rw.Create("Cast", {source}, {Rewriter::AttrInt("to", to)}, 1, "", "Cast");
-      Value* out = cast->output(0);
-      (void)out->SetName(g.UniqueName(v->name() + (to == kF16 ? "_fp16" : "_fp32")));  // unique: cannot fail
-      cast->set_name(out->name());
-      if (v->type()) *out->mutable_info()->mutable_type() = *v->type();
-      SetElemType(out, to, /*create=*/true);
-      result.Count("casts");
-      return casts[key] = out;
+      return casts[key] = emit_cast(source, v, to);
     };
     for (Value* v : float_values) {
       Precision h = have.contains(v) ? have[v] : kF32;
