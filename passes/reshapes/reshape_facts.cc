@@ -219,4 +219,45 @@ std::optional<std::vector<int64_t>> TransposeAsReshape(const Node& transpose, st
   return out;
 }
 
+std::optional<std::vector<int64_t>> FlattenAsReshape(const Node& flatten, std::string* why) {
+  const Value* x = flatten.input(0);
+  if (!x || !x->type() || !x->type()->has_tensor_type() || !x->type()->tensor_type().has_shape()) {
+    *why = "the input's shape is unknown";
+    return std::nullopt;
+  }
+  const auto& dims = x->type()->tensor_type().shape().dim();
+  const int64_t rank = dims.size();
+  int64_t axis = 1;
+  if (const Attribute* a = flatten.FindAttribute("axis")) axis = a->proto().i();
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis > rank) {
+    *why = "axis is out of range";
+    return std::nullopt;
+  }
+  std::vector<int64_t> out;
+  int dynamic = 0;
+  for (auto [lo, hi] : {std::pair<int64_t, int64_t>{0, axis}, {axis, rank}}) {
+    int64_t size = 1;
+    bool known = true;
+    for (int64_t i = lo; i < hi; ++i) {
+      if (!dims[i].has_dim_value()) {
+        known = false;
+      } else {
+        size *= dims[i].dim_value();
+      }
+    }
+    if (known && size == 0) {
+      *why = "a side of size 0 (a 0 in Reshape's shape copies a dim)";
+      return std::nullopt;
+    }
+    dynamic += !known;
+    out.push_back(known ? size : -1);
+  }
+  if (dynamic > 1) {
+    *why = "both sides hold dims of unknown size (a Reshape can leave one to -1)";
+    return std::nullopt;
+  }
+  return out;
+}
+
 }  // namespace onnxsurgeon::passes::reshapes

@@ -37,6 +37,12 @@ std::optional<std::vector<int64_t>> InsertedUnitAxes(const Shape& in, const Shap
 // identity permutation).
 std::optional<std::vector<int64_t>> TransposeAsReshape(const Node& transpose, std::string* why);
 
+// Flatten(x, axis) as the Reshape it is: x in row-major order as [prod(dims[:axis]),
+// prod(dims[axis:])]. The input's rank must be known; one side may hold dynamic dims (it
+// becomes -1). Else nullopt and why (unknown shape, axis out of range, a side of size 0,
+// which Reshape would read as "copy", both sides dynamic).
+std::optional<std::vector<int64_t>> FlattenAsReshape(const Node& flatten, std::string* why);
+
 // The shapes of a Reshape with a constant shape input and known input rank: what
 // InsertedUnitAxes reads (`out` from ResolveReshape, never from the output's annotation).
 struct ReshapeShapes {
