@@ -20,6 +20,18 @@ MS = "com.microsoft"
 B, S, D, N = 2, 4, 8, 2
 F, I64, I32, U8, I8 = 1, 7, 6, 2, 3  # TensorProto element types
 
+# QLinearAdd and QLinearMul: a, its scale and zero point, the same for b, then c's.
+QLINEAR_BINARY = [
+    ("a", U8, [B, D]),
+    ("as", F, []),
+    ("az", U8, []),
+    ("b", U8, [B, D]),
+    ("bs", F, []),
+    ("bz", U8, []),
+    ("cs", F, []),
+    ("cz", U8, []),
+]
+
 # op -> (domain, inputs [(name, elem type, shape) or None for omitted], n outputs, attributes)
 OPS = {
     "SkipLayerNormalization": (MS, [("x", F, [B, S, D]), ("skip", F, [B, S, D]), ("g", F, [D]), ("b", F, [D])], 1, {}),
@@ -84,31 +96,13 @@ OPS = {
     "MatMulIntegerToFloat": (MS, [("a", U8, [B, D]), ("w", I8, [D, D]), ("sa", F, []), ("sb", F, [])], 1, {}),
     "QLinearAdd": (
         MS,
-        [
-            ("a", U8, [B, D]),
-            ("as", F, []),
-            ("az", U8, []),
-            ("b", U8, [B, D]),
-            ("bs", F, []),
-            ("bz", U8, []),
-            ("cs", F, []),
-            ("cz", U8, []),
-        ],
+        QLINEAR_BINARY,
         1,
         {},
     ),
     "QLinearMul": (
         MS,
-        [
-            ("a", U8, [B, D]),
-            ("as", F, []),
-            ("az", U8, []),
-            ("b", U8, [B, D]),
-            ("bs", F, []),
-            ("bz", U8, []),
-            ("cs", F, []),
-            ("cz", U8, []),
-        ],
+        QLINEAR_BINARY,
         1,
         {},
     ),

@@ -31,15 +31,18 @@ TOL = {F32: (1e-5, 1e-5), F16: (1e-3, 1e-3)}
 
 def _model(op, inputs, n_out, *, attrs=None, domain=MS, opset=17, dtype=F32, consts=None, outputs=None):
     """One `op` node. `inputs`: name -> shape (graph inputs of `dtype`), "" for an omitted
-    input, or a name of `consts` (initializers, name -> array). `outputs`: the output
-    names (default o0..o{n_out-1}; "" omits one)."""
+    input (" ", "  "... for more: a dict holds "" once), or a name of `consts`
+    (initializers, name -> array); trailing omitted inputs are dropped. `outputs`: the
+    output names (default o0..o{n_out-1}; "" omits one)."""
     consts = consts or {}
-    names = list(inputs)
+    names = [n.strip() for n in inputs]
+    while names and not names[-1]:
+        names.pop()
     graph_inputs = [
         oh.make_tensor_value_info(n, dtype, s) for n, s in inputs.items() if s is not None and n not in consts
     ]
     outs = outputs or [f"o{i}" for i in range(n_out)]
-    node = oh.make_node(op, [n for n in names], outs, domain=domain, **(attrs or {}))
+    node = oh.make_node(op, names, outs, domain=domain, **(attrs or {}))
     graph = oh.make_graph(
         [node],
         "g",
@@ -514,13 +517,11 @@ def _nbits_model(case, dtype, opset=21):
     if with_bias:
         if not with_zp:
             inputs[""] = None
-        inputs[" "] = None  # g_idx omitted (a second empty name, stripped below)
+        inputs[" "] = None  # g_idx omitted (a second empty name)
         consts["bias"] = rng.standard_normal(n).astype(NP[dtype])
         inputs["bias"] = None
     attrs = {"K": k, "N": n, "bits": 4, "block_size": block}
     model = _model("MatMulNBits", inputs, 1, attrs=attrs, opset=opset, dtype=dtype, consts=consts)
-    node = model.graph.node[0]
-    node.input[:] = [i.strip() for i in node.input]
     return model
 
 
@@ -648,10 +649,6 @@ def _attention_model(case, opset=17):
             inputs["  "] = None
         inputs["attention_bias"] = (1, 2, 3, 3)
     model = _model("Attention", inputs, 0, attrs=attrs, opset=opset, consts=consts, outputs=outputs)
-    node = model.graph.node[0]
-    node.input[:] = [i.strip() for i in node.input]
-    while node.input and not node.input[-1]:
-        node.input.pop()
     return model
 
 
@@ -706,10 +703,6 @@ def _embed_model(case, opset):
         consts["pos"] = rng.integers(0, 12, position_ids).astype(np.int32)
         inputs["pos"] = None
     model = _model("EmbedLayerNormalization", inputs, 0, attrs=attrs, opset=opset, consts=consts, outputs=outputs)
-    node = model.graph.node[0]
-    node.input[:] = [i.strip() for i in node.input]
-    while node.input and not node.input[-1]:
-        node.input.pop()
     return model
 
 
