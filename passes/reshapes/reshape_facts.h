@@ -1,5 +1,6 @@
 // Facts about Reshapes and 2-D products shared by fuse-reshapes' rules (reshape-noop,
-// reshape-chain, matmul-add-gemm) and flatten-region.
+// reshape-chain, matmul-add-gemm), flatten-region, and the ops written as Reshapes
+// (transpose-to-reshape, flatten-to-reshape: as_reshape.h).
 #pragma once
 
 #include <optional>
