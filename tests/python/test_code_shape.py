@@ -20,11 +20,7 @@ FUNCTION_ALLOWLIST: set[str] = {
     "passes/float16/convert_float16.cc:Run",  # 175 lines
 }
 # Folders that include each other, each loop as the sorted tuple of its folders.
-FOLDER_LOOP_ALLOWLIST: set[tuple[str, ...]] = {
-    # The one op table (core/shape/op_table.h) holds each op's eval kernel and
-    # core/eval/kernel.cc finds kernels through it; the table wants its own folder.
-    ("core/eval", "core/shape"),
-}
+FOLDER_LOOP_ALLOWLIST: set[tuple[str, ...]] = set()
 FILE_ALLOWLIST: set[str] = {
     "core/io/model_io.cc",  # 788 lines
     "passes/layernorm/fusion_rules.cc",  # 790 lines
