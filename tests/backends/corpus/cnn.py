@@ -161,7 +161,8 @@ def _dbnet(opset):
             super().__init__()
             widths = (3, 8, 16, 24, 32)
             self.stages = nn.ModuleList(
-                nn.Sequential(nn.Conv2d(a, b, 3, 2, 1), nn.BatchNorm2d(b), nn.ReLU()) for a, b in zip(widths, widths[1:])
+                nn.Sequential(nn.Conv2d(a, b, 3, 2, 1), nn.BatchNorm2d(b), nn.ReLU())
+                for a, b in zip(widths, widths[1:])
             )
             self.lateral = nn.ModuleList(nn.Conv2d(c, 16, 1) for c in widths[1:])
             self.smooth = nn.ModuleList(nn.Conv2d(16, 4, 3, padding=1) for _ in widths[1:])

@@ -17,7 +17,7 @@ class SmallCNN(nnx.Module):
 
     def __call__(self, x):
         x = jax.nn.relu(self.c1(x))
-        x = nnx.avg_pool(jax.nn.relu(self.c2(x)), (2, 2), (2, 2))
+        x = nnx.avg_pool(jax.nn.relu(self.c2(x)), window_shape=(2, 2), strides=(2, 2))
         return self.head(x.mean(axis=(1, 2)))
 
 

@@ -31,7 +31,12 @@ def keras_lstm_op13(seed: int) -> Exported:
     """Conv1D features, an LSTM over 20 steps, a Dense classifier on the last state."""
     k = tf.keras
     model = k.Sequential(
-        [k.Input((20, 8)), k.layers.Conv1D(16, 3, padding="same", activation="relu"), k.layers.LSTM(16), k.layers.Dense(4)]
+        [
+            k.Input((20, 8)),
+            k.layers.Conv1D(16, 3, padding="same", activation="relu"),
+            k.layers.LSTM(16),
+            k.layers.Dense(4),
+        ]
     )
     _randomize(model, seed)
     return _export(lambda x: model(x, training=False), _input(seed, (1, 20, 8)), 13, {}, tags=["keras", "batch1"])

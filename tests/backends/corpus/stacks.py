@@ -23,9 +23,10 @@ STACK_MODELS = {
 
 def venv_python(stack: str) -> Path:
     """The exporter venv tests/models/generate.py keeps (scripts/exporter-venv.sh makes it)."""
-    base = os.environ.get("ONNXSURGEON_CACHE") or Path(
-        os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    ) / "onnxsurgeon"
+    base = (
+        os.environ.get("ONNXSURGEON_CACHE")
+        or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "onnxsurgeon"
+    )
     return Path(base) / f"venv-{stack}" / "bin" / "python"
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from common import picked, tokens
 
-
 SMALL = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64)
 
 
@@ -65,21 +64,37 @@ def _decoder(model):
 def _gpt2(opset):
     from transformers import GPT2Config, GPT2LMHeadModel
 
-    cfg = GPT2Config(vocab_size=100, n_positions=32, n_embd=32, n_layer=2, n_head=4, use_cache=False, attn_implementation="eager")
+    cfg = GPT2Config(
+        vocab_size=100, n_positions=32, n_embd=32, n_layer=2, n_head=4, use_cache=False, attn_implementation="eager"
+    )
     return _decoder(GPT2LMHeadModel(cfg)), tokens(), ["logits"], opset
 
 
 def _llama(opset):
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    cfg = LlamaConfig(vocab_size=100, num_key_value_heads=2, max_position_embeddings=32, use_cache=False, attn_implementation="eager", **SMALL)
+    cfg = LlamaConfig(
+        vocab_size=100,
+        num_key_value_heads=2,
+        max_position_embeddings=32,
+        use_cache=False,
+        attn_implementation="eager",
+        **SMALL,
+    )
     return _decoder(LlamaForCausalLM(cfg)), tokens(), ["logits"], opset
 
 
 def _qwen2(opset):
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
-    cfg = Qwen2Config(vocab_size=100, num_key_value_heads=2, max_position_embeddings=32, use_cache=False, attn_implementation="eager", **SMALL)
+    cfg = Qwen2Config(
+        vocab_size=100,
+        num_key_value_heads=2,
+        max_position_embeddings=32,
+        use_cache=False,
+        attn_implementation="eager",
+        **SMALL,
+    )
     return _decoder(Qwen2ForCausalLM(cfg)), tokens(), ["logits"], opset
 
 
