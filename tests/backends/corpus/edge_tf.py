@@ -13,6 +13,15 @@ def _input(seed: int, shape) -> dict[str, np.ndarray]:
     return {"x": np.random.default_rng(seed).standard_normal(shape).astype(np.float32)}
 
 
+def _positive_variances(model, seed: int) -> None:
+    """BatchNormalization statistics a trained model has: _randomize gives every vector
+    0.2 N(0,1), and a negative moving variance makes the outputs NaN."""
+    rng = np.random.default_rng(seed + 2)
+    for w in model.weights:
+        if "moving_variance" in w.name:
+            w.assign((0.5 + rng.random(tuple(w.shape))).astype(np.float32))
+
+
 def keras_cnn_op13(seed: int) -> Exported:
     """NHWC MobileNet-style: Conv/BN/ReLU6 stem, depthwise-separable blocks, GAP, softmax."""
     k = tf.keras
@@ -24,6 +33,7 @@ def keras_cnn_op13(seed: int) -> Exported:
     layers += [k.layers.GlobalAveragePooling2D(), k.layers.Dense(10), k.layers.Softmax()]
     model = k.Sequential(layers)
     _randomize(model, seed)
+    _positive_variances(model, seed)
     return _export(lambda x: model(x, training=False), _input(seed, (1, 32, 32, 3)), 13, {}, tags=["keras", "batch1"])
 
 
