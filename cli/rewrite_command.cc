@@ -281,8 +281,8 @@ int RunSearch(RewriteArgs& a, const std::vector<PipelineItem>& pipeline,
     return kModelError;
   }
   // The replayable plan on stdout: onnxsurgeon --pass PLAN IN -o OUT.
-  std::cout << "target " << a.target << ": plan that worked: "
-            << (found->plan.empty() ? "(nothing to run)" : found->plan) << "\n";
+  std::cout << "target " << a.target
+            << ": plan that worked: " << (found->plan.empty() ? "(nothing to run)" : found->plan) << "\n";
   model = std::move(found->model);
   reports = std::move(found->reports);
   a.save = found->save;

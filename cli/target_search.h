@@ -42,12 +42,12 @@ struct SearchRequest {
 
 struct SearchResult {
   bool found = false;
-  std::unique_ptr<Model> model;      // the accepted candidate's result
-  std::string plan;                  // its whole pipeline, as --pass text
+  std::unique_ptr<Model> model;  // the accepted candidate's result
+  std::string plan;              // its whole pipeline, as --pass text
   std::vector<PassRunReport> reports;
   BackendCheckResult check;
-  SaveOptions save;                  // adjusted by the profile (inline weights)
-  std::vector<std::string> tried;    // "NAME: one-line failure" per candidate, in order
+  SaveOptions save;                // adjusted by the profile (inline weights)
+  std::vector<std::string> tried;  // "NAME: one-line failure" per candidate, in order
 };
 
 // The pipeline text of `items` (name, or name(key=value,...)), as --pass parses it.

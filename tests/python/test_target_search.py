@@ -177,9 +177,7 @@ def test_static_shapes_candidate_only_with_input_shapes(cli_path, fake, tmp_path
 
 def test_budget_spent_candidates_not_tried(cli_path, fake, tmp_path):
     m, out = layernorm_model(tmp_path / "m.onnx"), tmp_path / "o.onnx"
-    proc = run(
-        cli_path, fake, "--target", "openvino", "--search", "--search-budget", "1", m, "-o", out, refuse="Relu"
-    )
+    proc = run(cli_path, fake, "--target", "openvino", "--search", "--search-budget", "1", m, "-o", out, refuse="Relu")
     assert proc.returncode == 1 and not out.exists(), proc.stderr
     assert "not tried: the search budget (1 s) is spent" in proc.stderr
 
