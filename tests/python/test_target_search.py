@@ -9,6 +9,7 @@ wrong opset fact is corrected by the backend, a custom-domain op fails every can
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -258,3 +259,78 @@ def test_openvino_all_candidates_refused(cli_path, tmp_path):
     assert len(listed) == 5 and listed[0].startswith("  profile: "), proc.stderr
     assert "openvino" in listed[0] and "refused (input set 1)" in listed[0], proc.stderr
     assert not leftovers(env)
+
+
+# check --target NAME --probe --allow FACT: one fact at a time.
+
+
+def inverse_model(path: Path) -> Path:
+    """com.microsoft Inverse: onnxruntime runs it, the openvino profile names it (no
+    custom-domain ops), no step removes it."""
+    nodes = [helper.make_node("Relu", ["x"], ["a"]), helper.make_node("Inverse", ["a"], ["y"], domain="com.microsoft")]
+    return save(
+        path,
+        nodes,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, 3])],
+        domains=["com.microsoft"],
+    )
+
+
+def probe_fact(cli_path, env, target, model, fact, *extra):
+    proc = run(cli_path, env, "check", "--target", target, "--probe", "--allow", fact, "--json", *extra, model)
+    assert proc.returncode in (0, 1), proc.stderr
+    report = json.loads(proc.stdout)
+    assert (proc.returncode == 0) == (report["verdict"] == "real"), report
+    return report
+
+
+def test_fact_probe_false_when_the_backend_runs_it(cli_path, fake, tmp_path):
+    """The fake openvino is onnxruntime: it runs Inverse, so the fact is false for it."""
+    m = inverse_model(tmp_path / "m.onnx")
+    report = probe_fact(cli_path, fake, "openvino", m, "no custom-domain ops")
+    assert report["verdict"] == "false" and report["places"] == 1, report
+    assert "backend check on openvino (fake 1.0)" in report["why"] and ": ok," in report["why"]
+
+
+def test_fact_probe_real_when_the_backend_refuses(cli_path, fake, tmp_path):
+    m = inverse_model(tmp_path / "m.onnx")
+    args = ("check", "--target", "openvino", "--probe", "--allow", "no custom-domain ops", m)
+    proc = run(cli_path, fake, *args, refuse="Inverse")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "fact 'no custom-domain ops' (probed alone): real: with only it allowed (1 place)" in proc.stdout
+    assert "op Inverse is not supported" in proc.stdout
+
+
+def test_fact_probe_unproven(cli_path, fake, tmp_path):
+    m = inverse_model(tmp_path / "m.onnx")
+    unknown = probe_fact(cli_path, fake, "openvino", m, "lacks Shape")
+    assert unknown["verdict"] == "unproven" and "facts check --target finds: no custom-domain ops" in unknown["why"]
+    # Two facts no step removes (a user's openvino profile that also says it lacks Relu):
+    # allowing one leaves the other blocking.
+    profile = tmp_path / "openvino.toml"
+    profile.write_text(
+        (ROOT / "targets/openvino.toml").read_text() + '\n[[missing]]\nops = ["Relu"]\nsource = "a test\'s claim"\n'
+    )
+    report = probe_fact(cli_path, fake, profile, m, "no custom-domain ops")
+    assert report["verdict"] == "unproven", report
+    assert "other facts still block, so no model isolates this one: openvino: lacks Relu (1 place)" in report["why"]
+
+
+def test_fact_probe_usage(cli_path, fake, tmp_path):
+    m = inverse_model(tmp_path / "m.onnx")
+    proc = run(cli_path, fake, "check", "--target", "openvino", "--allow", "no custom-domain ops", m)
+    assert proc.returncode == 2 and "--allow needs --target NAME and --probe" in proc.stderr
+
+
+@pytest.mark.skipif(not ready("ort-1.10"), reason="no ort-1.10 venv: make backends-setup BACKENDS=ort-1.10")
+def test_fact_probe_ort_1_10_opset_is_real(cli_path, tmp_path):
+    """onnxruntime 1.10 refuses opset 17 at load: with only the opset fact allowed (the
+    LayerNormalization decomposed as the profile asks), the fact is real."""
+    m = layernorm_model(tmp_path / "m.onnx")
+    report = probe_fact(cli_path, real_env(tmp_path), "ort-1.10", m, "ai.onnx opset 7..15")
+    assert report["verdict"] == "real", report
+    assert (
+        "decompose-layernorm" in report["plan"]
+        and "Current official support for domain ai.onnx is till opset 15" in (report["why"])
+    )
