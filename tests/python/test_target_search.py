@@ -334,3 +334,18 @@ def test_fact_probe_ort_1_10_opset_is_real(cli_path, tmp_path):
         "decompose-layernorm" in report["plan"]
         and "Current official support for domain ai.onnx is till opset 15" in (report["why"])
     )
+
+
+def test_harness_probe_facts(cli_path, fake, tmp_path, monkeypatch):
+    """harness.py --probe-facts: each fact check --target finds, proven alone."""
+    import harness
+
+    monkeypatch.setattr(harness, "BACKENDS_DIR", Path(fake["ONNXSURGEON_BACKENDS_DIR"]))
+    monkeypatch.setenv("ONNXSURGEON_BACKEND_RUNNERS", fake["ONNXSURGEON_BACKEND_RUNNERS"])
+    m = inverse_model(tmp_path / "m.onnx")
+    monkeypatch.setenv("FAKE_REFUSE_OP", "")
+    [fact] = harness.probe_facts(cli_path, "openvino", m, [])
+    assert fact["fact"] == "no custom-domain ops" and fact["verdict"] == "probed-false", fact
+    monkeypatch.setenv("FAKE_REFUSE_OP", "Inverse")
+    [fact] = harness.probe_facts(cli_path, "openvino", m, [])
+    assert fact["verdict"] == "probed-real" and "op Inverse is not supported" in fact["why"], fact
