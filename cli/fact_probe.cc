@@ -1,7 +1,7 @@
 #include "cli/fact_probe.h"
 
-#include <iostream>
 #include <algorithm>
+#include <iostream>
 #include <map>
 #include <set>
 
@@ -57,9 +57,9 @@ StatusOr<FactVerdict> Probe(const target::CompiledProfile& t, Model& model, Mode
     for (const target::Finding& f : target::CheckTarget(model, t, check).blockers) ++blocking[f.fact];
     std::vector<std::string> facts;
     for (const auto& [f, n] : blocking) facts.push_back(absl::StrCat(f, " (", n, n == 1 ? " place)" : " places)"));
-    v.why = blocking.empty() ? OneLine(std::string(run.status().message()))
-                             : absl::StrCat("other facts still block, so no model isolates this one: ",
-                                            absl::StrJoin(facts, "; "));
+    v.why = blocking.empty()
+                ? OneLine(std::string(run.status().message()))
+                : absl::StrCat("other facts still block, so no model isolates this one: ", absl::StrJoin(facts, "; "));
     return v;
   }
   v.plan = run->plan;

@@ -27,8 +27,8 @@
 namespace onnxsurgeon::target {
 
 struct TargetOptions {
-  std::string input_shapes;      // set-input-shape's shapes= text: NAME:DIMS;NAME:DIMS
-  bool allow_remaining = false;  // keep the result although blockers remain (they are reported)
+  std::string input_shapes;             // set-input-shape's shapes= text: NAME:DIMS;NAME:DIMS
+  bool allow_remaining = false;         // keep the result although blockers remain (they are reported)
   std::set<std::string> allowed_facts;  // CheckOptions::allowed_facts: not blockers, no step runs for them
 };
 
