@@ -265,9 +265,8 @@ int RunSearch(RewriteArgs& a, const std::vector<PipelineItem>& pipeline,
   request.budget_seconds = a.search_budget;
   request.pm = pm;
   request.external_data_given = a.external_data_given;
-  std::ostringstream log;
-  auto found = SearchTargetPlan(request, a.save, log);
-  if (!a.quiet) std::cerr << log.str();
+  std::ostringstream quiet;  // -q: no progress lines, the failures are listed at the end
+  auto found = SearchTargetPlan(request, a.save, a.quiet ? static_cast<std::ostream&>(quiet) : std::cerr);
   if (!found.ok()) {
     const bool missing = absl::IsFailedPrecondition(found.status()) || absl::IsNotFound(found.status());
     std::cerr << "onnxsurgeon: error: --search: " << OneLine(std::string(found.status().message()))
@@ -407,10 +406,8 @@ int Run(const std::vector<std::string>& raw_args, bool html) {
   StatusOr<std::vector<PassRunReport>> reports = std::vector<PassRunReport>{};
   std::optional<BackendCheckResult> searched;  // --search: the winning candidate's backend check
   if (a.search) {
-    progress.Begin("searching for a plan " + a.target + " accepts");
-    int code = RunSearch(a, *pipeline, input_shapes, pm, *model, *reports, searched);
-    progress.End();
-    if (code != kOk) return code;
+    // Its own progress: one line per candidate (the passes' steps still show).
+    if (int code = RunSearch(a, *pipeline, input_shapes, pm, *model, *reports, searched); code != kOk) return code;
   } else {
     reports = RunPipeline(**model, *pipeline, pm);
   }
