@@ -117,6 +117,12 @@ StatusOr<SearchResult> SearchTargetPlan(const SearchRequest& r, const SaveOption
   OS_RETURN_IF_ERROR(FindTargetBackend(profile.name));
   OS_ASSIGN_OR_RETURN(std::unique_ptr<Model> reference, LoadModel(r.input));
   const std::string shapes = SetInputShapeValue(r.input_shapes);
+  if (!shapes.empty()) {
+    // Shapes the model contradicts fail every candidate the same way: say so once.
+    OS_ASSIGN_OR_RETURN(std::unique_ptr<Model> shaped, LoadModel(r.input));
+    OS_ASSIGN_OR_RETURN(auto set_shapes, ParsePipeline(absl::StrCat("set-input-shape(shapes=", shapes, ")")));
+    OS_RETURN_IF_ERROR(RunPipeline(*shaped, set_shapes, PassManagerOptions{}).status());
+  }
   SearchResult result;
   std::vector<Candidate> candidates = Candidates(profile, *reference, shapes);
   for (size_t i = 0; i < candidates.size(); ++i) {

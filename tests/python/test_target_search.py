@@ -176,6 +176,14 @@ def test_static_shapes_candidate_only_with_input_shapes(cli_path, fake, tmp_path
     assert "  static shapes: " in proc.stderr, proc.stderr
 
 
+def test_contradicting_input_shapes_fail_once(cli_path, fake, tmp_path):
+    m, out = layernorm_model(tmp_path / "m.onnx"), tmp_path / "o.onnx"
+    proc = run(cli_path, fake, "--target", "openvino", "--search", "--input-shapes", "x:2,9", m, "-o", out)
+    assert proc.returncode == 1 and not out.exists(), proc.stderr
+    [line] = proc.stderr.splitlines()
+    assert line.startswith("onnxsurgeon: error: --search: ") and "contradicts" in line, line
+
+
 def test_budget_spent_candidates_not_tried(cli_path, fake, tmp_path):
     m, out = layernorm_model(tmp_path / "m.onnx"), tmp_path / "o.onnx"
     proc = run(cli_path, fake, "--target", "openvino", "--search", "--search-budget", "1", m, "-o", out, refuse="Relu")
