@@ -279,9 +279,11 @@ int RunSearch(RewriteArgs& a, const std::vector<PipelineItem>& pipeline,
     for (const std::string& line : found->tried) std::cerr << "  " << line << "\n";
     return kModelError;
   }
-  // The replayable plan on stdout: onnxsurgeon --pass PLAN IN -o OUT.
-  std::cout << "target " << a.target
-            << ": plan that worked: " << (found->plan.empty() ? "(nothing to run)" : found->plan) << "\n";
+  // The replayable plan on stdout (stderr when stdout carries --report json):
+  // onnxsurgeon --pass PLAN IN -o OUT.
+  (a.report_format == "json" ? std::cerr : std::cout)
+      << "target " << a.target << ": plan that worked: " << (found->plan.empty() ? "(nothing to run)" : found->plan)
+      << "\n";
   model = std::move(found->model);
   reports = std::move(found->reports);
   a.save = found->save;

@@ -153,6 +153,14 @@ def test_later_candidate_when_the_backend_lacks_an_op(cli_path, fake, tmp_path):
     assert not leftovers(fake)
 
 
+def test_report_json_keeps_stdout_json(cli_path, fake, tmp_path):
+    m, out = layernorm_model(tmp_path / "m.onnx"), tmp_path / "o.onnx"
+    proc = run(cli_path, fake, "--target", "openvino", "--search", "--report", "json", m, "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    assert isinstance(json.loads(proc.stdout), list)
+    assert "plan that worked: (nothing to run)" in proc.stderr
+
+
 def test_every_candidate_fails_exit_1_nothing_written(cli_path, fake, tmp_path):
     m, out = layernorm_model(tmp_path / "m.onnx"), tmp_path / "o.onnx"
     before = m.read_bytes()
