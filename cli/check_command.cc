@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/common.h"
+#include "cli/fact_probe.h"
 #include "cli/target_commands.h"
 #include "core/inspect/json.h"
 #include "core/io/model_io.h"
@@ -19,7 +20,7 @@ int RunCheck(const std::vector<std::string>& args) {
                "onnxsurgeon check"};
   bool json = false, probe = false;
   int64_t target = 0;
-  std::string input, target_name, input_shapes;
+  std::string input, target_name, input_shapes, allow;
   CLI::Option* opset = app.add_option("--opset", target, "the target opset");
   CLI::Option* profile =
       app.add_option("--target", target_name, "a target profile (onnxsurgeon targets) or .toml file");
@@ -27,10 +28,20 @@ int RunCheck(const std::vector<std::string>& args) {
   app.add_flag("--probe", probe,
                "with --target: ask the target's real backend instead of the profile (it runs the model, compared "
                "with onnxruntime element by element); exit 2 when the backend is not installed");
+  app.add_option("--allow", allow,
+                 "with --target and --probe: FACT (as check --target names it, e.g. \"lacks Shape\"): run the "
+                 "target's plan with only that fact allowed, then the backend: exit 0 when it refuses or differs (the "
+                 "fact is real), 1 when it runs and matches (the fact is false) or when no model isolates the fact");
   opset->excludes(profile);
   app.add_flag("--json", json, "machine-readable report on stdout");
   app.add_option("model", input, "the model")->required();
   if (auto code = ParseArguments(app, "check", args)) return *code;
+  if (!allow.empty()) {
+    if (!probe || target_name.empty()) return UsageError("check", "--allow needs --target NAME and --probe");
+    auto compiled = target::LoadTarget(target_name);
+    if (!compiled.ok()) return UsageError("check", OneLine(std::string(compiled.status().message())));
+    return ProbeFact(*compiled, input, input_shapes, allow, json);
+  }
   if (!target_name.empty()) return CmdCheckTarget(target_name, input, input_shapes, json, probe);
   if (probe) return UsageError("check", "--probe needs --target NAME");
   if (opset->count() == 0) return UsageError("check", "--opset N or --target NAME is required");

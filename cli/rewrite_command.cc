@@ -4,6 +4,7 @@
 // run, shown as one HTML page (core/report/html_report.h).
 #include <chrono>
 #include <iostream>
+#include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -13,6 +14,7 @@
 #include "cli/input_shapes.h"
 #include "cli/progress.h"
 #include "cli/target_commands.h"
+#include "cli/target_search.h"
 #include "core/inspect/inspect.h"
 #include "core/inspect/json.h"
 #include "core/inspect/model_stats.h"
@@ -36,7 +38,9 @@ struct RewriteArgs {
   std::vector<std::string> calibrate;  // .npz input sets for convert-float16's ranges
   std::vector<std::string> passes, input_shapes;
   bool dry_run = false, verify_each = false, debug_patterns = false, quiet = false, skip_fuse_bn = false,
-       no_full_check = false, save_as_external_data = false, allow_remaining = false, external_data_given = false;
+       no_full_check = false, save_as_external_data = false, allow_remaining = false, external_data_given = false,
+       search = false;
+  double search_budget = 600;  // seconds, for --search
   int check_runs = 0;          // 0: no --check
   int backend_check_runs = 0;  // 0: no --backend-check
   uint64_t seed = 0;
@@ -178,6 +182,17 @@ void DefineOptions(CLI::App& app, RewriteArgs& a, bool html) {
                  "on N random input sets (default 1) and compare every output element by element; when the backend "
                  "refuses or differs exit 1 and write nothing; exit 2 when the backend is not installed")
       ->check(CLI::Range(1, 100));
+  if (!html) {
+    app.add_flag("--search", a.search,
+                 "with --target: try candidate plans in a fixed order (the profile's; simplify first; one opset lower; "
+                 "the lowest opset; decompositions; static shapes from --input-shapes) until the target's real backend "
+                 "accepts the result and matches onnxruntime (as --backend-check); prints the plan that worked and "
+                 "stores it in the model's metadata_props (onnxsurgeon.target_plan); exit 1 and write nothing when "
+                 "none works, exit 2 when the backend is not installed");
+    app.add_option("--search-budget", a.search_budget,
+                   "SECONDS: stop --search after this long (default 600); a backend run is cut off at what is left")
+        ->check(CLI::Range(1.0, 86400.0));
+  }
   app.add_option("--input-shapes,--overwrite-input-shape", a.input_shapes,
                  "NAME:1,3,320,320 (or a bare 1,3,320,320 for a one-input model): fix input shapes before the "
                  "pipeline (set-input-shape) and for --check")
@@ -230,6 +245,50 @@ Status WriteReport(const RewriteArgs& a, const std::unique_ptr<Model>& model, co
   OS_ASSIGN_OR_RETURN(auto original, LoadModel(a.input));
   in.regions = FindRewriteRegions(*original, *model);
   return WriteTextFile(a.output, RenderHtmlReport(in));
+}
+
+// --target NAME --search: the first candidate plan the backend accepts (cli/target_search.h)
+// replaces `model`; its reports and backend check are the run's. Result kOk, or the exit
+// code after printing why (every candidate's failure, or the missing backend).
+int RunSearch(RewriteArgs& a, const std::vector<PipelineItem>& pipeline,
+              const std::map<std::string, std::vector<int64_t>>& input_shapes, const PassManagerOptions& pm,
+              std::unique_ptr<Model>& model, std::vector<PassRunReport>& reports,
+              std::optional<BackendCheckResult>& searched) {
+  SearchRequest request;
+  request.target = a.target;
+  request.input = a.input;
+  request.user = pipeline;
+  request.input_shapes = input_shapes;
+  request.allow_remaining = a.allow_remaining;
+  request.check.runs = std::max(1, a.backend_check_runs);
+  request.check.seed = a.seed;
+  request.budget_seconds = a.search_budget;
+  request.pm = pm;
+  request.external_data_given = a.external_data_given;
+  std::ostringstream quiet;  // -q: no progress lines, the failures are listed at the end
+  auto found = SearchTargetPlan(request, a.save, a.quiet ? static_cast<std::ostream&>(quiet) : std::cerr);
+  if (!found.ok()) {
+    const bool missing = absl::IsFailedPrecondition(found.status()) || absl::IsNotFound(found.status());
+    std::cerr << "onnxsurgeon: error: --search: " << OneLine(std::string(found.status().message()))
+              << "; nothing written\n";
+    return missing ? kUsageError : kModelError;
+  }
+  if (!found->found) {
+    std::cerr << "onnxsurgeon: error: --search: no candidate plan for " << a.target
+              << " is accepted by its backend and matches onnxruntime; nothing written\n";
+    for (const std::string& line : found->tried) std::cerr << "  " << line << "\n";
+    return kModelError;
+  }
+  // The replayable plan on stdout (stderr when stdout carries --report json):
+  // onnxsurgeon --pass PLAN IN -o OUT.
+  (a.report_format == "json" ? std::cerr : std::cout)
+      << "target " << a.target << ": plan that worked: " << (found->plan.empty() ? "(nothing to run)" : found->plan)
+      << "\n";
+  model = std::move(found->model);
+  reports = std::move(found->reports);
+  a.save = found->save;
+  searched = std::move(found->check);
+  return kOk;
 }
 
 // Both commands: `html` makes -o the report and --save the model.
@@ -293,6 +352,8 @@ int Run(const std::vector<std::string>& raw_args, bool html) {
   if (a.backend_check_runs > 0 && a.target.empty()) {
     return UsageError(command, "--backend-check needs --target NAME: it runs that target's backend");
   }
+  if (a.search && a.target.empty()) return UsageError(command, "--search needs --target NAME: it asks that backend");
+  if (!a.search && app.count("--search-budget") > 0) return UsageError(command, "--search-budget needs --search");
   InputShapes shape_specs;
   if (!a.input_shapes.empty()) {
     auto specs = ParseInputShapeArgs(a.input_shapes);
@@ -316,6 +377,8 @@ int Run(const std::vector<std::string>& raw_args, bool html) {
     auto resolved = ResolveInputShapes(shape_specs, **model);
     if (!resolved.ok()) return UsageError(command, std::string(resolved.status().message()));
     input_shapes = *std::move(resolved);
+  }
+  if (!input_shapes.empty() && !a.search) {  // --search fixes them only in the candidates that need it
     PipelineItem set_shapes;
     set_shapes.info = FindPass("set-input-shape");
     set_shapes.options = PassOptions(set_shapes.info->options, {{"shapes", SetInputShapeValue(input_shapes)}});
@@ -342,10 +405,17 @@ int Run(const std::vector<std::string>& raw_args, bool html) {
   pm.context.forbidden = std::make_shared<ForbiddenOps>();  // shared by --pass and --target
   pm.on_pass_begin = [&](const PipelineItem& item) { progress.Begin(item.info->name); };
   pm.on_pass_end = [&](const PassRunReport&) { progress.End(); };
-  auto reports = RunPipeline(**model, *pipeline, pm);
+  StatusOr<std::vector<PassRunReport>> reports = std::vector<PassRunReport>{};
+  std::optional<BackendCheckResult> searched;  // --search: the winning candidate's backend check
+  if (a.search) {
+    // Its own progress: one line per candidate (the passes' steps still show).
+    if (int code = RunSearch(a, *pipeline, input_shapes, pm, *model, *reports, searched); code != kOk) return code;
+  } else {
+    reports = RunPipeline(**model, *pipeline, pm);
+  }
   progress.End();
   if (!reports.ok()) return ModelError(reports.status());
-  if (!a.target.empty()) {
+  if (!a.target.empty() && !a.search) {
     Status s = RunTargetStep(**model, a.target, SetInputShapeValue(input_shapes), a.allow_remaining, pm,
                              a.external_data_given, a.save, *reports, std::cerr);
     progress.End();
@@ -383,7 +453,10 @@ int Run(const std::vector<std::string>& raw_args, bool html) {
     if (!a.quiet) std::cerr << FormatNumericCheck(*result);
   }
 
-  if (a.backend_check_runs > 0) {
+  if (searched) {
+    report_checks.push_back({"backend check on " + searched->backend, true, FormatBackendCheck(*searched)});
+    if (!a.quiet) std::cerr << FormatBackendCheck(*searched);
+  } else if (a.backend_check_runs > 0) {
     BackendCheckOptions check;
     check.runs = a.backend_check_runs;
     check.seed = a.seed;

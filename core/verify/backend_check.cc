@@ -113,6 +113,18 @@ StatusOr<std::string> BackendRunnerScript(const std::string& runner, const std::
   return path;
 }
 
+Status FindTargetBackend(const std::string& profile_name) {
+  std::optional<BackendOfTarget> backend = BackendForTarget(profile_name);
+  if (!backend) {
+    return absl::NotFoundError(absl::StrCat("no real backend runs target ", profile_name,
+                                            " here (backends: ", absl::StrJoin(BackendCheckTargets(), ", "), ")"));
+  }
+  TempDir dir("onnxsurgeon-backend-find");
+  if (dir.path().empty()) return absl::InternalError("cannot create a temporary folder");
+  OS_ASSIGN_OR_RETURN(std::string runner, BackendRunnerScript(backend->runner, dir.path()));
+  return FindBackendPython(profile_name, *backend, runner, dir).status();
+}
+
 StatusOr<BackendCheckResult> RunBackendCheck(const std::string& profile_name, Model& reference, Model& model,
                                              const BackendCheckOptions& options) {
   std::optional<BackendOfTarget> backend = BackendForTarget(profile_name);
@@ -179,7 +191,7 @@ StatusOr<BackendCheckResult> RunBackendCheck(const std::string& profile_name, Mo
                       {"outdir", dir / absl::StrCat("backend_", run)},
                       {"ref_dir", ref_dir},
                       {"tensors", outputs},
-                      {"timeout", 900}};
+                      {"timeout", options.timeout_seconds}};
     OS_ASSIGN_OR_RETURN(Json got, RunHelper(dir, "compare_run.py", probe, "", nullptr));
     std::string version = got.value("backend", std::string());
     result.backend = version.empty() ? profile_name : absl::StrCat(profile_name, " (", version, ")");

@@ -40,6 +40,7 @@ struct BackendCheckOptions {
   int runs = 1;       // random input sets
   uint64_t seed = 0;  // of the first; run i uses seed + i
   std::map<std::string, std::vector<int64_t>> input_shapes;
+  int timeout_seconds = 900;  // per backend run; a run that takes longer counts as refused
 };
 
 struct BackendCheckResult {
@@ -61,6 +62,11 @@ struct BackendCheckResult {
 // backend runs the profile, another error when onnxruntime cannot run the reference.
 StatusOr<BackendCheckResult> RunBackendCheck(const std::string& profile_name, Model& reference, Model& model,
                                              const BackendCheckOptions& options);
+
+// Given a profile name. Result OK when its backend is installed here; the errors
+// RunBackendCheck would return otherwise (FailedPrecondition: not installed, with how to
+// install it; NotFound: no backend runs the profile). `--search` asks this before it plans.
+Status FindTargetBackend(const std::string& profile_name);
 
 // The text report: the first failing output and its error, or the outputs' worst errors.
 std::string FormatBackendCheck(const BackendCheckResult& result);

@@ -372,13 +372,17 @@ def probe(np, tol, config, feeds):
     os.makedirs(spec["outdir"], exist_ok=True)
     # The cut model's inputs, in its order (runners feed by position).
     np.savez(inputs, **{name: feeds[name] for name in spec["input_names"]})
-    proc = subprocess.run(
-        [spec["python"], spec["runner"], spec["model"], inputs, spec["outdir"]],
-        cwd=spec["outdir"],  # backends leave files in their working folder (kmodel_info.txt, ...)
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        timeout=spec.get("timeout", 600),
-    )
+    timeout = spec.get("timeout", 600)
+    try:
+        proc = subprocess.run(
+            [spec["python"], spec["runner"], spec["model"], inputs, spec["outdir"]],
+            cwd=spec["outdir"],  # backends leave files in their working folder (kmodel_info.txt, ...)
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        return {"rows": [], "refused": f"the runner did not finish in {timeout} s"}
     result_path = os.path.join(spec["outdir"], "result.json")
     if not os.path.exists(result_path):
         tail = proc.stdout.decode(errors="replace").strip().splitlines()[-1:] or [f"exit {proc.returncode}"]

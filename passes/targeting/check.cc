@@ -465,8 +465,19 @@ std::string Finding::Describe() const {
   return absl::StrCat(head, ": ", reason, " [", fact, "; source: ", source, "] -> ", fix);
 }
 
+std::string FactText(const Finding& finding, const Profile& profile) {
+  const std::string prefix = profile.name + ": ";
+  return absl::StartsWith(finding.fact, prefix) ? finding.fact.substr(prefix.size()) : finding.fact;
+}
+
 CheckReport CheckTarget(const Model& model, const CompiledProfile& target, const CheckOptions& options) {
-  return Checker(model, target, options).Run();
+  CheckReport report = Checker(model, target, options).Run();
+  if (options.allowed_facts.empty()) return report;
+  std::vector<Finding> blocking;
+  for (Finding& f : report.blockers)
+    (options.allowed_facts.count(FactText(f, target.profile)) ? report.allowed : blocking).push_back(std::move(f));
+  report.blockers = std::move(blocking);
+  return report;
 }
 
 std::string CheckReportJson(const CheckReport& report, const Profile& profile, const std::string& model_name) {

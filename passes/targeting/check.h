@@ -36,12 +36,20 @@ struct CheckOptions {
   std::set<std::string> inputs_with_shapes;
   // The dim 0 --input-shapes gives each of them (the batch a profile's max_batch judges).
   std::map<std::string, int64_t> input_batch;
+  // Facts to allow (their text without the "PROFILE: " prefix, e.g. "lacks Shape"): their
+  // findings go to CheckReport::allowed instead of blocking, so no step runs for them
+  // (`check --target NAME --probe --allow FACT` proves one fact at a time).
+  std::set<std::string> allowed_facts;
 };
 
 struct CheckReport {
   std::vector<Finding> blockers;
   std::vector<Finding> warnings;  // not refused, but worth knowing (int64 on int32 hardware)
+  std::vector<Finding> allowed;   // blockers of CheckOptions::allowed_facts, not counted
 };
+
+// The fact's text without the "PROFILE: " prefix check adds ("lacks Shape").
+std::string FactText(const Finding& finding, const Profile& profile);
 
 CheckReport CheckTarget(const Model& model, const CompiledProfile& target, const CheckOptions& options = {});
 

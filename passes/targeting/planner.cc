@@ -56,6 +56,7 @@ StatusOr<TargetRun> RunTarget(Model& model, const CompiledProfile& target, const
   PassManagerOptions pm = pm_in;
   if (!pm.context.forbidden) pm.context.forbidden = std::make_shared<ForbiddenOps>();
   CheckOptions check = CheckOptionsFor(options.input_shapes);
+  check.allowed_facts = options.allowed_facts;
   TargetRun run;
   std::set<const PlanStep*, ByOrder> done;
   for (int round = 0; round < kMaxRounds; ++round) {

@@ -17,6 +17,7 @@
 // then writes nothing): `--target` never writes a model `check --target` rejects.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,8 +27,9 @@
 namespace onnxsurgeon::target {
 
 struct TargetOptions {
-  std::string input_shapes;      // set-input-shape's shapes= text: NAME:DIMS;NAME:DIMS
-  bool allow_remaining = false;  // keep the result although blockers remain (they are reported)
+  std::string input_shapes;             // set-input-shape's shapes= text: NAME:DIMS;NAME:DIMS
+  bool allow_remaining = false;         // keep the result although blockers remain (they are reported)
+  std::set<std::string> allowed_facts;  // CheckOptions::allowed_facts: not blockers, no step runs for them
 };
 
 struct TargetRun {

@@ -3,7 +3,7 @@
 
     python tests/backends/harness.py [--backends a,b] [--models m1,m2] [--corpus DIR ...]
                                      [--out DIR] [--cli PATH] [--smoke] [--markdown FILE]
-                                     [--results DIR] [--probe]
+                                     [--results DIR] [--probe] [--probe-facts]
 
 For every backend (tests/backends/backends.py) and corpus model it checks:
   1. whether the backend loads and runs the original, or refuses it (the refusal recorded),
@@ -18,6 +18,10 @@ For every backend (tests/backends/backends.py) and corpus model it checks:
      runs again with --allow-remaining and the backend gets that model: "named (probed)"
      when it refuses it or computes it wrong, "named (unproven)" (a failure) when it runs
      and matches.
+  5. with --probe-facts, for every --target row: each fact `check --target` finds in the
+     original, proven alone (`check --target NAME --probe --allow FACT`: the plan with only
+     that fact allowed, then the backend): probed-real, probed-false (a failure: the fact
+     must be narrowed or removed) or unproven (no model isolates it).
 Each backend runs in its own venv (scripts/backends/setup.sh) through a runner in
 tests/backends/runners/ that speaks files: model and inputs.npz in, outputs.npz or a
 refusal in result.json out, so no backend shares a process or a Python with another.
@@ -417,6 +421,7 @@ def check_one(
     targets: set[str],
     work: Path,
     probe: bool = False,
+    facts: bool = False,
 ) -> dict:
     row = {"backend": backend.name, "model": model.name}
     wd = work / backend.name / model.name
@@ -475,6 +480,9 @@ def check_one(
         proven = row["probe"]["proven"]
         row["verdict"] = "named (probed)" if proven else "named (unproven)"
         row["why"] = f"{row['why']}; probe: {row['probe']['says']}"
+    if facts and mode.startswith("--target"):
+        shapes = ["--input-shapes", model.shapes_option()] if backend.static else []
+        row["facts"] = probe_facts(cli, mode.split()[1], model.path, shapes)
     return row
 
 
@@ -516,6 +524,48 @@ def probe_blockers(
         "names_blocked_op": bool(named),
         "says": says[:500],
     }
+
+
+FACT_VERDICTS = {"real": "probed-real", "false": "probed-false"}
+
+
+def probe_facts(cli: Path, target: str, model_path: Path, shapes: list[str]) -> list[dict]:
+    """--probe-facts: each fact `check --target` finds in the model, proven alone. For each,
+    `check --target T --probe --allow FACT` runs the target's plan with only that fact
+    allowed (every other blocker removed as usual) and the backend on the result:
+    probed-real when the backend refuses it or computes it wrong, probed-false when it runs
+    and matches (the fact must be narrowed or removed), unproven when no model isolates the
+    fact (another fact no step removes still blocks, or the plan leaves nothing under it)."""
+    check = subprocess.run(
+        [str(cli), "check", "--target", target, "--json", *shapes, str(model_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    try:
+        found = json.loads(check.stdout)
+    except ValueError:
+        why = (check.stderr.strip().splitlines() or [f"exit {check.returncode}"])[-1]
+        return [{"fact": "(check --target failed)", "verdict": "unproven", "why": why[:400]}]
+    prefix = f"{target}: "
+    facts = sorted({b["fact"].removeprefix(prefix) for b in found["blockers"]})
+    env = dict(os.environ, ONNXSURGEON_BACKENDS_DIR=str(BACKENDS_DIR))
+    out = []
+    for fact in facts:
+        cmd = [str(cli), "check", "--target", target, "--probe", "--allow", fact, "--json", *shapes, str(model_path)]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1200, env=env)
+        except subprocess.TimeoutExpired:
+            out.append({"fact": fact, "verdict": "unproven", "why": "the probe did not finish in 1200 s"})
+            continue
+        try:
+            result = json.loads(proc.stdout)
+        except ValueError:
+            why = (proc.stderr.strip().splitlines() or [f"exit {proc.returncode}"])[-1]
+            result = {"verdict": "unproven", "why": why}
+        verdict = FACT_VERDICTS.get(result.get("verdict"), "unproven")
+        out.append({"fact": fact, "verdict": verdict, "why": str(result.get("why", ""))[:400]})
+    return out
 
 
 def verdict(original: dict, rw: dict, rewritten: dict | None) -> tuple[str, str]:
@@ -570,6 +620,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="for rows where --target named a blocker, run the backend on the --allow-remaining output: "
         "'named (probed)' when it refuses or computes wrong, 'named (unproven)' (a failure) when it matches",
+    )
+    parser.add_argument(
+        "--probe-facts",
+        action="store_true",
+        help="for every --target row, prove each fact check --target finds in the original alone (check --target "
+        "--probe --allow FACT): probed-real, probed-false (a failure: the fact must be narrowed) or unproven",
     )
     args = parser.parse_args(argv)
 
@@ -636,16 +692,29 @@ def main(argv: list[str] | None = None) -> int:
         for model in models:
             if args.smoke and not args.models and model.name != backend.smoke_model:
                 continue
-            row = check_one(backend, python, model, args.cli, targets, work, probe=args.probe)
+            row = check_one(backend, python, model, args.cli, targets, work, probe=args.probe, facts=args.probe_facts)
             rows.append(row)
             write_report()
             print(f"{name:12s} {model.name:28s} {row['verdict']:20s} {row.get('why', '')[:150]}", flush=True)
+            for f in row.get("facts", []):
+                print(f"{'':12s}   fact {f['fact']!r}: {f['verdict']}: {f['why'][:200]}", flush=True)
     write_report()
     if args.results and not args.smoke:
         report = json.loads((args.out / "results.json").read_text())
         for path in report_md.update_results(args.results, report, run):
             print(f"harness: wrote {report_md.relative(str(path.resolve()))}")
-    failed = [r for r in rows if r["verdict"] in FAILURES]
+    # A fact the backend shows false is a failure: the profile refuses what the backend runs.
+    failed = [
+        r for r in rows if r["verdict"] in FAILURES or any(f["verdict"] == "probed-false" for f in r.get("facts", []))
+    ]
+    fact_counts = {}
+    for r in rows:
+        for f in r.get("facts", []):
+            fact_counts[f["verdict"]] = fact_counts.get(f["verdict"], 0) + 1
+    if args.probe_facts:
+        print(
+            "harness: facts probed alone: " + (", ".join(f"{v} {k}" for k, v in sorted(fact_counts.items())) or "none")
+        )
     counts = {}
     for r in rows:
         counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1

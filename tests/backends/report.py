@@ -154,6 +154,8 @@ def slim(row: dict) -> dict:
             out[key] = row[key]
     if "probe" in row:
         out["probe"] = {k: (relative(v) if isinstance(v, str) else v) for k, v in row["probe"].items()}
+    if "facts" in row:
+        out["facts"] = [{k: (relative(v) if isinstance(v, str) else v) for k, v in f.items()} for f in row["facts"]]
     return out
 
 

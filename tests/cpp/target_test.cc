@@ -234,5 +234,29 @@ g (float[5,)",
   ASSERT_FALSE(bad.ok());
 }
 
+// check --target --probe --allow FACT: an allowed fact neither blocks nor asks for a step;
+// the other facts still do.
+TEST(Check, AllowedFactNeitherBlocksNorPlans) {
+  auto p = ParseTarget(std::string(kMinimal) +
+                           "[[missing]]\nops = [\"Erf\"]\nsource = \"measured\"\n"
+                           "[[missing]]\nops = [\"Tanh\"]\nremedy = \"none\"\nsource = \"measured\"\n",
+                       "x.toml");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  auto m = ParseModelText(R"(<ir_version: 7, opset_import: ["" : 13]>
+g (float[2] X) => (float[2] Y) { T = Tanh(X) Y = Erf(T) })");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  CheckOptions options;
+  options.allowed_facts = {"lacks Erf"};
+  CheckReport r = CheckTarget(**m, *p, options);
+  ASSERT_EQ(r.blockers.size(), 1u);
+  EXPECT_EQ(FactText(r.blockers[0], p->profile), "lacks Tanh");
+  ASSERT_EQ(r.allowed.size(), 1u);
+  EXPECT_EQ(r.allowed[0].op, "Erf");
+  EXPECT_EQ(r.allowed[0].fact, "x: lacks Erf");
+  options.allowed_facts = {"lacks Erf", "lacks Tanh"};
+  EXPECT_TRUE(CheckTarget(**m, *p, options).blockers.empty());
+  EXPECT_EQ(CheckTarget(**m, *p).blockers.size(), 2u);  // nothing allowed: both block
+}
+
 }  // namespace
 }  // namespace onnxsurgeon::target
