@@ -188,9 +188,9 @@ class StepWriter {
   }
 
   // The constants a direction's steps share, made once.
-  Status Prepare() {
+  Status Prepare(bool reads_state) {
     const int64_t h = plan_.shape.hidden;
-    if (plan_.shape.kind == RnnKind::kGru && !plan_.lbr) {
+    if (reads_state && plan_.shape.kind == RnnKind::kGru && !plan_.lbr) {
       // R^T's z and r columns for the gates, its h columns for (r*H) Rh^T.
       std::vector<double> zr, hh;
       for (int64_t row = 0; row < h; ++row) {
@@ -292,23 +292,29 @@ StatusOr<DirOutputs> UnrollDirection(recurrent::Emitter& e, const Node& n, const
   const int64_t seq_axis = s.layout == 0 ? 0 : 1;
   const int64_t dir_axis = s.layout == 0 ? 0 : 1;  // of initial_h / initial_c
   OS_ASSIGN_OR_RETURN(Value * wt, e.Floats(dir.wt, {s.input, gh}, "W_t"));
-  OS_ASSIGN_OR_RETURN(Value * rt, e.Floats(dir.rt, {s.hidden, gh}, "R_t"));
   Value* xw = e.rw().Op("MatMul", {n.input(recurrent::kX), wt});
   if (!AllZero(dir.xbias)) {
     OS_ASSIGN_OR_RETURN(Value * bias, e.Floats(dir.xbias, {gh}, "bias"));
     xw = e.rw().Op("Add", {xw, bias});
   }
-  StepWriter writer(e, plan, dir);
-  OS_RETURN_IF_ERROR(writer.Prepare());
   State state;
   if (Value* h0 = n.input(recurrent::kInitialH)) {
     OS_ASSIGN_OR_RETURN(state.h, e.Pick(h0, d, dir_axis));
   }
+  StepWriter writer(e, plan, dir);
+  const bool reads_state = state.h || s.seq > 1;
+  OS_RETURN_IF_ERROR(writer.Prepare(reads_state));
   if (Value* c0 = n.input(recurrent::kInitialC); c0 && s.kind == RnnKind::kLstm) {
     OS_ASSIGN_OR_RETURN(state.c, e.Pick(c0, d, dir_axis));
   }
   if (s.kind == RnnKind::kLstm && state.h && !state.c) {
     OS_ASSIGN_OR_RETURN(state.c, e.Floats({0.0}, {}, "c0"));
+  }
+  // R^T whole, unless no step reads it (one step from a zero state; GRU with
+  // linear_before_reset=0 reads its parts).
+  Value* rt = nullptr;
+  if (reads_state && !(s.kind == RnnKind::kGru && !plan.lbr)) {
+    OS_ASSIGN_OR_RETURN(rt, e.Floats(dir.rt, {s.hidden, gh}, "R_t"));
   }
   const bool backward = s.reverse || d == 1;
   DirOutputs out;
