@@ -84,10 +84,12 @@ Verdict<ConvPlan> Plan(const Node& n) {
   const size_t rank = w->dims.size() - 2;
   std::optional<std::vector<int64_t>> x = StaticShapeOf(n.input(0));
   std::optional<Shape> xs = ShapeOf(n.input(0));
-  if (!xs || DimsOrMinusOne(*xs).size() != rank + 2) return Refuse("the rank of its input is unknown or not its weights'");
+  if (!xs || DimsOrMinusOne(*xs).size() != rank + 2)
+    return Refuse("the rank of its input is unknown or not its weights'");
   const std::vector<int64_t> dims = DimsOrMinusOne(*xs);
   for (size_t i = 0; i < rank; ++i) {
-    if (dims[i + 2] < 1) return Refuse(absl::StrCat("spatial dim ", i, " of its input is not static (set-input-shape first)"));
+    if (dims[i + 2] < 1)
+      return Refuse(absl::StrCat("spatial dim ", i, " of its input is not static (set-input-shape first)"));
     plan.in_dims.push_back(dims[i + 2]);
   }
   plan.channels = w->dims[0];
@@ -130,12 +132,13 @@ class ConvTransposeToConvRule : public NodeRule<ConvPlan> {
       for (size_t i = a + 1; i < rank; ++i) inner *= dims[i];
       const bool last = a + 1 == rank;
       // [N, outer, D, 1] padded on axis 3, or [N, outer*D, 1, inner] padded on axis 2.
-      std::vector<int64_t> four = last ? std::vector<int64_t>{0, outer, dims[a], 1}
-                                       : std::vector<int64_t>{0, outer * dims[a], 1, inner};
+      std::vector<int64_t> four =
+          last ? std::vector<int64_t>{0, outer, dims[a], 1} : std::vector<int64_t>{0, outer * dims[a], 1, inner};
       std::vector<int64_t> pads(8, 0);
       pads[4 + (last ? 3 : 2)] = s - 1;
       Value* r = rw.Op("Reshape", {x, rw.Int64s(four)});
-      Value* p = opset >= 11 ? rw.Op("Pad", {r, rw.Int64s(pads)}) : rw.Op("Pad", {r}, {Rewriter::AttrInts("pads", pads)});
+      Value* p =
+          opset >= 11 ? rw.Op("Pad", {r, rw.Int64s(pads)}) : rw.Op("Pad", {r}, {Rewriter::AttrInts("pads", pads)});
       dims[a] *= s;
       std::vector<int64_t> back = {0, plan.channels};
       back.insert(back.end(), dims.begin(), dims.end());
@@ -155,8 +158,9 @@ class ConvTransposeToConvRule : public NodeRule<ConvPlan> {
       if (opset >= 10) {
         x = rw.Op("Slice", {x, rw.Int64s(starts), rw.Int64s(ends), rw.Int64s(axes)});
       } else {
-        x = rw.Op("Slice", {x}, {Rewriter::AttrInts("starts", starts), Rewriter::AttrInts("ends", ends),
-                                 Rewriter::AttrInts("axes", axes)});
+        x = rw.Op(
+            "Slice", {x},
+            {Rewriter::AttrInts("starts", starts), Rewriter::AttrInts("ends", ends), Rewriter::AttrInts("axes", axes)});
       }
     }
     OS_ASSIGN_OR_RETURN(Tensor wt, Tensor::FromDoubles(plan.type, plan.weight_dims, plan.weight));

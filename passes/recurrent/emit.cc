@@ -27,12 +27,13 @@ StatusOr<Value*> Emitter::Pick(Value* v, int64_t i, int64_t axis) {
   return rw_.Op("Gather", {v, index}, {Rewriter::AttrInt("axis", axis)});
 }
 
-Value* Emitter::Reshape(Value* v, const std::vector<int64_t>& shape) { return rw_.Op("Reshape", {v, rw_.Int64s(shape)}); }
+Value* Emitter::Reshape(Value* v, const std::vector<int64_t>& shape) {
+  return rw_.Op("Reshape", {v, rw_.Int64s(shape)});
+}
 
 StatusOr<Value*> Emitter::Clip(Value* v, std::optional<float> clip) {
   if (!clip) return v;
-  if (opset_ < 11)
-    return rw_.Op("Clip", {v}, {Rewriter::AttrFloat("min", -*clip), Rewriter::AttrFloat("max", *clip)});
+  if (opset_ < 11) return rw_.Op("Clip", {v}, {Rewriter::AttrFloat("min", -*clip), Rewriter::AttrFloat("max", *clip)});
   OS_ASSIGN_OR_RETURN(Value * lo, rw_.ScalarFloat(-*clip, type_));
   OS_ASSIGN_OR_RETURN(Value * hi, rw_.ScalarFloat(*clip, type_));
   return rw_.Op("Clip", {v, lo, hi});

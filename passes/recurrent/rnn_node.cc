@@ -60,7 +60,8 @@ Verdict<RnnShape> ReadRnn(const Node& node) {
   s.seq = dims[s.layout == 0 ? 0 : 1];
   s.batch = dims[s.layout == 0 ? 1 : 0];
   s.type = ElementType(node.input(kX));
-  for (size_t i = 0; i < 3; ++i) s.used.push_back(i < node.num_outputs() && node.output(i) && node.output(i)->HasUsers());
+  for (size_t i = 0; i < 3; ++i)
+    s.used.push_back(i < node.num_outputs() && node.output(i) && node.output(i)->HasUsers());
   return s;
 }
 

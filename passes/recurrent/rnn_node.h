@@ -19,16 +19,16 @@ enum RnnInput { kX = 0, kW = 1, kR = 2, kB = 3, kSeqLens = 4, kInitialH = 5, kIn
 
 struct RnnShape {
   RnnKind kind = RnnKind::kLstm;
-  int64_t gates = 4;   // weight blocks per direction: LSTM 4 (iofc), GRU 3 (zrh), RNN 1
-  int64_t dirs = 1;    // 2 for bidirectional
+  int64_t gates = 4;     // weight blocks per direction: LSTM 4 (iofc), GRU 3 (zrh), RNN 1
+  int64_t dirs = 1;      // 2 for bidirectional
   bool reverse = false;  // direction=reverse (one direction, run from the last step)
-  int64_t layout = 0;  // 0: X is [seq, batch, input]; 1: [batch, seq, input]
-  int64_t seq = -1;    // static sequence length, or -1
-  int64_t batch = -1;  // static batch, or -1
+  int64_t layout = 0;    // 0: X is [seq, batch, input]; 1: [batch, seq, input]
+  int64_t seq = -1;      // static sequence length, or -1
+  int64_t batch = -1;    // static batch, or -1
   int64_t hidden = 0;
   int64_t input = 0;
-  int32_t type = 0;             // element type of X
-  std::vector<bool> used;       // per output (Y, Y_h, Y_c): read by a node or a graph output
+  int32_t type = 0;        // element type of X
+  std::vector<bool> used;  // per output (Y, Y_h, Y_c): read by a node or a graph output
 };
 
 // The gates of `kind` per direction, and its default activations.

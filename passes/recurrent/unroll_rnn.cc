@@ -100,7 +100,8 @@ Verdict<std::vector<std::vector<std::string>>> ReadActivations(const Node& n, co
   for (size_t i = 0; i < static_cast<size_t>(names.size()); ++i) {
     std::string name = Canonical(names[static_cast<int>(i)]);
     if (!recurrent::IsPlainActivation(name))
-      return Refuse(absl::StrCat("activation '", names[static_cast<int>(i)], "' is not unrolled (Sigmoid, Tanh, Relu)"));
+      return Refuse(
+          absl::StrCat("activation '", names[static_cast<int>(i)], "' is not unrolled (Sigmoid, Tanh, Relu)"));
     acts[i / defaults.size()][i % defaults.size()] = name;
   }
   return acts;
@@ -139,7 +140,8 @@ Verdict<UnrollPlan> Plan(const Node& n, int64_t max_steps) {
   if (const Value* pv = n.input(recurrent::kP); pv && s.kind == RnnKind::kLstm) {
     auto pd = Doubles(pv);
     if (!pd) return Refuse("its peepholes P are computed at run time");
-    if (pd->size() != static_cast<size_t>(s.dirs * 3 * h)) return Refuse("its peepholes P are not 3 x hidden per direction");
+    if (pd->size() != static_cast<size_t>(s.dirs * 3 * h))
+      return Refuse("its peepholes P are not 3 x hidden per direction");
     p = *std::move(pd);
   }
   for (int64_t d = 0; d < s.dirs; ++d) {

@@ -48,7 +48,9 @@ def mk(name, nodes, inputs, outputs, inits, passes):
     for p in passes:
         tag = p.split("(")[0]
         out = f"{name}.{tag}"
-        subprocess.run([CLI, "--pass", f"{p},fold-constants,infer-shapes", f"{name}.onnx", "-o", f"{out}.onnx"], check=True)
+        subprocess.run(
+            [CLI, "--pass", f"{p},fold-constants,infer-shapes", f"{name}.onnx", "-o", f"{out}.onnx"], check=True
+        )
         shutil.copy(f"{name}.inputs.npz", f"{out}.inputs.npz")
         shutil.copy(f"{name}.ref.npz", f"{out}.ref.npz")
 

@@ -135,7 +135,9 @@ def reference(tmp_path, op, kw, feeds):
     return [out[0].transpose(2, 0, 1, 3), *(o.transpose(1, 0, 2) for o in out[1:])]
 
 
-@pytest.mark.parametrize("op,kw", CASES, ids=[f"{op}-{'-'.join(f'{k}={v}' for k, v in kw.items())}" for op, kw in CASES])
+@pytest.mark.parametrize(
+    "op,kw", CASES, ids=[f"{op}-{'-'.join(f'{k}={v}' for k, v in kw.items())}" for op, kw in CASES]
+)
 def test_attributes_match(cli_path, tmp_path, op, kw):
     model = node_model(op, **kw)
     src = tmp_path / "m.onnx"
