@@ -207,3 +207,58 @@ def test_target_unrolls(cli_path, tmp_path, target, name, gone):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "unroll-rnn" in proc.stderr
     assert not ops(out) & gone
+
+
+def test_check_names_the_rewrites_for_nncase_k210(cli_path, tmp_path):
+    """check --target names the step for each fact: the GRU (unroll-rnn), the LSTM over batch
+    2 (split-rnn-batch) and the ConvTranspose (convtranspose-to-conv)."""
+    gru = rnn_models.export("gru_fwd", tmp_path / "gru.onnx")
+    lstm = rnn_models.export("lstm_fwd", tmp_path / "lstm.onnx")
+    for path, step in ((gru, "unroll-rnn"), (lstm, "split-rnn-batch")):
+        proc = run(cli_path, "check", "--target", "nncase-k210", path)
+        assert proc.returncode == 1
+        assert f"-> {step}" in proc.stdout, proc.stdout
+    graph = helper.make_graph(
+        [helper.make_node("ConvTranspose", ["x", "w"], ["y"], kernel_shape=[3], strides=[2])],
+        "ct",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 5])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 11])],
+        [numpy_helper.from_array(np.ones((2, 2, 3), np.float32), "w")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    onnx.save(model, tmp_path / "ct.onnx")
+    proc = run(cli_path, "check", "--target", "nncase-k210", tmp_path / "ct.onnx")
+    assert "-> convtranspose-to-conv" in proc.stdout, proc.stdout
+
+
+# ------------------------------------------------------------------ nncase 1.9 itself
+
+
+def nncase_env():
+    import os
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests/backends"))
+    from harness import BACKENDS_DIR
+
+    if not (BACKENDS_DIR / "nncase-k210" / "ready").is_file():
+        pytest.skip("nncase-k210 venv not installed (make backends-setup BACKENDS=nncase-k210)")
+    return dict(os.environ, ONNXSURGEON_BACKENDS_DIR=str(BACKENDS_DIR))
+
+
+@pytest.mark.parametrize("name,step", [("gru_bidir", "unroll-rnn"), ("lstm_bidir", "split-rnn-batch")])
+def test_nncase_runs_and_matches_after_target(cli_path, tmp_path, name, step):
+    """Before: the GRU feeding a Linear runs wrong, the LSTM over batch 2 fails to compile
+    (targets/probes/lowering_models.txt). After --target nncase-k210 both match."""
+    env = nncase_env()
+    src = rnn_models.export(name, tmp_path / f"{name}.onnx")
+    proc = subprocess.run(
+        [str(cli_path), "--target", "nncase-k210", "--backend-check", "2", str(src), "-o", str(tmp_path / "o.onnx")],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert step in proc.stderr
+    assert ": ok," in proc.stderr
