@@ -12,7 +12,7 @@
 // below zero become a Slice. Every product is x times a weight as in the original, summed
 // in another order.
 //
-// Refused, with the reason: weights computed at run time or not float/double; spatial dims
+// Refused, with the reason: weights computed at run time or not float; spatial dims
 // of x not static (set-input-shape first); auto_pad other than NOTSET/VALID; output_shape.
 //
 // Options: none.
@@ -72,8 +72,7 @@ Verdict<ConvPlan> Plan(const Node& n) {
     return Refuse(absl::StrCat("auto_pad=", a->s(), " is not rewritten"));
   std::optional<ConstantData> w = GetConstant(n.input(1));
   if (!w) return Refuse("its weights are computed at run time");
-  if (w->data_type != onnx::TensorProto::FLOAT && w->data_type != onnx::TensorProto::DOUBLE)
-    return Refuse("its weights are not float or double");
+  if (w->data_type != onnx::TensorProto::FLOAT) return Refuse("its weights are not float");
   if (w->dims.size() < 3) return Refuse(absl::StrCat("its weights have rank ", w->dims.size(), ", below 3"));
   ConvPlan plan;
   plan.type = w->data_type;

@@ -18,7 +18,8 @@
 // the reason: weights or biases computed at run time; a sequence length that is not static,
 // or steps (length x directions) above max-steps; sequence_lens that is not a constant equal
 // to the length everywhere; input_forget=1; activations other than Sigmoid, Tanh and Relu,
-// or activation_alpha/beta; element types other than float and double.
+// or activation_alpha/beta; element types other than float (onnxruntime, the reference the
+// rewrite was checked against, runs these ops in float only).
 //
 // Options:
 //   max-steps=256   largest sequence length x directions one node is unrolled to
@@ -112,8 +113,10 @@ Verdict<UnrollPlan> Plan(const Node& n, int64_t max_steps) {
   if (!read) return Refuse(read.reason());
   UnrollPlan plan{*read, std::nullopt, false, {}};
   const RnnShape& s = plan.shape;
-  if (s.type != onnx::TensorProto::FLOAT && s.type != onnx::TensorProto::DOUBLE)
-    return Refuse(lowering::WhyNotFloat(n, n.input(recurrent::kX)));
+  if (s.type != onnx::TensorProto::FLOAT) {
+    if (s.type == 0) return Refuse(lowering::WhyNotFloat(n, n.input(recurrent::kX)));
+    return Refuse("its element type is not float (the only one checked against onnxruntime)");
+  }
   if (s.seq < 1) return Refuse("its sequence length is not static (set-input-shape first)");
   if (s.seq * s.dirs > max_steps)
     return Refuse(absl::StrCat(s.seq, " steps x ", s.dirs, " directions exceed max-steps=", max_steps));

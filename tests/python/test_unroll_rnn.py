@@ -1,8 +1,8 @@
 """unroll-rnn, split-rnn-batch and convtranspose-to-conv against onnxruntime: torch exports
 (nn.LSTM/nn.GRU/nn.RNN forward and bidirectional, with and without initial states,
-batch_first, two layers, sequence lengths 1 to 6, a CRNN; ConvTranspose1d/2d with stride,
-padding, output_padding, dilation and groups) and hand-built nodes for the attributes torch
-does not export (reverse, layout 1, clip, peepholes, linear_before_reset=0, activations,
+batch_first, two layers, sequence lengths 1 to 6, a CRNN; ConvTranspose1d/2d/3d with
+stride, padding, output_padding, dilation and groups) and hand-built nodes for the attributes
+torch does not export (reverse, layout 1, clip, peepholes, linear_before_reset=0, activations,
 sequence_lens). onnxruntime has no layout=1: those are compared with the layout-0 node on
 transposed inputs. `--target` plans the rewrites for the targets whose profiles name them."""
 
@@ -166,6 +166,7 @@ CONVT = {
     "2d_groups2_d2": (2, dict(stride=(2, 1), dilation=2, groups=2)),
     "2d_depthwise": (2, dict(stride=2, groups=4, padding=1, output_padding=1)),
     "2d_big_pad": (2, dict(kernel_size=3, stride=3, padding=2)),
+    "3d_s2": (3, dict(stride=(2, 1, 2), padding=1, output_padding=(1, 0, 0))),
 }
 
 
@@ -175,10 +176,10 @@ def test_convtranspose_exports_match(cli_path, tmp_path, name):
 
     rank, kw = CONVT[name]
     kw = {"kernel_size": 3, **kw}
-    cls = torch.nn.ConvTranspose1d if rank == 1 else torch.nn.ConvTranspose2d
+    cls = {1: torch.nn.ConvTranspose1d, 2: torch.nn.ConvTranspose2d, 3: torch.nn.ConvTranspose3d}[rank]
     torch.manual_seed(0)
     module = cls(4, 6 if kw.get("groups", 1) != 4 else 4, **kw).eval()
-    x = torch.randn(1, 4, *([7] * rank))
+    x = torch.randn(1, 4, *([7 if rank < 3 else 4] * rank))
     src = tmp_path / "ct.onnx"
     torch.onnx.export(module, (x,), str(src), input_names=["x"], opset_version=13, dynamo=False)
     out = rewrite(cli_path, src, "convtranspose-to-conv")
