@@ -535,11 +535,11 @@ def test_ncnn_names_what_pnnx_cannot_lower(run_cli, tmp_path):
     assert "accepted" in relu_copy, relu_copy
 
 
-def test_nncase_lstm_output_transpose_becomes_reshape_and_gru_is_named(run_cli, tmp_path, oracle):
+def test_nncase_lstm_output_transpose_becomes_reshape_and_gru_is_unrolled(run_cli, tmp_path, oracle):
     """nncase 1.9 computes Transpose(Squeeze(Y)) after an LSTM wrong (measured: torch's
     batch_first export) and the same move as a Reshape right: --target nncase-k210 writes a
-    Transpose that only moves unit dims as a Reshape; a GRU whose output is used is named
-    (measured wrong in every consumed form)."""
+    Transpose that only moves unit dims as a Reshape; a GRU whose output is used (measured
+    wrong in every consumed form) is unrolled (unroll-rnn)."""
     rng = np.random.default_rng(0)
 
     def const(name, a):
@@ -579,7 +579,11 @@ def test_nncase_lstm_output_transpose_becomes_reshape_and_gru_is_named(run_cli, 
 
     onnx.save(model("GRU", 3), tmp_path / "gru.onnx")
     proc = run_cli("check", "--target", "nncase-k210", tmp_path / "gru.onnx", expect_rc=1)
-    assert "lacks GRU" in proc.stdout, proc.stdout
+    assert "lacks GRU" in proc.stdout and "-> unroll-rnn" in proc.stdout, proc.stdout
+    proc = run_cli("--target", "nncase-k210", tmp_path / "gru.onnx", "-o", tmp_path / "gru_out.onnx")
+    assert "unroll-rnn" in proc.stderr, proc.stderr
+    assert "GRU" not in [n.op_type for n in onnx.load(tmp_path / "gru_out.onnx").graph.node]
+    oracle.assert_equivalent(tmp_path / "gru.onnx", tmp_path / "gru_out.onnx", rtol=1e-5, atol=1e-5)
 
 
 def test_static_model_folds_shape_arithmetic_without_input_shapes(run_cli, tmp_path):
