@@ -350,6 +350,13 @@ CATALOG: tuple[Entry, ...] = (
             ("merged", "decoder_model_merged.onnx: If on use_cache_branch (both branches, two past lengths)"),
         )
     ),
+    Entry(
+        "optimum_clip_text_projection",
+        "corpus_optimum:clip_text_projection",
+        "CLIP text tower with projection as optimum exports SDXL's text_encoder_2: input_ids only,"
+        " every hidden state out, text_embeds declared [batch_size, sequence_length] (computes [batch, 16])",
+        stack="optimum",
+    ),
     # scikit-learn / LightGBM through skl2onnx / onnxmltools (exporters/corpus_skl.py)
     Entry(
         "skl_scaler_logreg",
