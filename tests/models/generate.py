@@ -18,7 +18,7 @@ The catalog below is importable without torch (tests parametrize over it at coll
 time); builders live in corpus_*.py and are imported only when a model is (re)built.
 
 Models of the other exporters (tf2onnx, jax2onnx, jax2tf + tf2onnx, paddle2onnx, optimum,
-skl2onnx/onnxmltools; `stack` below) are built
+skl2onnx/onnxmltools, torch with transformers 4.30; `stack` below) are built
 by exporters/run.py inside that stack's own virtualenv (scripts/exporter-venv.sh), and
 cached outside the clone, in ${ONNXSURGEON_CACHE:-${XDG_CACHE_HOME:-~/.cache}/onnxsurgeon}/
 corpus, keyed by the stamp (the stack's sources and pinned requirements): a fresh clone
@@ -59,7 +59,7 @@ HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = HERE / ".generated"
 EXPORTERS = HERE / "exporters"
 REPO = HERE.parents[1]
-STACKS = ("tf", "jax", "paddle", "jax2tf", "optimum", "skl")  # each in its own venv
+STACKS = ("tf", "jax", "paddle", "jax2tf", "optimum", "skl", "hf430")  # each in its own venv
 WHEEL_LIST = HERE / "wheels.toml"  # models third parties ship in PyPI wheels (wheels.py)
 VERSIONED_PACKAGES = ("torch", "onnx", "onnxscript", "transformers", "numpy")
 
@@ -110,6 +110,11 @@ CATALOG: tuple[Entry, ...] = (
         "clip_text_op17",
         "corpus_hf:clip_text_op17",
         "CLIP text tower, TorchScript opset 17: causal mask, quick-GELU, pooled output gathered at the EOS token",
+    ),
+    Entry(
+        "clip_text_sdpa_static_op14",
+        "corpus_hf:clip_text_sdpa_static_op14",
+        "CLIP text tower with projection, sdpa attention, TorchScript opset 14: input_ids alone, static 1 x 77",
     ),
     Entry(
         "llama_dynamo18",
@@ -356,6 +361,15 @@ CATALOG: tuple[Entry, ...] = (
         "CLIP text tower with projection as optimum exports SDXL's text_encoder_2: input_ids only,"
         " every hidden state out, text_embeds declared [batch_size, sequence_length] (computes [batch, 16])",
         stack="optimum",
+    ),
+    # transformers 4.30 (exporters/corpus_hf430.py): attention as transformers wrote it before
+    # its sdpa rewrite (CLIPAttention: _shape, view(bsz * num_heads, -1, head_dim), bmm)
+    Entry(
+        "hf430_clip_text_bmm_op14",
+        "corpus_hf430:clip_text_bmm_op14",
+        "CLIP text tower, transformers 4.30 (bmm attention on rank-3 views), exported as diffusers does:"
+        " int32 input_ids, batch 1 x 77, dynamic axes on the input only, TorchScript opset 14",
+        stack="hf430",
     ),
     # scikit-learn / LightGBM through skl2onnx / onnxmltools (exporters/corpus_skl.py)
     Entry(
