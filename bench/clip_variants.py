@@ -64,7 +64,9 @@ def _variants(version: str, full: bool = False, size: tuple = ()) -> dict[str, t
     found = {}
     grid = QUICK
     if full:
-        grid = itertools.product(("text", "proj"), (14, 17), ("dyn", "batch", "static", "static1", "sd"), (True, False), ("eager", "sdpa"))
+        grid = itertools.product(
+            ("text", "proj"), (14, 17), ("dyn", "batch", "static", "static1", "sd"), (True, False), ("eager", "sdpa")
+        )
     for model, opset, axes, mask, attention in grid:
         hidden, heads = size or ((32, 2) if model == "text" else (64, 4))
         seq = 77 if axes != "dyn" else 8
@@ -135,7 +137,13 @@ def export(name: str, spec: tuple, out: Path) -> str:
     output_names = ["last_hidden_state", "pooler_output" if model_kind == "text" else "text_embeds"]
     if model_kind == "proj":
         output_names = ["text_embeds", "last_hidden_state"]
-    dims = {"dyn": {0: "batch", 1: "seq"}, "batch": {0: "batch"}, "static": {}, "static1": {}, "sd": {0: "batch", 1: "sequence"}}[axes]
+    dims = {
+        "dyn": {0: "batch", 1: "seq"},
+        "batch": {0: "batch"},
+        "static": {},
+        "static1": {},
+        "sd": {0: "batch", 1: "sequence"},
+    }[axes]
     dynamic_axes = None
     if dims:
         dynamic_axes = {k: dims for k in inputs}
@@ -157,14 +165,26 @@ def export(name: str, spec: tuple, out: Path) -> str:
                 shapes = {k: {0: batch, 1: length} for k in inputs}
                 shapes = tuple(shapes.values())
             torch.onnx.export(
-                wrapper, args, str(path), input_names=list(inputs), output_names=output_names,
-                opset_version=opset, dynamo=True, dynamic_shapes=shapes,
+                wrapper,
+                args,
+                str(path),
+                input_names=list(inputs),
+                output_names=output_names,
+                opset_version=opset,
+                dynamo=True,
+                dynamic_shapes=shapes,
             )
         else:
             kwargs = {"dynamo": False} if "dynamo" in torch.onnx.export.__code__.co_varnames else {}
             torch.onnx.export(
-                wrapper, args, str(path), input_names=list(inputs), output_names=output_names,
-                opset_version=opset, dynamic_axes=dynamic_axes, **kwargs,
+                wrapper,
+                args,
+                str(path),
+                input_names=list(inputs),
+                output_names=output_names,
+                opset_version=opset,
+                dynamic_axes=dynamic_axes,
+                **kwargs,
             )
     np.savez(out / f"{name}.inputs.npz", **{k: v.numpy() for k, v in inputs.items()})
     np.savez(out / f"{name}.expected.npz", **{n: t.numpy() for n, t in zip(output_names, expected)})
@@ -218,9 +238,18 @@ def main() -> int:
             status = _ort_matches(path, args.out, name)
             if args.onnxsurgeon:
                 run = subprocess.run(
-                    [str(args.onnxsurgeon), "--pass", "simplify", "--check", "-q", str(path),
-                     "-o", str(args.out / f"{name}.simplified.onnx")],
-                    capture_output=True, text=True,
+                    [
+                        str(args.onnxsurgeon),
+                        "--pass",
+                        "simplify",
+                        "--check",
+                        "-q",
+                        str(path),
+                        "-o",
+                        str(args.out / f"{name}.simplified.onnx"),
+                    ],
+                    capture_output=True,
+                    text=True,
                 )
                 lines = (run.stderr.strip() or "ok").splitlines()
                 status += f"\tsimplify exit {run.returncode}: {lines[0][:300]}"
