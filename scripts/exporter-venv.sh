@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Creates (or reuses) the virtualenv of one non-torch exporter stack and prints its path:
-#   scripts/exporter-venv.sh tf|jax|paddle|jax2tf
+#   scripts/exporter-venv.sh tf|jax|paddle|jax2tf|optimum|skl|hf430
 # TensorFlow, JAX and PaddlePaddle pin numpy/protobuf/onnx versions that fight torch's
 # and each other's, so each lives in its own venv, never in the project's .venv.  The
 # venvs sit outside the clone, in ${ONNXSURGEON_CACHE:-${XDG_CACHE_HOME:-~/.cache}/onnxsurgeon},
@@ -8,7 +8,7 @@
 # (tests/models/exporters/requirements-KIND.txt) change.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-kind=${1:?usage: exporter-venv.sh tf|jax|paddle|jax2tf}
+kind=${1:?usage: exporter-venv.sh tf|jax|paddle|jax2tf|optimum|skl|hf430}
 requirements="$root/tests/models/exporters/requirements-$kind.txt"
 [ -f "$requirements" ] || { echo "exporter-venv: unknown exporter '$kind' (no $requirements)" >&2; exit 2; }
 cache=${ONNXSURGEON_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/onnxsurgeon}

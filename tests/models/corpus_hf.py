@@ -284,3 +284,47 @@ def clip_text_op17() -> Spec:
         tags=["transformer", "clip", "causal-mask", "layernorm"],
         context=_traceable_causal_masks,
     )
+
+
+class ClipProjectionWrapper(nn.Module):
+    """CLIPTextModelWithProjection called with input_ids alone: text_embeds, last_hidden_state."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids):
+        out = self.model(input_ids=input_ids, return_dict=False)
+        return out[0], out[1]
+
+
+def clip_text_sdpa_static_op14() -> Spec:
+    """The CLIP text tower in the forms clip_text_op17 lacks: torch's
+    scaled_dot_product_attention (sdpa), the projection head, input_ids alone, and static
+    shapes (batch 1, 77 tokens: what a single-prompt pipeline exports)."""
+    from transformers import CLIPTextConfig, CLIPTextModelWithProjection
+
+    _quiet_transformers()
+    config = CLIPTextConfig(
+        vocab_size=VOCAB,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        max_position_embeddings=77,
+        projection_dim=32,
+        eos_token_id=2,
+        attn_implementation="sdpa",
+    )
+    ids = torch.randint(3, VOCAB, (1, 77))
+    ids[0, 40] = 2
+    return Spec(
+        module=ClipProjectionWrapper(CLIPTextModelWithProjection(config)),
+        args=(ids,),
+        input_names=["input_ids"],
+        output_names=["text_embeds", "last_hidden_state"],
+        exporter=TORCHSCRIPT,
+        opset=14,
+        tags=["transformer", "clip", "causal-mask", "layernorm", "sdpa", "static-shape"],
+        context=_traceable_causal_masks,
+    )

