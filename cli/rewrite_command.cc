@@ -291,17 +291,35 @@ int RunSearch(RewriteArgs& a, const std::vector<PipelineItem>& pipeline,
   return kOk;
 }
 
-// Both commands: `html` makes -o the report and --save the model.
-int Run(const std::vector<std::string>& raw_args, bool html) {
-  const std::string command = html ? "report" : "";
-  CLI::App app{html ? "Runs a pipeline and shows what it did as one self-contained HTML page."
-                    : "Rewrites an ONNX model with a pipeline of passes.",
-               html ? "onnxsurgeon report" : "onnxsurgeon"};
-  RewriteArgs a;
-  DefineOptions(app, a, html);
-  if (auto code = ParseArguments(app, command, Normalize(raw_args))) return *code;
-  std::string model_output = html ? a.save_model : a.output;
-  bool write_model = !model_output.empty() && !a.dry_run;
+// What the steps after the pipeline share.
+struct RunState {
+  RewriteArgs& a;
+  bool html;
+  std::unique_ptr<Model>& model;
+  RunSummary& summary;
+  std::chrono::steady_clock::time_point start;
+  std::vector<PassRunReport>& reports;
+  std::vector<ReportCheck> report_checks;
+  Progress& progress;
+  const std::map<std::string, std::vector<int64_t>>& input_shapes;
+};
+
+// A check failed: with `report`, the page still says where. Result the exit code.
+int FailedCheck(RunState& r) {
+  if (r.html) {
+    r.summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - r.start).count();
+    Status s = WriteReport(r.a, r.model, r.summary, r.reports, r.report_checks, absl::StrJoin(r.a.passes, ","));
+    if (!s.ok()) return ModelError(s);
+  }
+  return kModelError;
+}
+
+// The run's pipeline from the arguments: the pipeline, the options --skip-fuse-bn,
+// --size-limit and --calibrate set on its passes, and the input shapes asked for. Result
+// nullopt, or the exit code after printing the usage error.
+std::optional<int> PreparePipeline(const CLI::App& app, RewriteArgs& a, const std::string& command,
+                                   std::vector<PipelineItem>& pipeline_out, std::optional<TempDir>& calibrate_dir,
+                                   InputShapes& shape_specs) {
   if (a.input.empty()) return UsageError(command, "no input model");
   if (a.output.empty() && !a.dry_run) return UsageError(command, "no output: give -o OUT (or --dry-run)");
   a.external_data_given = app.count("--external-data") > 0 || a.save_as_external_data;
@@ -336,7 +354,6 @@ int Run(const std::vector<std::string>& raw_args, bool html) {
   if (!a.target.empty()) {
     if (Status s = CheckTargetName(a.target); !s.ok()) return UsageError(command, std::string(s.message()));
   }
-  std::optional<TempDir> calibrate_dir;  // lives until the pipeline has run
   if (!a.calibrate.empty()) {
     calibrate_dir.emplace("onnxsurgeon-ranges");
     std::string ranges = *calibrate_dir / "ranges.txt";
@@ -353,13 +370,93 @@ int Run(const std::vector<std::string>& raw_args, bool html) {
     return UsageError(command, "--backend-check needs --target NAME: it runs that target's backend");
   }
   if (a.search && a.target.empty()) return UsageError(command, "--search needs --target NAME: it asks that backend");
-  if (!a.search && app.count("--search-budget") > 0) return UsageError(command, "--search-budget needs --search");
-  InputShapes shape_specs;
+  // `report` has no --search (the option exists only in the rewrite command).
+  const CLI::Option* budget = app.get_option_no_throw("--search-budget");
+  if (!a.search && budget && budget->count() > 0) return UsageError(command, "--search-budget needs --search");
   if (!a.input_shapes.empty()) {
     auto specs = ParseInputShapeArgs(a.input_shapes);
     if (!specs.ok()) return UsageError(command, std::string(specs.status().message()));
     shape_specs = *std::move(specs);
   }
+  pipeline_out = *std::move(pipeline);
+  return std::nullopt;
+}
+
+// --check and --backend-check (or the backend check --search made): each result joins the
+// report's checks. Result kOk, or the exit code after printing the difference.
+int CheckResult(RunState& r, const std::vector<PipelineItem>& pipeline,
+                const std::optional<BackendCheckResult>& searched) {
+  if (r.a.check_runs > 0) {
+    NumericCheckOptions check;
+    check.runs = r.a.check_runs;
+    check.seed = r.a.seed;
+    check.input_shapes = r.input_shapes;
+    std::vector<std::string> notes;
+    ApproximationTolerance(pipeline, check, notes);
+    r.progress.Begin("checking with onnxruntime");
+    auto result = RunNumericCheck(r.a.input, *r.model, check);
+    r.progress.End();
+    if (!result.ok()) return ModelError(result.status());
+    result->tolerance_notes = notes;
+    r.report_checks.push_back({"numeric check in " + result->runtime, result->ok, FormatNumericCheck(*result)});
+    if (!result->ok) {
+      std::cerr << FormatNumericCheck(*result);
+      std::cerr << "onnxsurgeon: error: --check: "
+                << (result->error.empty() ? "the result differs from " + r.a.input : "could not compare the models")
+                << (r.html ? "; the report says where, the model is not written\n" : "; nothing written\n");
+      return FailedCheck(r);
+    }
+    if (!r.a.quiet) std::cerr << FormatNumericCheck(*result);
+  }
+
+  if (searched) {
+    r.report_checks.push_back({"backend check on " + searched->backend, true, FormatBackendCheck(*searched)});
+    if (!r.a.quiet) std::cerr << FormatBackendCheck(*searched);
+  } else if (r.a.backend_check_runs > 0) {
+    BackendCheckOptions check;
+    check.runs = r.a.backend_check_runs;
+    check.seed = r.a.seed;
+    check.input_shapes = r.input_shapes;
+    r.progress.Begin("checking on the " + r.a.target + " backend");
+    auto result = BackendCheckTarget(r.a.input, *r.model, r.a.target, check);
+    r.progress.End();
+    if (!result.ok()) {
+      const bool missing = absl::IsFailedPrecondition(result.status()) || absl::IsNotFound(result.status());
+      std::cerr << "onnxsurgeon: error: --backend-check: " << OneLine(std::string(result.status().message()))
+                << "; nothing written\n";
+      return missing ? kUsageError : kModelError;
+    }
+    r.report_checks.push_back({"backend check on " + result->backend, result->ok(), FormatBackendCheck(*result)});
+    if (!result->ok()) {
+      std::cerr << FormatBackendCheck(*result);
+      std::cerr << "onnxsurgeon: error: --backend-check: " << r.a.target << " "
+                << (result->refused.empty() ? "computes the result differently from onnxruntime on " + r.a.input
+                                            : "refuses the result")
+                << (r.html ? "; the report says where, the model is not written\n" : "; nothing written\n");
+      return FailedCheck(r);
+    }
+    if (!r.a.quiet) std::cerr << FormatBackendCheck(*result);
+  }
+
+  return kOk;
+}
+
+// Both commands: `html` makes -o the report and --save the model.
+int Run(const std::vector<std::string>& raw_args, bool html) {
+  const std::string command = html ? "report" : "";
+  CLI::App app{html ? "Runs a pipeline and shows what it did as one self-contained HTML page."
+                    : "Rewrites an ONNX model with a pipeline of passes.",
+               html ? "onnxsurgeon report" : "onnxsurgeon"};
+  RewriteArgs a;
+  DefineOptions(app, a, html);
+  if (auto code = ParseArguments(app, command, Normalize(raw_args))) return *code;
+  std::string model_output = html ? a.save_model : a.output;
+  bool write_model = !model_output.empty() && !a.dry_run;
+  std::vector<PipelineItem> parsed;
+  std::optional<TempDir> calibrate_dir;  // lives until the pipeline has run
+  InputShapes shape_specs;
+  if (auto code = PreparePipeline(app, a, command, parsed, calibrate_dir, shape_specs)) return *code;
+  auto* pipeline = &parsed;
 
   auto start = std::chrono::steady_clock::now();
   Progress progress(!a.quiet);
@@ -424,68 +521,9 @@ int Run(const std::vector<std::string>& raw_args, bool html) {
   if (a.report_format == "json") std::cout << ReportJson(*reports);
   else if (a.report_format == "text" || (a.dry_run && !a.quiet)) std::cerr << ReportText(*reports);
 
-  std::vector<ReportCheck> report_checks;
-  if (a.check_runs > 0) {
-    NumericCheckOptions check;
-    check.runs = a.check_runs;
-    check.seed = a.seed;
-    check.input_shapes = input_shapes;
-    std::vector<std::string> notes;
-    ApproximationTolerance(*pipeline, check, notes);
-    progress.Begin("checking with onnxruntime");
-    auto result = RunNumericCheck(a.input, **model, check);
-    progress.End();
-    if (!result.ok()) return ModelError(result.status());
-    result->tolerance_notes = notes;
-    report_checks.push_back({"numeric check in " + result->runtime, result->ok, FormatNumericCheck(*result)});
-    if (!result->ok) {
-      std::cerr << FormatNumericCheck(*result);
-      std::cerr << "onnxsurgeon: error: --check: "
-                << (result->error.empty() ? "the result differs from " + a.input : "could not compare the models")
-                << (html ? "; the report says where, the model is not written\n" : "; nothing written\n");
-      if (html) {
-        summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        Status s = WriteReport(a, *model, summary, *reports, report_checks, absl::StrJoin(a.passes, ","));
-        if (!s.ok()) return ModelError(s);
-      }
-      return kModelError;
-    }
-    if (!a.quiet) std::cerr << FormatNumericCheck(*result);
-  }
-
-  if (searched) {
-    report_checks.push_back({"backend check on " + searched->backend, true, FormatBackendCheck(*searched)});
-    if (!a.quiet) std::cerr << FormatBackendCheck(*searched);
-  } else if (a.backend_check_runs > 0) {
-    BackendCheckOptions check;
-    check.runs = a.backend_check_runs;
-    check.seed = a.seed;
-    check.input_shapes = input_shapes;
-    progress.Begin("checking on the " + a.target + " backend");
-    auto result = BackendCheckTarget(a.input, **model, a.target, check);
-    progress.End();
-    if (!result.ok()) {
-      const bool missing = absl::IsFailedPrecondition(result.status()) || absl::IsNotFound(result.status());
-      std::cerr << "onnxsurgeon: error: --backend-check: " << OneLine(std::string(result.status().message()))
-                << "; nothing written\n";
-      return missing ? kUsageError : kModelError;
-    }
-    report_checks.push_back({"backend check on " + result->backend, result->ok(), FormatBackendCheck(*result)});
-    if (!result->ok()) {
-      std::cerr << FormatBackendCheck(*result);
-      std::cerr << "onnxsurgeon: error: --backend-check: " << a.target << " "
-                << (result->refused.empty() ? "computes the result differently from onnxruntime on " + a.input
-                                            : "refuses the result")
-                << (html ? "; the report says where, the model is not written\n" : "; nothing written\n");
-      if (html) {
-        summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        Status s = WriteReport(a, *model, summary, *reports, report_checks, absl::StrJoin(a.passes, ","));
-        if (!s.ok()) return ModelError(s);
-      }
-      return kModelError;
-    }
-    if (!a.quiet) std::cerr << FormatBackendCheck(*result);
-  }
+  RunState state{a, html, *model, summary, start, *reports, {}, progress, input_shapes};
+  if (int code = CheckResult(state, *pipeline, searched); code != kOk) return code;
+  std::vector<ReportCheck>& report_checks = state.report_checks;
 
   if (write_model) {
     progress.Begin("saving " + model_output);
