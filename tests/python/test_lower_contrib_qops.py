@@ -23,7 +23,9 @@ def _build(op, names, arrays, attrs=None, opset=17):
     the names starting with "x" graph inputs (returned as feeds), the rest initializers."""
     feeds = {n: v for n, v in arrays.items() if n.startswith("x")}
     consts = {n: v for n, v in arrays.items() if not n.startswith("x")}
-    graph_inputs = [oh.make_tensor_value_info(n, oh.np_dtype_to_tensor_dtype(v.dtype), v.shape) for n, v in feeds.items()]
+    graph_inputs = [
+        oh.make_tensor_value_info(n, oh.np_dtype_to_tensor_dtype(v.dtype), v.shape) for n, v in feeds.items()
+    ]
     node = oh.make_node(op, names, ["y"], domain=MS, **(attrs or {}))
     graph = oh.make_graph(
         [node], "g", graph_inputs, [onnx.ValueInfoProto(name="y")], [nh.from_array(v, n) for n, v in consts.items()]
