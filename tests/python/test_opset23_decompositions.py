@@ -1,7 +1,8 @@
 """Opset 23's RMSNormalization, Attention and RotaryEmbedding converted down to every opset
 to 13 (convert-opset: RMSNormalization as its function body with constant axes, the other
-two through their bodies), equal to onnxruntime's opset-23 kernels: float16
-RMSNormalization exactly, float32 within float rounding."""
+two through their bodies), and lowered at opset 23 by decompose-rmsnorm,
+decompose-rotary-embedding and decompose-attention (the same code), equal to onnxruntime's
+opset-23 kernels: float16 RMSNormalization exactly, float32 within float rounding."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 from onnx import TensorProto
 from onnx import helper as oh
 
-TARGETS = [22, 18, 17, 13]
+TARGETS = [22, 18, 17, 13]  # convert-opset's targets
 B, NQ, NK, S, L, H = 2, 4, 2, 3, 5, 8
 
 
@@ -24,13 +25,19 @@ def _run(model, feeds):
     return session.run(None, feeds)
 
 
+DECOMPOSE = {"RMSNormalization": "decompose-rmsnorm", "RotaryEmbedding": "decompose-rotary-embedding"}
+DECOMPOSE["Attention"] = "decompose-attention"
+
+
 def _check(model, feeds, tol):
     want = _run(model, feeds)
-    for target in TARGETS:
-        lowered = osg.run(model, f"convert-opset(opset={target})")
-        assert lowered.opset_import[0].version == target
+    op = model.graph.node[0].op_type
+    pipelines = [f"convert-opset(opset={t})" for t in TARGETS] + [DECOMPOSE[op]]
+    for pipeline in pipelines:
+        lowered = osg.run(model, pipeline)
+        assert op not in {n.op_type for n in lowered.graph.node}, pipeline
         for w, g in zip(want, _run(lowered, feeds)):
-            np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), rtol=tol, atol=tol, err_msg=target)
+            np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), rtol=tol, atol=tol, err_msg=pipeline)
 
 
 @pytest.mark.parametrize(
@@ -101,3 +108,18 @@ def test_attention_and_rotary_23(case):
         oh.make_model(graph, opset_imports=[oh.make_opsetid("", 23)], ir_version=10)
     )
     _check(model, feeds, 1e-5)
+
+
+def test_decompose_rmsnorm_refuses_positive_axis_of_unknown_rank():
+    node = oh.make_node("RMSNormalization", ["x", "s"], ["y"], axis=1)
+    inputs = [
+        oh.make_tensor_value_info("x", TensorProto.FLOAT, None),
+        oh.make_tensor_value_info("s", TensorProto.FLOAT, [8]),
+    ]
+    graph = oh.make_graph([node], "g", inputs, [oh.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = oh.make_model(graph, opset_imports=[oh.make_opsetid("", 23)], ir_version=10)
+    report = []
+    lowered = osg.run(model, "decompose-rmsnorm", report=report)
+    assert [n.op_type for n in lowered.graph.node] == ["RMSNormalization"]
+    counts = {k: v for e in report for k, v in e["counts"].items()}
+    assert counts == {"left: RMSNormalization: axis >= 0 needs the input's rank, which is unknown": 1}, counts
