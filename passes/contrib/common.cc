@@ -32,7 +32,12 @@ const std::vector<std::string>& LoweredOpTypes() {
                                                "QLinearSigmoid",
                                                "QLinearLeakyRelu",
                                                "QLinearGlobalAveragePool",
-                                               "QLinearConcat"};
+                                               "QLinearConcat",
+                                               "QLinearAveragePool",
+                                               "QLinearWhere",
+                                               "QLinearSoftmax",
+                                               "QGemm",
+                                               "QLinearConv"};
   return ops;
 }
 

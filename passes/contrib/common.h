@@ -22,7 +22,9 @@ inline constexpr const char* kMsDomain = "com.microsoft";
 //   fused_conv.cc:   FusedConv
 //   quant.cc:        DynamicQuantizeMatMul, MatMulIntegerToFloat
 //   qlinear.cc:      QLinearAdd, QLinearMul, QLinearSigmoid, QLinearLeakyRelu,
-//                    QLinearGlobalAveragePool, QLinearConcat
+//                    QLinearGlobalAveragePool, QLinearConcat, QLinearAveragePool, QLinearWhere
+//   qlinear_softmax.cc: QLinearSoftmax (inexact=true only)
+//   qgemm.cc:        QGemm, QLinearConv (com.microsoft)
 //   matmul.cc:       FusedMatMul, MatMulNBits
 //   rotary.cc:       RotaryEmbedding
 //   attention.cc:    Attention, MultiHeadAttention (attention_core.h: what the attention rules share)
@@ -49,6 +51,9 @@ std::vector<ContribRule> MakeGqaRules();
 std::vector<ContribRule> MakeFusedConvRules();
 std::vector<ContribRule> MakeQuantRules();
 std::vector<ContribRule> MakeQLinearRules();
+std::vector<ContribRule> MakeQGemmRules();
+// `inexact`: lower it though onnxruntime's lookup-table kernel rounds differently.
+std::vector<ContribRule> MakeQLinearSoftmaxRules(bool inexact);
 
 // The op types the rules lower (the `ops` option's choices), in table order.
 const std::vector<std::string>& LoweredOpTypes();

@@ -75,7 +75,9 @@ class GroupQueryAttentionRule : public NodeRule<GqaPlan> {
     plan.packed = node->input(1) == nullptr;
     if (plan.packed != (node->input(2) == nullptr)) return Refuse("key without value");
     std::optional<std::vector<int64_t>> q = types.Dims(node->input(0));
-    if (!q || q->size() != 3 || (*q)[2] <= 0) return Refuse("the query's hidden size is not static");
+    // Unknown (not yet typed: a lowered MatMulNBits upstream) waits for the pass's next round.
+    if (!q) return Refuse("the query's shape is unknown");
+    if (q->size() != 3 || (*q)[2] <= 0) return Refuse("the query's hidden size is not static");
     const int64_t width = plan.packed ? plan.num_heads + 2 * plan.kv_num_heads : plan.num_heads;
     if ((*q)[2] % width != 0) return Refuse("the query's hidden size does not split into the heads");
     plan.head_size = (*q)[2] / width;

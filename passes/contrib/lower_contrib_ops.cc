@@ -8,8 +8,10 @@
 //   ops=A;B           only these op types (default: every op the pass lowers)
 //   dequantize=false  MatMulNBits: float weights (dequantized by the pass) instead of int4
 //                     DequantizeLinear; the only lowering below opset 21
+//   inexact=false     QLinearSoftmax: lowered too (onnxruntime's kernel uses a lookup table;
+//                     the QDQ form is within one quantization step of it)
 //
-// Ops with no rule here (QOrderedMatMul, QLinearSoftmax, QGemm...) and nodes a
+// Ops with no rule here (QOrderedMatMul, QLinearReduceMean...) and nodes a
 // rule refused stay as they are; the result names each, with the rule's reason, as
 // "left: <domain>.<op>[: reason]" counts (these do not mark the model changed). The
 // com.microsoft opset import goes when no node uses it any more.
@@ -111,7 +113,8 @@ int DeclareKeptOutputTypes(Model& model, const std::vector<std::string>& ops) {
 
 class LowerContribOpsPass : public Pass {
  public:
-  LowerContribOpsPass(std::vector<std::string> ops, bool dequantize) : ops_(std::move(ops)), dequantize_(dequantize) {}
+  LowerContribOpsPass(std::vector<std::string> ops, bool dequantize, bool inexact)
+      : ops_(std::move(ops)), dequantize_(dequantize), inexact_(inexact) {}
 
   StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
     std::vector<contrib::ContribRule> all = contrib::MakeNormRules(!context.IsForbidden("LayerNormalization"));
@@ -123,6 +126,8 @@ class LowerContribOpsPass : public Pass {
     for (auto& r : contrib::MakeFusedConvRules()) all.push_back(std::move(r));
     for (auto& r : contrib::MakeQuantRules()) all.push_back(std::move(r));
     for (auto& r : contrib::MakeQLinearRules()) all.push_back(std::move(r));
+    for (auto& r : contrib::MakeQLinearSoftmaxRules(inexact_)) all.push_back(std::move(r));
+    for (auto& r : contrib::MakeQGemmRules()) all.push_back(std::move(r));
     for (auto& r : contrib::MakeEmbedRules(!context.IsForbidden("LayerNormalization"))) all.push_back(std::move(r));
     std::vector<const RewriteRule*> rules;
     for (const auto& r : all)
@@ -194,12 +199,13 @@ class LowerContribOpsPass : public Pass {
  private:
   std::vector<std::string> ops_;
   bool dequantize_;
+  bool inexact_;
 };
 
 }  // namespace
 
 StatusOr<std::unique_ptr<Pass>> CreateLowerContribOpsPass(const PassOptions& o) {
-  return std::make_unique<LowerContribOpsPass>(o.List("ops"), o.Bool("dequantize"));
+  return std::make_unique<LowerContribOpsPass>(o.List("ops"), o.Bool("dequantize"), o.Bool("inexact"));
 }
 
 }  // namespace onnxsurgeon::passes

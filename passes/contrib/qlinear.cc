@@ -6,11 +6,16 @@
 //   QLinearLeakyRelu(X, X_scale, X_zero_point, Y_scale, Y_zero_point)<alpha = 0.01>: LeakyRelu between
 //   QLinearGlobalAveragePool(X, x_scale, x_zero_point, y_scale, y_zero_point): GlobalAveragePool (NCHW)
 //   QLinearConcat(Y_scale, Y_zero_point, X1, X1_scale, X1_zero_point, ...)<axis>: Concat between
+//   QLinearAveragePool(X, x_scale, x_zero_point, y_scale, y_zero_point)<pooling attributes>:
+//     AveragePool between, its attributes kept (NCHW)
+//   QLinearWhere(condition, X, x_scale, x_zero_point, Y, y_scale, y_zero_point, z_scale, z_zero_point):
+//     Where(condition, ...) between (onnxruntime requantizes X and Y by tables built the same
+//     way: exact)
 // A missing zero point is 0 of the operand's type. onnxruntime's kernels compute in float
 // too, but round in their own order (and by lookup table for Sigmoid / LeakyRelu): results
 // may differ from its kernel by one quantization step.
-// Refused: QLinearGlobalAveragePool with channels_last=1, an operand type that is not
-// int8/uint8 (or unknown).
+// Refused: QLinearGlobalAveragePool / QLinearAveragePool with channels_last=1, an operand
+// type that is not int8/uint8 (or unknown).
 #include "absl/strings/str_cat.h"
 #include "core/ir/tensor.h"
 #include "passes/contrib/common.h"
@@ -26,6 +31,8 @@ struct QLinearSpec {
   std::string op;                 // the float op between
   std::vector<Operand> operands;  // empty: QLinearConcat's (X, scale, zero point) triples from input 2
   size_t y_scale, y_zero;         // input indices of the output's quantization
+  bool condition = false;         // input 0 goes to the float op first, as it is (Where's)
+  bool keep_attributes = false;   // the float op takes the node's attributes (but channels_last)
 };
 
 struct QLinearPlan {
@@ -46,6 +53,7 @@ class QLinearRule : public NodeRule<QLinearPlan> {
     for (const Operand& o : operands)
       if (!node->input(o.x) || !node->input(o.scale)) return Refuse("an operand or its scale is missing");
     if (!node->input(spec_.y_scale)) return Refuse("the output scale is missing");
+    if (spec_.condition && !node->input(0)) return Refuse("the condition is missing");
     const TypeFacts& types = facts.Get<TypeFacts>();
     QLinearPlan plan{ElemTypeOfAny(*node, {static_cast<int>(operands[0].x)}, {0}, types)};
     if (plan.type != onnx::TensorProto::INT8 && plan.type != onnx::TensorProto::UINT8)
@@ -68,7 +76,11 @@ class QLinearRule : public NodeRule<QLinearPlan> {
       OS_ASSIGN_OR_RETURN(Value * z, zero_point(o.zero));
       floats.push_back(rw.Op("DequantizeLinear", {node->input(o.x), node->input(o.scale), z}));
     }
+    if (spec_.condition) floats.insert(floats.begin(), node->input(0));
     std::vector<onnx::AttributeProto> attrs;
+    if (spec_.keep_attributes)
+      for (const Attribute& a : node->attributes())
+        if (a.name() != "channels_last") attrs.push_back(a.proto());
     if (spec_.op == "Concat") attrs.push_back(Rewriter::AttrInt("axis", IntAttr(*node, "axis", 0)));
     if (spec_.op == "LeakyRelu") attrs.push_back(Rewriter::AttrFloat("alpha", FloatAttr(*node, "alpha", 0.01f)));
     Value* y = rw.Op(spec_.op, floats, attrs);
@@ -100,6 +112,8 @@ std::vector<ContribRule> MakeQLinearRules() {
   add("QLinearLeakyRelu", "lower-qlinear-leaky-relu", {"LeakyRelu", {{0, 1, 2}}, 3, 4});
   add("QLinearGlobalAveragePool", "lower-qlinear-global-average-pool", {"GlobalAveragePool", {{0, 1, 2}}, 3, 4});
   add("QLinearConcat", "lower-qlinear-concat", {"Concat", {}, 0, 1});
+  add("QLinearAveragePool", "lower-qlinear-average-pool", {"AveragePool", {{0, 1, 2}}, 3, 4, false, true});
+  add("QLinearWhere", "lower-qlinear-where", {"Where", {{1, 2, 3}, {4, 5, 6}}, 7, 8, true});
   return rules;
 }
 

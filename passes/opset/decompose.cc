@@ -4,6 +4,8 @@
 //   LayerNormalization (< 17)  the shared emitter passes/lowering/layer_norm.h
 //   Gelu (< 20)                the shared emitter passes/lowering/gelu.h
 //   Trilu (< 14)               Where(Not(Less(Range-cols - Range-rows, k)), X, 0)
+//   RMSNormalization (< 23)    its function body with the axes as a constant (the body's
+//                              Range of the run-time rank would stop ReduceMean below 18)
 //   BitwiseNot (< 18)          Sub(Neg(x), 1) signed, Sub(max, x) unsigned
 //   Upsample-9 <-> Resize-10   the same operator under two names (Upsample is deprecated
 //                              from 10, Resize starts at 10)
@@ -106,6 +108,45 @@ StatusOr<bool> DecomposeGelu(DecomposeContext& ctx) {
 //
 // Trilu (14): Y = Where(mask, X, 0) with mask[i, j] = (j - i >= k) (upper) or
 // (j - i <= k) (lower), the row and column indices from Range (opset 11).
+// RMSNormalization-23's function body, step for step, but its reduced axes [axis, rank) a
+// constant: negative axes as they are, a non-negative axis from the input's known rank.
+// Given:   %y = RMSNormalization<axis=-1, epsilon=e, stash_type=1>(%x, %scale)   (float16 x)
+// Result:  %xu = Cast<to=FLOAT>(%x)
+//          %r = Sqrt(Add(ReduceMean(Mul(%xu, %xu), [-1]), e))
+//          %y = Mul(Cast<to=FLOAT16>(Div(%xu, %r)), %scale)
+// (no Cast where x is already in the stash type.)
+StatusOr<bool> DecomposeRmsNorm(DecomposeContext& ctx) {
+  Node* n = ctx.node;
+  const int64_t axis = n->GetInt("axis", -1);
+  const int32_t stash = static_cast<int32_t>(n->GetInt("stash_type", 1));
+  const int32_t type = ctx.types->ElemType(n->input(0));
+  if (type == 0) {
+    *ctx.why_not = "the input's element type is unknown";
+    return false;
+  }
+  std::vector<int64_t> axes;
+  const int64_t rank = ctx.types->Rank(n->input(0));
+  if (axis < 0) {
+    for (int64_t a = axis; a < 0; ++a) axes.push_back(a);
+  } else if (rank >= 0) {
+    for (int64_t a = axis; a < rank; ++a) axes.push_back(a);
+  } else {
+    *ctx.why_not = "axis >= 0 needs the input's rank, which is unknown";
+    return false;
+  }
+  Rewriter& rw = *ctx.rewriter;
+  Node* before = n->prev();
+  Value* xu = type == stash ? n->input(0) : rw.Op("Cast", {n->input(0)}, {Rewriter::AttrInt("to", stash)});
+  Value* mean = rw.Op("ReduceMean", {rw.Op("Mul", {xu, xu}), rw.Int64s(axes)});  // the node's opset: >= 18
+  OS_ASSIGN_OR_RETURN(Value * epsilon, rw.ScalarFloat(n->GetFloat("epsilon", 1e-5f), stash));
+  Value* normalized = rw.Op("Div", {xu, rw.Op("Sqrt", {rw.Op("Add", {mean, epsilon})})});
+  if (type != stash) normalized = rw.Op("Cast", {normalized}, {Rewriter::AttrInt("to", type)});
+  Value* y = rw.Op("Mul", {normalized, n->input(1)});
+  CollectEmitted(before, n, ctx.opset, *ctx.emitted);
+  OS_RETURN_IF_ERROR(FinishReplacement(ctx, {y}));
+  return true;
+}
+
 StatusOr<bool> DecomposeTrilu(DecomposeContext& ctx) {
   Node* n = ctx.node;
   if (ctx.target < 11) {
@@ -399,6 +440,7 @@ StatusOr<bool> Decompose(DecomposeContext& ctx) {
   if (ctx.domain.empty() && op == "LayerNormalization") return DecomposeLayerNorm(ctx);
   if (ctx.domain.empty() && op == "Gelu") return DecomposeGelu(ctx);
   if (ctx.domain.empty() && op == "Trilu") return DecomposeTrilu(ctx);
+  if (ctx.domain.empty() && op == "RMSNormalization") return DecomposeRmsNorm(ctx);
   if (ctx.domain.empty() && op == "BitwiseNot") return DecomposeBitwiseNot(ctx);
   if (ctx.domain.empty() && (op == "Max" || op == "Min") && ctx.target < 12) return DecomposeIntegerMinMax(ctx);
   if (ctx.domain.empty() && op == "Upsample" && ctx.opset == 9 && ctx.target >= 10)

@@ -18,7 +18,7 @@ import sys
 
 MS = "com.microsoft"
 B, S, D, N = 2, 4, 8, 2
-F, I64, I32, U8, I8 = 1, 7, 6, 2, 3  # TensorProto element types
+F, I64, I32, U8, I8, BOOL = 1, 7, 6, 2, 3, 9  # TensorProto element types
 
 # QLinearAdd and QLinearMul: a, its scale and zero point, the same for b, then c's.
 QLINEAR_BINARY = [
@@ -134,6 +134,55 @@ OPS = {
         1,
         {"axis": 1},
     ),
+    "QLinearAveragePool": (
+        MS,
+        [("a", U8, [1, 2, 4, 4]), ("as", F, []), ("az", U8, []), ("cs", F, []), ("cz", U8, [])],
+        1,
+        {"kernel_shape": [2, 2]},
+    ),
+    "QLinearWhere": (
+        MS,
+        [
+            ("cond", BOOL, [B, D]),
+            ("a", U8, [B, D]),
+            ("as", F, []),
+            ("az", U8, []),
+            ("b", U8, [B, D]),
+            ("bs", F, []),
+            ("bz", U8, []),
+            ("cs", F, []),
+            ("cz", U8, []),
+        ],
+        1,
+        {},
+    ),
+    "QLinearSoftmax": (
+        MS,
+        [("a", U8, [B, D]), ("as", F, []), ("az", U8, []), ("cs", F, []), ("cz", U8, [])],
+        1,
+        {"opset": 13, "axis": -1},
+    ),
+    "QGemm": (
+        MS,
+        [("a", U8, [B, D]), ("as", F, []), ("az", U8, []), ("w", I8, [D, D]), ("ws", F, []), ("wz", I8, [])],
+        1,
+        {},
+    ),
+    "QLinearConv": (
+        MS,
+        [
+            ("a", U8, [1, 2, 5, 5]),
+            ("as", F, []),
+            ("az", U8, []),
+            ("w", I8, [3, 2, 3, 3]),
+            ("ws", F, []),
+            ("wz", I8, []),
+            ("cs", F, []),
+            ("cz", U8, []),
+        ],
+        1,
+        {},
+    ),
 }
 
 
@@ -145,7 +194,7 @@ def make(out_dir):
 
     os.makedirs(out_dir, exist_ok=True)
     rng = np.random.default_rng(0)
-    np_of = {F: np.float32, I64: np.int64, I32: np.int32, U8: np.uint8, I8: np.int8}
+    np_of = {F: np.float32, I64: np.int64, I32: np.int32, U8: np.uint8, I8: np.int8, BOOL: np.bool_}
     for op, (domain, inputs, n_out, attrs) in OPS.items():
         # Weights (everything after the first input, except ids/masks/lengths) as initializers,
         # as the optimizer writes them; the first input a graph input.
@@ -167,6 +216,7 @@ def make(out_dir):
                     "QLinearAdd",
                     "QLinearMul",
                     "QLinearConcat",
+                    "QLinearWhere",
                 )
             )
             if runtime and name not in ("b", "g") or i == 0:
