@@ -8,6 +8,7 @@
 #include <sstream>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "core/ir/constant.h"
 
@@ -22,6 +23,7 @@ constexpr double kHalfMax = 65504.0;
 // assumed beyond float16; the ops that undo the growth (Sqrt, Log, Reciprocal, a Div by
 // it, the bounded activations) end the region.
 constexpr double kSqrtHalfMax = 255.9375;  // the largest float16 whose square fits (255.9375^2 < 65504)
+constexpr double kHalfExactInteger = 2048;  // float16 holds every integer up to 2^11, not all past it
 
 double Mag(const Range& r) { return std::max(std::fabs(r.lo), std::fabs(r.hi)); }
 bool Known(const Range& r) { return std::isfinite(r.lo) && std::isfinite(r.hi); }
@@ -59,6 +61,38 @@ std::optional<Range> ConstantRange(const Value* v, bool clamp) {
   return r;
 }
 
+// The values an integer (or bool) element type can hold, for the types narrow enough that
+// the bound helps: an int8/uint8 accumulation (MatMulInteger) is bounded by them.
+std::optional<Range> TypeRange(int32_t elem) {
+  using T = onnx::TensorProto;
+  switch (elem) {
+    case T::BOOL: return Range{0, 1};
+    case T::INT8: return Range{-128, 127};
+    case T::UINT8: return Range{0, 255};
+    case T::INT16: return Range{-32768, 32767};
+    case T::UINT16: return Range{0, 65535};
+    default: return std::nullopt;
+  }
+}
+
+// Casts to these types make integers that float16 holds exactly only up to 2048 (8-bit
+// integers always fit).
+bool WideInteger(int64_t to) {
+  using T = onnx::TensorProto;
+  return to == T::INT16 || to == T::UINT16 || to == T::INT32 || to == T::UINT32 || to == T::INT64 || to == T::UINT64;
+}
+
+// Ops through which an integer-making chain is walked back: they compute each element
+// from the same elements of their inputs, move them, or select one (a quantizer's
+// ReduceMin/ReduceMax of its input), so rounding anywhere in the chain reaches the integer.
+bool ChainOp(const Node& n) {
+  for (const char* op : {"Floor", "Ceil", "Round", "Add", "Sub", "Mul", "Div", "Neg", "Abs", "Reciprocal", "Clip",
+                         "Max", "Min", "Relu", "Identity", "Cast", "Reshape", "Squeeze", "Unsqueeze", "Flatten",
+                         "Expand", "ReduceMin", "ReduceMax"})
+    if (n.Is(op)) return true;
+  return false;
+}
+
 }  // namespace
 
 class RangeAnalysis::Impl {
@@ -68,7 +102,10 @@ class RangeAnalysis::Impl {
     for (Graph* g : main.SelfAndSubgraphs())
       for (Value* v : g->initializers()) Seed(v);
     for (Value* v : main.inputs()) Seed(v);
-    for (Node* n : main.AllNodesRecursive()) Visit(*n);
+    std::vector<Node*> nodes = main.AllNodesRecursive();
+    for (Node* n : nodes) Visit(*n);
+    for (Node* n : nodes)
+      if (n->Is("Cast") && WideInteger(n->GetInt("to", 0))) KeepIntegerChain(*n);
   }
 
   const Range& Of(const Value* v) const {
@@ -89,6 +126,30 @@ class RangeAnalysis::Impl {
       ranges_[v] = it->second;
     } else if (auto c = ConstantRange(v, clamp_)) {
       ranges_[v] = *c;
+    } else if (auto t = TypeRange(types_.ElemType(v))) {
+      ranges_[v] = *t;
+    }
+  }
+
+  // A float value rounded to an integer by a Cast to a wide integer type: unless its bound
+  // is within float16's exact integers (|x| <= 2048), the elementwise chain that computes
+  // it keeps float32 (a quantizer's Floor(bias / (x_scale * w_scale)) -> Cast int32:
+  // float16 changes those integers, and a product of small scales falls to subnormals).
+  void KeepIntegerChain(const Node& cast) {
+    const Value* in = cast.input(0);
+    if (!in || types_.ElemType(in) != onnx::TensorProto::FLOAT) return;
+    if (Known(Of(in)) && Mag(Of(in)) <= kHalfExactInteger) return;
+    const std::string reason = absl::StrCat("computes an integer not bounded by 2048 for a Cast to ",
+                                            onnx::TensorProto::DataType_Name(cast.GetInt("to", 0)));
+    std::vector<const Value*> work{in};
+    absl::flat_hash_set<const Value*> seen{in};
+    while (!work.empty()) {
+      const Node* p = work.back()->producer();
+      work.pop_back();
+      if (!p || !ChainOp(*p)) continue;
+      reasons_.try_emplace(p, reason);
+      for (const Value* v : p->inputs())
+        if (v && types_.ElemType(v) == onnx::TensorProto::FLOAT && seen.insert(v).second) work.push_back(v);
     }
   }
 
@@ -119,7 +180,8 @@ class RangeAnalysis::Impl {
 
   // The inner (accumulated) length of a MatMul/Gemm/Conv, -1 when unknown.
   int64_t InnerCount(const Node& n) const {
-    if (n.Is("MatMul")) {
+    if (n.Is("MatMul") || n.Is("MatMulInteger")) {
+      if (auto b = types_.Dims(n.input(1)); b && b->size() >= 2 && (*b)[b->size() - 2] >= 0) return (*b)[b->size() - 2];
       auto dims = types_.Dims(n.input(0));
       return dims && !dims->empty() ? dims->back() : -1;
     }
@@ -191,6 +253,9 @@ class RangeAnalysis::Impl {
     if (IsAny(n, {"Tanh", "Erf", "Sin", "Cos", "Softsign", "Sign"})) return contracts = true, Range{-1, 1};
     if (n.Is("LogSoftmax")) return contracts = true, Range{-kInf, 0};
     if (n.Is("Neg")) return {-a.hi, -a.lo};
+    if (n.Is("Floor")) return {std::floor(a.lo), std::floor(a.hi)};
+    if (n.Is("Ceil")) return {std::ceil(a.lo), std::ceil(a.hi)};
+    if (n.Is("Round")) return {std::round(a.lo), std::round(a.hi)};
     if (n.Is("Abs")) return {a.lo >= 0 ? a.lo : 0, Mag(a)};
     if (n.Is("Add")) return {a.lo + b.lo, a.hi + b.hi};
     if (n.Is("Sub")) {
@@ -258,6 +323,17 @@ class RangeAnalysis::Impl {
       if (n.Is("ReduceL2")) return {0, std::sqrt(sq.hi)};
       return sq;
     }
+    if (IsAny(n, {"MatMulInteger", "ConvInteger"})) {
+      // Sums of products of 8-bit integers less their zero points: past 65504 already for
+      // a few dozen terms, so the Cast to float after them keeps float32.
+      int64_t k = InnerCount(n);
+      Range za = in.size() > 2 && n.input(2) ? in[2] : Range{0, 0};
+      Range zb = in.size() > 3 && n.input(3) ? in[3] : Range{0, 0};
+      double bound = SafeMul(k < 0 ? kInf : double(k),
+                             SafeMul(Mag({a.lo - za.hi, a.hi - za.lo}), Mag({b.lo - zb.hi, b.hi - zb.lo})));
+      if (!(bound <= kHalfMax)) growth = "sums products of 8-bit integers past 65504 (" + n.op_type() + ")";
+      return {-bound, bound};
+    }
     if (IsAny(n, {"MatMul", "Gemm", "Conv", "ConvTranspose"})) {
       int64_t k = InnerCount(n);
       double bound = SafeMul(k < 0 ? kInf : double(k), SafeMul(Mag(a), Mag(b)));
@@ -271,12 +347,14 @@ class RangeAnalysis::Impl {
 
   void Visit(const Node& n) {
     std::vector<Range> in;
-    bool input_grown = false, input_exceeds = false;
+    bool input_grown = false, input_exceeds = false, integer_grown = false;
     for (const Value* v : n.inputs()) {
       in.push_back(v ? Of(v) : Range{});
       if (v && types_.ElemType(v) == onnx::TensorProto::FLOAT) {
         input_grown |= Of(v).grown;
-        input_exceeds |= Exceeds(Of(v));
+        input_exceeds |= Exceeds(Of(v)) || beyond_.contains(v);
+      } else if (v) {
+        integer_grown |= Of(v).grown;
       }
     }
     std::string growth;
@@ -299,6 +377,12 @@ class RangeAnalysis::Impl {
     } else if (input_grown && !contracts && !Fits(out)) {
       out.grown = true;
     }
+    // An integer sum past float16 (MatMulInteger's, plus its bias) made float: the Cast and
+    // its readers keep float32; the scale they multiply by brings the value back.
+    if (n.Is("Cast") && integer_grown && n.GetInt("to", 0) == onnx::TensorProto::FLOAT) {
+      reason = "casts an integer sum beyond float16 to float (" + n.op_type() + " of an integer accumulation)";
+      beyond_.insert(n.output(0));
+    }
     // Norms whose kernels compute the variance in the input's type.
     if ((n.Is("InstanceNormalization") || (n.Is("GroupNormalization") && n.GetInt("stash_type", 0) != 1)) &&
         !(Known(in[0]) && Mag(in[0]) <= kSqrtHalfMax / 2)) {
@@ -308,6 +392,9 @@ class RangeAnalysis::Impl {
       const Value* v = n.output(i);
       if (!v) continue;
       Range r = out;
+      if (auto t = TypeRange(types_.ElemType(v))) r = {std::max(r.lo, t->lo), std::min(r.hi, t->hi)};
+      // An integer computed from an integer sum past float16 (ConvInteger's plus a bias).
+      if (types_.ElemType(v) != onnx::TensorProto::FLOAT && integer_grown && !Fits(r)) r.grown = true;
       if (auto it = measured_.find(v->name()); it != measured_.end()) {
         r = it->second;  // measured on real inputs: it overrides the static bound
         if (!Fits(r) && reason.empty())
@@ -329,6 +416,7 @@ class RangeAnalysis::Impl {
   bool clamp_;
   absl::flat_hash_map<const Value*, Range> ranges_;
   absl::flat_hash_map<const Node*, std::string> reasons_;
+  absl::flat_hash_set<const Value*> beyond_;  // float values beyond float16 with no known bound
 };
 
 RangeAnalysis::RangeAnalysis(const Graph& main, const TypeFacts& types,
