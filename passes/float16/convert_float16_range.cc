@@ -22,7 +22,7 @@ constexpr double kHalfMax = 65504.0;
 // a value by an op that keeps the growth (Add, ReduceMean, MatMul...). A grown value is
 // assumed beyond float16; the ops that undo the growth (Sqrt, Log, Reciprocal, a Div by
 // it, the bounded activations) end the region.
-constexpr double kSqrtHalfMax = 255.9375;  // the largest float16 whose square fits (255.9375^2 < 65504)
+constexpr double kSqrtHalfMax = 255.9375;   // the largest float16 whose square fits (255.9375^2 < 65504)
 constexpr double kHalfExactInteger = 2048;  // float16 holds every integer up to 2^11, not all past it
 
 double Mag(const Range& r) { return std::max(std::fabs(r.lo), std::fabs(r.hi)); }
@@ -86,9 +86,9 @@ bool WideInteger(int64_t to) {
 // from the same elements of their inputs, move them, or select one (a quantizer's
 // ReduceMin/ReduceMax of its input), so rounding anywhere in the chain reaches the integer.
 bool ChainOp(const Node& n) {
-  for (const char* op : {"Floor", "Ceil", "Round", "Add", "Sub", "Mul", "Div", "Neg", "Abs", "Reciprocal", "Clip",
-                         "Max", "Min", "Relu", "Identity", "Cast", "Reshape", "Squeeze", "Unsqueeze", "Flatten",
-                         "Expand", "ReduceMin", "ReduceMax"})
+  for (const char* op : {"Floor",   "Ceil",       "Round",     "Add",     "Sub",    "Mul",       "Div",      "Neg",
+                         "Abs",     "Reciprocal", "Clip",      "Max",     "Min",    "Relu",      "Identity", "Cast",
+                         "Reshape", "Squeeze",    "Unsqueeze", "Flatten", "Expand", "ReduceMin", "ReduceMax"})
     if (n.Is(op)) return true;
   return false;
 }
@@ -212,6 +212,73 @@ class RangeAnalysis::Impl {
     return false;
   }
 
+  // The value v is a copy of (Identity, Dropout, a Cast between floats), else v.
+  const Value* Source(const Value* v) const {
+    for (const Node* p = v ? v->producer() : nullptr; p && p->num_inputs() > 0 && p->input(0); p = v->producer()) {
+      bool copy = p->Is("Identity") || p->Is("Dropout") ||
+                  (p->Is("Cast") && types_.ElemType(p->input(0)) == onnx::TensorProto::FLOAT &&
+                   p->GetInt("to", 0) == onnx::TensorProto::FLOAT);
+      if (!copy) break;
+      v = p->input(0);
+    }
+    return v;
+  }
+
+  // Whether a and b hold the same elements: one value, copies of it, or the same op with
+  // the same attributes on the same inputs (a Sub(x, mean) written twice). Graph inputs
+  // and weights are the same only as one value.
+  bool Same(const Value* a, const Value* b, int depth = 4) const {
+    a = Source(a), b = Source(b);
+    if (a == b) return a != nullptr;
+    const Node *pa = a ? a->producer() : nullptr, *pb = b ? b->producer() : nullptr;
+    if (!pa || !pb || depth == 0 || pa->op_type() != pb->op_type() || pa->domain() != pb->domain() ||
+        pa->num_inputs() != pb->num_inputs() || pa->num_outputs() != 1 || pb->num_outputs() != 1 ||
+        pa->attributes().size() != pb->attributes().size() || !pa->subgraphs().empty())
+      return false;
+    for (size_t i = 0; i < pa->attributes().size(); ++i)
+      if (pa->attributes()[i].proto().SerializeAsString() != pb->attributes()[i].proto().SerializeAsString())
+        return false;
+    for (size_t i = 0; i < pa->num_inputs(); ++i)
+      if ((pa->input(i) == nullptr) != (pb->input(i) == nullptr) ||
+          (pa->input(i) && !Same(pa->input(i), pb->input(i), depth - 1)))
+        return false;
+    return true;
+  }
+
+  // v without the epsilon added to it: Add(v, c) or Max(v, c) with a constant c >= 0.
+  const Value* WithoutEpsilon(const Value* v) const {
+    v = Source(v);
+    const Node* p = v ? v->producer() : nullptr;
+    if (!p || !(p->Is("Add") || p->Is("Max")) || p->num_inputs() != 2) return v;
+    for (int i = 0; i < 2; ++i) {
+      auto c = ConstantRange(p->input(1 - i), clamp_);
+      if (c && c->lo >= 0) return Source(p->input(i));
+    }
+    return v;
+  }
+
+  // The bound of num / den when den is num's own norm (plus an epsilon): |x| / sqrt(mean(x^2))
+  // is at most sqrt(n) over n elements (a decomposed LayerNorm's or RMSNorm's quotient),
+  // |x| / sqrt(sum(x^2)) and |x| / ReduceL2(x) at most 1. nullopt for any other quotient.
+  std::optional<double> NormRatioBound(const Value* num, const Value* den) const {
+    const Value* root = WithoutEpsilon(den);
+    const Node* p = root ? root->producer() : nullptr;
+    if (p && p->Is("ReduceL2")) return Same(p->input(0), num) ? std::optional<double>(1) : std::nullopt;
+    if (!p || !p->Is("Sqrt")) return std::nullopt;
+    const Value* sum = WithoutEpsilon(p->input(0));
+    const Node* r = sum ? sum->producer() : nullptr;
+    if (!r || !(r->Is("ReduceMean") || r->Is("ReduceSum") || r->Is("ReduceSumSquare"))) return std::nullopt;
+    if (r->Is("ReduceSumSquare")) return Same(r->input(0), num) ? std::optional<double>(1) : std::nullopt;
+    const Value* sq = Source(r->input(0));
+    const Node* q = sq ? sq->producer() : nullptr;
+    bool squares = q && ((q->Is("Mul") && Same(q->input(0), q->input(1))) ||
+                         (q->Is("Pow") && ScalarConstant(q->input(1)) == std::optional<double>(2)));
+    if (!squares || !Same(q->input(0), num)) return std::nullopt;
+    if (r->Is("ReduceSum")) return 1;
+    int64_t count = ReducedCount(*r);
+    return count > 0 ? std::optional<double>(std::sqrt(double(count))) : std::nullopt;
+  }
+
   // The output range from the inputs' (real arithmetic). `growth` is set to why the op
   // squares/exponentiates, `contracts` when it undoes growth.
   Range Compute(const Node& n, const std::vector<Range>& in, std::string& growth, bool& contracts) const {
@@ -265,7 +332,12 @@ class RangeAnalysis::Impl {
       return {a.lo - b.hi, a.hi - b.lo};
     }
     if (n.Is("Mul")) {
-      if (n.input(0) == n.input(1)) {
+      for (int i = 0; i < 2; ++i) {  // x * Reciprocal(norm of x)
+        const Node* r = n.input(1 - i) ? Source(n.input(1 - i))->producer() : nullptr;
+        if (auto bound = r && r->Is("Reciprocal") ? NormRatioBound(n.input(i), r->input(0)) : std::nullopt)
+          return contracts = true, Range{-*bound, *bound};
+      }
+      if (Same(n.input(0), n.input(1))) {
         Range r{a.lo <= 0 && a.hi >= 0 ? 0 : std::min(a.lo * a.lo, a.hi * a.hi), Mag(a) * Mag(a)};
         if (!Fits(r)) growth = "squares a value not bounded by 256 (Mul(x, x))";
         return r;
@@ -277,9 +349,11 @@ class RangeAnalysis::Impl {
       // A grown value over a grown value (Exp over its ReduceSum) is a ratio; over a
       // bounded one (a variance's unbiasing) it keeps growing.
       contracts = !num.grown || den.grown;
-      // A denominator that may come near 0 (an epsilon guard: sqrt(var + 1e-12)) says
-      // nothing useful: the quotient's bound is unknown, as an activation's.
-      if (den.lo >= 1e-3 || den.hi <= -1e-3) return MulRange(num, {1 / den.hi, 1 / den.lo});
+      if (n.Is("Div"))
+        if (auto bound = NormRatioBound(n.input(0), n.input(1))) return Range{-*bound, *bound};
+      // A denominator of one sign bounded away from 0 (y + eps with y >= 0): the quotient is
+      // at most |num| / eps. One that may reach 0 says nothing: the bound is unknown.
+      if (den.lo > 0 || den.hi < 0) return MulRange(num, {1 / den.hi, 1 / den.lo});
       return {};
     }
     if (n.Is("Sqrt")) return contracts = true, Range{std::sqrt(std::max(0.0, a.lo)), std::sqrt(std::max(0.0, a.hi))};
@@ -372,7 +446,7 @@ class RangeAnalysis::Impl {
     }
     std::string reason;
     if (!growth.empty() && !Fits(out)) {
-      out.grown = true;
+      out.grown = !n.Is("ReduceL2");  // its square root is back at its input's scale
       reason = growth;
     } else if (input_grown && !contracts && !Fits(out)) {
       out.grown = true;
@@ -384,7 +458,10 @@ class RangeAnalysis::Impl {
       beyond_.insert(n.output(0));
     }
     // Norms whose kernels compute the variance in the input's type.
-    if ((n.Is("InstanceNormalization") || (n.Is("GroupNormalization") && n.GetInt("stash_type", 0) != 1)) &&
+    // GroupNormalization-21 computes them in stash_type, float32 by default; 18 in its input's.
+    const int64_t stash_default = n.graph()->OpsetVersion("") >= 21 ? onnx::TensorProto::FLOAT : 0;
+    if ((n.Is("InstanceNormalization") ||
+         (n.Is("GroupNormalization") && n.GetInt("stash_type", stash_default) != onnx::TensorProto::FLOAT)) &&
         !(Known(in[0]) && Mag(in[0]) <= kSqrtHalfMax / 2)) {
       reason = "computes a variance (squares) of a value not bounded by 128 (" + n.op_type() + ")";
     }
