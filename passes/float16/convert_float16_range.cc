@@ -101,7 +101,8 @@ class RangeAnalysis::Impl {
       : types_(types), measured_(measured), clamp_(clamp) {
     for (Graph* g : main.SelfAndSubgraphs())
       for (Value* v : g->initializers()) Seed(v);
-    for (Value* v : main.inputs()) Seed(v);
+    for (Graph* g : main.SelfAndSubgraphs())  // a body's inputs: measured (calibrate), else typed
+      for (Value* v : g->inputs()) Seed(v);
     std::vector<Node*> nodes = main.AllNodesRecursive();
     for (Node* n : nodes) Visit(*n);
     for (Node* n : nodes)

@@ -472,3 +472,42 @@ g (float[4,64] X) => (float[4,64] Y, float[4,64] Z) <float eps = {1e-6}> {
     feeds = {"X": rng.uniform(-800, 800, (4, 64)).astype(np.float32)}
     want = _true_fp16(model, feeds)
     assert _relative_error(_true_fp16(half, feeds), want) < FP16_TRUE_RTOL
+
+
+def test_measured_ranges_reach_loop_and_if_bodies(tmp_path):
+    """calibrate measures the values inside Loop and If bodies (exposed as extra outputs of
+    those nodes): measured small, a body's RMS statistics convert; unmeasured or measured
+    around 800 they stay float32."""
+    from onnxsurgeon import calibrate
+
+    model = onnx.parser.parse_model("""<ir_version: 8, opset_import: ["" : 17]>
+g (float[4,64] X, int64 N, bool C) => (float[4,64] Y, float[4,64] Z) <float eps = {1e-6}, float half = {0.5}> {
+  t = Constant<value = bool {1}>()
+  Y = Loop(N, t, X) <body = b (int64 i, bool c, float[4,64] s) => (bool c2, float[4,64] s2) {
+    c2 = Identity(c)
+    sq = Mul(s, s)
+    ms = ReduceMean<axes = [-1]>(sq)
+    me = Add(ms, eps)
+    r = Sqrt(me)
+    n = Div(s, r)
+    s2 = Add(n, s)
+  }>
+  Z = If(C) <then_branch = th () => (float[4,64] z1) { e = Mul(X, X)  z1 = Mul(e, half) },
+             else_branch = el () => (float[4,64] z2) { z2 = Mul(X, half) }>
+}""")
+    rng = np.random.default_rng(0)
+    report = []
+    osg.run(model, "convert-float16", report=report)
+    assert report[0]["counts"]["kept-fp32-range"] >= 3, report[0]["counts"]
+    for scale, kept in ((2, False), (800, True)):
+        feeds = {"X": rng.uniform(-scale, scale, (4, 64)).astype(np.float32), "N": np.array(2), "C": np.array(True)}
+        ranges = calibrate.measure(model, [feeds, dict(feeds, C=np.array(False))])
+        assert {"sq", "ms", "n", "e", "z1", "z2"} <= set(ranges), sorted(ranges)
+        path = tmp_path / "ranges.txt"
+        calibrate.write_ranges(ranges, path)
+        report = []
+        half = osg.run(model, f"convert-float16(ranges={path})", report=report)
+        counts = report[0]["counts"]
+        assert ("kept-fp32-range" in counts) == kept, counts
+        want = _true_fp16(model, feeds)
+        assert _relative_error(_true_fp16(half, feeds), want) < FP16_TRUE_RTOL
