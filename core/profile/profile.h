@@ -81,7 +81,9 @@ struct Profile {
   // [quantization] qdq: what the runtime does with a QDQ model's QuantizeLinear ->
   // DequantizeLinear pairs: "consume" (computes in int8 from the model's scales), "dequantize"
   // (runs them in float), "refuse"; "" when the profile does not state it. Default pipelines
-  // keep Q/DQ pairs for every target (fold-qdq folds them on request).
+  // keep Q/DQ pairs; for "refuse" the compiled profile (passes/targeting/compiled_profile.cc)
+  // adds a fact that QuantizeLinear/DequantizeLinear are missing, which the plan step
+  // fold-qdq removes where they are on constants.
   std::string qdq;
   std::string qdq_source;
   // Without [ml] nothing is claimed (all true, nothing refused).

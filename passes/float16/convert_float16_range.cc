@@ -8,6 +8,7 @@
 #include <sstream>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "core/ir/constant.h"
 
@@ -21,7 +22,8 @@ constexpr double kHalfMax = 65504.0;
 // a value by an op that keeps the growth (Add, ReduceMean, MatMul...). A grown value is
 // assumed beyond float16; the ops that undo the growth (Sqrt, Log, Reciprocal, a Div by
 // it, the bounded activations) end the region.
-constexpr double kSqrtHalfMax = 255.9375;  // the largest float16 whose square fits (255.9375^2 < 65504)
+constexpr double kSqrtHalfMax = 255.9375;   // the largest float16 whose square fits (255.9375^2 < 65504)
+constexpr double kHalfExactInteger = 2048;  // float16 holds every integer up to 2^11, not all past it
 
 double Mag(const Range& r) { return std::max(std::fabs(r.lo), std::fabs(r.hi)); }
 bool Known(const Range& r) { return std::isfinite(r.lo) && std::isfinite(r.hi); }
@@ -59,6 +61,38 @@ std::optional<Range> ConstantRange(const Value* v, bool clamp) {
   return r;
 }
 
+// The values an integer (or bool) element type can hold, for the types narrow enough that
+// the bound helps: an int8/uint8 accumulation (MatMulInteger) is bounded by them.
+std::optional<Range> TypeRange(int32_t elem) {
+  using T = onnx::TensorProto;
+  switch (elem) {
+    case T::BOOL: return Range{0, 1};
+    case T::INT8: return Range{-128, 127};
+    case T::UINT8: return Range{0, 255};
+    case T::INT16: return Range{-32768, 32767};
+    case T::UINT16: return Range{0, 65535};
+    default: return std::nullopt;
+  }
+}
+
+// Casts to these types make integers that float16 holds exactly only up to 2048 (8-bit
+// integers always fit).
+bool WideInteger(int64_t to) {
+  using T = onnx::TensorProto;
+  return to == T::INT16 || to == T::UINT16 || to == T::INT32 || to == T::UINT32 || to == T::INT64 || to == T::UINT64;
+}
+
+// Ops through which an integer-making chain is walked back: they compute each element
+// from the same elements of their inputs, move them, or select one (a quantizer's
+// ReduceMin/ReduceMax of its input), so rounding anywhere in the chain reaches the integer.
+bool ChainOp(const Node& n) {
+  for (const char* op : {"Floor",   "Ceil",       "Round",     "Add",     "Sub",    "Mul",       "Div",      "Neg",
+                         "Abs",     "Reciprocal", "Clip",      "Max",     "Min",    "Relu",      "Identity", "Cast",
+                         "Reshape", "Squeeze",    "Unsqueeze", "Flatten", "Expand", "ReduceMin", "ReduceMax"})
+    if (n.Is(op)) return true;
+  return false;
+}
+
 }  // namespace
 
 class RangeAnalysis::Impl {
@@ -67,8 +101,12 @@ class RangeAnalysis::Impl {
       : types_(types), measured_(measured), clamp_(clamp) {
     for (Graph* g : main.SelfAndSubgraphs())
       for (Value* v : g->initializers()) Seed(v);
-    for (Value* v : main.inputs()) Seed(v);
-    for (Node* n : main.AllNodesRecursive()) Visit(*n);
+    for (Graph* g : main.SelfAndSubgraphs())  // a body's inputs: measured (calibrate), else typed
+      for (Value* v : g->inputs()) Seed(v);
+    std::vector<Node*> nodes = main.AllNodesRecursive();
+    for (Node* n : nodes) Visit(*n);
+    for (Node* n : nodes)
+      if (n->Is("Cast") && WideInteger(n->GetInt("to", 0))) KeepIntegerChain(*n);
   }
 
   const Range& Of(const Value* v) const {
@@ -89,6 +127,30 @@ class RangeAnalysis::Impl {
       ranges_[v] = it->second;
     } else if (auto c = ConstantRange(v, clamp_)) {
       ranges_[v] = *c;
+    } else if (auto t = TypeRange(types_.ElemType(v))) {
+      ranges_[v] = *t;
+    }
+  }
+
+  // A float value rounded to an integer by a Cast to a wide integer type: unless its bound
+  // is within float16's exact integers (|x| <= 2048), the elementwise chain that computes
+  // it keeps float32 (a quantizer's Floor(bias / (x_scale * w_scale)) -> Cast int32:
+  // float16 changes those integers, and a product of small scales falls to subnormals).
+  void KeepIntegerChain(const Node& cast) {
+    const Value* in = cast.input(0);
+    if (!in || types_.ElemType(in) != onnx::TensorProto::FLOAT) return;
+    if (Known(Of(in)) && Mag(Of(in)) <= kHalfExactInteger) return;
+    const std::string reason = absl::StrCat("computes an integer not bounded by 2048 for a Cast to ",
+                                            onnx::TensorProto::DataType_Name(cast.GetInt("to", 0)));
+    std::vector<const Value*> work{in};
+    absl::flat_hash_set<const Value*> seen{in};
+    while (!work.empty()) {
+      const Node* p = work.back()->producer();
+      work.pop_back();
+      if (!p || !ChainOp(*p)) continue;
+      reasons_.try_emplace(p, reason);
+      for (const Value* v : p->inputs())
+        if (v && types_.ElemType(v) == onnx::TensorProto::FLOAT && seen.insert(v).second) work.push_back(v);
     }
   }
 
@@ -119,7 +181,8 @@ class RangeAnalysis::Impl {
 
   // The inner (accumulated) length of a MatMul/Gemm/Conv, -1 when unknown.
   int64_t InnerCount(const Node& n) const {
-    if (n.Is("MatMul")) {
+    if (n.Is("MatMul") || n.Is("MatMulInteger")) {
+      if (auto b = types_.Dims(n.input(1)); b && b->size() >= 2 && (*b)[b->size() - 2] >= 0) return (*b)[b->size() - 2];
       auto dims = types_.Dims(n.input(0));
       return dims && !dims->empty() ? dims->back() : -1;
     }
@@ -148,6 +211,73 @@ class RangeAnalysis::Impl {
     for (const char* op : ops)
       if (n.Is(op)) return true;
     return false;
+  }
+
+  // The value v is a copy of (Identity, Dropout, a Cast between floats), else v.
+  const Value* Source(const Value* v) const {
+    for (const Node* p = v ? v->producer() : nullptr; p && p->num_inputs() > 0 && p->input(0); p = v->producer()) {
+      bool copy = p->Is("Identity") || p->Is("Dropout") ||
+                  (p->Is("Cast") && types_.ElemType(p->input(0)) == onnx::TensorProto::FLOAT &&
+                   p->GetInt("to", 0) == onnx::TensorProto::FLOAT);
+      if (!copy) break;
+      v = p->input(0);
+    }
+    return v;
+  }
+
+  // Whether a and b hold the same elements: one value, copies of it, or the same op with
+  // the same attributes on the same inputs (a Sub(x, mean) written twice). Graph inputs
+  // and weights are the same only as one value.
+  bool Same(const Value* a, const Value* b, int depth = 4) const {
+    a = Source(a), b = Source(b);
+    if (a == b) return a != nullptr;
+    const Node *pa = a ? a->producer() : nullptr, *pb = b ? b->producer() : nullptr;
+    if (!pa || !pb || depth == 0 || pa->op_type() != pb->op_type() || pa->domain() != pb->domain() ||
+        pa->num_inputs() != pb->num_inputs() || pa->num_outputs() != 1 || pb->num_outputs() != 1 ||
+        pa->attributes().size() != pb->attributes().size() || !pa->subgraphs().empty())
+      return false;
+    for (size_t i = 0; i < pa->attributes().size(); ++i)
+      if (pa->attributes()[i].proto().SerializeAsString() != pb->attributes()[i].proto().SerializeAsString())
+        return false;
+    for (size_t i = 0; i < pa->num_inputs(); ++i)
+      if ((pa->input(i) == nullptr) != (pb->input(i) == nullptr) ||
+          (pa->input(i) && !Same(pa->input(i), pb->input(i), depth - 1)))
+        return false;
+    return true;
+  }
+
+  // v without the epsilon added to it: Add(v, c) or Max(v, c) with a constant c >= 0.
+  const Value* WithoutEpsilon(const Value* v) const {
+    v = Source(v);
+    const Node* p = v ? v->producer() : nullptr;
+    if (!p || !(p->Is("Add") || p->Is("Max")) || p->num_inputs() != 2) return v;
+    for (int i = 0; i < 2; ++i) {
+      auto c = ConstantRange(p->input(1 - i), clamp_);
+      if (c && c->lo >= 0) return Source(p->input(i));
+    }
+    return v;
+  }
+
+  // The bound of num / den when den is num's own norm (plus an epsilon): |x| / sqrt(mean(x^2))
+  // is at most sqrt(n) over n elements (a decomposed LayerNorm's or RMSNorm's quotient),
+  // |x| / sqrt(sum(x^2)) and |x| / ReduceL2(x) at most 1. nullopt for any other quotient.
+  std::optional<double> NormRatioBound(const Value* num, const Value* den) const {
+    const Value* root = WithoutEpsilon(den);
+    const Node* p = root ? root->producer() : nullptr;
+    if (p && p->Is("ReduceL2")) return Same(p->input(0), num) ? std::optional<double>(1) : std::nullopt;
+    if (!p || !p->Is("Sqrt")) return std::nullopt;
+    const Value* sum = WithoutEpsilon(p->input(0));
+    const Node* r = sum ? sum->producer() : nullptr;
+    if (!r || !(r->Is("ReduceMean") || r->Is("ReduceSum") || r->Is("ReduceSumSquare"))) return std::nullopt;
+    if (r->Is("ReduceSumSquare")) return Same(r->input(0), num) ? std::optional<double>(1) : std::nullopt;
+    const Value* sq = Source(r->input(0));
+    const Node* q = sq ? sq->producer() : nullptr;
+    bool squares = q && ((q->Is("Mul") && Same(q->input(0), q->input(1))) ||
+                         (q->Is("Pow") && ScalarConstant(q->input(1)) == std::optional<double>(2)));
+    if (!squares || !Same(q->input(0), num)) return std::nullopt;
+    if (r->Is("ReduceSum")) return 1;
+    int64_t count = ReducedCount(*r);
+    return count > 0 ? std::optional<double>(std::sqrt(double(count))) : std::nullopt;
   }
 
   // The output range from the inputs' (real arithmetic). `growth` is set to why the op
@@ -191,6 +321,9 @@ class RangeAnalysis::Impl {
     if (IsAny(n, {"Tanh", "Erf", "Sin", "Cos", "Softsign", "Sign"})) return contracts = true, Range{-1, 1};
     if (n.Is("LogSoftmax")) return contracts = true, Range{-kInf, 0};
     if (n.Is("Neg")) return {-a.hi, -a.lo};
+    if (n.Is("Floor")) return {std::floor(a.lo), std::floor(a.hi)};
+    if (n.Is("Ceil")) return {std::ceil(a.lo), std::ceil(a.hi)};
+    if (n.Is("Round")) return {std::round(a.lo), std::round(a.hi)};
     if (n.Is("Abs")) return {a.lo >= 0 ? a.lo : 0, Mag(a)};
     if (n.Is("Add")) return {a.lo + b.lo, a.hi + b.hi};
     if (n.Is("Sub")) {
@@ -200,7 +333,12 @@ class RangeAnalysis::Impl {
       return {a.lo - b.hi, a.hi - b.lo};
     }
     if (n.Is("Mul")) {
-      if (n.input(0) == n.input(1)) {
+      for (int i = 0; i < 2; ++i) {  // x * Reciprocal(norm of x)
+        const Node* r = n.input(1 - i) ? Source(n.input(1 - i))->producer() : nullptr;
+        if (auto bound = r && r->Is("Reciprocal") ? NormRatioBound(n.input(i), r->input(0)) : std::nullopt)
+          return contracts = true, Range{-*bound, *bound};
+      }
+      if (Same(n.input(0), n.input(1))) {
         Range r{a.lo <= 0 && a.hi >= 0 ? 0 : std::min(a.lo * a.lo, a.hi * a.hi), Mag(a) * Mag(a)};
         if (!Fits(r)) growth = "squares a value not bounded by 256 (Mul(x, x))";
         return r;
@@ -212,9 +350,11 @@ class RangeAnalysis::Impl {
       // A grown value over a grown value (Exp over its ReduceSum) is a ratio; over a
       // bounded one (a variance's unbiasing) it keeps growing.
       contracts = !num.grown || den.grown;
-      // A denominator that may come near 0 (an epsilon guard: sqrt(var + 1e-12)) says
-      // nothing useful: the quotient's bound is unknown, as an activation's.
-      if (den.lo >= 1e-3 || den.hi <= -1e-3) return MulRange(num, {1 / den.hi, 1 / den.lo});
+      if (n.Is("Div"))
+        if (auto bound = NormRatioBound(n.input(0), n.input(1))) return Range{-*bound, *bound};
+      // A denominator of one sign bounded away from 0 (y + eps with y >= 0): the quotient is
+      // at most |num| / eps. One that may reach 0 says nothing: the bound is unknown.
+      if (den.lo > 0 || den.hi < 0) return MulRange(num, {1 / den.hi, 1 / den.lo});
       return {};
     }
     if (n.Is("Sqrt")) return contracts = true, Range{std::sqrt(std::max(0.0, a.lo)), std::sqrt(std::max(0.0, a.hi))};
@@ -258,6 +398,17 @@ class RangeAnalysis::Impl {
       if (n.Is("ReduceL2")) return {0, std::sqrt(sq.hi)};
       return sq;
     }
+    if (IsAny(n, {"MatMulInteger", "ConvInteger"})) {
+      // Sums of products of 8-bit integers less their zero points: past 65504 already for
+      // a few dozen terms, so the Cast to float after them keeps float32.
+      int64_t k = InnerCount(n);
+      Range za = in.size() > 2 && n.input(2) ? in[2] : Range{0, 0};
+      Range zb = in.size() > 3 && n.input(3) ? in[3] : Range{0, 0};
+      double bound = SafeMul(k < 0 ? kInf : double(k),
+                             SafeMul(Mag({a.lo - za.hi, a.hi - za.lo}), Mag({b.lo - zb.hi, b.hi - zb.lo})));
+      if (!(bound <= kHalfMax)) growth = "sums products of 8-bit integers past 65504 (" + n.op_type() + ")";
+      return {-bound, bound};
+    }
     if (IsAny(n, {"MatMul", "Gemm", "Conv", "ConvTranspose"})) {
       int64_t k = InnerCount(n);
       double bound = SafeMul(k < 0 ? kInf : double(k), SafeMul(Mag(a), Mag(b)));
@@ -271,12 +422,14 @@ class RangeAnalysis::Impl {
 
   void Visit(const Node& n) {
     std::vector<Range> in;
-    bool input_grown = false, input_exceeds = false;
+    bool input_grown = false, input_exceeds = false, integer_grown = false;
     for (const Value* v : n.inputs()) {
       in.push_back(v ? Of(v) : Range{});
       if (v && types_.ElemType(v) == onnx::TensorProto::FLOAT) {
         input_grown |= Of(v).grown;
-        input_exceeds |= Exceeds(Of(v));
+        input_exceeds |= Exceeds(Of(v)) || beyond_.contains(v);
+      } else if (v) {
+        integer_grown |= Of(v).grown;
       }
     }
     std::string growth;
@@ -294,13 +447,22 @@ class RangeAnalysis::Impl {
     }
     std::string reason;
     if (!growth.empty() && !Fits(out)) {
-      out.grown = true;
+      out.grown = !n.Is("ReduceL2");  // its square root is back at its input's scale
       reason = growth;
     } else if (input_grown && !contracts && !Fits(out)) {
       out.grown = true;
     }
+    // An integer sum past float16 (MatMulInteger's, plus its bias) made float: the Cast and
+    // its readers keep float32; the scale they multiply by brings the value back.
+    if (n.Is("Cast") && integer_grown && n.GetInt("to", 0) == onnx::TensorProto::FLOAT) {
+      reason = "casts an integer sum beyond float16 to float (" + n.op_type() + " of an integer accumulation)";
+      beyond_.insert(n.output(0));
+    }
     // Norms whose kernels compute the variance in the input's type.
-    if ((n.Is("InstanceNormalization") || (n.Is("GroupNormalization") && n.GetInt("stash_type", 0) != 1)) &&
+    // GroupNormalization-21 computes them in stash_type, float32 by default; 18 in its input's.
+    const int64_t stash_default = n.graph()->OpsetVersion("") >= 21 ? onnx::TensorProto::FLOAT : 0;
+    if ((n.Is("InstanceNormalization") ||
+         (n.Is("GroupNormalization") && n.GetInt("stash_type", stash_default) != onnx::TensorProto::FLOAT)) &&
         !(Known(in[0]) && Mag(in[0]) <= kSqrtHalfMax / 2)) {
       reason = "computes a variance (squares) of a value not bounded by 128 (" + n.op_type() + ")";
     }
@@ -308,6 +470,9 @@ class RangeAnalysis::Impl {
       const Value* v = n.output(i);
       if (!v) continue;
       Range r = out;
+      if (auto t = TypeRange(types_.ElemType(v))) r = {std::max(r.lo, t->lo), std::min(r.hi, t->hi)};
+      // An integer computed from an integer sum past float16 (ConvInteger's plus a bias).
+      if (types_.ElemType(v) != onnx::TensorProto::FLOAT && integer_grown && !Fits(r)) r.grown = true;
       if (auto it = measured_.find(v->name()); it != measured_.end()) {
         r = it->second;  // measured on real inputs: it overrides the static bound
         if (!Fits(r) && reason.empty())
@@ -329,6 +494,7 @@ class RangeAnalysis::Impl {
   bool clamp_;
   absl::flat_hash_map<const Value*, Range> ranges_;
   absl::flat_hash_map<const Node*, std::string> reasons_;
+  absl::flat_hash_set<const Value*> beyond_;  // float values beyond float16 with no known bound
 };
 
 RangeAnalysis::RangeAnalysis(const Graph& main, const TypeFacts& types,

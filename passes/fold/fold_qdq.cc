@@ -42,6 +42,8 @@ std::optional<Range> QuantRange(int32_t type) {
     case Types::UINT8: return Range{0, 255};
     case Types::INT16: return Range{-32768, 32767};
     case Types::UINT16: return Range{0, 65535};
+    // A bias a quantizer stores as int32 (DequantizeLinear only: QuantizeLinear makes no int32).
+    case Types::INT32: return Range{-2147483648.0, 2147483647.0};
     default: return std::nullopt;
   }
 }
@@ -81,7 +83,8 @@ std::optional<Params> ReadParams(const Node& n, const std::vector<int64_t>& dims
     if (!QuantRange(p.qtype)) return Refuse(why, "a 4-bit, float8 or other quantized type"), std::nullopt;
     p.zero.assign(p.scale.size(), 0.0);
   }
-  if (p.scale.size() > 1 || (s->dims.size() == 1 && !dims.empty())) {
+  // One scale is per tensor whatever its shape ([1] included, as onnxruntime reads it).
+  if (p.scale.size() > 1) {
     int64_t axis = 1;
     if (const Attribute* a = n.FindAttribute("axis")) axis = a->proto().i();
     const int64_t rank = static_cast<int64_t>(dims.size());

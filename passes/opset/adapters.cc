@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "passes/lowering/scatternd.h"
 #include "passes/opset/adapters_layout.h"
+#include "passes/opset/adapters_quant.h"
 #include "passes/opset/adapters_up.h"
 #include "passes/opset/step.h"
 
@@ -689,6 +690,7 @@ Status QuantizeSaturateDown(StepContext& ctx) {
 // Opset 21 added blocked quantization and the 4- and 16-bit types to QuantizeLinear and
 // DequantizeLinear (the quantized type is DequantizeLinear's x, QuantizeLinear's zero point).
 Status QuantizeLinear21Down(StepContext& ctx) {
+  OS_RETURN_IF_ERROR(WidenFourBitWeight(ctx));
   Node* n = ctx.node;
   if (int64_t b = n->GetInt("block_size", 0); b != 0)
     return ctx.Refuse(absl::StrCat("blocked quantization (block_size=", b, ") needs opset 21"));

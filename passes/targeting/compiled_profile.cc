@@ -10,9 +10,19 @@ Status EntryError(const Profile& p, size_t i, const char* key, absl::string_view
   return absl::InvalidArgumentError(absl::StrCat(p.origin, ": missing[", i, "].", key, ": ", what));
 }
 
+// [quantization] qdq = "refuse" is a fact like a [[missing]] one: the target lacks
+// QuantizeLinear and DequantizeLinear, and the plan step that removes them decides per node
+// (fold-qdq folds those on constants).
+void AddQdqFacts(Profile& profile) {
+  if (profile.qdq != "refuse") return;
+  for (const char* domain : {"", "com.microsoft"})
+    profile.missing.push_back(MissingOp{{"QuantizeLinear", "DequantizeLinear"}, domain, "", profile.qdq_source, ""});
+}
+
 }  // namespace
 
 StatusOr<CompiledProfile> CompileProfile(Profile profile) {
+  AddQdqFacts(profile);
   CompiledProfile out;
   for (size_t i = 0; i < profile.missing.size(); ++i) {
     const MissingOp& m = profile.missing[i];

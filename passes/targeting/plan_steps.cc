@@ -64,6 +64,20 @@ Removal SimplifyRemoves(const RemovalQuery& q) {
 // node's attributes: then the blocker stays, named with the rule's reason).
 Removal LowerContribOpsRemoves(const RemovalQuery& q) { return IsLowerableContribOp(q.node) ? Yes() : No(); }
 
+// fold-qdq(weights=true) folds Q/DQ on constants (a weight's or bias's quantization); an
+// activation's QuantizeLinear -> DequantizeLinear is the model's quantization itself.
+Removal FoldQdqRemoves(const RemovalQuery& q) {
+  const Node& n = q.node;
+  const Value* data = n.num_inputs() > 0 ? n.input(0) : nullptr;
+  const Node* p = data ? data->producer() : nullptr;
+  bool on_constant = data && (IsConstant(data) || (n.Is("DequantizeLinear") && p && p->Is("QuantizeLinear") &&
+                                                   p->num_inputs() > 0 && IsConstant(p->input(0))));
+  if (on_constant) return Yes();
+  return {Removal::kNeeds,
+          "fold-qdq folds only Q/DQ on constants; this one quantizes an activation: give the target the float "
+          "model (it quantizes from float itself)"};
+}
+
 // ---- pipeline texts ------------------------------------------------------------------
 
 // The opset convert-opset must reach for every `input:I` fact that holds in the model: the
@@ -142,6 +156,7 @@ std::string ConvertOpsetBeforeFormText(const StepTextContext& c) {
 // The lowerings write CastLike where a type was unknown, with a Cast to the stash type
 // before it: once typed, both are often identities (onnx2tf mistranslated them, measured).
 std::string RewriteCastLikeText(const StepTextContext&) { return "rewrite-castlike,strip-identity-cast"; }
+std::string FoldQdqText(const StepTextContext&) { return "fold-qdq(weights=true)"; }
 
 std::string SetInputShapeText(const StepTextContext& c) {
   return c.input_shapes.empty() ? "set-input-shape" : absl::StrCat("set-input-shape(shapes=", c.input_shapes, ")");

@@ -14,6 +14,7 @@ The pass doubles each measured range (headroom for inputs beyond the calibration
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 from pathlib import Path
@@ -43,31 +44,76 @@ def _float_values(model) -> list[str]:
     return names
 
 
-def measure(model, inputs: Union[Feeds, Iterable[Feeds], str, Path]) -> dict:
-    """{value name: (min, max)} over every input set, for the main graph's float values
-    (finite elements only; a value that is all non-finite is left out). `model`: a
-    ModelProto or a path."""
+def _typed(graph) -> dict:
+    return {v.name: v.type for v in list(graph.value_info) + list(graph.output) + list(graph.input)}
+
+
+def _is_float(typed: dict, name: str) -> bool:
+    import onnx
+
+    t = typed.get(name)
+    return t is not None and t.tensor_type.elem_type == onnx.TensorProto.FLOAT
+
+
+def _body_values(body, names) -> list[tuple[str, str]]:
+    """(name in body, original name) of the body's float values: its inputs, its nodes'
+    outputs and, exposed through them, its own If/Loop bodies' values."""
+    typed = _typed(body)
+    own = [i.name for i in body.input] + [o for n in body.node for o in n.output if o]
+    return [(v, v) for v in own if _is_float(typed, v)] + _expose_bodies(body, names)
+
+
+def _expose_bodies(graph, names) -> list[tuple[str, str]]:
+    """Makes the float values inside graph's If and Loop bodies outputs of those nodes: an
+    If gets them from the branch that makes them (the other branch gives an empty tensor),
+    a Loop as scan outputs (one per iteration, stacked). Returns (output name in graph,
+    original name) for each. `names` makes the new names unique."""
+    from onnx import TensorProto, helper
+
+    exposed = []
+    for node in graph.node:
+        bodies = {a.name: a.g for a in node.attribute if a.type == a.GRAPH}
+        if node.op_type == "If" and node.domain in ("", "ai.onnx"):
+            branches = [bodies["then_branch"], bodies["else_branch"]]
+            for j, values in enumerate([_body_values(b, names) for b in branches]):
+                for body_name, original in values:
+                    for k, branch in enumerate(branches):
+                        out = next(names)
+                        if k == j:
+                            branch.node.append(helper.make_node("Identity", [body_name], [out]))
+                        else:
+                            empty = helper.make_tensor(out, TensorProto.FLOAT, [0], [])
+                            branch.node.append(helper.make_node("Constant", [], [out], value=empty))
+                        branch.output.append(helper.make_empty_tensor_value_info(out))
+                    node.output.append(next(names))
+                    exposed.append((node.output[-1], original))
+        elif node.op_type == "Loop" and node.domain in ("", "ai.onnx"):
+            body = bodies["body"]
+            for body_name, original in _body_values(body, names):
+                out = next(names)
+                body.node.append(helper.make_node("Identity", [body_name], [out]))
+                body.output.append(helper.make_empty_tensor_value_info(out))
+                node.output.append(next(names))
+                exposed.append((node.output[-1], original))
+    return exposed
+
+
+def _run_ranges(model, names: list[str], exposed: list[tuple[str, str]], inputs) -> dict:
+    """Runs the probe model (every wanted value an output) and folds each output's finite
+    elements into {original name: (min, max)}."""
     import numpy as np
     import onnx
     import onnxruntime as ort
 
-    if not isinstance(model, onnx.ModelProto):
-        model = onnx.load(str(model))
-    if isinstance(inputs, (str, Path)):
-        inputs = _load_sets([str(inputs)])
-    elif isinstance(inputs, Mapping):
-        inputs = [inputs]
-    names = _float_values(model)
-    probe = onnx.ModelProto()
-    probe.CopyFrom(model)
-    declared = {o.name for o in probe.graph.output}
-    for name in names:
+    declared = {o.name for o in model.graph.output}
+    originals = {n: n for n in names} | dict(exposed)
+    for name in originals:
         if name not in declared:
-            probe.graph.output.append(onnx.helper.make_empty_tensor_value_info(name))
+            model.graph.output.append(onnx.helper.make_empty_tensor_value_info(name))
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    session = ort.InferenceSession(probe.SerializeToString(), options, providers=["CPUExecutionProvider"])
-    wanted = [o.name for o in session.get_outputs() if o.name in set(names)]
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    wanted = [o.name for o in session.get_outputs() if o.name in originals]
     ranges: dict[str, tuple[float, float]] = {}
     for feeds in inputs:
         for name, value in zip(wanted, session.run(wanted, dict(feeds))):
@@ -76,10 +122,41 @@ def measure(model, inputs: Union[Feeds, Iterable[Feeds], str, Path]) -> dict:
             if finite.size == 0:
                 continue
             lo, hi = float(finite.min()), float(finite.max())
-            if name in ranges:
-                lo, hi = min(lo, ranges[name][0]), max(hi, ranges[name][1])
-            ranges[name] = (lo, hi)
+            key = originals[name]
+            if key in ranges:
+                lo, hi = min(lo, ranges[key][0]), max(hi, ranges[key][1])
+            ranges[key] = (lo, hi)
     return ranges
+
+
+def measure(model, inputs: Union[Feeds, Iterable[Feeds], str, Path]) -> dict:
+    """{value name: (min, max)} over every input set, for the main graph's float values
+    (finite elements only; a value that is all non-finite is left out). `model`: a
+    ModelProto or a path."""
+    import onnx
+
+    if not isinstance(model, onnx.ModelProto):
+        model = onnx.load(str(model))
+    if isinstance(inputs, (str, Path)):
+        inputs = _load_sets([str(inputs)])
+    elif isinstance(inputs, Mapping):
+        inputs = [inputs]
+    names = _float_values(model)
+    inputs = list(inputs)
+    # Values inside If/Loop bodies are measured as extra outputs of those nodes; a model
+    # onnxruntime cannot run that way (a Loop whose values change shape per iteration) is
+    # measured in its main graph only.
+    probe = onnx.shape_inference.infer_shapes(model)
+    counter = (f"onnxsurgeon_calibrate_{i}" for i in itertools.count())
+    exposed = _expose_bodies(probe.graph, counter)
+    try:
+        return _run_ranges(probe, names, exposed, inputs)
+    except Exception:
+        if not exposed:
+            raise
+    plain = onnx.ModelProto()
+    plain.CopyFrom(model)
+    return _run_ranges(plain, names, [], inputs)
 
 
 def write_ranges(ranges: Mapping[str, tuple], path: Union[str, Path]) -> None:

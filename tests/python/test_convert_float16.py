@@ -251,6 +251,27 @@ g (float[4,1024] X) => (float[4,8] Y) <float scale = {0.001}> {
 }"""
 
 
+# A LayerNorm whose square reads two copies of x - mean (an exporter that writes the Sub
+# twice): the analysis sees one value squared.
+LAYERNORM_TWO_SUBS = LAYERNORM.replace("  sq = Pow(d, two)", "  d2 = Sub(X, mean)\n  sq = Mul(d, d2)")
+
+# x / (Relu(y) + eps): the quotient reaches |x| / eps where y <= 0 (8e4 here).
+EPS_GUARDED_DIV = """<ir_version: 8, opset_import: ["" : 17]>
+g (float[4,64] X) => (float[4,64] Y) <float eps = {1e-4}, float lo = {-20}, float hi = {20}> {
+  c = Clip(X, lo, hi)
+  r = Relu(X)
+  den = Add(r, eps)
+  q = Div(c, den)
+  Y = Mul(q, eps)
+}"""
+
+GROUPNORM_OP = """<ir_version: 8, opset_import: ["" : 18]>
+g (float[2,8,16] X) => (float[2,8,16] Y) <float[4] scale = {1,1,1,1}, float[4] bias = {0,0,0,0}> {
+  n = GroupNormalization<epsilon = 1e-5, num_groups = 4>(X, scale, bias)
+  Y = Mul(n, w)
+}"""
+
+
 WEIGHTS = {"w": (64,), "b": (64,), "W": (1024, 8)}
 WEIGHTS_GROUPNORM = {"w": (8, 1), "b": (8, 1)}
 
@@ -259,7 +280,7 @@ def _with_weights(text: str, rng: np.random.Generator) -> onnx.ModelProto:
     """The model with its weights w, b (uniform in [0.5, 1.5]) and W (all 100) that it reads."""
     model = onnx.parser.parse_model(text)
     read = {i for n in model.graph.node for i in n.input}
-    shapes = WEIGHTS_GROUPNORM if "InstanceNormalization" in text else WEIGHTS
+    shapes = WEIGHTS_GROUPNORM if "Normalization" in text else WEIGHTS
     for name, shape in shapes.items():
         if name in read:
             value = np.full(shape, 100.0) if name == "W" else rng.uniform(0.5, 1.5, shape)
@@ -287,6 +308,9 @@ RANGE_CASES = {
     "softmax": (SOFTMAX_WRITTEN_OUT, lambda r: r.uniform(-4, 16, (4, 64)), "exponentiates"),
     "groupnorm": (GROUPNORM, lambda r: r.uniform(-800, 800, (2, 8, 16)), "computes a variance"),
     "matmul": (LARGE_MATMUL, lambda r: r.uniform(2, 4, (4, 1024)), "exceeds float16's 65504 (MatMul)"),
+    "layernorm-two-subs": (LAYERNORM_TWO_SUBS, lambda r: r.uniform(-800, 800, (4, 64)), "squares a value"),
+    "eps-guarded-div": (EPS_GUARDED_DIV, lambda r: r.uniform(-8, 8, (4, 64)), "exceeds float16's 65504 (Div)"),
+    "groupnorm-op": (GROUPNORM_OP, lambda r: r.uniform(-800, 800, (2, 8, 16)), "computes a variance"),
 }
 
 
@@ -419,3 +443,71 @@ def test_cli_calibrate_measures_ranges_for_convert_float16(tmp_path, run_cli):
     assert casts == {"small": 2, "large": 4}, casts
     proc = run_cli("--pass", "simplify", "--calibrate", npz, model_path, "-o", tmp_path / "x.onnx", expect_rc=2)
     assert "convert-float16" in proc.stderr
+
+
+def test_a_value_over_its_own_norm_is_bounded():
+    """x / sqrt(mean(x^2) + eps) is at most sqrt(n) and x / ReduceL2(x) at most 1, whatever x
+    is: the square after them fits float16, so nothing is kept float32."""
+    model = onnx.parser.parse_model("""<ir_version: 8, opset_import: ["" : 17]>
+g (float[4,64] X) => (float[4,64] Y, float[4,64] Z) <float eps = {1e-6}> {
+  sq = Mul(X, X)
+  ms = ReduceMean<axes = [-1]>(sq)
+  me = Add(ms, eps)
+  r = Sqrt(me)
+  inv = Reciprocal(r)
+  n = Mul(X, inv)
+  Y = Mul(n, n)
+  l2 = ReduceL2<axes = [-1]>(X)
+  l2e = Add(l2, eps)
+  u = Div(X, l2e)
+  Z = Mul(u, u)
+}""")
+    report = []
+    half = osg.run(model, "convert-float16", report=report)
+    # The quotients and the squares after them convert: only the statistics stay float32.
+    inferred = onnx.shape_inference.infer_shapes(half)
+    types = {v.name: v.type.tensor_type.elem_type for v in inferred.graph.value_info}
+    assert [types.get(name) for name in ("n", "u", "Y_fp16", "Z_fp16")] == [FLOAT16] * 4, types
+    rng = np.random.default_rng(0)
+    feeds = {"X": rng.uniform(-800, 800, (4, 64)).astype(np.float32)}
+    want = _true_fp16(model, feeds)
+    assert _relative_error(_true_fp16(half, feeds), want) < FP16_TRUE_RTOL
+
+
+def test_measured_ranges_reach_loop_and_if_bodies(tmp_path):
+    """calibrate measures the values inside Loop and If bodies (exposed as extra outputs of
+    those nodes): measured small, a body's RMS statistics convert; unmeasured or measured
+    around 800 they stay float32."""
+    from onnxsurgeon import calibrate
+
+    model = onnx.parser.parse_model("""<ir_version: 8, opset_import: ["" : 17]>
+g (float[4,64] X, int64 N, bool C) => (float[4,64] Y, float[4,64] Z) <float eps = {1e-6}, float half = {0.5}> {
+  t = Constant<value = bool {1}>()
+  Y = Loop(N, t, X) <body = b (int64 i, bool c, float[4,64] s) => (bool c2, float[4,64] s2) {
+    c2 = Identity(c)
+    sq = Mul(s, s)
+    ms = ReduceMean<axes = [-1]>(sq)
+    me = Add(ms, eps)
+    r = Sqrt(me)
+    n = Div(s, r)
+    s2 = Add(n, s)
+  }>
+  Z = If(C) <then_branch = th () => (float[4,64] z1) { e = Mul(X, X)  z1 = Mul(e, half) },
+             else_branch = el () => (float[4,64] z2) { z2 = Mul(X, half) }>
+}""")
+    rng = np.random.default_rng(0)
+    report = []
+    osg.run(model, "convert-float16", report=report)
+    assert report[0]["counts"]["kept-fp32-range"] >= 3, report[0]["counts"]
+    for scale, kept in ((2, False), (800, True)):
+        feeds = {"X": rng.uniform(-scale, scale, (4, 64)).astype(np.float32), "N": np.array(2), "C": np.array(True)}
+        ranges = calibrate.measure(model, [feeds, dict(feeds, C=np.array(False))])
+        assert {"sq", "ms", "n", "e", "z1", "z2"} <= set(ranges), sorted(ranges)
+        path = tmp_path / "ranges.txt"
+        calibrate.write_ranges(ranges, path)
+        report = []
+        half = osg.run(model, f"convert-float16(ranges={path})", report=report)
+        counts = report[0]["counts"]
+        assert ("kept-fp32-range" in counts) == kept, counts
+        want = _true_fp16(model, feeds)
+        assert _relative_error(_true_fp16(half, feeds), want) < FP16_TRUE_RTOL

@@ -48,7 +48,47 @@ def test_simplify_keeps_and_fold_qdq_folds():
     assert qdq_count(folded) < qdq_count(model)
 
 
-@pytest.mark.parametrize("target", TARGETS)
+# Profiles whose backend does not run a QDQ model as onnxruntime does ([quantization] qdq =
+# "refuse", measured: targets/probes/qdq_models.txt).
+REFUSE_QDQ = ["nncase-k210", "tflite"]
+
+
+def weights_only_model() -> onnx.ModelProto:
+    """qdq_model without the activations' Q -> DQ: only the weights' quantization."""
+    model = qdq_model()
+    keep = [n for n in model.graph.node if not (n.op_type in QDQ and n.input[0] in ("X", "xq", "r", "hq"))]
+    rename = {"xd": "X", "hd": "r"}
+    for n in keep:
+        n.input[:] = [rename.get(i, i) for i in n.input]
+    del model.graph.node[:]
+    model.graph.node.extend(keep)
+    onnx.checker.check_model(model)
+    return model
+
+
+@pytest.mark.parametrize("target", REFUSE_QDQ)
+def test_target_that_refuses_qdq_folds_the_weights_and_names_the_activations(target, tmp_path, run_cli, oracle):
+    model = weights_only_model()
+    assert qdq_count(model) == 3
+    path, out = tmp_path / "w.onnx", tmp_path / "out.onnx"
+    onnx.save(model, path)
+    report = osg.check_target(model, target, "X:1x8")
+    assert {b["op"] for b in report["blockers"]} >= {"QuantizeLinear", "DequantizeLinear"}, report
+    assert all(b["fixable"] for b in report["blockers"] if b["op"] in QDQ), report
+    run_cli("--target", target, "--input-shapes", "X:1x8", path, "-o", out)
+    folded = onnx.load(out)
+    assert qdq_count(folded) == 0
+    x = {"X": np.random.default_rng(1).standard_normal((1, 8)).astype(np.float32)}
+    oracle.assert_outputs_close(oracle.run_model(folded, x), oracle.run_model(model, x), rtol=0, atol=1e-6)
+    # An activation's Q -> DQ is the model's quantization: named, not folded.
+    full = tmp_path / "full.onnx"
+    onnx.save(qdq_model(), full)
+    proc = run_cli("--target", target, "--input-shapes", "X:1x8", full, "-o", tmp_path / "x.onnx", expect_rc=None)
+    assert proc.returncode != 0 and "quantizes an activation" in proc.stderr, proc.stderr
+    assert not (tmp_path / "x.onnx").exists()
+
+
+@pytest.mark.parametrize("target", [t for t in TARGETS if t not in REFUSE_QDQ])
 def test_target_plan_keeps_qdq_counts(target, tmp_path, run_cli):
     model = qdq_model()
     path, out = tmp_path / "qdq.onnx", tmp_path / "out.onnx"

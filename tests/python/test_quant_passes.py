@@ -117,12 +117,13 @@ def test_pass_keeps_quantized_model(pipeline, arch, form, quant_model, oracle):
 
 
 # The lowest opset each form exists at (13 for the opset-17 exports: LayerNormalization is
-# decomposed there, per-axis Q/DQ begins there), and the refusal one below.
-LOWEST = {"qdq-int16": 21, "qdq-int4": 21, "qdq-int4-blocked": 21}
+# decomposed there, per-axis Q/DQ begins there), and the refusal one below. Stored int4
+# weights (per axis) widen to int8 with the same integers below 21: bit-identical.
+LOWEST = {"qdq-int16": 21, "qdq-int4-blocked": 21}
 BELOW = {
     "qdq-per-channel": (12, "per-axis quantization"),
     "qdq-int16": (20, "int16 quantization"),
-    "qdq-int4": (20, "int4 quantization"),
+    "qdq-int4": (12, "per-axis quantization"),
     "qdq-int4-blocked": (20, "blocked quantization"),
 }
 
@@ -148,9 +149,26 @@ def test_run_summary_and_report_carry_quantization(quant_model, run_cli, tmp_pat
     report = json.loads(proc.stdout)
     q = report[0]["quantization"]
     assert q["before"]["dequantize_linear"] > q["after"]["dequantize_linear"]
-    assert q["before"]["quantized_weight_bytes"] > q["after"]["quantized_weight_bytes"]  # int32 biases stay
+    assert q["before"]["quantized_weight_bytes"] > q["after"]["quantized_weight_bytes"]
     assert "Q/DQ nodes" in proc.stderr and "quantized weights" in proc.stderr, proc.stderr
     # A float model's summary has no quantization rows.
     float_out = tmp_path / "float.onnx"
     proc = run_cli("--pass", "simplify", qm.export_float("cnn", src.parent), "-o", float_out)
     assert "Q/DQ nodes" not in proc.stderr
+
+
+@pytest.mark.parametrize("arch", qm.ARCHS)
+def test_int4_weights_widen_to_int8_below_opset_21(arch, quant_model, oracle):
+    """The same integers, scales and zero points as int8: bit-identical in onnxruntime, the
+    Q/DQ counts kept, no 4-bit tensor left."""
+    original = onnx.load(str(quant_model(arch, "qdq-int4")))
+    four_bit = (onnx.TensorProto.INT4, onnx.TensorProto.UINT4)
+    assert any(t.data_type in four_bit for t in original.graph.initializer)
+    for opset in (20, 19, 13):
+        rewritten = osg.run(original, f"convert-opset(opset={opset})")
+        oracle.assert_valid(rewritten)
+        assert not any(t.data_type in four_bit for t in rewritten.graph.initializer)
+        assert _counts(rewritten) == _counts(original)
+        feeds = qm.inputs(arch)[0]
+        for want, got in zip(_run(original, feeds), _run(rewritten, feeds)):
+            np.testing.assert_array_equal(got, want)

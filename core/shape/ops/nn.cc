@@ -133,7 +133,7 @@ void RegisterNn(OpTable& table) {
   table.Shape({"Conv"}, Conv);
   table.Shape({"MaxPool", "AveragePool"}, Pool);
   table.Shape({"GlobalAveragePool", "GlobalMaxPool"}, GlobalPool);
-  table.Shape({"BatchNormalization", "InstanceNormalization"}, ShapedLikeInput);
+  table.Shape({"BatchNormalization", "InstanceNormalization", "GroupNormalization"}, ShapedLikeInput);
   table.Shape({"LayerNormalization"}, LayerNorm);
 }
 
