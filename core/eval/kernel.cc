@@ -164,6 +164,7 @@ void RegisterKernels(OpTable& table) {
   eval::AddReduceKernels(defs);
   eval::AddCastKernels(defs);
   eval::AddGeneratorKernels(defs);
+  eval::AddResizeKernels(defs);
   for (const eval::KernelDef& d : defs) table.Kernel(d.op_type, {d.since, d.until, d.fn});
 }
 
