@@ -165,6 +165,7 @@ void RegisterKernels(OpTable& table) {
   eval::AddCastKernels(defs);
   eval::AddGeneratorKernels(defs);
   eval::AddResizeKernels(defs);
+  eval::AddLinalgKernels(defs);
   for (const eval::KernelDef& d : defs) table.Kernel(d.op_type, {d.since, d.until, d.fn});
 }
 

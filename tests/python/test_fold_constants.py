@@ -524,3 +524,44 @@ def test_cumsum_random_inputs_match_onnxruntime():
             assert _close(*got) is None, f"{np.dtype(dtype).name} axis={axis} {exclusive=} {reverse=}"
             checked += 1
     assert checked >= 40
+
+
+def test_matmul_softmax_layernorm_random_inputs_match_onnxruntime():
+    """The kernels that fold a constant attention block (a DETR decoder's first self-attention)."""
+    rng = np.random.default_rng(13)
+    cases = [
+        ("MatMul", [(3, 4), (4, 5)], None),
+        ("MatMul", [(2, 1, 3, 4), (5, 4, 2)], None),
+        ("MatMul", [(4,), (2, 4, 3)], None),
+        ("MatMul", [(2, 3, 4), (4,)], None),
+        ("Softmax", [(2, 3, 5)], {"axis": -1}),
+        ("Softmax", [(2, 3, 5)], {"axis": 1}),
+        ("LayerNormalization", [(2, 3, 8), (8,), (8,)], {"epsilon": 1e-5}),
+        ("LayerNormalization", [(2, 3, 8), (3, 8)], {"axis": 1}),
+    ]
+    checked = 0
+    for dtype in [np.float32, np.float64, np.float16, np.int32, np.int64]:
+        for op, shapes, attrs in cases:
+            if op != "MatMul" and not np.issubdtype(dtype, np.floating):
+                continue
+            got = _run_both(op, [_random(rng, s, dtype) for s in shapes], attrs)
+            if got is None:
+                continue
+            assert _close(*got) is None, f"{op} {shapes} {np.dtype(dtype).name}: {_close(*got)}"
+            checked += 1
+    assert checked >= 15
+
+
+def test_matmul_over_the_multiply_add_budget_stays():
+    """Two constants whose product would take seconds to compute are left as a MatMul."""
+    a = np.ones((1024, 1024), np.float32)
+    node = helper.make_node("MatMul", ["a", "b"], ["y"])
+    inits = [numpy_helper.from_array(a, "a"), numpy_helper.from_array(a, "b")]
+    out = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)
+    model = helper.make_model(
+        helper.make_graph([node], "g", [], [out], initializer=inits), opset_imports=[helper.make_opsetid("", 18)]
+    )
+    report: list = []
+    folded = osg.run(model, FOLD, report=report)
+    assert [n.op_type for n in folded.graph.node] == ["MatMul"]
+    assert report[0]["counts"].get("left/over-max-size") == 1, report[0]["counts"]
