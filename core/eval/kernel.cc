@@ -7,7 +7,6 @@
 #include "core/eval/kernels_internal.h"
 #include "core/ir/dtypes.h"
 #include "core/ir/model.h"
-#include "core/shape/op_table.h"
 
 namespace onnxsurgeon::eval {
 
@@ -93,17 +92,49 @@ StatusOr<std::optional<std::vector<int64_t>>> OptionalInts(Inputs in, size_t i) 
   return std::optional<std::vector<int64_t>>(std::move(v));
 }
 
+namespace {
+
+// Every family's kernels, sorted by op; an op's versions stay in registration order (the
+// first that covers an opset wins). The op table (core/shape/op_table.h) holds the other
+// per-op rules under the same key; its kernels are looked up here.
+const std::vector<KernelDef>& Kernels() {
+  static const std::vector<KernelDef>* kernels = [] {
+    auto* defs = new std::vector<KernelDef>;  // never destroyed: folding runs during static destruction too
+    AddElementwiseKernels(*defs);
+    AddUnaryKernels(*defs);
+    AddShapeKernels(*defs);
+    AddIndexingKernels(*defs);
+    AddReduceKernels(*defs);
+    AddCastKernels(*defs);
+    AddGeneratorKernels(*defs);
+    AddResizeKernels(*defs);
+    AddLinalgKernels(*defs);
+    std::stable_sort(defs->begin(), defs->end(),
+                     [](const KernelDef& a, const KernelDef& b) { return std::string_view(a.op_type) < b.op_type; });
+    return defs;
+  }();
+  return *kernels;
+}
+
+}  // namespace
+
 const KernelFn* FindKernel(std::string_view op_type, std::string_view domain, int64_t opset) {
   if (!CanonicalDomain(domain).empty()) return nullptr;
-  const shape_ops::OpRules* rules = shape_ops::FindOpRules(op_type);
-  if (!rules) return nullptr;
-  for (const shape_ops::KernelVersion& k : rules->kernels) {
-    if (opset >= k.since && (k.until == 0 || opset <= k.until)) return &k.fn;
+  const std::vector<KernelDef>& kernels = Kernels();
+  auto it = std::lower_bound(kernels.begin(), kernels.end(), op_type,
+                             [](const KernelDef& k, std::string_view op) { return std::string_view(k.op_type) < op; });
+  for (; it != kernels.end() && it->op_type == op_type; ++it) {
+    if (opset >= it->since && (it->until == 0 || opset <= it->until)) return &it->fn;
   }
   return nullptr;
 }
 
-std::vector<std::string> KernelOpTypes() { return shape_ops::OpsWithKernels(); }
+std::vector<std::string> KernelOpTypes() {
+  std::vector<std::string> ops;
+  for (const KernelDef& k : Kernels())
+    if (ops.empty() || ops.back() != k.op_type) ops.emplace_back(k.op_type);
+  return ops;
+}
 
 namespace {
 
@@ -151,22 +182,3 @@ StatusOr<std::vector<Array>> Evaluate(const Node& node, Inputs inputs, int64_t o
 }
 
 }  // namespace onnxsurgeon::eval
-
-namespace onnxsurgeon::shape_ops {
-
-// The kernels join the op table under their op, family by family.
-void RegisterKernels(OpTable& table) {
-  std::vector<eval::KernelDef> defs;
-  eval::AddElementwiseKernels(defs);
-  eval::AddUnaryKernels(defs);
-  eval::AddShapeKernels(defs);
-  eval::AddIndexingKernels(defs);
-  eval::AddReduceKernels(defs);
-  eval::AddCastKernels(defs);
-  eval::AddGeneratorKernels(defs);
-  eval::AddResizeKernels(defs);
-  eval::AddLinalgKernels(defs);
-  for (const eval::KernelDef& d : defs) table.Kernel(d.op_type, {d.since, d.until, d.fn});
-}
-
-}  // namespace onnxsurgeon::shape_ops

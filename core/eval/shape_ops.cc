@@ -8,7 +8,7 @@
 #include <limits>
 
 #include "core/eval/kernels_internal.h"
-#include "core/shape/slicing.h"
+#include "core/eval/slicing.h"
 
 namespace onnxsurgeon::eval {
 namespace {

@@ -174,19 +174,24 @@ class FreshNames {
 // outputs of the nodes before it). A valid model keeps that rule, and a rewrite can break
 // it without changing what anything computes: folding a value defined after a Loop into
 // an initializer makes its name visible inside the Loop's body, which may define the same
-// name. The subgraph's value is then written under a fresh name.
+// name. onnxruntime is stricter: a body that reads a value an enclosing node makes may
+// not define a name that an enclosing graph defines anywhere, after its node too ("not in
+// SSA form"), except the outputs of the node that holds it; a rewrite that makes such a
+// body read a new outer node (a Cast, a hoisted constant) breaks it. Either way the
+// subgraph's value is written under a fresh name.
 class ShadowedNames {
  public:
   ShadowedNames(const std::vector<Graph*>& graphs, ValueNames& renamed) : fresh_(graphs), renamed_(renamed) {}
 
   // Given a graph; the names visible where it starts are those added so far (its
-  // enclosing graphs'). Execute renames what `g` (a subgraph when `nested`) and its own
-  // subgraphs define under a visible name.
-  void Walk(const Graph& g, bool nested) {
+  // enclosing graphs'), and `owners` the nodes that hold it and its enclosing subgraphs.
+  // Execute renames what `g` (a subgraph when `owners` is not empty) and its own
+  // subgraphs define under a visible name or one an enclosing graph defines elsewhere.
+  void Walk(const Graph& g, std::vector<const Node*>& owners) {
     const size_t mark = added_.size();
     auto define = [&](Value* v) {
       if (v->name().empty()) return;
-      if (nested && count_.contains(v->name())) {
+      if (!owners.empty() && (count_.contains(v->name()) || DefinedAbove(v->name(), owners))) {
         Add(renamed_.emplace(v, fresh_.For(v->name())).first->second);
       } else {
         Add(v->name());
@@ -197,7 +202,11 @@ class ShadowedNames {
       for (Value* v : *list)
         if (!v->IsGraphInput()) define(v);
     for (const Node* n : g.nodes()) {
-      for (const Graph* sub : n->subgraphs()) Walk(*sub, /*nested=*/true);
+      owners.push_back(n);
+      enclosing_.push_back(&g);
+      for (const Graph* sub : n->subgraphs()) Walk(*sub, owners);
+      enclosing_.pop_back();
+      owners.pop_back();
       for (Value* v : n->outputs())
         if (v) define(v);
     }
@@ -214,10 +223,29 @@ class ShadowedNames {
     added_.push_back(name);
   }
 
+  // Whether an enclosing graph defines `name` (anywhere) other than as an output of one
+  // of the nodes that hold the subgraph being walked.
+  bool DefinedAbove(const std::string& name, const std::vector<const Node*>& owners) {
+    for (const Node* owner : owners)
+      for (const Value* v : owner->outputs())
+        if (v && v->name() == name) return false;
+    for (const Graph* up : enclosing_)
+      if (DefinedIn(*up).contains(name)) return true;
+    return false;
+  }
+
+  const absl::flat_hash_set<std::string>& DefinedIn(const Graph& g) {
+    auto [it, added] = defined_.try_emplace(&g);
+    if (added) ForEachDefined(g, [&](Value* v) { it->second.insert(v->name()); });
+    return it->second;
+  }
+
   FreshNames fresh_;
   ValueNames& renamed_;
   absl::flat_hash_map<std::string, int> count_;  // visible names, with how often each is defined
   std::vector<std::string> added_;
+  std::vector<const Graph*> enclosing_;  // the graphs around the subgraph being walked
+  absl::flat_hash_map<const Graph*, absl::flat_hash_set<std::string>> defined_;
 };
 
 }  // namespace
@@ -255,7 +283,8 @@ ValueNames ShadowFreeNames(const Model& model) {
   if (!model.has_graph()) return renamed;
   std::vector<Graph*> graphs = model.graph().SelfAndSubgraphs();
   if (graphs.size() == 1) return renamed;
-  ShadowedNames(graphs, renamed).Walk(model.graph(), /*nested=*/false);
+  std::vector<const Node*> owners;
+  ShadowedNames(graphs, renamed).Walk(model.graph(), owners);
   return renamed;
 }
 

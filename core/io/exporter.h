@@ -49,9 +49,12 @@ ValueNames ScopeUniqueNames(const Model& model);
 
 // Names that keep onnx's lexical scoping rule: no value a subgraph defines takes a name
 // visible where the subgraph's node stands (defined by an enclosing graph before it, or
-// as its input or initializer). A valid model needs none; a rewrite that moves a
-// definition earlier (a fold into an initializer) can make one necessary. Each such
-// subgraph value takes a fresh name (as ScopeUniqueNames). Every export applies it.
+// as its input or initializer), nor, as onnxruntime requires of a body that reads an
+// enclosing node's value, a name an enclosing graph defines after it (the outputs of the
+// node holding the subgraph excepted). A valid model needs none of the first kind; a
+// rewrite that moves a definition earlier (a fold into an initializer) or makes a body
+// read a new outer node can make one necessary. Each such subgraph value takes a fresh
+// name (as ScopeUniqueNames). Every export applies it.
 ValueNames ShadowFreeNames(const Model& model);
 
 // The analysed symbols of the main graph's inputs that differ from what they declare

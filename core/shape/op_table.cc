@@ -37,8 +37,6 @@ void OpTable::Data(std::initializer_list<std::string_view> ops, DataRule rule) {
   for (std::string_view op : ops) Slot(op).data = rule;
 }
 
-void OpTable::Kernel(std::string_view op, KernelVersion kernel) { Slot(op).kernels.push_back(kernel); }
-
 void OpTable::Seal() {
   std::sort(rules_.begin(), rules_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   slots_.clear();  // indices are stale once sorted; Find searches the sorted list
@@ -59,7 +57,6 @@ const OpTable& TheOpTable() {
     RegisterReduce(*t);
     RegisterNn(*t);
     RegisterData(*t);
-    RegisterKernels(*t);
     t->Seal();
     return t;
   }();
@@ -67,12 +64,5 @@ const OpTable& TheOpTable() {
 }
 
 const OpRules* FindOpRules(std::string_view op_type) { return TheOpTable().Find(op_type); }
-
-std::vector<std::string> OpsWithKernels() {
-  std::vector<std::string> ops;
-  for (const auto& [op, rules] : TheOpTable().rules_)  // sorted by Seal
-    if (!rules.kernels.empty()) ops.emplace_back(op);
-  return ops;
-}
 
 }  // namespace onnxsurgeon::shape_ops

@@ -8,7 +8,8 @@
 //             core/shape/symbolic.h)
 //   data      the elements of a small integer vector it computes, as onnx's data
 //             propagation follows them (shape operands: shape_rules::ShapeData)
-//   kernels   constant evaluation, one per opset range of its signature (core/eval/kernel.h)
+// Constant evaluation's kernels are keyed by the same op and looked up in core/eval
+// (eval::FindKernel), which sits below this table.
 // Ops without a local rule fall back on onnx's schema inference (TypeFacts::InferBySchema,
 // core/analysis/type_facts.h).
 #pragma once
@@ -21,7 +22,6 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "core/eval/kernel.h"
 #include "core/shape/rules.h"
 #include "core/shape/rules_internal.h"
 #include "core/shape/symbolic.h"
@@ -71,26 +71,16 @@ struct DataInput {
 };
 using DataRule = std::optional<Shape> (*)(const DataInput&);
 
-// A constant-evaluation kernel and the opsets whose signature it implements.
-struct KernelVersion {
-  int since;  // first opset this signature applies to
-  int until;  // last opset (inclusive); 0 = still current
-  eval::KernelFn fn;
-};
-
 struct OpRules {
   ShapeRule shape = nullptr;
   // The shape rule reads no input type (Constant): it runs even when inputs are unknown.
   bool shape_reads_no_inputs = false;
   SymbolicRule symbolic = nullptr;
   DataRule data = nullptr;
-  std::vector<KernelVersion> kernels;  // in registration order: the first that covers an opset wins
 };
 
 // The rules of `op_type` in the default domain, or null when it has none.
 const OpRules* FindOpRules(std::string_view op_type);
-// Every op with at least one kernel, sorted.
-std::vector<std::string> OpsWithKernels();
 
 // What a family's registration fills in.
 class OpTable {
@@ -98,7 +88,6 @@ class OpTable {
   void Shape(std::initializer_list<std::string_view> ops, ShapeRule rule, bool reads_no_inputs = false);
   void Symbolic(std::initializer_list<std::string_view> ops, SymbolicRule rule);
   void Data(std::initializer_list<std::string_view> ops, DataRule rule);
-  void Kernel(std::string_view op, KernelVersion kernel);
   const OpRules* Find(std::string_view op_type) const;
 
  private:
@@ -106,7 +95,6 @@ class OpTable {
   std::vector<std::pair<std::string_view, OpRules>> rules_;  // sorted by op once built
   absl::flat_hash_map<std::string_view, size_t> slots_;      // while building: op -> index
   friend const OpTable& TheOpTable();
-  friend std::vector<std::string> OpsWithKernels();
   void Seal();
 };
 
@@ -117,6 +105,5 @@ void RegisterLinalg(OpTable& table);       // MatMul, Gemm
 void RegisterReduce(OpTable& table);       // Reduce*
 void RegisterNn(OpTable& table);           // Conv, pooling, normalization
 void RegisterData(OpTable& table);         // Constant, ConstantOfShape, Slice, Scatter*, Trilu
-void RegisterKernels(OpTable& table);      // every family's kernels (core/eval/kernel.cc)
 
 }  // namespace onnxsurgeon::shape_ops

@@ -8,7 +8,7 @@
 #include "core/ir/model.h"
 #include "core/shape/op_table.h"
 #include "core/shape/rules_internal.h"
-#include "core/shape/slicing.h"
+#include "core/eval/slicing.h"
 
 namespace onnxsurgeon::shape_rules {
 

@@ -304,10 +304,6 @@ class ConvertFloat16Pass : public Pass {
     }
     for (auto& [v, p] : have)
       if (p == kF16 && v->IsGraphInput()) SetElemType(const_cast<Value*>(v), kF16);
-    // A body that defines a name its enclosing scopes define too: onnxruntime refuses it
-    // ("not in SSA form") once it reads an outer value a node makes, which an outer Cast would
-    // be. Readers in such a body get their Cast inside it.
-    const absl::flat_hash_set<const Graph*> shadowing = ShadowingGraphs(graphs, g);
     // A Cast of `source` to `to` at the rewriter's insertion point, named and typed after `v`.
     auto emit_cast = [&](Value* source, const Value* v, Precision to) -> Value* {
       Node* cast = rw.Create("Cast", {source}, {Rewriter::AttrInt("to", to)}, 1, "", "Cast");
@@ -318,14 +314,6 @@ class ConvertFloat16Pass : public Pass {
       SetElemType(out, to, /*create=*/true);
       result.Count("casts");
       return out;
-    };
-    absl::flat_hash_map<std::pair<const Value*, const Graph*>, Value*> body_casts;
-    auto cast_in_body = [&](Value* v, Precision to, Graph* body) -> Value* {
-      auto key = std::make_pair(static_cast<const Value*>(v), static_cast<const Graph*>(body));
-      if (auto it = body_casts.find(key); it != body_casts.end()) return it->second;
-      if (Node* first = body->first_node()) rw.SetInsertionPoint(first);
-      else rw.SetInsertionPointAtEnd(body);
-      return body_casts[key] = emit_cast(v, v, to);
     };
     // Readers that need the other precision: one Cast per value and direction.
     absl::flat_hash_map<std::pair<const Value*, int32_t>, Value*> casts;
@@ -357,10 +345,7 @@ class ConvertFloat16Pass : public Pass {
       for (const Use& u : uses) {
         Precision want = reads_half(u) ? kF16 : kF32;
         if (want == h) continue;
-        Graph* reader = u.node->graph();
-        Value* source = want == kF16 && half_copy.contains(v)                ? half_copy[v]
-                        : reader != v->graph() && shadowing.contains(reader) ? cast_in_body(v, want, reader)
-                                                                             : cast_of(v, want);
+        Value* source = want == kF16 && half_copy.contains(v) ? half_copy[v] : cast_of(v, want);
         rw.SetInput(u.node, u.input_index, source);
       }
       // Graph outputs keep their float32 type (and name) with keep-io-types.
@@ -383,32 +368,6 @@ class ConvertFloat16Pass : public Pass {
   }
 
  private:
-  // Given every graph of the model and the main one. Result the bodies that define a name
-  // (input, initializer or node output) that an enclosing graph defines too.
-  static absl::flat_hash_set<const Graph*> ShadowingGraphs(const std::vector<Graph*>& graphs, const Graph& main) {
-    auto defined = [](const Graph& sg) {
-      absl::flat_hash_set<std::string> names;
-      for (const Value* v : sg.inputs()) names.insert(v->name());
-      for (const Value* v : sg.initializers()) names.insert(v->name());
-      for (const Node* n : sg.nodes())
-        for (const Value* v : n->outputs())
-          if (v) names.insert(v->name());
-      return names;
-    };
-    absl::flat_hash_set<const Graph*> out;
-    for (const Graph* sg : graphs) {
-      if (sg == &main) continue;
-      absl::flat_hash_set<std::string> own = defined(*sg);
-      for (const Graph* up = sg->parent_graph(); up && !out.contains(sg); up = up->parent_graph())
-        for (const std::string& name : defined(*up))
-          if (own.contains(name)) {
-            out.insert(sg);
-            break;
-          }
-    }
-    return out;
-  }
-
   // Given a main-graph node. Execute nothing. Result whether it runs in float16 and which
   // of its float operands change.
   NodePlan PlanNode(const Node& n, const Graph& g, const TypeFacts& types,

@@ -44,7 +44,7 @@
 #include "core/rewrite/rewriter.h"
 #include "core/shape/contradictions.h"
 #include "core/shape/propagate.h"
-#include "core/shape/slicing.h"
+#include "core/eval/slicing.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {

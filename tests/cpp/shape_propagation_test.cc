@@ -13,7 +13,7 @@
 #include "core/io/importer.h"
 #include "core/shape/propagate.h"
 #include "core/shape/rules.h"
-#include "core/shape/slicing.h"
+#include "core/eval/slicing.h"
 #include "tests/cpp/test_util.h"
 
 namespace onnxsurgeon {

@@ -7,7 +7,7 @@
 #include "core/ir/constant.h"
 #include "core/shape/ops/internal.h"
 #include "core/shape/rules_internal.h"
-#include "core/shape/slicing.h"
+#include "core/eval/slicing.h"
 
 namespace onnxsurgeon::shape_ops {
 namespace {

@@ -5,7 +5,7 @@
 #include "core/ir/graph.h"
 #include "core/shape/ops/internal.h"
 #include "core/shape/rules_internal.h"
-#include "core/shape/slicing.h"
+#include "core/eval/slicing.h"
 
 namespace onnxsurgeon::shape_ops {
 namespace {

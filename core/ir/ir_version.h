@@ -24,7 +24,7 @@
 #include "core/ir/model.h"
 #include "core/ir/status.h"
 
-namespace onnxsurgeon::opset {
+namespace onnxsurgeon {
 
 // The lowest IR version that can import `domain` at `version` (-1: no floor known, e.g. a
 // custom domain).
@@ -50,4 +50,4 @@ StatusOr<int64_t> LowerIrVersion(Model& model, int64_t max_ir = -1);
 // imports.
 std::vector<std::string> RemoveUnusedOpsetImports(Model& model);
 
-}  // namespace onnxsurgeon::opset
+}  // namespace onnxsurgeon

@@ -1,4 +1,4 @@
-#include "passes/opset/ir_version.h"
+#include "core/ir/ir_version.h"
 
 #include <set>
 
@@ -9,7 +9,7 @@
 #include "core/ir/node.h"
 #include "core/ir/value.h"
 
-namespace onnxsurgeon::opset {
+namespace onnxsurgeon {
 namespace {
 
 // onnx.helper.VERSION_TABLE (onnx 1.23): IR version, ai.onnx, ai.onnx.ml, ai.onnx.training.
@@ -185,4 +185,4 @@ std::vector<std::string> RemoveUnusedOpsetImports(Model& model) {
   return removed;
 }
 
-}  // namespace onnxsurgeon::opset
+}  // namespace onnxsurgeon

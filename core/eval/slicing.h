@@ -1,5 +1,5 @@
 // ONNX's index arithmetic for Slice and Shape(start, end), in one place so that the
-// constant-folding kernels (core/eval), the shape rules (core/shape) and resolve-shapes
+// constant-folding kernels (here), the shape rules (core/shape) and resolve-shapes
 // agree with each other and with onnxruntime.
 #pragma once
 

@@ -1,4 +1,4 @@
-#include "core/shape/slicing.h"
+#include "core/eval/slicing.h"
 
 #include <algorithm>
 
