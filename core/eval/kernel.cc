@@ -107,6 +107,8 @@ const std::vector<KernelDef>& Kernels() {
     AddReduceKernels(*defs);
     AddCastKernels(*defs);
     AddGeneratorKernels(*defs);
+    AddResizeKernels(*defs);
+    AddLinalgKernels(*defs);
     std::stable_sort(defs->begin(), defs->end(),
                      [](const KernelDef& a, const KernelDef& b) { return std::string_view(a.op_type) < b.op_type; });
     return defs;

@@ -26,6 +26,8 @@ void AddIndexingKernels(std::vector<KernelDef>& table);
 void AddReduceKernels(std::vector<KernelDef>& table);
 void AddCastKernels(std::vector<KernelDef>& table);
 void AddGeneratorKernels(std::vector<KernelDef>& table);
+void AddResizeKernels(std::vector<KernelDef>& table);
+void AddLinalgKernels(std::vector<KernelDef>& table);
 
 // ---- element types ---------------------------------------------------------------------
 // Storage tags for the 16-bit floats; arithmetic on them happens in float and rounds back.

@@ -2,6 +2,8 @@
 // noop_with_empty_axes; ArgMax/ArgMin (first index on ties unless select_last_index). Axes move from attribute to input
 // at opset 13 (ReduceSum) and 18 (the others). Floats accumulate in their compute type (float for float16). An empty
 // reduction gives the identity: 0, 1, -inf / lowest, +inf / max (as the opset 18 spec).
+// CumSum: the running sum along one axis (exclusive, reverse), accumulated in the compute
+// type as onnxruntime does (a DETR's positional encoding sums its constant pixel mask).
 #include <algorithm>
 #include <limits>
 #include <memory>
@@ -148,6 +150,39 @@ StatusOr<std::vector<Array>> ArgKernel(const KernelContext& ctx, Inputs in) {
   return One(std::move(out));
 }
 
+StatusOr<std::vector<Array>> CumSumKernel(const KernelContext& ctx, Inputs in) {
+  OS_RETURN_IF_ERROR(ExpectInputs(ctx, in, 2, 2));
+  const Array& a = *in[0];
+  OS_ASSIGN_OR_RETURN(std::vector<int64_t> axis_v, in[1]->Int64s());
+  if (axis_v.size() != 1) return absl::InvalidArgumentError("CumSum axis must hold one element");
+  OS_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(axis_v[0], static_cast<int64_t>(a.dims.size())));
+  const bool exclusive = ctx.GetInt("exclusive", 0) != 0, reverse = ctx.GetInt("reverse", 0) != 0;
+  int64_t outer = 1, len = a.dims[axis], inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= a.dims[d];
+  for (size_t d = axis + 1; d < a.dims.size(); ++d) inner *= a.dims[d];
+  OS_ASSIGN_OR_RETURN(Array out,
+                      (Visit<kFloats | kSigned | kUnsigned, StatusOr<Array>>(a.dtype, [&](auto tag) -> StatusOr<Array> {
+                        using T = typename decltype(tag)::type;
+                        using C = typename Elem<T>::Compute;
+                        OS_ASSIGN_OR_RETURN(NewArray o, ctx.Allocate(a.dtype, a.dims));
+                        const char* p = a.bytes.data();
+                        for (int64_t b = 0; b < outer; ++b)
+                          for (int64_t i = 0; i < inner; ++i) {
+                            C sum = C(0);
+                            for (int64_t k = 0; k < len; ++k) {
+                              int64_t j = reverse ? len - 1 - k : k;
+                              int64_t at = (b * len + j) * inner + i;
+                              C x = Elem<T>::Load(p, at);
+                              if (!exclusive) sum = C(sum + x);
+                              Elem<T>::Store(o.data, at, sum);
+                              if (exclusive) sum = C(sum + x);
+                            }
+                          }
+                        return std::move(o.array);
+                      })));
+  return One(std::move(out));
+}
+
 }  // namespace
 
 void AddReduceKernels(std::vector<KernelDef>& t) {
@@ -159,6 +194,7 @@ void AddReduceKernels(std::vector<KernelDef>& t) {
   t.push_back({"ReduceMean", 1, 0, ReduceKernel<Reduce::kMean, 18>});
   t.push_back({"ArgMax", 1, 0, ArgKernel<true>});
   t.push_back({"ArgMin", 1, 0, ArgKernel<false>});
+  t.push_back({"CumSum", 11, 0, CumSumKernel});
 }
 
 }  // namespace onnxsurgeon::eval

@@ -9,7 +9,9 @@
 //     of its own (then it is set to 1: every window it saw was all real elements and zeros
 //     the Pad wrote, so the divisor was the whole window, as count_include_pad=1 says);
 //     not with ceil_mode=1 (a last window past the padding is divided differently);
-//   - MaxPool: -inf (MaxPool's padding never wins a max), dilations 1, each side's pad
+//   - MaxPool: -inf (MaxPool's padding never wins a max), or a value the input is known
+//     never to be below (0 after a ReLU: a zero never beats the window's real elements),
+//     dilations 1, each side's pad
 //     below the kernel (every window keeps a real element: a window of padding alone would
 //     give the lowest float, not -inf), not ceil_mode, the Indices output unread (its
 //     offsets are into the unpadded input).
@@ -98,6 +100,24 @@ Verdict<PadFacts> ReadPad(const Node& pad, int64_t rank) {
   return f;
 }
 
+// A number every element of `v` is known to be at least, from the op that makes it: a ReLU,
+// sigmoid, absolute value or exponential (0), a Clip with a constant min.
+std::optional<double> LowerBound(const Value* v) {
+  const Node* p = v ? v->producer() : nullptr;
+  if (!p || !CanonicalDomain(p->domain()).empty()) return std::nullopt;
+  if (p->Is("Relu") || p->Is("Sigmoid") || p->Is("HardSigmoid") || p->Is("Abs") || p->Is("Exp") || p->Is("Softplus"))
+    return 0.0;
+  if (p->Is("Clip")) {
+    if (p->graph()->OpsetVersion("") < 11) {
+      const Attribute* min = p->FindAttribute("min");
+      return min ? std::optional<double>(min->f(0)) : std::nullopt;
+    }
+    auto c = p->num_inputs() > 1 && p->input(1) ? GetConstant(p->input(1)) : std::nullopt;
+    return c ? c->ScalarAsDouble() : std::nullopt;
+  }
+  return std::nullopt;
+}
+
 struct WindowPlan {
   Node* pad = nullptr;
   std::vector<int64_t> pads;  // the op's new pads attribute
@@ -155,8 +175,11 @@ class PadIntoWindowRule : public NodeRule<WindowPlan> {
         plan.set_count_include_pad = true;
       }
     } else {  // MaxPool
-      if (!(std::isinf(f.value) && f.value < 0))
-        return Refuse(absl::StrCat("the Pad's value is ", f.value, ", not the -inf MaxPool's padding means"));
+      // A value no real element is below never wins a max either: a ReLU's 0.
+      const std::optional<double> low = LowerBound(pad->input(0));
+      if (!(std::isinf(f.value) && f.value < 0) && !(low && *low >= f.value))
+        return Refuse(absl::StrCat("the Pad's value is ", f.value,
+                                   ", not -inf (MaxPool's padding) nor known to be at most the input's every element"));
       if (ceil_mode) return Refuse("ceil_mode=1: a last window may hold padding alone");
       if (const Attribute* d = n->FindAttribute("dilations"))
         for (int64_t v : d->ints())

@@ -71,6 +71,33 @@ def test_pads_absorbed_where_exact(oracle, opset):
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
+class NonNegativePadNet(torch.nn.Module):
+    """A DB text detector's stem: ReLU (or ReLU6), a zero Pad, MaxPool."""
+
+    def __init__(self):
+        super().__init__()
+        self.c = torch.nn.Conv2d(3, 8, 3, stride=2)
+
+    def forward(self, x):
+        y = F.max_pool2d(F.pad(torch.relu(self.c(x)), (1, 1, 1, 1)), 3, 2)  # absorbed
+        z = F.max_pool2d(F.pad(F.relu6(y), (0, 1, 0, 1)), 2, 2)  # Clip(0, 6): absorbed
+        w = F.max_pool2d(F.pad(y - 1, (1, 1, 1, 1)), 3, 1)  # may be negative: stays
+        return z.mean((2, 3)) + w.mean((2, 3))
+
+
+@pytest.mark.parametrize("opset", [11, 13, 18])
+def test_zero_pad_of_nonnegative_values_absorbed_into_maxpool(oracle, opset):
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 21, 21)
+    model = _export(NonNegativePadNet(), x, opset)
+    out = osg.run(model, "simplify")
+    assert oracle.op_histogram(out).get("Pad") == 1, oracle.op_histogram(out)
+    feeds = {"x": x.numpy()}
+    (want,) = oracle.run_model(model, feeds).values()
+    (got,) = oracle.run_model(out, feeds).values()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("opset", [13, 18])
 def test_zero_rnn_state_dropped(oracle, opset):
     torch.manual_seed(0)

@@ -432,3 +432,136 @@ def test_every_backend_node_model_as_is_stays_valid():
         except Exception as e:  # noqa: BLE001 - collect every failure
             failures.append(f"{path.parent.name}: {type(e).__name__}: {str(e)[:200]}")
     assert not failures, f"{len(failures)} failed:\n" + "\n".join(failures[:40])
+
+
+def _resize_model(x, attrs, scales=None, sizes=None, opset=18):
+    inits = [numpy_helper.from_array(x, "x")]
+    names = ["x", "", "", ""]
+    if scales is not None:
+        inits.append(numpy_helper.from_array(np.array(scales, np.float32), "scales"))
+        names[2] = "scales"
+    if sizes is not None:
+        inits.append(numpy_helper.from_array(np.array(sizes, np.int64), "sizes"))
+        names[3] = "sizes"
+    node = helper.make_node("Resize", names[: 4 if sizes is not None else 3], ["y"], **attrs)
+    out = helper.make_tensor_value_info("y", inits[0].data_type, None)
+    graph = helper.make_graph([node], "g", [], [out], initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 9
+    return model
+
+
+def _resize_both(x, attrs, scales=None, sizes=None):
+    """Folds Resize(x, roi omitted, scales or sizes); onnxruntime's result, computed in
+    float32 for the element types its Resize lacks (double, float16)."""
+    model = _resize_model(x, attrs, scales, sizes)
+    runtime = model if x.dtype == np.float32 else _resize_model(x.astype(np.float32), attrs, scales, sizes)
+    expected = ort.InferenceSession(runtime.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {})[0]
+    report: list = []
+    folded = osg.run(model, FOLD, report=report)
+    assert not folded.graph.node, f"Resize {attrs} not folded: {report[0]['counts']}"
+    (y,) = [t for t in folded.graph.initializer if t.name == "y"]
+    return numpy_helper.to_array(y), np.asarray(expected)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic"])
+def test_resize_random_inputs_match_onnxruntime(mode):
+    """Position-embedding and mask resizes (up, down, one axis, to length 1) in every
+    coordinate mode the kernel folds, given by scales and by sizes."""
+    rng = np.random.default_rng(11)
+    coordinate_modes = ["half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"]
+    checked = 0
+    for dtype in [np.float32, np.float64, np.float16]:
+        x = _random(rng, (1, 3, 5, 7), dtype)
+        for coords in coordinate_modes:
+            attrs = {"mode": mode, "coordinate_transformation_mode": coords}
+            if mode == "cubic":
+                attrs["cubic_coeff_a"] = -0.75 if coords != "asymmetric" else -0.5
+            if mode == "nearest":
+                attrs["nearest_mode"] = {"half_pixel": "round_prefer_floor", "asymmetric": "floor"}.get(coords, "ceil")
+            cases = [{"sizes": [1, 3, 9, 4]}, {"sizes": [1, 3, 1, 12]}, {"sizes": [1, 3, 5, 7]}]
+            if coords != "align_corners":
+                cases += [{"scales": [1.0, 1.0, 2.0, 0.5]}, {"scales": [1.0, 1.0, 1.5, 3.0]}]
+            for case in cases:
+                got, expected = _resize_both(x, attrs, **case)
+                tol = {np.float16: 2e-3}.get(dtype, 1e-5)
+                assert np.allclose(got.astype(np.float64), expected.astype(np.float64), rtol=tol, atol=tol), (
+                    f"{np.dtype(dtype).name} {attrs} {case}: max err {np.abs(got - expected).max()}"
+                )
+                checked += 1
+            if mode == "cubic":
+                got, expected = _resize_both(x, {**attrs, "exclude_outside": 1}, sizes=[1, 3, 8, 3])
+                assert np.allclose(got, expected, rtol=tol, atol=tol), f"exclude_outside {attrs}"
+    assert checked >= 50
+
+
+def test_resize_forms_the_kernel_does_not_fold_stay():
+    """antialias and tf_crop_and_resize are left as nodes (no kernel form), never guessed."""
+    x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
+    for attrs in ({"mode": "linear", "antialias": 1}, {"coordinate_transformation_mode": "tf_crop_and_resize"}):
+        node = helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], **attrs)
+        inits = [numpy_helper.from_array(x, "x"), numpy_helper.from_array(np.array([1, 1, 2, 2], np.int64), "sizes")]
+        out = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)
+        model = helper.make_model(
+            helper.make_graph([node], "g", [], [out], initializer=inits),
+            opset_imports=[helper.make_opsetid("", 18)],
+        )
+        report: list = []
+        folded = osg.run(model, FOLD, report=report)
+        assert [n.op_type for n in folded.graph.node] == ["Resize"], attrs
+        assert report[0]["counts"].get("left/unsupported") == 1, report[0]["counts"]
+
+
+def test_cumsum_random_inputs_match_onnxruntime():
+    rng = np.random.default_rng(7)
+    checked = 0
+    for dtype in [np.float32, np.float64, np.int32, np.int64]:
+        x = _random(rng, (2, 3, 4), dtype)
+        for axis, exclusive, reverse in itertools.product([0, -1, 1], [0, 1], [0, 1]):
+            got = _run_both("CumSum", [x, np.array(axis, np.int64)], {"exclusive": exclusive, "reverse": reverse})
+            if got is None:
+                continue
+            assert _close(*got) is None, f"{np.dtype(dtype).name} axis={axis} {exclusive=} {reverse=}"
+            checked += 1
+    assert checked >= 40
+
+
+def test_matmul_softmax_layernorm_random_inputs_match_onnxruntime():
+    """The kernels that fold a constant attention block (a DETR decoder's first self-attention)."""
+    rng = np.random.default_rng(13)
+    cases = [
+        ("MatMul", [(3, 4), (4, 5)], None),
+        ("MatMul", [(2, 1, 3, 4), (5, 4, 2)], None),
+        ("MatMul", [(4,), (2, 4, 3)], None),
+        ("MatMul", [(2, 3, 4), (4,)], None),
+        ("Softmax", [(2, 3, 5)], {"axis": -1}),
+        ("Softmax", [(2, 3, 5)], {"axis": 1}),
+        ("LayerNormalization", [(2, 3, 8), (8,), (8,)], {"epsilon": 1e-5}),
+        ("LayerNormalization", [(2, 3, 8), (3, 8)], {"axis": 1}),
+    ]
+    checked = 0
+    for dtype in [np.float32, np.float64, np.float16, np.int32, np.int64]:
+        for op, shapes, attrs in cases:
+            if op != "MatMul" and not np.issubdtype(dtype, np.floating):
+                continue
+            got = _run_both(op, [_random(rng, s, dtype) for s in shapes], attrs)
+            if got is None:
+                continue
+            assert _close(*got) is None, f"{op} {shapes} {np.dtype(dtype).name}: {_close(*got)}"
+            checked += 1
+    assert checked >= 15
+
+
+def test_matmul_over_the_multiply_add_budget_stays():
+    """Two constants whose product would take seconds to compute are left as a MatMul."""
+    a = np.ones((1024, 1024), np.float32)
+    node = helper.make_node("MatMul", ["a", "b"], ["y"])
+    inits = [numpy_helper.from_array(a, "a"), numpy_helper.from_array(a, "b")]
+    out = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)
+    model = helper.make_model(
+        helper.make_graph([node], "g", [], [out], initializer=inits), opset_imports=[helper.make_opsetid("", 18)]
+    )
+    report: list = []
+    folded = osg.run(model, FOLD, report=report)
+    assert [n.op_type for n in folded.graph.node] == ["MatMul"]
+    assert report[0]["counts"].get("left/over-max-size") == 1, report[0]["counts"]
