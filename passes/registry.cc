@@ -2,7 +2,9 @@
 #include "passes/registry.h"
 
 #include "core/pass/fixed_point.h"
-#include "passes/lowering/scatternd.h"  // defaults the table names
+#include "passes/control_flow/if_to_where.h"  // defaults the table names
+#include "passes/control_flow/unroll_loop.h"
+#include "passes/lowering/scatternd.h"
 
 namespace onnxsurgeon::passes {
 
