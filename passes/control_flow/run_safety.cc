@@ -269,6 +269,28 @@ std::string WhyExpandUnsafe(const Node& n, const TypeFacts& types) {
   return "";
 }
 
+// LayerNormalization raises when its scale or bias does not match the normalized dims
+// (X's dims from axis on): they must be proven the same.
+std::string WhyLayerNormUnsafe(const Node& n, const TypeFacts& types) {
+  auto x = types.DimsOf(n.input(0));
+  if (!x) return absl::StrCat("the shape of '", Name(n.input(0)), "' is unknown");
+  const Attribute* a = n.FindAttribute("axis");
+  int64_t axis = a ? a->proto().i() : -1;
+  if (axis < 0) axis += static_cast<int64_t>(x->size());
+  if (axis < 0 || axis >= static_cast<int64_t>(x->size())) return "its axis is out of range";
+  const Shape normalized(x->begin() + axis, x->end());
+  for (size_t i = 1; i < n.num_inputs(); ++i) {
+    if (!n.input(i)) continue;
+    auto s = types.DimsOf(n.input(i));
+    bool same = s && s->size() == normalized.size();
+    for (size_t d = 0; same && d < normalized.size(); ++d) same = (*s)[d].SameAs(normalized[d]);
+    if (!same)
+      return absl::StrCat("'", Name(n.input(i)), "' is not proven to have the normalized shape ",
+                          ShapeText(normalized));
+  }
+  return "";
+}
+
 std::string WhyOpUnsafe(const Node& n, const TypeFacts& types) {
   const std::string& op = n.op_type();
   if (op == "Cast") {
@@ -289,6 +311,7 @@ std::string WhyOpUnsafe(const Node& n, const TypeFacts& types) {
   }
   if (op == "ReduceMax" || op == "ReduceMin" || op == "ArgMax" || op == "ArgMin") return WhyMaxReductionUnsafe(n, types);
   if (op == "Squeeze") return WhySqueezeUnsafe(n, types);
+  if (op == "LayerNormalization") return WhyLayerNormUnsafe(n, types);
   if (op == "MatMul") return WhyMatMulUnsafe(n, types);
   if (op == "Concat") return WhyConcatUnsafe(n, types);
   if (op == "Reshape") return WhyReshapeUnsafe(n, types);

@@ -125,3 +125,25 @@ def test_loop_with_runtime_trip_count_is_named(tmp_path, run_cli):
     onnx.save(m, str(src))
     check = run_cli("check", "--target", "rknn2", src, expect_rc=None)
     assert "unroll-loop refuses it: its trip count is computed at run time" in check.stdout + check.stderr
+
+
+@pytest.mark.parametrize("target", ["rknn2", "nncase-k210"])
+def test_corpus_cond_export_is_exact_on_both_branches(target, repo_root, tmp_path, run_cli):
+    # torch.cond (dynamo) export of the corpus: Gemm -> If(sum > 0) with a LayerNorm branch.
+    src = repo_root / "tests/models/.generated/control_flow_cond_dynamo18.onnx"
+    if not src.exists():
+        pytest.skip("corpus not generated")
+    out = tmp_path / "out.onnx"
+    run_cli("--target", target, src, "-o", out)
+    assert "If" not in ops(out)
+    rng = np.random.default_rng(0)
+    sets = [{"x": (rng.standard_normal((2, 16)) * s).astype(np.float32)} for s in (1, -1, 5, -5, 0.01)] * 2
+    cond = onnx.load(str(src))
+    taken = set()
+    gemm_w = next(onnx.numpy_helper.to_array(i) for i in cond.graph.initializer if i.name == "proj.weight")
+    gemm_b = next(onnx.numpy_helper.to_array(i) for i in cond.graph.initializer if i.name == "proj.bias")
+    for feeds in sets:
+        taken.add(bool((feeds["x"] @ gemm_w.T + gemm_b).sum() > 0))
+        for a, b in zip(outputs(src, feeds), outputs(out, feeds), strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+    assert taken == {True, False}
