@@ -2,8 +2,7 @@
 #include "passes/registry.h"
 
 #include "core/pass/fixed_point.h"
-#include "passes/control_flow/if_to_where.h"  // defaults the table names
-#include "passes/control_flow/unroll_loop.h"
+#include "passes/control_flow_defaults.h"  // defaults the table names
 #include "passes/lowering/scatternd.h"
 
 namespace onnxsurgeon::passes {

@@ -7,11 +7,9 @@
 
 #include "core/analysis/type_facts.h"
 #include "core/ir/node.h"
+#include "passes/control_flow_defaults.h"
 
 namespace onnxsurgeon::passes::control_flow {
-
-// if-to-where's default max-nodes: most nodes (Constants not counted) a branch may have.
-inline constexpr int64_t kDefaultMaxBranchNodes = 64;
 
 // "" when if-to-where converts the If `node` (with `max_nodes`); else why it refuses.
 std::string WhyIfStays(const Node& node, const TypeFacts& types, int64_t max_nodes);

@@ -6,12 +6,9 @@
 #include <string>
 
 #include "core/ir/node.h"
+#include "passes/control_flow_defaults.h"
 
 namespace onnxsurgeon::passes::control_flow {
-
-// unroll-loop's defaults: most iterations, and most body nodes over all iterations.
-inline constexpr int64_t kDefaultMaxTrips = 64;
-inline constexpr int64_t kDefaultMaxUnrolledNodes = 4096;
 
 // "" when unroll-loop unrolls the Loop `node` within the bounds; else why it refuses.
 std::string WhyLoopStays(const Node& node, int64_t max_trips, int64_t max_nodes);

@@ -147,3 +147,30 @@ def test_corpus_cond_export_is_exact_on_both_branches(target, repo_root, tmp_pat
         for a, b in zip(outputs(src, feeds), outputs(out, feeds), strict=True):
             np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
     assert taken == {True, False}
+
+
+@pytest.mark.parametrize(
+    "starts,ends,steps",
+    [([-1], [-(2**63)], [-1]), ([6], [1], [-2]), ([1], [100], [2]), ([-3], [-100], [-3]), ([0], [8], [3])],
+)
+def test_slice_step_to_gather_is_exact(starts, ends, steps, tmp_path, run_cli):
+    h = onnx.helper
+    g = h.make_graph(
+        [h.make_node("Slice", ["x", "s", "e", "a", "k"], ["y"])],
+        "g",
+        [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 8, 3])],
+        [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)],
+        [
+            onnx.numpy_helper.from_array(np.array(starts, np.int64), "s"),
+            onnx.numpy_helper.from_array(np.array(ends, np.int64), "e"),
+            onnx.numpy_helper.from_array(np.array([1], np.int64), "a"),
+            onnx.numpy_helper.from_array(np.array(steps, np.int64), "k"),
+        ],
+    )
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    src, out = tmp_path / "s.onnx", tmp_path / "o.onnx"
+    onnx.save(m, str(src))
+    run_cli("--pass", "slice-step-to-gather", src, "-o", out)
+    assert "Slice" not in ops(out) and "Gather" in ops(out)
+    assert_same(src, out, [{"x": np.random.default_rng(0).standard_normal((2, 8, 3)).astype(np.float32)}])
