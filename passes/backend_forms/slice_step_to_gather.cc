@@ -28,7 +28,7 @@ namespace onnxsurgeon::passes {
 namespace {
 
 struct StepPlan {
-  std::vector<int64_t> starts, ends, axes;   // the step-1 axes, kept as a Slice
+  std::vector<int64_t> starts, ends, axes;                        // the step-1 axes, kept as a Slice
   std::vector<std::pair<int64_t, std::vector<int64_t>>> gathers;  // (axis, indices) per stepped axis
 };
 
@@ -102,7 +102,8 @@ class SliceStepToGatherPass : public PatternPass {
           Value* y = m.value("x");
           if (!plan.axes.empty()) {
             std::vector<int64_t> ones(plan.axes.size(), 1);
-            y = rw.Op("Slice", {y, rw.Int64s(plan.starts), rw.Int64s(plan.ends), rw.Int64s(plan.axes), rw.Int64s(ones)});
+            y = rw.Op("Slice",
+                      {y, rw.Int64s(plan.starts), rw.Int64s(plan.ends), rw.Int64s(plan.axes), rw.Int64s(ones)});
           }
           for (const auto& [axis, indices] : plan.gathers)
             y = rw.Op("Gather", {y, rw.Int64s(indices)}, {Rewriter::AttrInt("axis", axis)});

@@ -32,8 +32,8 @@
 #include "core/ir/graph.h"
 #include "core/ir/shape.h"
 #include "core/pass/pattern_pass.h"
-#include "passes/control_flow/innermost_first.h"
 #include "passes/control_flow/if_to_where.h"
+#include "passes/control_flow/innermost_first.h"
 #include "passes/control_flow/run_safety.h"
 #include "passes/lowering/element_type.h"
 #include "passes/registry.h"
@@ -87,8 +87,8 @@ Verdict<IfPlan> Decide(const Node* root, const TypeFacts& types, int64_t max_nod
   for (auto [name, g] : {std::pair{"then", plan.then_branch}, std::pair{"else", plan.else_branch}}) {
     if (!g->inputs().empty()) return Refuse(absl::StrCat("the ", name, " branch has inputs"));
     if (g->outputs().size() != root->num_outputs())
-      return Refuse(absl::StrCat("the ", name, " branch has ", g->outputs().size(), " outputs, the If ",
-                                 root->num_outputs()));
+      return Refuse(
+          absl::StrCat("the ", name, " branch has ", g->outputs().size(), " outputs, the If ", root->num_outputs()));
     int64_t count = 0;
     for (Node* n : g->nodes()) {
       if (!n->Is("Constant")) ++count;
@@ -110,8 +110,8 @@ Verdict<IfPlan> Decide(const Node* root, const TypeFacts& types, int64_t max_nod
     auto sa = types.DimsOf(a);
     auto sb = types.DimsOf(b);
     if (!SameShape(sa, sb))
-      return Refuse(absl::StrCat("output ", i, "'s shapes ", ShapeText(sa), " and ", ShapeText(sb),
-                                 " are not proven identical"));
+      return Refuse(
+          absl::StrCat("output ", i, "'s shapes ", ShapeText(sa), " and ", ShapeText(sb), " are not proven identical"));
   }
   return plan;
 }
@@ -133,8 +133,8 @@ Status Replace(Node* root, const IfPlan& plan, Rewriter& rw) {
     for (Value* out : branch->outputs())
       if (!Within(out->graph(), branch)) map[out] = out;
     for (Value* init : branch->initializers()) {
-      OS_ASSIGN_OR_RETURN(Value * v, rw.AddInitializer(&g, g.UniqueName(branch_prefix + init->name()),
-                                                       *init->initializer()));
+      OS_ASSIGN_OR_RETURN(Value * v,
+                          rw.AddInitializer(&g, g.UniqueName(branch_prefix + init->name()), *init->initializer()));
       map[init] = v;
     }
     rw.SetInsertionPoint(root);
@@ -166,13 +166,13 @@ class IfToWherePass : public Pass {
   StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
     lowering::InferTypesIfNeeded(model, "If");
     TypeFacts types(model);
-    return control_flow::ConvertInnermostFirst(
-        model, context, "If", "if-to-where", &types, [&](Node* n, Rewriter& rw) -> StatusOr<std::string> {
-          Verdict<IfPlan> plan = Decide(n, types, max_nodes_);
-          if (!plan) return plan.reason();
-          OS_RETURN_IF_ERROR(Replace(n, *plan, rw));
-          return std::string();
-        });
+    return control_flow::ConvertInnermostFirst(model, context, "If", "if-to-where", &types,
+                                               [&](Node* n, Rewriter& rw) -> StatusOr<std::string> {
+                                                 Verdict<IfPlan> plan = Decide(n, types, max_nodes_);
+                                                 if (!plan) return plan.reason();
+                                                 OS_RETURN_IF_ERROR(Replace(n, *plan, rw));
+                                                 return std::string();
+                                               });
   }
 
  private:

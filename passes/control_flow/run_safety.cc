@@ -17,30 +17,28 @@ namespace {
 // NaN or inf at worst: nothing in their data makes them raise.
 const std::set<std::string, std::less<>>& NeverRaise() {
   static const std::set<std::string, std::less<>> ops = {
-      "Abs",     "Acos",      "Acosh",      "Asin",     "Asinh",   "Atan",     "Atanh",           "Ceil",
-      "Celu",    "Clip",      "Constant",   "Cos",      "Cosh",    "Elu",      "Erf",             "Exp",
-      "Floor",   "Gelu",      "HardSigmoid", "HardSwish", "Identity", "IsInf",  "IsNaN",           "LeakyRelu",
-      "Log",     "Mish",      "Neg",        "Not",      "Reciprocal", "Relu",  "Round",           "Selu",
-      "Shape",   "Sigmoid",   "Sign",       "Sin",      "Sinh",    "Size",     "Softplus",        "Softsign",
-      "Sqrt",    "Tan",       "Tanh",       "ThresholdedRelu"};
+      "Abs",         "Acos",       "Acosh",    "Asin",     "Asinh", "Atan",      "Atanh",   "Ceil",           "Celu",
+      "Clip",        "Constant",   "Cos",      "Cosh",     "Elu",   "Erf",       "Exp",     "Floor",          "Gelu",
+      "HardSigmoid", "HardSwish",  "Identity", "IsInf",    "IsNaN", "LeakyRelu", "Log",     "Mish",           "Neg",
+      "Not",         "Reciprocal", "Relu",     "Round",    "Selu",  "Shape",     "Sigmoid", "Sign",           "Sin",
+      "Sinh",        "Size",       "Softplus", "Softsign", "Sqrt",  "Tan",       "Tanh",    "ThresholdedRelu"};
   return ops;
 }
 
 // Ops that broadcast their inputs: they raise only when the shapes do not broadcast.
 const std::set<std::string, std::less<>>& Broadcasting() {
   static const std::set<std::string, std::less<>> ops = {
-      "Add",  "And",  "BitShift",  "Div",     "Equal",          "Greater", "GreaterOrEqual", "Less", "LessOrEqual",
-      "Max",  "Mean", "Min",       "Mod",     "Mul",            "Or",      "Pow",            "PRelu", "Sub",
-      "Sum",  "Where", "Xor"};
+      "Add",  "And",         "BitShift", "Div",  "Equal", "Greater", "GreaterOrEqual",
+      "Less", "LessOrEqual", "Max",      "Mean", "Min",   "Mod",     "Mul",
+      "Or",   "Pow",         "PRelu",    "Sub",  "Sum",   "Where",   "Xor"};
   return ops;
 }
 
 // Ops that only need the rank their axis or perm attributes index to be known.
 const std::set<std::string, std::less<>>& RankOnly() {
   static const std::set<std::string, std::less<>> ops = {
-      "Flatten",   "Hardmax",    "LogSoftmax", "ReduceL1",        "ReduceL2",        "ReduceLogSum",
-      "ReduceLogSumExp", "ReduceMean", "ReduceProd", "ReduceSum", "ReduceSumSquare", "Softmax",
-      "Transpose", "Unsqueeze"};
+      "Flatten",    "Hardmax",    "LogSoftmax", "ReduceL1",        "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
+      "ReduceMean", "ReduceProd", "ReduceSum",  "ReduceSumSquare", "Softmax",  "Transpose",    "Unsqueeze"};
   return ops;
 }
 
@@ -107,7 +105,8 @@ std::string WhyIntegerDivisionUnsafe(const Node& n, const TypeFacts& types) {
 // The axes a reduction or Squeeze names (attribute, or constant input 1), nullopt when
 // computed at run time; an empty list when it names none.
 std::optional<std::vector<int64_t>> Axes(const Node& n) {
-  if (const Attribute* a = n.FindAttribute("axes")) return std::vector<int64_t>(a->proto().ints().begin(), a->proto().ints().end());
+  if (const Attribute* a = n.FindAttribute("axes"))
+    return std::vector<int64_t>(a->proto().ints().begin(), a->proto().ints().end());
   if (n.num_inputs() >= 2 && n.input(1)) return ConstantInt64s(n.input(1));
   return std::vector<int64_t>{};
 }
@@ -295,8 +294,8 @@ std::string WhyOpUnsafe(const Node& n, const TypeFacts& types) {
   const std::string& op = n.op_type();
   if (op == "Cast") {
     const Attribute* to = n.FindAttribute("to");
-    bool strings = types.ElemType(n.input(0)) == onnx::TensorProto::STRING ||
-                   (to && to->proto().i() == onnx::TensorProto::STRING);
+    bool strings =
+        types.ElemType(n.input(0)) == onnx::TensorProto::STRING || (to && to->proto().i() == onnx::TensorProto::STRING);
     return strings ? "a Cast of strings (parsing may fail)" : "";
   }
   if (NeverRaise().count(op)) return "";
@@ -305,11 +304,13 @@ std::string WhyOpUnsafe(const Node& n, const TypeFacts& types) {
     return op == "Div" || op == "Mod" ? WhyIntegerDivisionUnsafe(n, types) : "";
   }
   if (RankOnly().count(op)) {
-    if (!n.input(0) || types.Rank(n.input(0)) < 0) return absl::StrCat("the rank of '", Name(n.input(0)), "' is unknown");
+    if (!n.input(0) || types.Rank(n.input(0)) < 0)
+      return absl::StrCat("the rank of '", Name(n.input(0)), "' is unknown");
     if ((op.rfind("Reduce", 0) == 0 || op == "Unsqueeze") && !Axes(n)) return "its axes are computed at run time";
     return "";
   }
-  if (op == "ReduceMax" || op == "ReduceMin" || op == "ArgMax" || op == "ArgMin") return WhyMaxReductionUnsafe(n, types);
+  if (op == "ReduceMax" || op == "ReduceMin" || op == "ArgMax" || op == "ArgMin")
+    return WhyMaxReductionUnsafe(n, types);
   if (op == "Squeeze") return WhySqueezeUnsafe(n, types);
   if (op == "LayerNormalization") return WhyLayerNormUnsafe(n, types);
   if (op == "MatMul") return WhyMatMulUnsafe(n, types);

@@ -118,8 +118,8 @@ Status Replace(Node* root, const LoopPlan& plan, Rewriter& rw) {
   for (Value* out : body.outputs())
     if (!Within(out->graph(), plan.body)) outer[out] = out;
   for (Value* init : body.initializers()) {
-    OS_ASSIGN_OR_RETURN(Value * v, rw.AddInitializer(&g, g.UniqueName(absl::StrCat(prefix, "/", init->name())),
-                                                     *init->initializer()));
+    OS_ASSIGN_OR_RETURN(
+        Value * v, rw.AddInitializer(&g, g.UniqueName(absl::StrCat(prefix, "/", init->name())), *init->initializer()));
     outer[init] = v;
   }
   std::vector<Value*> carried;
@@ -156,8 +156,7 @@ Status Replace(Node* root, const LoopPlan& plan, Rewriter& rw) {
     Value* out = root->output(i);
     if (!out) continue;
     if (!results[i]) return absl::InvalidArgumentError("unroll-loop: a loop output is undefined");
-    if (out->info() && !results[i]->has_type() && results[i]->producer() &&
-        results[i]->graph() == out->graph())
+    if (out->info() && !results[i]->has_type() && results[i]->producer() && results[i]->graph() == out->graph())
       *results[i]->mutable_info() = *out->info();
     OS_RETURN_IF_ERROR(rw.ReplaceAllUsesWith(out, results[i], GraphOutputs::kKeepNames));
   }
@@ -169,13 +168,13 @@ class UnrollLoopPass : public Pass {
   UnrollLoopPass(int64_t max_trips, int64_t max_nodes) : max_trips_(max_trips), max_nodes_(max_nodes) {}
 
   StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
-    return control_flow::ConvertInnermostFirst(
-        model, context, "Loop", "unroll-loop", nullptr, [&](Node* n, Rewriter& rw) -> StatusOr<std::string> {
-          Verdict<LoopPlan> plan = Decide(*n, max_trips_, max_nodes_);
-          if (!plan) return plan.reason();
-          OS_RETURN_IF_ERROR(Replace(n, *plan, rw));
-          return std::string();
-        });
+    return control_flow::ConvertInnermostFirst(model, context, "Loop", "unroll-loop", nullptr,
+                                               [&](Node* n, Rewriter& rw) -> StatusOr<std::string> {
+                                                 Verdict<LoopPlan> plan = Decide(*n, max_trips_, max_nodes_);
+                                                 if (!plan) return plan.reason();
+                                                 OS_RETURN_IF_ERROR(Replace(n, *plan, rw));
+                                                 return std::string();
+                                               });
   }
 
  private:

@@ -108,7 +108,8 @@ Removal UnrollLoopRemoves(const RemovalQuery& q) {
   const Value* m = q.node.input(0);
   if (m && !IsConstant(m) && OnlyShapeDerived(m)) {
     if (q.static_inputs) return Yes();  // fold-constants makes it constant; the pass decides the rest
-    return {Removal::kNeeds, "give --input-shapes: with static inputs, its trip count folds and unroll-loop unrolls it"};
+    return {Removal::kNeeds,
+            "give --input-shapes: with static inputs, its trip count folds and unroll-loop unrolls it"};
   }
   return {Removal::kNeeds, absl::StrCat("unroll-loop refuses it: ", why)};
 }

@@ -91,8 +91,14 @@ def _script(path: Path, mod: nn.Module, inputs: tuple, names: list[str], outputs
     script = torch.jit.script(mod.eval())
     with torch.no_grad():
         torch.onnx.export(
-            script, inputs, str(path), opset_version=17, input_names=names, output_names=outputs,
-            dynamic_axes=dynamic, dynamo=False,
+            script,
+            inputs,
+            str(path),
+            opset_version=17,
+            input_names=names,
+            output_names=outputs,
+            dynamic_axes=dynamic,
+            dynamo=False,
         )
 
 
@@ -134,7 +140,9 @@ def if_script_gather(d: Path) -> tuple[Path, list[dict]]:
 def if_cond(d: Path) -> tuple[Path, list[dict]]:
     p = d / "if_cond.onnx"
     with torch.no_grad():
-        torch.onnx.export(CondAdd().eval(), (torch.randn(2, 5),), str(p), dynamo=True, input_names=["x"], opset_version=18)
+        torch.onnx.export(
+            CondAdd().eval(), (torch.randn(2, 5),), str(p), dynamo=True, input_names=["x"], opset_version=18
+        )
     return p, _signs((2, 5), ["x"], np.random.default_rng(3))
 
 
