@@ -113,9 +113,16 @@ class SliceStepToGatherPass : public PatternPass {
         }));
   }
 
+  // Slices of one shape stepped the same way get equal index lists: merged here, so a later
+  // simplify (whose dedupe-initializers would merge them) finds nothing left to do.
   StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
     lowering::InferTypesIfNeeded(model, "Slice");  // the stepped axes' dims decide
-    return PatternPass::Run(model, context);
+    OS_ASSIGN_OR_RETURN(PassResult result, PatternPass::Run(model, context));
+    if (!result.changed) return result;
+    OS_ASSIGN_OR_RETURN(auto dedupe, CreateDedupeInitializersPass(PassOptions{}));
+    OS_ASSIGN_OR_RETURN(PassResult merged, dedupe->Run(model, context));
+    for (const auto& [what, n] : merged.counts) result.Count(what, n);
+    return result;
   }
 };
 

@@ -13,6 +13,7 @@ and compares with onnxruntime:
   loop_const3                     Loop with trip count 3: h = tanh(h + x) * (i + 1), each step's
                                   h scanned; x [2,8]
   slice_reverse                   x[:, ::-1] (Slice, step -1 on axis 1) then Relu; x [1,8,4]
+  slice_step2                     x[:, 0::2] (Slice, step 2 on axis 1, swin's patch merging) then Relu
 
 Recorded results: control_flow_models.txt.
 """
@@ -103,6 +104,23 @@ mk(
         C("ends", np.array([np.iinfo(np.int64).min], np.int64)),
         C("axes", np.array([1], np.int64)),
         C("steps", np.array([-1], np.int64)),
+    ],
+    {"x": rng.standard_normal((1, 8, 4)).astype(np.float32)},
+)
+
+mk(
+    "slice_step2",
+    [
+        h.make_node("Slice", ["x", "starts", "ends", "axes", "steps"], ["r"]),
+        h.make_node("Relu", ["r"], ["y"]),
+    ],
+    [V("x", T.FLOAT, [1, 8, 4])],
+    [V("y", T.FLOAT, [1, 4, 4])],
+    [
+        C("starts", np.array([0], np.int64)),
+        C("ends", np.array([8], np.int64)),
+        C("axes", np.array([1], np.int64)),
+        C("steps", np.array([2], np.int64)),
     ],
     {"x": rng.standard_normal((1, 8, 4)).astype(np.float32)},
 )
