@@ -2,7 +2,8 @@
 #include "passes/registry.h"
 
 #include "core/pass/fixed_point.h"
-#include "passes/lowering/scatternd.h"  // defaults the table names
+#include "passes/control_flow_defaults.h"  // defaults the table names
+#include "passes/lowering/scatternd.h"
 
 namespace onnxsurgeon::passes {
 

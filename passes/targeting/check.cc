@@ -277,20 +277,17 @@ class Checker {
         bool constant = IsConstant(n.input(0));
         if (p_.if_rule == IfRule::kNone || !constant) {
           std::string fact = p_.if_rule == IfRule::kNone ? "no If" : "If only with a constant condition";
-          if (constant) {
-            Block(&n, "If with a constant condition", Fact(fact), p_.control_flow_source, &PlanStepNamed("simplify"));
-          } else if (static_inputs_) {
-            Block(&n, "If whose condition is computed at run time", Fact(fact), p_.control_flow_source,
-                  &PlanStepNamed("simplify"));
-          } else {
-            Block(&n, "If whose condition is computed at run time", Fact(fact), p_.control_flow_source, nullptr,
-                  "fold-constants folds an If only when its condition is constant; if the condition depends on input "
-                  "shapes, give --input-shapes");
-          }
+          // The plan steps that remove an If (simplify's folds, if-to-where) say whether one does.
+          Remedy remedy = RemovingStep(RemovalQuery{n, nullptr, t_, static_inputs_, &types_});
+          Block(&n, constant ? "If with a constant condition" : "If whose condition is computed at run time",
+                Fact(fact), p_.control_flow_source, remedy.step, remedy.no_fix);
         }
       }
       if ((op == "Loop" || op == "Scan") && !p_.loop) {
-        Block(&n, op, Fact("no Loop or Scan"), p_.control_flow_source, nullptr, "onnxsurgeon does not unroll loops");
+        // The plan steps that remove a Loop (unroll-loop) say whether one does; nothing unrolls a Scan.
+        Remedy remedy = RemovingStep(RemovalQuery{n, nullptr, t_, static_inputs_, &types_});
+        Block(&n, op, Fact("no Loop or Scan"), p_.control_flow_source, remedy.step,
+              remedy.no_fix.empty() ? "onnxsurgeon does not unroll Scan" : remedy.no_fix);
       }
     }
     MissingFacts(n);

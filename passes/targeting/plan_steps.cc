@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -13,6 +14,8 @@
 #include "core/ir/graph.h"
 #include "onnx/defs/schema.h"
 #include "passes/contrib/common.h"
+#include "passes/control_flow/if_to_where.h"
+#include "passes/control_flow/unroll_loop.h"
 #include "passes/layernorm/fusion_rules.h"
 #include "passes/scatter/rewrite_index_put.h"
 #include "passes/targeting/compiled_profile.h"
@@ -50,14 +53,65 @@ Removal RewriteConstantScatterNDRemoves(const RemovalQuery& q) {
   return !r || r->proto().s() == "none" ? Yes() : No();
 }
 
-// simplify folds an If on a constant condition, and shape arithmetic once the input shapes
-// are static.
+// Whether `v` is computed from constants and the shapes of values only (Shape, Size), not
+// from the data of a graph input or a value of an enclosing graph: with static input
+// shapes, fold-constants folds it.
+bool OnlyShapeDerived(const Value* v) {
+  std::vector<const Value*> todo = {v};
+  std::set<const Value*> seen;
+  while (!todo.empty()) {
+    const Value* x = todo.back();
+    todo.pop_back();
+    if (!x || !seen.insert(x).second || IsConstant(x)) continue;
+    const Node* p = x->producer();
+    if (!p || p->graph() != v->graph() || !p->subgraphs().empty()) return false;
+    if (p->Is("Shape") || p->Is("Size")) continue;
+    for (const Value* in : p->inputs()) todo.push_back(in);
+  }
+  return true;
+}
+
+// simplify folds an If on a constant condition, or on one computed from shapes when the
+// input shapes are static; and shape arithmetic once they are.
 Removal SimplifyRemoves(const RemovalQuery& q) {
-  if (q.node.Is("If")) return IsConstant(q.node.input(0)) ? Yes() : No();
+  if (q.node.Is("If")) {
+    if (IsConstant(q.node.input(0))) return Yes();
+    return q.static_inputs && OnlyShapeDerived(q.node.input(0)) ? Yes() : No();
+  }
   if (!q.target.profile.static_shapes) return No();  // Shape and Size: only static-shape targets lack them
   if (!q.static_inputs)
     return {Removal::kNeeds, "give --input-shapes: with static inputs, simplify folds shape arithmetic"};
   return Yes();
+}
+
+// if-to-where removes an If it proves exact to compute as Where; else why not (and, for a
+// condition on shapes, that static input shapes would let simplify fold it).
+Removal IfToWhereRemoves(const RemovalQuery& q) {
+  std::optional<TypeFacts> own;
+  const TypeFacts* types = q.types;
+  if (!types) types = &own.emplace(*q.node.graph()->model());
+  std::string why = passes::control_flow::WhyIfStays(q.node, *types, passes::control_flow::kDefaultMaxBranchNodes);
+  if (why.empty()) return Yes();
+  std::string text = absl::StrCat("if-to-where refuses it: ", why);
+  if (!q.static_inputs && OnlyShapeDerived(q.node.input(0)))
+    absl::StrAppend(&text, "; its condition depends on input shapes only: give --input-shapes and simplify folds it");
+  return {Removal::kNeeds, text};
+}
+
+// unroll-loop removes a Loop whose trip count is constant, or will be once fold-constants
+// (its pipeline text) folds shapes made static; else why not.
+Removal UnrollLoopRemoves(const RemovalQuery& q) {
+  using passes::control_flow::kDefaultMaxTrips;
+  using passes::control_flow::kDefaultMaxUnrolledNodes;
+  std::string why = passes::control_flow::WhyLoopStays(q.node, kDefaultMaxTrips, kDefaultMaxUnrolledNodes);
+  if (why.empty()) return Yes();
+  const Value* m = q.node.input(0);
+  if (m && !IsConstant(m) && OnlyShapeDerived(m)) {
+    if (q.static_inputs) return Yes();  // fold-constants makes it constant; the pass decides the rest
+    return {Removal::kNeeds,
+            "give --input-shapes: with static inputs, its trip count folds and unroll-loop unrolls it"};
+  }
+  return {Removal::kNeeds, absl::StrCat("unroll-loop refuses it: ", why)};
 }
 
 // lower-contrib-ops removes the contrib ops it has a rule for (a rule may still refuse a
@@ -181,6 +235,9 @@ std::string ReshapeToUnsqueezeText(const StepTextContext& c) {
   }
   return min_rank > 0 ? absl::StrCat("reshape-to-unsqueeze(min-rank=", min_rank, ")") : "reshape-to-unsqueeze";
 }
+
+// A trip count computed from shapes folds first (simplify may not have run this round).
+std::string UnrollLoopText(const StepTextContext&) { return "fold-constants,unroll-loop"; }
 
 std::string AnnotateShapesText(const StepTextContext&) { return "infer-shapes(reset=true)"; }
 

@@ -7,6 +7,7 @@
 #include <vector>
 #include "absl/strings/string_view.h"
 
+#include "core/analysis/type_facts.h"
 #include "core/ir/model.h"
 #include "core/ir/node.h"
 
@@ -25,6 +26,7 @@ struct RemovalQuery {
   const ConditionKind* kind;
   const CompiledProfile& target;
   bool static_inputs;
+  const TypeFacts* types = nullptr;  // the checker's (a step that reads types builds its own without)
 };
 
 // Whether running a step removes a finding: yes, no, or yes once what `needs` says is done.

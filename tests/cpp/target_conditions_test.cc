@@ -59,7 +59,7 @@ TEST(Conditions, EveryBuiltinKindHasAParserAndADoc) {
     EXPECT_NE(kind->parse, nullptr) << kind->keyword;
     if (!kind->remedy.empty()) EXPECT_NE(FindPlanStep(kind->remedy), nullptr) << kind->keyword;
   }
-  EXPECT_EQ(keywords.size(), 23u);
+  EXPECT_EQ(keywords.size(), 24u);
   EXPECT_NE(ConditionsText(true).find("- `outer-scope-input`: "), std::string::npos);
 }
 
@@ -200,6 +200,16 @@ TEST(ConditionKinds, StepNotOne) {
   const std::string model = std::string(kHead13) + R"(g (float[8] X) => (float[4] Y)
   <int64[1] B = {0}, int64[1] E = {8}, int64[1] A = {0}, int64[1] S = {2}> { Y = Slice(X, B, E, A, S) })";
   EXPECT_EQ(Reasons(Fact("\"Slice\"", "step-not-one"), model), Strings{"Slice (steps 'S' = [2])"});
+}
+
+TEST(ConditionKinds, NegativeStep) {
+  auto model = [](const char* step) {
+    return std::string(kHead13) + R"(g (float[8] X) => (float[4] Y)
+  <int64[1] B = {7}, int64[1] E = {0}, int64[1] A = {0}, int64[1] S = {)" +
+           step + R"(}> { Y = Slice(X, B, E, A, S) })";
+  };
+  EXPECT_EQ(Reasons(Fact("\"Slice\"", "negative-step"), model("-2")), Strings{"Slice (steps 'S' = [-2])"});
+  EXPECT_EQ(Reasons(Fact("\"Slice\"", "negative-step"), model("2")), Strings{});
 }
 
 TEST(ConditionKinds, InsertsUnitDims) {

@@ -710,6 +710,8 @@ def test_nncase_names_float16_compute(run_cli, tmp_path):
 
 
 def test_if_on_runtime_condition_blocks_rknn2(run_cli, tmp_path):
+    # The else branch indexes x at a run-time position: computing both branches (if-to-where)
+    # could raise where the If would not, so nothing removes this If.
     then_g = helper.make_graph(
         [helper.make_node("Identity", ["x"], ["t"])],
         "then",
@@ -717,7 +719,7 @@ def test_if_on_runtime_condition_blocks_rknn2(run_cli, tmp_path):
         [helper.make_tensor_value_info("t", TensorProto.FLOAT, [2])],
     )
     else_g = helper.make_graph(
-        [helper.make_node("Neg", ["x"], ["e"])],
+        [helper.make_node("Gather", ["x", "k"], ["e"], axis=0)],
         "else",
         [],
         [helper.make_tensor_value_info("e", TensorProto.FLOAT, [2])],
@@ -728,6 +730,7 @@ def test_if_on_runtime_condition_blocks_rknn2(run_cli, tmp_path):
         [
             helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
             helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+            helper.make_tensor_value_info("k", TensorProto.INT64, [2]),
         ],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
     )
@@ -737,6 +740,7 @@ def test_if_on_runtime_condition_blocks_rknn2(run_cli, tmp_path):
     proc = run_cli("check", "--target", "rknn2", tmp_path / "m.onnx", expect_rc=1)
     assert "If whose condition is computed at run time" in proc.stdout
     assert "rknn2: no If" in proc.stdout
+    assert "if-to-where refuses it" in proc.stdout
     proc = run_cli("--target", "rknn2", tmp_path / "m.onnx", "-o", tmp_path / "o.onnx", expect_rc=1)
     assert "blocker(s) remain" in proc.stderr and not (tmp_path / "o.onnx").exists()
 

@@ -30,7 +30,13 @@ class OuterScopeInputCondition : public Condition {
         }
     return false;
   }
-  bool RemedyApplies(const Node& n, const RemedyContext&) const override { return n.Is("Loop"); }
+  // loop-carry-outer-values carries them for a Loop without scan outputs (new carried values
+  // would have to go before those); any other Loop is unroll-loop's to remove, if it can.
+  bool RemedyApplies(const Node& n, const RemedyContext&) const override {
+    if (!n.Is("Loop") || n.subgraphs().size() != 1) return false;
+    const size_t carried = n.num_inputs() >= 2 ? n.num_inputs() - 2 : 0;
+    return n.subgraphs()[0]->outputs().size() == 1 + carried;
+  }
   std::string WhyNoRemedy(const Node& n, const RemedyContext&) const override {
     return absl::StrCat("no onnxsurgeon pass makes a ", n.op_type(), " subgraph carry the outer values it reads");
   }

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/ir/constant.h"
+#include "passes/backend_forms/slice_step_to_gather.h"
 #include "passes/targeting/conditions/common.h"
 
 namespace onnxsurgeon::target {
@@ -20,6 +21,13 @@ class StepNotOneCondition : public Condition {
                     : absl::StrCat("steps '", n.input(4)->name(), "' is computed at run time");
     return true;
   }
+  // slice-step-to-gather writes constant steps on static dims as Gathers.
+  bool RemedyApplies(const Node& n, const RemedyContext&) const override {
+    return passes::WhySliceStepsStay(n).empty();
+  }
+  std::string WhyNoRemedy(const Node& n, const RemedyContext&) const override {
+    return absl::StrCat("slice-step-to-gather refuses it: ", passes::WhySliceStepsStay(n));
+  }
 };
 
 StatusOr<std::unique_ptr<const Condition>> Parse(absl::string_view) { return std::make_unique<StepNotOneCondition>(); }
@@ -27,6 +35,7 @@ StatusOr<std::unique_ptr<const Condition>> Parse(absl::string_view) { return std
 }  // namespace
 
 extern const ConditionKind kStepNotOne = {"step-not-one", "step-not-one",
-                                          "(on Slice) a steps input not all ones, or computed at run time", "", Parse};
+                                          "(on Slice) a steps input not all ones, or computed at run time",
+                                          "slice-step-to-gather", Parse};
 
 }  // namespace onnxsurgeon::target
