@@ -15,11 +15,6 @@
 namespace onnxsurgeon::opset {
 namespace {
 
-onnx::AttributeProto AttrInt(const std::string& name, int64_t v) { return Rewriter::AttrInt(name, v); }
-onnx::AttributeProto AttrInts(const std::string& name, const std::vector<int64_t>& v) {
-  return Rewriter::AttrInts(name, v);
-}
-
 // Given output `i` of the step's node. Execute routes its users through a new `op` node
 // placed right after the node (Y = op(Y_node)), queued for conversion.
 Status RouteOutputThrough(StepContext& ctx, size_t i, const std::string& op, std::vector<Value*> extra_inputs,

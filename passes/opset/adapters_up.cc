@@ -11,14 +11,7 @@
 #include "passes/opset/adapters_up.h"
 
 namespace onnxsurgeon::opset {
-namespace {
-
-onnx::AttributeProto AttrInt(const std::string& name, int64_t v) { return Rewriter::AttrInt(name, v); }
-onnx::AttributeProto AttrInts(const std::string& name, const std::vector<int64_t>& v) {
-  return Rewriter::AttrInts(name, v);
-}
-
-}  // namespace
+namespace {}  // namespace
 
 // Given:  %Y = GroupNormalization-18<num_groups=2>(%X, %scale, %bias)   %X: float[n, 4, h, w], %scale: [2]
 // Result: %Y = GroupNormalization-21<num_groups=2>(%X, %scale_c, %bias_c)

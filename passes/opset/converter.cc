@@ -13,10 +13,10 @@
 #include "core/interop/onnx_interop.h"
 #include "core/io/exporter.h"
 #include "core/io/importer.h"
+#include "core/ir/ir_version.h"
 #include "onnx/defs/data_type_utils.h"
 #include "onnx/shape_inference/implementation.h"
 #include "passes/opset/generic_step.h"
-#include "core/ir/ir_version.h"
 #include "passes/opset/schemas.h"
 #include "passes/opset/step.h"
 

@@ -96,4 +96,15 @@ onnx::AttributeProto TensorAttr(const std::string& name, const onnx::TensorProto
 // initializer or (in a function body) a Constant node before `before`.
 Value* MakeConstant(Rewriter& rewriter, Node* before, onnx::TensorProto tensor, const std::string& hint);
 
+// Attribute helpers the adapters share.
+inline onnx::AttributeProto AttrInt(const std::string& name, int64_t v) { return Rewriter::AttrInt(name, v); }
+inline onnx::AttributeProto AttrInts(const std::string& name, const std::vector<int64_t>& v) {
+  return Rewriter::AttrInts(name, v);
+}
+// A string attribute's value, or `fallback` when the node has none.
+inline std::string StringAttr(const Node& n, const std::string& name, const std::string& fallback) {
+  const Attribute* a = n.FindAttribute(name);
+  return a ? a->s() : fallback;
+}
+
 }  // namespace onnxsurgeon::opset
