@@ -158,7 +158,14 @@ int CmdTargets(const std::vector<std::string>& args) {
       std::cerr << "onnxsurgeon: error: " << OneLine(std::string(compiled.status().message())) << "\n";
       return kModelError;
     }
-    const target::Profile* p = &compiled->profile;
+    // The facts as the profile states them (as --markdown lists them); compiling may add
+    // facts derived from one key ([quantization] qdq = "refuse"), which that key's line says.
+    auto stated = target::LoadProfile(sources);
+    if (!stated.ok()) {
+      std::cerr << "onnxsurgeon: error: " << OneLine(std::string(stated.status().message())) << "\n";
+      return kModelError;
+    }
+    const target::Profile* p = &*stated;
     std::cout << p->name << ": " << p->title << " (" << p->versions << ")\n";
     if (!p->notes.empty()) std::cout << p->notes << "\n";
     for (const Fact& f : ProfileFacts(*p)) std::cout << "  " << f.what << ": " << f.source << "\n";
