@@ -59,7 +59,7 @@ TEST(Conditions, EveryBuiltinKindHasAParserAndADoc) {
     EXPECT_NE(kind->parse, nullptr) << kind->keyword;
     if (!kind->remedy.empty()) EXPECT_NE(FindPlanStep(kind->remedy), nullptr) << kind->keyword;
   }
-  EXPECT_EQ(keywords.size(), 24u);
+  EXPECT_EQ(keywords.size(), 26u);
   EXPECT_NE(ConditionsText(true).find("- `outer-scope-input`: "), std::string::npos);
 }
 
@@ -337,6 +337,45 @@ TEST(ConditionKinds, OuterScopeInput) {
   const std::string own = std::string(kHead17) + R"(g (float[2] X, int64 N, bool C) => (float[2] Y) {
   Y = Loop(N, C, X) <body = b (int64 i, bool c, float[2] h) => (bool co, float[2] ho) { co = Identity(c)  ho = Neg(h) }> })";
   EXPECT_TRUE(Reasons(Fact("\"Loop\"", "outer-scope-input"), own).empty());
+}
+
+TEST(ConditionKinds, PoolKernelExceedsInput) {
+  const std::string model = std::string(kHead13) +
+                            "g (float[1,8,2,2] X) => (float[1,8,1,1] Y) { Y = AveragePool<kernel_shape = [320, 320], "
+                            "strides = [320, 320], ceil_mode = 1>(X) }";
+  auto p = ParseTarget(Fact("\"AveragePool\"", "pool-kernel-exceeds-input"), "x.toml");
+  ASSERT_TRUE(p.ok());
+  auto m = ParseModelText(model);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  auto b = CheckTarget(**m, *p).blockers;
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].reason, "AveragePool (kernel 320 over 2 on axis 2)");
+  EXPECT_EQ(b[0].fix, "pool-to-global");
+  const std::string padded = std::string(kHead13) +
+                             "g (float[1,4,2,2] X) => (float[1,4,1,1] Y) { Y = AveragePool<kernel_shape = [3, 3], "
+                             "pads = [1, 1, 0, 0]>(X) }";
+  EXPECT_TRUE(Reasons(Fact("\"AveragePool\"", "pool-kernel-exceeds-input"), padded).empty());
+  const std::string equal =
+      std::string(kHead13) + "g (float[1,4,3,3] X) => (float[1,4,1,1] Y) { Y = AveragePool<kernel_shape = [3, 3]>(X) }";
+  EXPECT_TRUE(Reasons(Fact("\"AveragePool\"", "pool-kernel-exceeds-input"), equal).empty());
+}
+
+TEST(ConditionKinds, LoopPassthroughCarried) {
+  const std::string model = std::string(kHead13) + R"(g (float[2] X, float[2] W, int64 N, bool C) => (float[2] Y) {
+  Y, WF = Loop(N, C, X, W) <body = b (int64 i, bool c, float[2] h, float[2] w) => (bool co, float[2] ho, float[2] w) {
+    co = Identity(c)  ho = Add(h, w) }> })";
+  auto p = ParseTarget(Fact("\"Loop\"", "loop-passthrough-carried"), "x.toml");
+  ASSERT_TRUE(p.ok());
+  auto m = ParseModelText(model);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  auto b = CheckTarget(**m, *p).blockers;
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].reason, "Loop (1 carried value(s) returned unchanged (first: 'w'))");
+  EXPECT_EQ(b[0].fix, "loop-carry-through-identity");
+  const std::string through = std::string(kHead13) + R"(g (float[2] X, float[2] W, int64 N, bool C) => (float[2] Y) {
+  Y, WF = Loop(N, C, X, W) <body = b (int64 i, bool c, float[2] h, float[2] w) => (bool co, float[2] ho, float[2] wo) {
+    co = Identity(c)  ho = Add(h, w)  wo = Identity(w) }> })";
+  EXPECT_TRUE(Reasons(Fact("\"Loop\"", "loop-passthrough-carried"), through).empty());
 }
 
 }  // namespace
