@@ -138,6 +138,28 @@ struct NodePlan {
   std::vector<bool> output_half;  // per output: produced in float16
 };
 
+// What the plan decides, before any change: which nodes convert and the precision each
+// float value ends with.
+struct Conversion {
+  // Every graph (the main one and the If/Loop/Scan bodies) and every node in them.
+  std::vector<Graph*> graphs;
+  std::vector<Node*> all_nodes;
+  // Float values in graph order (inputs, weights, node outputs); the order keeps the
+  // inserted Casts deterministic.
+  std::vector<Value*> float_values;
+  absl::flat_hash_set<const Value*> floats;
+  absl::flat_hash_map<const Node*, NodePlan> plans;
+  // The model's own Casts that become float16 -> float16.
+  std::vector<Node*> identity_casts;
+  absl::flat_hash_map<const Value*, Precision> have;
+
+  bool IsFloat(const Value* v) const { return v && floats.contains(v); }
+  bool ReadsHalf(const Use& u) const {
+    auto it = plans.find(u.node);
+    return it != plans.end() && it->second.input_half[u.input_index];
+  }
+};
+
 class ConvertFloat16Pass : public Pass {
  public:
   explicit ConvertFloat16Pass(Options options) : options_(std::move(options)) {}
@@ -148,28 +170,37 @@ class ConvertFloat16Pass : public Pass {
     // Without an ai.onnx import there is no Cast to insert (ai.onnx.ml-only models).
     if (model.OpsetVersion("") < 0) return result;
     TypeFacts types(model);
+    Conversion c;
+    OS_RETURN_IF_ERROR(PlanConversion(g, types, c, result));
+    OS_RETURN_IF_ERROR(ApplyConversion(g, types, c, result));
+    return result;
+  }
+
+ private:
+  // A graph output that keeps its type: the main graph's with keep-io-types, a body's always.
+  bool KeepsType(const Graph& g, const Value* v) const {
+    return v->IsGraphOutput() && (options_.keep_io_types || v->graph() != &g);
+  }
+
+  // Given the main graph and its types. Execute decides, before any change, which nodes
+  // convert and the precision every float value ends with (c). Result an error only from
+  // reading a ranges file.
+  Status PlanConversion(Graph& g, const TypeFacts& types, Conversion& c, PassResult& result) const {
     // Every graph: the main one and the If/Loop/Scan bodies (the nodes holding them keep
     // float32 at their boundary, their bodies convert inside, as keep-io-types does).
-    const std::vector<Graph*> graphs = g.SelfAndSubgraphs();
-    const std::vector<Node*> all_nodes = g.AllNodesRecursive();
+    c.graphs = g.SelfAndSubgraphs();
+    c.all_nodes = g.AllNodesRecursive();
     // Float values in graph order (inputs, weights, node outputs), decided before any
     // annotation changes; the order keeps the inserted Casts deterministic.
-    std::vector<Value*> float_values;
-    absl::flat_hash_set<const Value*> floats;
     auto note = [&](Value* v) {
-      if (v && types.ElemType(v) == T::FLOAT && floats.insert(v).second) float_values.push_back(v);
+      if (v && types.ElemType(v) == T::FLOAT && c.floats.insert(v).second) c.float_values.push_back(v);
     };
-    for (Graph* sg : graphs) {
+    for (Graph* sg : c.graphs) {
       for (Value* v : sg->inputs()) note(v);
       for (Value* v : sg->initializers()) note(v);
     }
-    for (Node* n : all_nodes)
+    for (Node* n : c.all_nodes)
       for (Value* v : n->outputs()) note(v);
-    auto is_float = [&](const Value* v) { return v && floats.contains(v); };
-    // A graph output that keeps its type: the main graph's with keep-io-types, a body's always.
-    auto keeps_type = [&](const Value* v) {
-      return v->IsGraphOutput() && (options_.keep_io_types || v->graph() != &g);
-    };
     std::optional<RangeAnalysis> ranges;
     if (options_.range_analysis) {
       absl::flat_hash_map<std::string, Range> measured;
@@ -188,8 +219,7 @@ class ConvertFloat16Pass : public Pass {
       for (Node* n : g.nodes())
         if (n->Is("Constant") && Overflows(n->output(0))) overflowing.insert(n->output(0));
     }
-    absl::flat_hash_map<const Node*, NodePlan> plans;
-    for (Node* n : all_nodes) {
+    for (Node* n : c.all_nodes) {
       NodePlan plan = PlanNode(*n, *n->graph(), types, overflowing);
       if (!plan.converted) continue;
       if (std::string why = ranges ? ranges->KeepReason(*n) : ""; !why.empty()) {
@@ -197,77 +227,76 @@ class ConvertFloat16Pass : public Pass {
         result.Count("kept-fp32-range: " + why);
         continue;
       }
-      plans[n] = std::move(plan);
+      c.plans[n] = std::move(plan);
     }
     // A Constant converts only when every reader reads it in float16 (else readers in
     // float32 would see rounded values): it is a weight like an initializer. So does a Cast
     // to float from another type (int64 -> float -> Range): made float16 it would round
     // every integer above 2048 for readers that stay float32, through one more Cast.
-    for (Node* n : all_nodes) {
-      if (!plans.contains(n)) continue;
+    for (Node* n : c.all_nodes) {
+      if (!c.plans.contains(n)) continue;
       bool source = n->Is("Constant");
       if (n->Is("Cast")) {
         int32_t from = types.ElemType(n->input(0));
         source = from != T::FLOAT && from != T::FLOAT16;
       }
       if (!source) continue;
-      if (!AllReadHalf(n->output(0), plans) || keeps_type(n->output(0))) plans.erase(n);
+      if (!AllReadHalf(n->output(0), c.plans) || KeepsType(g, n->output(0))) c.plans.erase(n);
     }
     // Casts that become float16 -> float16 (the model's own Casts between float16 and
     // float32, both sides now float16) are dropped: no-ops that runtimes' fusions
     // misread (onnxruntime's LayerNormFusion fused across one with mixed types).
-    std::vector<Node*> identity_casts;
-    for (Node* n : all_nodes) {
-      auto it = plans.find(n);
-      if (!n->Is("Cast") || it == plans.end()) continue;
+    for (Node* n : c.all_nodes) {
+      auto it = c.plans.find(n);
+      if (!n->Is("Cast") || it == c.plans.end()) continue;
       int64_t to = n->GetInt("to", 0);
       int32_t from = types.ElemType(n->input(0));
       bool input_half = from == T::FLOAT16 || (from == T::FLOAT && it->second.input_half[0]);
       if ((to == T::FLOAT || to == T::FLOAT16) && input_half && !n->output(0)->IsGraphOutput())
-        identity_casts.push_back(n);
+        c.identity_casts.push_back(n);
     }
-    auto reads_half = [&](const Use& u) {
-      auto it = plans.find(u.node);
-      return it != plans.end() && it->second.input_half[u.input_index];
-    };
     // The precision each float value has after the conversion.
-    absl::flat_hash_map<const Value*, Precision> have;
     for (Value* v : g.inputs())  // an overridable weight (ir_version < 4) stays float32
-      if (is_float(v)) have[v] = options_.keep_io_types || v->IsInitializer() ? kF32 : kF16;
-    for (Graph* sg : graphs)  // body inputs keep their types
+      if (c.IsFloat(v)) c.have[v] = options_.keep_io_types || v->IsInitializer() ? kF32 : kF16;
+    for (Graph* sg : c.graphs)  // body inputs keep their types
       if (sg != &g)
         for (Value* v : sg->inputs())
-          if (is_float(v)) have[v] = kF32;
-    for (Node* n : all_nodes) {
-      auto it = plans.find(n);
+          if (c.IsFloat(v)) c.have[v] = kF32;
+    for (Node* n : c.all_nodes) {
+      auto it = c.plans.find(n);
       for (size_t i = 0; i < n->num_outputs(); ++i) {
         Value* v = n->output(i);
-        if (!is_float(v)) continue;
-        have[v] = it != plans.end() && it->second.output_half[i] ? kF16 : kF32;
+        if (!c.IsFloat(v)) continue;
+        c.have[v] = it != c.plans.end() && it->second.output_half[i] ? kF16 : kF32;
       }
     }
+    return absl::OkStatus();
+  }
 
+  // Given the plan. Execute converts weights, annotates the converted nodes' outputs and
+  // inserts one Cast per value and direction where a reader needs the other precision.
+  Status ApplyConversion(Graph& g, const TypeFacts& types, Conversion& c, PassResult& result) const {
     // ---- apply -----------------------------------------------------------------------
     absl::flat_hash_map<const Graph*, Node*> graph_start;
-    for (Graph* sg : graphs) graph_start[sg] = sg->first_node();
+    for (Graph* sg : c.graphs) graph_start[sg] = sg->first_node();
     // Every change goes through it; the Casts it inserts carry kProvenanceKey = convert-float16.
     Rewriter rw;
     rw.SetRule("convert-float16");
     // Float weights read in float16: converted in place, or a float16 copy beside them.
     absl::flat_hash_map<const Value*, Value*> half_copy;
     std::vector<Value*> initializers;
-    for (Graph* sg : graphs)
+    for (Graph* sg : c.graphs)
       for (Value* v : sg->initializers()) initializers.push_back(v);
     for (Value* v : initializers) {
-      if (v->IsGraphInput() || !is_float(v)) continue;
+      if (v->IsGraphInput() || !c.IsFloat(v)) continue;
       bool any_half = false, any_full = v->IsGraphOutput();  // a weight that is an output stays
-      for (const Use& u : v->uses()) (reads_half(u) ? any_half : any_full) = true;
+      for (const Use& u : v->uses()) (c.ReadsHalf(u) ? any_half : any_full) = true;
       if (!any_half) {
-        have[v] = kF32;
+        c.have[v] = kF32;
         continue;
       }
       auto data = GetConstant(v);
-      if (!data) continue;  // not readable as raw floats: readers get a Cast
+      if (!data) continue;  // not readable as raw c.floats: readers get a Cast
       HalfData half;
       onnx::TensorProto proto = HalfTensor(*data, half);
       CountClamped(half, result);
@@ -276,33 +305,33 @@ class ConvertFloat16Pass : public Pass {
       tensor.SetRawBytes(std::move(half.bytes));
       if (!any_full) {
         *v->mutable_initializer() = std::move(tensor);
-        have[v] = kF16;
+        c.have[v] = kF16;
         SetElemType(v, kF16);
       } else {
         tensor.mutable_meta().set_name("");
         OS_ASSIGN_OR_RETURN(Value * copy,
                             rw.AddInitializer(v->graph(), g.UniqueName(v->name() + "_fp16"), std::move(tensor)));
         half_copy[v] = copy;
-        have[v] = kF32;
+        c.have[v] = kF32;
       }
       result.Count("initializers-fp16");
     }
     // Nodes: attributes that carry the output type, then float16 annotations.
-    for (auto& [node_ptr, plan] : plans) {
+    for (auto& [node_ptr, plan] : c.plans) {
       Node* n = const_cast<Node*>(node_ptr);
       OS_RETURN_IF_ERROR(RewriteTypeAttributes(*n, rw, result));
       for (size_t i = 0; i < n->num_outputs(); ++i)
         if (plan.output_half[i]) SetElemType(n->output(i), kF16);
       result.Count("nodes-fp16");
     }
-    for (Node* n : all_nodes) {
-      if (plans.contains(n)) continue;
+    for (Node* n : c.all_nodes) {
+      if (c.plans.contains(n)) continue;
       bool touches_float = false;
-      for (Value* v : n->inputs()) touches_float |= is_float(v);
-      for (Value* v : n->outputs()) touches_float |= is_float(v);
+      for (Value* v : n->inputs()) touches_float |= c.IsFloat(v);
+      for (Value* v : n->outputs()) touches_float |= c.IsFloat(v);
       if (touches_float) result.Count("nodes-kept-fp32");
     }
-    for (auto& [v, p] : have)
+    for (auto& [v, p] : c.have)
       if (p == kF16 && v->IsGraphInput()) SetElemType(const_cast<Value*>(v), kF16);
     // A Cast of `source` to `to` at the rewriter's insertion point, named and typed after `v`.
     auto emit_cast = [&](Value* source, const Value* v, Precision to) -> Value* {
@@ -322,15 +351,15 @@ class ConvertFloat16Pass : public Pass {
       if (auto it = casts.find(key); it != casts.end()) return it->second;
       // The output of a Cast that stays (int64 -> float read in float32 and float16): cast
       // its source instead, so that no Cast reads a Cast.
-      if (Node* p = v->producer();
-          p && p->Is("Cast") && !plans.contains(p) && p->input(0) && !p->input(0)->IsGraphInput() && !keeps_type(v)) {
+      if (Node* p = v->producer(); p && p->Is("Cast") && !c.plans.contains(p) && p->input(0) &&
+                                   !p->input(0)->IsGraphInput() && !KeepsType(g, v)) {
         Value* src = p->input(0);
         int32_t from = types.ElemType(src);
-        if (is_float(src)) return casts[key] = (have.contains(src) && have[src] == to) ? src : cast_of(src, to);
+        if (c.IsFloat(src)) return casts[key] = (c.have.contains(src) && c.have[src] == to) ? src : cast_of(src, to);
         if (from == T::FLOAT16 && to == kF16) return casts[key] = src;
       }
       Value* source = v;
-      if (Node* p = v->producer(); p && p->Is("Cast") && !plans.contains(p) && p->input(0) &&
+      if (Node* p = v->producer(); p && p->Is("Cast") && !c.plans.contains(p) && p->input(0) &&
                                    types.ElemType(p->input(0)) != 0 && types.ElemType(p->input(0)) != T::FLOAT16)
         source = p->input(0);  // int64 -> float16 at once
       Node* after = source->producer();
@@ -339,17 +368,17 @@ class ConvertFloat16Pass : public Pass {
       else rw.SetInsertionPointAtEnd(source->graph());
       return casts[key] = emit_cast(source, v, to);
     };
-    for (Value* v : float_values) {
-      Precision h = have.contains(v) ? have[v] : kF32;
+    for (Value* v : c.float_values) {
+      Precision h = c.have.contains(v) ? c.have[v] : kF32;
       std::vector<Use> uses = v->uses();
       for (const Use& u : uses) {
-        Precision want = reads_half(u) ? kF16 : kF32;
+        Precision want = c.ReadsHalf(u) ? kF16 : kF32;
         if (want == h) continue;
         Value* source = want == kF16 && half_copy.contains(v) ? half_copy[v] : cast_of(v, want);
         rw.SetInput(u.node, u.input_index, source);
       }
       // Graph outputs keep their float32 type (and name) with keep-io-types.
-      if (h == kF16 && keeps_type(v)) {
+      if (h == kF16 && KeepsType(g, v)) {
         std::string name = v->name();
         std::vector<GraphOutputUse> slots = v->graph_outputs();
         Value* full = cast_of(v, kF32);
@@ -359,15 +388,14 @@ class ConvertFloat16Pass : public Pass {
         full->producer()->set_name(name + "_cast");
       }
     }
-    for (Node* n : identity_casts) {
+    for (Node* n : c.identity_casts) {
       OS_RETURN_IF_ERROR(rw.ReplaceAllUsesWith(n->output(0), n->input(0), GraphOutputs::kRefuse));
       OS_RETURN_IF_ERROR(rw.EraseNode(n));
       result.Count("identity-casts-removed");
     }
-    return result;
+    return absl::OkStatus();
   }
 
- private:
   // Given a main-graph node. Execute nothing. Result whether it runs in float16 and which
   // of its float operands change.
   NodePlan PlanNode(const Node& n, const Graph& g, const TypeFacts& types,
