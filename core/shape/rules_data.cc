@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <string>
 
+#include "core/eval/slicing.h"
 #include "core/ir/constant.h"
 #include "core/ir/graph.h"
 #include "core/ir/model.h"
 #include "core/shape/op_table.h"
 #include "core/shape/rules_internal.h"
-#include "core/eval/slicing.h"
 
 namespace onnxsurgeon::shape_rules {
 

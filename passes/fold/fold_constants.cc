@@ -38,13 +38,13 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "core/eval/kernel.h"
+#include "core/eval/slicing.h"
 #include "core/interop/onnx_interop.h"
 #include "core/ir/clone.h"
 #include "core/ir/shape.h"
 #include "core/rewrite/rewriter.h"
 #include "core/shape/contradictions.h"
 #include "core/shape/propagate.h"
-#include "core/eval/slicing.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {

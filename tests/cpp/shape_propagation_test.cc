@@ -10,10 +10,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/eval/slicing.h"
 #include "core/io/importer.h"
 #include "core/shape/propagate.h"
 #include "core/shape/rules.h"
-#include "core/eval/slicing.h"
 #include "tests/cpp/test_util.h"
 
 namespace onnxsurgeon {

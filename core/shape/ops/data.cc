@@ -4,10 +4,10 @@
 // propagation, dims and symbols alike), Constant, and ops shaped like one input.
 #include <numeric>
 
+#include "core/eval/slicing.h"
 #include "core/ir/constant.h"
 #include "core/shape/ops/internal.h"
 #include "core/shape/rules_internal.h"
-#include "core/eval/slicing.h"
 
 namespace onnxsurgeon::shape_ops {
 namespace {

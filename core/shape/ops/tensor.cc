@@ -1,11 +1,11 @@
 // Layout and indexing ops: Shape and Size, Reshape, Expand, Transpose, (Un)squeeze,
 // Concat, Flatten, Gather, and on small integer vectors the Slice the exporters write.
 #include "absl/container/flat_hash_set.h"
+#include "core/eval/slicing.h"
 #include "core/ir/constant.h"
 #include "core/ir/graph.h"
 #include "core/shape/ops/internal.h"
 #include "core/shape/rules_internal.h"
-#include "core/eval/slicing.h"
 
 namespace onnxsurgeon::shape_ops {
 namespace {
