@@ -5,8 +5,9 @@
 //   StatusOr<std::vector<Array>> outs = Evaluate(node, inputs, opset, max_output_bytes);
 //
 // The kernels are keyed by op type (the key of the op table, core/shape/op_table.h, which
-// holds the other per-op rules) and the opset range of the signature each implements; kernels read attributes and
-// optional inputs through KernelContext. A kernel fails with a Status, never a crash:
+// holds the other per-op rules) and the opset range of the signature each implements;
+// kernels read attributes and optional inputs through KernelContext. A kernel fails with
+// a Status, never a crash:
 //   ResourceExhausted  an output would exceed max_output_bytes (nothing was materialised)
 //   Unimplemented      a dtype or attribute form the kernel does not handle
 //   InvalidArgument    the node is malformed or undefined here (e.g. integer division by 0)
