@@ -10,7 +10,6 @@ tests/python/test_backends_smoke.py is."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +22,7 @@ from onnx import TensorProto, helper
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests/backends"))
 
+from fake_backend import fake_backend_env  # noqa: E402
 from harness import BACKENDS_DIR  # noqa: E402
 
 FAKE_RUNNER = """
@@ -76,21 +76,7 @@ def layernorm_model(path: Path, opset: int = 17) -> Path:
 @pytest.fixture
 def fake(tmp_path):
     """Env for a fake openvino backend: its runner and its ready 'venv' (this Python)."""
-    runners = tmp_path / "runners"
-    runners.mkdir()
-    shutil.copy(ROOT / "tests/backends/runners/_protocol.py", runners)
-    (runners / "run-openvino.py").write_text(FAKE_RUNNER)
-    venv = tmp_path / "backends/openvino/venv/bin"
-    venv.mkdir(parents=True)
-    # A wrapper, not a symlink: a symlinked venv python outside its venv loses its packages.
-    (venv / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
-    (venv / "python").chmod(0o755)
-    (tmp_path / "backends/openvino/ready").write_text("")
-    return dict(
-        os.environ,
-        ONNXSURGEON_BACKEND_RUNNERS=str(runners),
-        ONNXSURGEON_BACKENDS_DIR=str(tmp_path / "backends"),
-    )
+    return fake_backend_env(tmp_path, FAKE_RUNNER)
 
 
 def run(cli_path, env, *args, mode="ok"):

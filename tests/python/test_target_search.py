@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -25,6 +24,7 @@ from onnx import TensorProto, helper
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests/backends"))
 
+from fake_backend import fake_backend_env  # noqa: E402
 from harness import BACKENDS_DIR  # noqa: E402
 
 PLAN_KEY = "onnxsurgeon.target_plan"
@@ -80,24 +80,11 @@ def layernorm_model(path: Path) -> Path:
 
 @pytest.fixture
 def fake(tmp_path):
-    """Env for a fake openvino backend: its runner and its ready 'venv' (this Python)."""
-    runners = tmp_path / "runners"
-    runners.mkdir()
-    shutil.copy(ROOT / "tests/backends/runners/_protocol.py", runners)
-    (runners / "run-openvino.py").write_text(FAKE_RUNNER)
-    venv = tmp_path / "backends/openvino/venv/bin"
-    venv.mkdir(parents=True)
-    (venv / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
-    (venv / "python").chmod(0o755)
-    (tmp_path / "backends/openvino/ready").write_text("")
+    """Env for a fake openvino backend: its runner and its ready 'venv' (this Python), and a
+    TMPDIR of its own (the tests check that nothing is left in it)."""
     tmp = tmp_path / "tmp"
     tmp.mkdir()
-    return dict(
-        os.environ,
-        ONNXSURGEON_BACKEND_RUNNERS=str(runners),
-        ONNXSURGEON_BACKENDS_DIR=str(tmp_path / "backends"),
-        TMPDIR=str(tmp),
-    )
+    return fake_backend_env(tmp_path, FAKE_RUNNER, TMPDIR=str(tmp))
 
 
 def run(cli_path, env, *args, refuse=""):
