@@ -354,6 +354,37 @@ StatusOr<Node*> Rewriter::Clone(const Node& source, ValueMap& map, std::string_v
   return n;
 }
 
+StatusOr<std::vector<Value*>> Rewriter::Inline(const Graph& body, ValueMap& map, std::string_view name_prefix) {
+  if (!graph_)
+    return absl::FailedPreconditionError(
+        absl::StrCat("rule '", rule_, "': an inlined graph without an insertion point"));
+  auto within_body = [&](const Graph* g) {
+    for (; g; g = g->parent_graph())
+      if (g == &body) return true;
+    return false;
+  };
+  for (Node* n : body.AllNodesRecursive())
+    for (Value* in : n->inputs())
+      if (in && !within_body(in->graph())) map[in] = in;
+  for (Value* out : body.outputs())
+    if (!within_body(out->graph())) map[out] = out;
+  for (Value* init : body.initializers()) {
+    OS_ASSIGN_OR_RETURN(Value * v,
+                        AddInitializer(graph_,
+                                       graph_->UniqueName(absl::StrCat(
+                                           absl::string_view(name_prefix.data(), name_prefix.size()), init->name())),
+                                       *init->initializer()));
+    map[init] = v;
+  }
+  for (Node* n : body.nodes()) OS_RETURN_IF_ERROR(Clone(*n, map, name_prefix).status());
+  std::vector<Value*> outputs;
+  for (Value* out : body.outputs()) {
+    auto it = map.find(out);
+    outputs.push_back(it == map.end() ? nullptr : it->second);
+  }
+  return outputs;
+}
+
 StatusOr<Value*> Rewriter::AddGraphInput(Graph* graph, std::string name, onnx::ValueInfoProto info) {
   return graph->AddInput(MutationKey(), std::move(name), std::move(info));
 }

@@ -181,6 +181,12 @@ class Rewriter {
   // the outputs (core/ir/clone.h). Result the clone, reported to the listener.
   StatusOr<Node*> Clone(const Node& source, ValueMap& map, std::string_view name_prefix = {},
                         const AttributeFilter& filter = {});
+  // Given a subgraph (an If branch, a Loop body) whose inputs, if it has any, are in `map`.
+  // Execute copies it at the insertion point: its initializers become initializers of the
+  // insertion graph and its nodes clones, both named `name_prefix` + their name (the
+  // initializers made unique); the values it reads from enclosing scopes stay themselves.
+  // Result the copies of its outputs, in order (null for an output it does not define).
+  StatusOr<std::vector<Value*>> Inline(const Graph& body, ValueMap& map, std::string_view name_prefix);
 
   // ---- the graph's interface and initializers ------------------------------------------
   // Appends an input to `graph` (name empty: a fresh one); an error if the name is taken.

@@ -52,12 +52,6 @@ Graph* Branch(const Node& n, const char* name) {
   return a && a->graphs().size() == 1 ? a->graphs()[0].get() : nullptr;
 }
 
-bool Within(const Graph* g, const Graph* scope) {
-  for (; g; g = g->parent_graph())
-    if (g == scope) return true;
-  return false;
-}
-
 std::string ShapeText(const std::optional<Shape>& s) {
   if (!s) return "of unknown rank";
   std::string out = "[";
@@ -119,7 +113,6 @@ Verdict<IfPlan> Decide(const Node* root, const TypeFacts& types, int64_t max_nod
 // Given an If and its plan. Execute clones both branches before it and points its users at
 // Where(cond, then, else). Result the If is gone.
 Status Replace(Node* root, const IfPlan& plan, Rewriter& rw) {
-  Graph& g = *root->graph();
   std::string prefix = root->name().empty() ? std::string("If") : root->name();
   rw.SetInsertionPoint(root);
   std::vector<Value*> picked[2];
@@ -127,23 +120,10 @@ Status Replace(Node* root, const IfPlan& plan, Rewriter& rw) {
   for (Graph* branch : {plan.then_branch, plan.else_branch}) {
     std::string branch_prefix = absl::StrCat(prefix, side == 0 ? "/then/" : "/else/");
     ValueMap map;
-    for (Node* bn : branch->AllNodesRecursive())
-      for (Value* in : bn->inputs())
-        if (in && !Within(in->graph(), branch)) map[in] = in;
-    for (Value* out : branch->outputs())
-      if (!Within(out->graph(), branch)) map[out] = out;
-    for (Value* init : branch->initializers()) {
-      OS_ASSIGN_OR_RETURN(Value * v,
-                          rw.AddInitializer(&g, g.UniqueName(branch_prefix + init->name()), *init->initializer()));
-      map[init] = v;
-    }
     rw.SetInsertionPoint(root);
-    for (Node* bn : branch->nodes()) OS_RETURN_IF_ERROR(rw.Clone(*bn, map, branch_prefix).status());
-    for (Value* out : branch->outputs()) {
-      Value* v = map[out];
+    OS_ASSIGN_OR_RETURN(picked[side], rw.Inline(*branch, map, branch_prefix));
+    for (Value* v : picked[side])
       if (!v) return absl::InvalidArgumentError(absl::StrCat("If '", root->name(), "': a branch output is undefined"));
-      picked[side].push_back(v);
-    }
     ++side;
   }
   rw.SetInsertionPoint(root);

@@ -71,13 +71,6 @@ bool FullyStatic(const std::vector<std::optional<int64_t>>& dims) {
   return std::all_of(dims.begin(), dims.end(), [](const auto& d) { return d.has_value(); });
 }
 
-// True when `g` is `scope` or nested inside it.
-bool Within(const Graph* g, const Graph* scope) {
-  for (; g; g = g->parent_graph())
-    if (g == scope) return true;
-  return false;
-}
-
 std::string ReasonOf(const Status& s) {
   switch (s.code()) {
     case absl::StatusCode::kResourceExhausted: return "left/over-max-size";
@@ -285,24 +278,15 @@ class Folder {
     if (!attr || attr->graphs().size() != 1) return absl::OkStatus();
     Graph* branch = attr->graphs()[0].get();
     if (branch->outputs().size() != n->num_outputs() || !branch->inputs().empty()) return absl::OkStatus();
-    ValueMap map;
-    for (Node* bn : branch->AllNodesRecursive())
-      for (Value* in : bn->inputs())
-        if (in && !Within(in->graph(), branch)) map[in] = in;
-    for (Value* out : branch->outputs())
-      if (!Within(out->graph(), branch)) map[out] = out;
     std::string prefix = (n->name().empty() ? std::string("If") : n->name()) + "/";
-    for (Value* init : branch->initializers()) {
-      OS_ASSIGN_OR_RETURN(Value * v, rw_.AddInitializer(&g, g.UniqueName(prefix + init->name()), *init->initializer()));
-      map[init] = v;
-    }
     Node* before = n->prev();
     rw_.SetInsertionPoint(n);
-    for (Node* bn : branch->nodes()) OS_RETURN_IF_ERROR(rw_.Clone(*bn, map, prefix).status());
+    ValueMap map;
+    OS_ASSIGN_OR_RETURN(std::vector<Value*> inlined, rw_.Inline(*branch, map, prefix));
     for (size_t j = 0; j < n->num_outputs(); ++j) {
       Value* out = n->output(j);
       if (!out) continue;
-      Value* inner = map[branch->outputs()[j]];
+      Value* inner = inlined[j];
       if (!inner)
         return absl::InvalidArgumentError(absl::StrCat("If '", n->name(), "' branch output ", j, " is undefined"));
       if (out->info() && !inner->has_type()) *inner->mutable_info() = *out->info();
