@@ -270,6 +270,12 @@ Value* Graph::FindValue(std::string_view name) const {
   return it == by_name_.end() ? nullptr : it->second;
 }
 
+bool Graph::IsWithin(const Graph* scope) const {
+  for (const Graph* g = this; g; g = g->parent_graph())
+    if (g == scope) return true;
+  return false;
+}
+
 Value* Graph::LookupValue(std::string_view name) const {
   for (const Graph* g = this; g; g = g->parent_graph())
     if (Value* v = g->FindValue(name)) return v;

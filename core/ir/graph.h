@@ -44,6 +44,8 @@ class Graph {
   // The node whose attribute holds this graph (null for the main graph and function bodies).
   Node* parent_node() const { return parent_node_; }
   Graph* parent_graph() const;
+  // True when this graph is `scope` or nested inside it.
+  bool IsWithin(const Graph* scope) const;
   const std::string& name() const { return proto_.name(); }
   // The function whose body this is, for function bodies (and their subgraphs' roots).
   const Function* function() const { return function_; }

@@ -358,16 +358,11 @@ StatusOr<std::vector<Value*>> Rewriter::Inline(const Graph& body, ValueMap& map,
   if (!graph_)
     return absl::FailedPreconditionError(
         absl::StrCat("rule '", rule_, "': an inlined graph without an insertion point"));
-  auto within_body = [&](const Graph* g) {
-    for (; g; g = g->parent_graph())
-      if (g == &body) return true;
-    return false;
-  };
   for (Node* n : body.AllNodesRecursive())
     for (Value* in : n->inputs())
-      if (in && !within_body(in->graph())) map[in] = in;
+      if (in && !in->graph()->IsWithin(&body)) map[in] = in;
   for (Value* out : body.outputs())
-    if (!within_body(out->graph())) map[out] = out;
+    if (!out->graph()->IsWithin(&body)) map[out] = out;
   for (Value* init : body.initializers()) {
     OS_ASSIGN_OR_RETURN(Value * v,
                         AddInitializer(graph_,

@@ -23,18 +23,12 @@ bool CheckerInferencePasses(onnx::ModelProto proto) {
   return true;
 }
 
-bool Within(const Graph* g, const Graph* ancestor) {
-  for (; g; g = g->parent_graph())
-    if (g == ancestor) return true;
-  return false;
-}
-
 // The values `g` (and the subgraphs nested in it) read from enclosing graphs, in first-read order.
 std::vector<Value*> OuterReads(const Graph& g) {
   std::vector<Value*> reads;
   absl::flat_hash_set<Value*> seen;
   auto read = [&](Value* v) {
-    if (v && !Within(v->graph(), &g) && seen.insert(v).second) reads.push_back(v);
+    if (v && !v->graph()->IsWithin(&g) && seen.insert(v).second) reads.push_back(v);
   };
   for (const Graph* sub : g.SelfAndSubgraphs()) {
     for (const Node* n : sub->nodes())

@@ -45,12 +45,6 @@ struct LoopPlan {
   size_t carried = 0;  // loop-carried values (the Loop's inputs after M and cond)
 };
 
-bool Within(const Graph* g, const Graph* scope) {
-  for (; g; g = g->parent_graph())
-    if (g == scope) return true;
-  return false;
-}
-
 bool ConstantTrue(const Value* v) {
   auto c = GetConstant(v);
   auto ints = c ? c->AsInt64s() : std::nullopt;
@@ -114,9 +108,9 @@ Status Replace(Node* root, const LoopPlan& plan, Rewriter& rw) {
   ValueMap outer;  // what every iteration reads as the body did: enclosing values, initializers
   for (Node* bn : body.AllNodesRecursive())
     for (Value* in : bn->inputs())
-      if (in && !Within(in->graph(), plan.body)) outer[in] = in;
+      if (in && !in->graph()->IsWithin(plan.body)) outer[in] = in;
   for (Value* out : body.outputs())
-    if (!Within(out->graph(), plan.body)) outer[out] = out;
+    if (!out->graph()->IsWithin(plan.body)) outer[out] = out;
   for (Value* init : body.initializers()) {
     OS_ASSIGN_OR_RETURN(
         Value * v, rw.AddInitializer(&g, g.UniqueName(absl::StrCat(prefix, "/", init->name())), *init->initializer()));
