@@ -48,6 +48,13 @@ bool IsContribOp(const Node& node) {
 // MultiHeadAttention after SkipLayerNormalization) would wait for a rank forever. The kept
 // ops whose output 0 is typed as their input 0 (the normalizations and activations), and
 // EmbedLayerNormalization's ([ids dims..., D] of the word embedding's type), declare it.
+// A value_info with an element type but no shape (what onnxruntime's float16 converter
+// writes for the contrib ops' outputs) declares no rank: it is filled in like a missing one.
+bool Shapeless(const Value* v) {
+  const onnx::TypeProto* t = v->type();
+  return !t || (t->has_tensor_type() && !t->tensor_type().has_shape());
+}
+
 int DeclareKeptOutputTypes(Model& model, const std::vector<std::string>& ops) {
   int declared = 0;
   static const char* kSameAsInput[] = {"SkipLayerNormalization",
@@ -79,7 +86,7 @@ int DeclareKeptOutputTypes(Model& model, const std::vector<std::string>& ops) {
   };
   for (Node* n : model.graph().AllNodesRecursive()) {
     if (!IsContribOp(*n) || std::find(ops.begin(), ops.end(), n->op_type()) != ops.end()) continue;
-    if (n->num_outputs() == 0 || !n->output(0) || n->output(0)->type() || !type_of(n->input(0))) continue;
+    if (n->num_outputs() == 0 || !n->output(0) || !Shapeless(n->output(0)) || !type_of(n->input(0))) continue;
     const onnx::TypeProto* in = type_of(n->input(0));
     if (!in->has_tensor_type()) continue;
     if (std::find(std::begin(kSameAsInput), std::end(kSameAsInput), n->op_type()) != std::end(kSameAsInput)) {
@@ -97,7 +104,7 @@ int DeclareKeptOutputTypes(Model& model, const std::vector<std::string>& ops) {
       *shape->add_dim() = word->tensor_type().shape().dim(1);
       *n->output(0)->mutable_info()->mutable_type() = t;
       // mask_index: each row's count of ones, int32 [batch]
-      if (n->num_outputs() > 1 && n->output(1) && !n->output(1)->type() && in->tensor_type().shape().dim_size() >= 1) {
+      if (n->num_outputs() > 1 && n->output(1) && Shapeless(n->output(1)) && in->tensor_type().shape().dim_size() >= 1) {
         onnx::TypeProto m;
         m.mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT32);
         *m.mutable_tensor_type()->mutable_shape()->add_dim() = in->tensor_type().shape().dim(0);

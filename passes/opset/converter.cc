@@ -25,6 +25,16 @@ namespace {
 
 std::string DomainName(const std::string& d) { return d.empty() ? "ai.onnx" : d; }
 
+// onnxruntime's own ops in the default domain, which its transformer optimizer writes:
+// SimplifiedLayerNormalization and SkipSimplifiedLayerNormalization, and LayerNormalization
+// below opset 17 (its contrib LayerNormalization-1, which LayerNormalization-17 took over
+// unchanged). onnxruntime registers them from version 1, so they mean the same at every
+// opset and stay as they are; lower-contrib-ops lowers them for other runtimes.
+bool OnnxruntimeDefaultDomainOp(const std::string& op, int64_t opset) {
+  if (op == "SimplifiedLayerNormalization" || op == "SkipSimplifiedLayerNormalization") return true;
+  return op == "LayerNormalization" && opset > 0 && opset < 17;
+}
+
 }  // namespace
 
 std::string Blocker::Describe() const {
@@ -82,6 +92,7 @@ class Converter {
     failed_op_ = node->op_type();
     failed_graph_ = node->graph();
     const std::string op = node->op_type();
+    if (domain.empty() && OnnxruntimeDefaultDomainOp(op, p.opset)) return absl::OkStatus();
     auto vit = Versions().find({domain, op});
     if (vit == Versions().end())
       return absl::FailedPreconditionError(absl::StrCat(op, " is not an operator of ", DomainName(domain)));

@@ -18,7 +18,10 @@ exports the corpus holds, by name only:
     by tests/models/exporters/run.py inside the exporter venvs that `make models` made;
     --stacks builds them, a missing venv is reported and skipped),
   - the wheel models of tests/models/wheels.toml whose input sets are batch 1 (the main
-    corpus writes them to tests/models/.generated; the harness reads them from there).
+    corpus writes them to tests/models/.generated; the harness reads them from there),
+  - text encoders and decoders through onnxruntime's transformer optimizer, in float32 and
+    float16, and through its dynamic quantizer (tests/backends/corpus/ort_optimized.py,
+    `_ortopt` in their names; built with the torch exports).
 `--names` prints the names built so far (in --out, and the wheel models in
 tests/models/.generated), comma-separated, for `harness.py --models`.
 """
@@ -192,6 +195,7 @@ MODELS = {
 sys.path.insert(0, str(Path(__file__).resolve().parent / "corpus"))
 import audio  # noqa: E402
 import cnn  # noqa: E402
+import ort_optimized  # noqa: E402
 import stacks  # noqa: E402
 import text  # noqa: E402
 import vision  # noqa: E402
@@ -200,6 +204,7 @@ from common import traceable_causal_masks  # noqa: E402
 for _part in (cnn, vision, audio, text):
     assert not set(_part.MODELS) & set(MODELS), f"{_part.__name__}: a name repeats"
     MODELS.update(_part.MODELS)
+assert not set(ort_optimized.MODELS) & set(MODELS), "ort_optimized: a name repeats"
 
 
 def export(name: str, out: Path) -> None:
@@ -245,22 +250,25 @@ def export(name: str, out: Path) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "build/backends/corpus")
-    parser.add_argument("--only", nargs="*", choices=sorted(MODELS), help="export only these")
+    parser.add_argument("--only", nargs="*", choices=sorted([*MODELS, *ort_optimized.MODELS]), help="export only these")
     parser.add_argument("--stacks", action="store_true", help="also build the tf/paddle/jax models (exporter venvs)")
     parser.add_argument(
         "--names", action="store_true", help="print the corpus names built so far, comma-separated, and exit"
     )
     args = parser.parse_args(argv)
     if args.names:  # those in --out, and the wheel models the main corpus holds
-        built = [n for n in [*MODELS, *stacks.STACK_MODELS] if (args.out / f"{n}.onnx").is_file()]
+        built = [n for n in [*MODELS, *ort_optimized.MODELS, *stacks.STACK_MODELS] if (args.out / f"{n}.onnx").is_file()]
         wheels = [n for n in stacks.wheel_models() if (ROOT / f"tests/models/.generated/{n}.onnx").is_file()]
         print(",".join(built + wheels))
         return 0
     args.out.mkdir(parents=True, exist_ok=True)
     failed = []
-    for name in args.only or MODELS:
+    for name in args.only or [*MODELS, *ort_optimized.MODELS]:
         try:
-            export(name, args.out)
+            if name in ort_optimized.MODELS:
+                ort_optimized.build_one(name, args.out)
+            else:
+                export(name, args.out)
             print(f"batch1: wrote {args.out / name}.onnx")
         except Exception:
             failed.append(name)
