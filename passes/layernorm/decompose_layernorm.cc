@@ -15,6 +15,7 @@
 #include "core/pass/pattern_pass.h"
 #include "core/rewrite/greedy_driver.h"
 #include "passes/layernorm/decompose_rule.h"
+#include "passes/lowering/element_type.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
@@ -24,6 +25,9 @@ class DecomposeLayerNormPass : public Pass {
  public:
   StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
     context.Forbid("LayerNormalization", "decompose-layernorm");  // later fusions keep it decomposed
+    // The emitted constants take x's element type: infer it where no value_info records it
+    // (a model whose types were never inferred, as onnxruntime's optimizer writes them).
+    lowering::InferTypesIfNeeded(model, "LayerNormalization");
     auto rule = layernorm::MakeDecomposeRule([](const Node&) { return true; });
     OS_ASSIGN_OR_RETURN(auto counts, ApplyRulesGreedily(model, {rule.get()}, WithDebugPatterns({}, context)));
     PassResult result;

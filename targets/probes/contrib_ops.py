@@ -32,9 +32,17 @@ QLINEAR_BINARY = [
     ("cz", U8, []),
 ]
 
-# op -> (domain, inputs [(name, elem type, shape) or None for omitted], n outputs, attributes)
+# op -> (domain, inputs [(name, elem type, shape) or None for omitted], n outputs, attributes);
+# OP.FORM names a form of OP (the model file is OP.FORM.onnx).
 OPS = {
     "SkipLayerNormalization": (MS, [("x", F, [B, S, D]), ("skip", F, [B, S, D]), ("g", F, [D]), ("b", F, [D])], 1, {}),
+    # output 3, the sum x + skip, as the optimizer writes it (outputs 1 and 2 left out)
+    "SkipLayerNormalization.sum-output": (
+        MS,
+        [("x", F, [B, S, D]), ("skip", F, [B, S, D]), ("g", F, [D]), ("b", F, [D])],
+        4,
+        {},
+    ),
     "SkipSimplifiedLayerNormalization": (MS, [("x", F, [B, S, D]), ("skip", F, [B, S, D]), ("g", F, [D])], 1, {}),
     "SimplifiedLayerNormalization": ("", [("x", F, [B, S, D]), ("g", F, [D])], 1, {"axis": -1}),
     "Gelu": (MS, [("x", F, [B, S, D])], 1, {}),
@@ -60,6 +68,38 @@ OPS = {
         [("x", F, [B, S, D]), ("w", F, [D, 3 * D]), ("b", F, [3 * D]), ("mask", I32, [B, S])],
         1,
         {"num_heads": N},
+    ),
+    # Not lowered (named by --target): the quantizer's QAttention, without and with the
+    # attribute onnxruntime 1.13 added to Attention
+    "QAttention": (
+        MS,
+        [
+            ("x", U8, [B, S, D]),
+            ("w", I8, [D, 3 * D]),
+            ("b", F, [3 * D]),
+            ("xs", F, []),
+            ("ws", F, []),
+            ("mask", I32, [B]),
+            ("xz", U8, []),
+            ("wz", I8, []),
+        ],
+        1,
+        {"num_heads": N},
+    ),
+    "QAttention.mask_filter_value": (
+        MS,
+        [
+            ("x", U8, [B, S, D]),
+            ("w", I8, [D, 3 * D]),
+            ("b", F, [3 * D]),
+            ("xs", F, []),
+            ("ws", F, []),
+            ("mask", I32, [B]),
+            ("xz", U8, []),
+            ("wz", I8, []),
+        ],
+        1,
+        {"num_heads": N, "mask_filter_value": -10000.0},
     ),
     "MultiHeadAttention": (MS, [("q", F, [B, S, D]), ("k", F, [B, S, D]), ("v", F, [B, S, D])], 1, {"num_heads": N}),
     "EmbedLayerNormalization": (
@@ -195,7 +235,8 @@ def make(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     rng = np.random.default_rng(0)
     np_of = {F: np.float32, I64: np.int64, I32: np.int32, U8: np.uint8, I8: np.int8, BOOL: np.bool_}
-    for op, (domain, inputs, n_out, attrs) in OPS.items():
+    for key, (domain, inputs, n_out, attrs) in OPS.items():
+        op = key.split(".")[0]
         # Weights (everything after the first input, except ids/masks/lengths) as initializers,
         # as the optimizer writes them; the first input a graph input.
         graph_inputs, inits = [], []
@@ -230,11 +271,11 @@ def make(out_dir):
                 if name == "total":
                     arr = np.array(S, np.int32)
                 inits.append(numpy_helper.from_array(arr, name))
-        outs = [f"o{i}" for i in range(n_out)]
+        outs = [f"o{i}" if i in (0, n_out - 1) or op != "SkipLayerNormalization" else "" for i in range(n_out)]
         node = oh.make_node(op, [n for n, _, _ in inputs], outs, domain=domain, **attrs)
-        graph = oh.make_graph([node], op, graph_inputs, [onnx.ValueInfoProto(name=o) for o in outs], inits)
+        graph = oh.make_graph([node], op, graph_inputs, [onnx.ValueInfoProto(name=o) for o in outs if o], inits)
         model = oh.make_model(graph, opset_imports=[oh.make_opsetid("", 13), oh.make_opsetid(MS, 1)], ir_version=7)
-        onnx.save(model, os.path.join(out_dir, f"{op}.onnx"))
+        onnx.save(model, os.path.join(out_dir, f"{key}.onnx"))
 
 
 def first_line(e):
