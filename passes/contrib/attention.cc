@@ -1,7 +1,8 @@
 // Attention (com.microsoft): packed Q/K/V projection and multi-head attention, as
 // onnxruntime's CPU kernel computes it, in standard ops (opset >= 13):
 //   qkv = MatMul(input, weights) (+ bias)     weights [D_in, Dq + Dk + Dv], columns Q, K, V
-//   q, k, v = Split(qkv, [Dq, Dk, Dv]), heads split to [B, N, S, H]
+//   q, k, v = Split(qkv, [Dq, Dk, Dv]), heads split to [B, N, S, H] (constant weights: one
+//     MatMul per part on Slices of them, Projections below)
 //   past [2, B, N, P, H]: k = Concat(past[0], k), v = Concat(past[1], v) along the sequence;
 //   present = Concat(Unsqueeze(k, 0), Unsqueeze(v, 0))
 //   output = softmax(scale q k^T + mask (+ attention_bias)) v, heads merged
@@ -52,6 +53,35 @@ std::optional<MaskKind> MaskKindOf(const std::optional<std::vector<int64_t>>& di
 float DefaultScale(const Node& node, int64_t head_size) {
   const float scale = FloatAttr(node, "scale", 0.0f);
   return scale != 0.0f ? scale : 1.0f / std::sqrt(static_cast<float>(head_size));
+}
+
+// The Q, K and V projections. Weights given as initializers (what the optimizer writes):
+// one MatMul (+ Add) per part on its columns, Slice(%w, [a], [b], [1]) (and of %b), the form
+// exporters write, which converters fold and whose attention fusions expect (rknn-toolkit2
+// 2.5 fails on a packed MatMul split afterwards: 'assignment destination is read-only', in
+// its multi-head attention fusion; tests/backends). Else one MatMul, then Split.
+//   Given:   %y = Attention(%x, %w, %b, ...)        w [8, 24] an initializer
+//   Result:  %q = Add(MatMul(%x, Slice(%w, [0], [8], [1])), Slice(%b, [0], [8], [0])), %k, %v alike
+std::vector<Value*> Projections(Node* node, const std::vector<int64_t>& hidden, Rewriter& rw) {
+  Value* w = node->input(1);
+  Value* b = node->input(2);
+  if (w->IsInitializer() && (!b || b->IsInitializer())) {
+    std::vector<Value*> parts;
+    int64_t start = 0;
+    for (int64_t size : hidden) {
+      Value* starts = rw.Int64s({start});
+      Value* ends = rw.Int64s({start + size});
+      Value* part = rw.Op("MatMul", {node->input(0), rw.Op("Slice", {w, starts, ends, rw.Int64s({1})})});
+      if (b) part = rw.Op("Add", {part, rw.Op("Slice", {b, starts, ends, rw.Int64s({0})})});
+      parts.push_back(part);
+      start += size;
+    }
+    return parts;
+  }
+  Value* qkv = rw.Op("MatMul", {node->input(0), w});
+  if (b) qkv = rw.Op("Add", {qkv, b});
+  Node* split = rw.Create("Split", {qkv, rw.Int64s(hidden)}, {Rewriter::AttrInt("axis", -1)}, 3);
+  return {split->output(0), split->output(1), split->output(2)};
 }
 
 // ---- Attention ------------------------------------------------------------------------
@@ -113,13 +143,11 @@ class AttentionRule : public NodeRule<AttentionPlan> {
   }
 
   Status Replace(Node* node, AttentionPlan plan, Rewriter& rw) const override {
-    Value* qkv = rw.Op("MatMul", {node->input(0), node->input(1)});
-    if (Value* bias = node->input(2)) qkv = rw.Op("Add", {qkv, bias});
-    Node* split = rw.Create("Split", {qkv, rw.Int64s(plan.hidden)}, {Rewriter::AttrInt("axis", -1)}, 3);
+    std::vector<Value*> parts = Projections(node, plan.hidden, rw);
     AttentionSpec spec;
-    spec.q = SplitHeads(rw, split->output(0), plan.num_heads);
-    spec.k = SplitHeads(rw, split->output(1), plan.num_heads);
-    spec.v = SplitHeads(rw, split->output(2), plan.num_heads);
+    spec.q = SplitHeads(rw, parts[0], plan.num_heads);
+    spec.k = SplitHeads(rw, parts[1], plan.num_heads);
+    spec.v = SplitHeads(rw, parts[2], plan.num_heads);
     if (plan.has_past) {  // [2, B, N, P, H]: keys, then values
       Node* past = rw.Create("Split", {node->input(4), rw.Int64s({1, 1})}, {Rewriter::AttrInt("axis", 0)}, 2);
       auto cat = [&](Value* before, Value* now) {

@@ -251,11 +251,15 @@ std::string LowerIrVersionText(const StepTextContext& c) {
 bool IsOrtContribOp(const Node& node) {
   if (node.domain() == onnxsurgeon::contrib::kMsDomain) return true;
   if (!CanonicalDomain(node.domain()).empty()) return false;
-  return node.op_type() == "SimplifiedLayerNormalization" || node.op_type() == "SkipSimplifiedLayerNormalization";
+  if (node.op_type() == "SimplifiedLayerNormalization" || node.op_type() == "SkipSimplifiedLayerNormalization")
+    return true;
+  // Below opset 17 LayerNormalization is onnxruntime's own (its LayerNormalization-1, which
+  // its transformer optimizer writes): not an ai.onnx op there.
+  return node.op_type() == "LayerNormalization" && node.graph()->OpsetVersion("") < 17;
 }
 
 bool IsLowerableContribOp(const Node& node) {
-  if (!IsOrtContribOp(node) || node.op_type() == "LayerNormalization") return false;
+  if (!IsOrtContribOp(node)) return false;
   const auto& ops = onnxsurgeon::contrib::LoweredOpTypes();
   return std::find(ops.begin(), ops.end(), node.op_type()) != ops.end();
 }

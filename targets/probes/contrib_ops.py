@@ -45,6 +45,8 @@ OPS = {
     ),
     "SkipSimplifiedLayerNormalization": (MS, [("x", F, [B, S, D]), ("skip", F, [B, S, D]), ("g", F, [D])], 1, {}),
     "SimplifiedLayerNormalization": ("", [("x", F, [B, S, D]), ("g", F, [D])], 1, {"axis": -1}),
+    # the default domain's LayerNormalization below opset 17 (here 13): onnxruntime's own
+    "LayerNormalization": ("", [("x", F, [B, S, D]), ("g", F, [D]), ("b", F, [D])], 1, {"axis": -1}),
     "Gelu": (MS, [("x", F, [B, S, D])], 1, {}),
     "FastGelu": (MS, [("x", F, [B, S, D]), ("b", F, [D])], 1, {}),
     "BiasGelu": (MS, [("x", F, [B, S, D]), ("b", F, [D])], 1, {}),
