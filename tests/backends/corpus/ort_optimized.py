@@ -6,7 +6,8 @@ every other backend.
 
 Each model is a small random-config transformers export (TorchScript, dynamic batch and
 sequence: the optimizer's attention fusions match only the dynamic-shape graph), fed at
-batch 1 (the harness fixes the shapes for static backends), then
+batch 1 with the last two of 8 positions padding (the harness fixes the shapes for static
+backends), then
   - `_ortopt`: optimizer.optimize_model(model_type bert or gpt2, opt_level 1, CPU),
   - `_ortopt_fp16`: the same, then convert_float_to_float16(keep_io_types=True) (float32
     inputs and outputs, float16 inside: onnxruntime's CPU kernels run it),
@@ -123,7 +124,8 @@ def _feeds(names):
     rng = np.random.default_rng(0)
     values = {
         "input_ids": rng.integers(1, 100, (1, LENGTH)).astype(np.int64),
-        "attention_mask": np.ones((1, LENGTH), np.int64),
+        # the last two positions padding: the masks' lowerings are exercised, not only ones
+        "attention_mask": (np.arange(LENGTH) < LENGTH - 2).astype(np.int64)[None],
         "token_type_ids": np.zeros((1, LENGTH), np.int64),
     }
     return {k: values[k] for k in names}
