@@ -104,7 +104,8 @@ int DeclareKeptOutputTypes(Model& model, const std::vector<std::string>& ops) {
       *shape->add_dim() = word->tensor_type().shape().dim(1);
       *n->output(0)->mutable_info()->mutable_type() = t;
       // mask_index: each row's count of ones, int32 [batch]
-      if (n->num_outputs() > 1 && n->output(1) && Shapeless(n->output(1)) && in->tensor_type().shape().dim_size() >= 1) {
+      if (n->num_outputs() > 1 && n->output(1) && Shapeless(n->output(1)) &&
+          in->tensor_type().shape().dim_size() >= 1) {
         onnx::TypeProto m;
         m.mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT32);
         *m.mutable_tensor_type()->mutable_shape()->add_dim() = in->tensor_type().shape().dim(0);

@@ -257,7 +257,9 @@ def main(argv=None) -> int:
     )
     args = parser.parse_args(argv)
     if args.names:  # those in --out, and the wheel models the main corpus holds
-        built = [n for n in [*MODELS, *ort_optimized.MODELS, *stacks.STACK_MODELS] if (args.out / f"{n}.onnx").is_file()]
+        built = [
+            n for n in [*MODELS, *ort_optimized.MODELS, *stacks.STACK_MODELS] if (args.out / f"{n}.onnx").is_file()
+        ]
         wheels = [n for n in stacks.wheel_models() if (ROOT / f"tests/models/.generated/{n}.onnx").is_file()]
         print(",".join(built + wheels))
         return 0

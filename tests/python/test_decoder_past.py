@@ -19,9 +19,9 @@ deployment fixes its past length."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -36,7 +36,10 @@ import gpt2_past_models as gpt2  # noqa: E402
 
 PASSES = [p["name"] for p in osg.passes() if p["name"] not in ("target", "convert-float16")]
 PROFILES = sorted(p.stem for p in (ROOT / "targets").glob("*.toml"))
-STATIC = {n for n in PROFILES if tomllib.loads((ROOT / f"targets/{n}.toml").read_text()).get("shapes", {}).get("static")}
+# The profiles that need static shapes ([shapes] static = true).
+STATIC = {
+    n for n in PROFILES if re.search(r"^\[shapes\][^\[]*^static = true", (ROOT / f"targets/{n}.toml").read_text(), re.M)
+}
 PAST_LENGTHS = (0, 4)
 GPT2 = ("gpt2_past_raw", "gpt2_past_opt")
 OPTIMUM = ("optimum_llama_decoder_with_past", "optimum_llama_merged")

@@ -27,8 +27,7 @@ StatusOr<std::unique_ptr<const Condition>> Parse(absl::string_view args) {
 
 }  // namespace
 
-extern const ConditionKind kOutput = {"output:", "output:I",
-                                      "output I is produced (an optional output a later form of the op added)", "",
-                                      Parse};
+extern const ConditionKind kOutput = {
+    "output:", "output:I", "output I is produced (an optional output a later form of the op added)", "", Parse};
 
 }  // namespace onnxsurgeon::target

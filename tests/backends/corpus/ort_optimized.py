@@ -56,9 +56,7 @@ def _bert():
 def _distilbert():
     from transformers import DistilBertConfig, DistilBertModel
 
-    cfg = DistilBertConfig(
-        vocab_size=100, dim=32, n_layers=2, n_heads=4, hidden_dim=64, max_position_embeddings=32
-    )
+    cfg = DistilBertConfig(vocab_size=100, dim=32, n_layers=2, n_heads=4, hidden_dim=64, max_position_embeddings=32)
     cfg._attn_implementation = "eager"
     names = ["input_ids", "attention_mask"]
     return _picked(DistilBertModel(cfg), names, "last_hidden_state"), names, "bert"
