@@ -204,7 +204,7 @@ from common import traceable_causal_masks  # noqa: E402
 for _part in (cnn, vision, audio, text):
     assert not set(_part.MODELS) & set(MODELS), f"{_part.__name__}: a name repeats"
     MODELS.update(_part.MODELS)
-assert not set(ort_optimized.MODELS) & set(MODELS), "ort_optimized: a name repeats"
+assert not set(ort_optimized.ALL) & set(MODELS), "ort_optimized: a name repeats"
 
 
 def export(name: str, out: Path) -> None:
@@ -250,24 +250,22 @@ def export(name: str, out: Path) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "build/backends/corpus")
-    parser.add_argument("--only", nargs="*", choices=sorted([*MODELS, *ort_optimized.MODELS]), help="export only these")
+    parser.add_argument("--only", nargs="*", choices=sorted([*MODELS, *ort_optimized.ALL]), help="export only these")
     parser.add_argument("--stacks", action="store_true", help="also build the tf/paddle/jax models (exporter venvs)")
     parser.add_argument(
         "--names", action="store_true", help="print the corpus names built so far, comma-separated, and exit"
     )
     args = parser.parse_args(argv)
     if args.names:  # those in --out, and the wheel models the main corpus holds
-        built = [
-            n for n in [*MODELS, *ort_optimized.MODELS, *stacks.STACK_MODELS] if (args.out / f"{n}.onnx").is_file()
-        ]
+        built = [n for n in [*MODELS, *ort_optimized.ALL, *stacks.STACK_MODELS] if (args.out / f"{n}.onnx").is_file()]
         wheels = [n for n in stacks.wheel_models() if (ROOT / f"tests/models/.generated/{n}.onnx").is_file()]
         print(",".join(built + wheels))
         return 0
     args.out.mkdir(parents=True, exist_ok=True)
     failed = []
-    for name in args.only or [*MODELS, *ort_optimized.MODELS]:
+    for name in args.only or [*MODELS, *ort_optimized.ALL]:
         try:
-            if name in ort_optimized.MODELS:
+            if name in ort_optimized.ALL:
                 ort_optimized.build_one(name, args.out)
             else:
                 export(name, args.out)

@@ -55,8 +55,8 @@ def test_a_model_that_fails_is_reported_left_out_and_the_exit_is_1(tmp_path, mon
 def test_onnxruntime_optimized_models_are_named_apart_and_built_with_contrib_ops(tmp_path):
     import ort_optimized  # tests/backends/corpus
 
-    assert not set(ort_optimized.MODELS) & set(batch1_corpus.MODELS)
-    assert all(n.endswith("_b1") and "_ortopt" in n for n in ort_optimized.MODELS)
+    assert not set(ort_optimized.ALL) & set(batch1_corpus.MODELS)
+    assert all(n.endswith("_b1") and "_ortopt" in n for n in ort_optimized.ALL)
     assert batch1_corpus.main(["--out", str(tmp_path), "--only", "gpt2_op14_ortopt_b1"]) == 0
     model = onnx.load(tmp_path / "gpt2_op14_ortopt_b1.onnx")
     ops = {(n.domain, n.op_type) for n in model.graph.node}

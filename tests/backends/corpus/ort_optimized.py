@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 import tempfile
 from pathlib import Path
 
@@ -116,6 +117,33 @@ MODELS = {
 }
 
 
+# A GPT-2 with past through the optimizer (com.microsoft Attention with past and present;
+# tests/python/gpt2_past_models.py), fed a cache of PAST positions.
+DECODERS = {"gpt2_past_op14_ortopt_b1": 4}
+ALL = [*MODELS, *DECODERS]
+
+
+def _decoder_feeds(past: int):
+    import numpy as np
+    from gpt2_past_models import H, L, N, V
+
+    rng, seq = np.random.default_rng(0), 3
+    feeds = {
+        "input_ids": rng.integers(0, V, (1, seq)).astype(np.int64),
+        "position_ids": np.arange(past, past + seq, dtype=np.int64)[None],
+        "attention_mask": np.ones((1, past + seq), np.int64),
+    }
+    feeds.update({f"past_{i}": rng.standard_normal((2, 1, N, past, H)).astype(np.float32) for i in range(L)})
+    return feeds
+
+
+def _build_decoder(name: str, tmp: Path) -> tuple[Path, dict]:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))  # tests/python
+    from gpt2_past_models import export_optimized
+
+    return Path(export_optimized(str(tmp / "gpt2"))), _decoder_feeds(DECODERS[name])
+
+
 def _feeds(names):
     import numpy as np
 
@@ -183,11 +211,15 @@ def build_one(name: str, out: Path) -> None:
     import onnx
     import onnxruntime as ort
 
-    arch, variant = MODELS[name]
     with tempfile.TemporaryDirectory() as tmp:
-        raw, partial = Path(tmp) / "raw.onnx", Path(tmp) / "optimized.onnx"
-        feeds, model_type = _export(arch, raw)
-        _optimize(raw, model_type, variant, partial)
+        if name in DECODERS:
+            partial, feeds = _build_decoder(name, Path(tmp))
+            variant = "opt"
+        else:
+            arch, variant = MODELS[name]
+            raw, partial = Path(tmp) / "raw.onnx", Path(tmp) / "optimized.onnx"
+            feeds, model_type = _export(arch, raw)
+            _optimize(raw, model_type, variant, partial)
         # No onnx checker: the optimizer writes ops onnx has no schema for at the model's
         # opset (LayerNormalization at 14, SimplifiedLayerNormalization): onnxruntime's own.
         options = ort.SessionOptions()
