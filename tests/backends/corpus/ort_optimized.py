@@ -12,11 +12,14 @@ backends), then
   - `_ortopt_fp16`: the same, then convert_float_to_float16(keep_io_types=True) (float32
     inputs and outputs, float16 inside: onnxruntime's CPU kernels run it),
   - `_ortopt_q8`: the optimizer's output through quantize_dynamic (int8 weights; MatMuls
-    become DynamicQuantizeLinear + MatMulInteger, Attention QAttention).
-Each is checked with one onnxruntime run (finite outputs; onnx's checker refuses what the
-optimizer writes in the default domain, LayerNormalization below opset 17 and
-SimplifiedLayerNormalization, which only onnxruntime registers) before it is written; the float16 ones carry float16's tolerance (1e-2) in
-NAME.json, the harness's per-model tolerance."""
+    become DynamicQuantizeLinear + MatMulInteger, Attention QAttention),
+and a decoder with a KV cache, `gpt2_past_op14_ortopt_b1`: a GPT-2 with past through the
+optimizer (Attention with past and present; tests/python/gpt2_past_models.py), fed 4
+cached positions. Each is checked with one onnxruntime run (finite outputs; onnx's checker
+refuses what the optimizer writes in the default domain, LayerNormalization below opset 17
+and SimplifiedLayerNormalization, which only onnxruntime registers) before it is written;
+the float16 ones carry float16's tolerance (1e-2) in NAME.json, the harness's per-model
+tolerance."""
 
 from __future__ import annotations
 
