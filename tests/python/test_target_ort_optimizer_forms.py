@@ -11,6 +11,8 @@ backend corpus found (tests/backends/corpus/ort_optimized.py, docs/results):
   `--target ort-1.10` names it with the probe as the source.
 - Attention with constant packed weights lowers to one MatMul per Q, K and V (rknn-toolkit2
   2.5 fails on a packed MatMul split afterwards).
+- Attention's past, split and squeezed: nncase-k210 gets the opset-12 Squeeze (its Squeeze-13
+  squeezes every unit dim).
 Each rewrite is compared with onnxruntime on the original."""
 
 from __future__ import annotations
@@ -147,3 +149,21 @@ def test_attention_with_constant_weights_projects_q_k_v_apart(cli_path, tmp_path
     feeds = {"x": RNG.standard_normal((2, 3, 8)).astype(np.float32), "mask": np.array([[1, 1, 0], [1, 1, 1]], np.int32)}
     _, out = _target(cli_path, tmp_path, model, "rknn2", feeds)
     assert "Split" not in _ops(out) and sum(n.op_type == "MatMul" for n in out.graph.node) >= 3 + 2, _ops(out)
+
+
+def test_nncase_squeeze_axes_input_converted_to_the_attribute_form(cli_path, tmp_path):
+    """nncase 1.9 squeezes every unit dim of a Squeeze-13 (targets/probes/nncase_squeeze.txt):
+    the plan converts below the axes input, to opset 12."""
+    nodes = [
+        oh.make_node("Split", ["past", "sp"], ["k", "v"], axis=0),
+        oh.make_node("Squeeze", ["v", "ax"], ["s"]),
+        oh.make_node("Concat", ["s", "new"], ["y"], axis=2),
+    ]
+    inits = {"sp": np.array([1, 1], np.int64), "ax": np.array([0], np.int64)}
+    inputs = [_f("past", [2, 1, 4, 4, 16]), _f("new", [1, 4, 3, 16])]
+    model = _model(nodes, inputs, [_f("y", [1, 4, 7, 16])], inits, 13)
+    feeds = {"past": RNG.standard_normal((2, 1, 4, 4, 16)).astype(np.float32)}
+    feeds["new"] = RNG.standard_normal((1, 4, 3, 16)).astype(np.float32)
+    proc, out = _target(cli_path, tmp_path, model, "nncase-k210", feeds)
+    assert "convert-opset=12" in proc.stderr, proc.stderr
+    assert all(len(n.input) == 1 for n in out.graph.node if n.op_type == "Squeeze")
