@@ -24,8 +24,7 @@ namespace onnxsurgeon::passes::reshapes {
 namespace {
 
 bool IsView(const Node* n) {
-  return n && n->domain().empty() &&
-         (n->Is("Reshape") || n->Is("Squeeze") || n->Is("Unsqueeze") || n->Is("Flatten"));
+  return n && n->domain().empty() && (n->Is("Reshape") || n->Is("Squeeze") || n->Is("Unsqueeze") || n->Is("Flatten"));
 }
 
 // A MatMul neither of whose operands is a constant: attention's scores or context, not a
@@ -45,8 +44,8 @@ class TransposeViewRule : public NodeRule<std::vector<int64_t>> {
     Value* y = t->output(0);
     if (!x || !y || !y->HasUsers()) return Refuse("nothing reads the Transpose");
     Node* producer = x->producer();
-    bool after_view = IsView(producer) && producer->graph() == t->graph() && x->uses().size() == 1 &&
-                      !x->IsGraphOutput();
+    bool after_view =
+        IsView(producer) && producer->graph() == t->graph() && x->uses().size() == 1 && !x->IsGraphOutput();
     bool before_view = y->uses().size() == 1 && !y->IsGraphOutput() && IsView(y->uses()[0].node) &&
                        y->uses()[0].input_index == 0 && y->uses()[0].node->graph() == t->graph();
     if (!after_view && !before_view) return Refuse("no Reshape, Squeeze, Unsqueeze or Flatten beside it to merge with");

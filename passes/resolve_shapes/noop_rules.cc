@@ -154,7 +154,8 @@ class FlattenNoopRule : public ForwardRule {
     if (!shape) return std::nullopt;
     int64_t axis = n->GetInt("axis", 1);
     if (shape->size() != 2 || (axis != 1 && axis != -1)) {
-      why = absl::StrCat("flattens a rank-", shape->size(), " input at axis ", axis, " (a no-op only at rank 2, axis 1)");
+      why =
+          absl::StrCat("flattens a rank-", shape->size(), " input at axis ", axis, " (a no-op only at rank 2, axis 1)");
       return std::nullopt;
     }
     return n->input(0);
