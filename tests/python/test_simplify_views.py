@@ -1,7 +1,7 @@
 """simplify's view and neutral-operand rules on real exports, checked in onnxruntime:
 slice-chain (Slices of different axes merged), transpose-view (a bidirectional LSTM's
 direction Transpose merged with its Reshape), fuse-convtranspose-bn (BatchNormalization
-after ConvTranspose, grouped too), flatten-noop and neutral-operand. The rules' forms and
+after ConvTranspose, grouped too, and into float16 weights), flatten-noop and neutral-operand. The rules' forms and
 refusals are pinned by the goldens in tests/golden/{resolve-shapes,fuse-reshapes,
 fuse-conv-bn,strip-identity-cast}."""
 
@@ -111,6 +111,7 @@ def test_batchnorm_after_convtranspose_folds(oracle, opset):
     model = _export(_randomize(Pose()), x, opset)
     out = osg.run(model, "simplify")
     hist = oracle.op_histogram(out)
+    assert oracle.op_histogram(model).get("BatchNormalization") == 2
     assert "BatchNormalization" not in hist, hist
     assert hist.get("ConvTranspose") == 2, hist
     _same(oracle, model, out, {"x": x.numpy()})
@@ -164,3 +165,35 @@ def test_neutral_operands_and_rank2_flatten_go(oracle):
     assert [o.name for o in out.graph.output] == ["probabilities", "indices"]
     feeds = {"x": np.random.default_rng(0).standard_normal((5, 4)).astype(np.float32)}
     _same(oracle, model, out, feeds, rtol=0, atol=0)
+
+
+def _to_float16(model):
+    """The model with float16 weights and values, as a float16 conversion writes it."""
+    from onnx import numpy_helper
+
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    for i, t in enumerate(model.graph.initializer):
+        if t.data_type == TensorProto.FLOAT:
+            t16 = numpy_helper.from_array(numpy_helper.to_array(t).astype(np.float16), t.name)
+            model.graph.initializer[i].CopyFrom(t16)
+    for v in [*model.graph.input, *model.graph.output]:
+        if v.type.tensor_type.elem_type == TensorProto.FLOAT:
+            v.type.tensor_type.elem_type = TensorProto.FLOAT16
+    del model.graph.value_info[:]
+    return model
+
+
+def test_batchnorm_folds_into_float16_weights(oracle):
+    x = torch.randn(1, 3, 12, 10)
+    model32 = _export(_randomize(Pose()), x, 13)
+    model = _to_float16(model32)
+    assert oracle.op_histogram(model).get("BatchNormalization") == 2
+    out = osg.run(model, "simplify")
+    assert "BatchNormalization" not in oracle.op_histogram(out), oracle.op_histogram(out)
+    (ref,) = oracle.run_model(model32, {"x": x.numpy()}).values()
+    feeds = {"x": x.numpy().astype(np.float16)}
+    (raw,) = oracle.run_model(model, feeds).values()
+    (got,) = oracle.run_model(out, feeds).values()
+    # Folded weights round once to float16: as close to the float32 model as the unfolded one.
+    scale = float(np.abs(ref).max())
+    assert np.abs(got.astype(np.float32) - ref).max() <= 2 * np.abs(raw.astype(np.float32) - ref).max() + 1e-3 * scale
