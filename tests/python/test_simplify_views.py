@@ -197,3 +197,31 @@ def test_batchnorm_folds_into_float16_weights(oracle):
     # Folded weights round once to float16: as close to the float32 model as the unfolded one.
     scale = float(np.abs(ref).max())
     assert np.abs(got.astype(np.float32) - ref).max() <= 2 * np.abs(raw.astype(np.float32) - ref).max() + 1e-3 * scale
+
+
+def test_convtranspose_bias_add_and_batchnorm_fold(oracle):
+    """paddle2onnx's form: ConvTranspose without bias, Add(c[1,M,1,1]), BatchNormalization."""
+    rng = np.random.default_rng(1)
+    f32 = lambda *s: rng.standard_normal(s).astype(np.float32)  # noqa: E731
+    m = 6
+    inits = [
+        onnx.numpy_helper.from_array(f32(4, m // 2, 3, 3), "W"),
+        onnx.numpy_helper.from_array(f32(1, m, 1, 1), "c"),
+        onnx.numpy_helper.from_array(1 + 0.2 * f32(m), "scale"),
+        onnx.numpy_helper.from_array(f32(m), "bias"),
+        onnx.numpy_helper.from_array(f32(m), "mean"),
+        onnx.numpy_helper.from_array(0.5 + np.abs(f32(m)), "var"),
+    ]
+    nodes = [
+        helper.make_node("ConvTranspose", ["x", "W"], ["t"], group=2, strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["t", "c"], ["a"]),
+        helper.make_node("BatchNormalization", ["a", "scale", "bias", "mean", "var"], ["y"]),
+    ]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 5, 7])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    model = helper.make_model(
+        helper.make_graph(nodes, "g", [x], [y], inits), opset_imports=[helper.make_opsetid("", 17)], ir_version=9
+    )
+    out = osg.run(model, "simplify")
+    assert oracle.op_histogram(out) == {"ConvTranspose": 1}, oracle.op_histogram(out)
+    _same(oracle, model, out, {"x": f32(1, 4, 5, 7)})
