@@ -8,6 +8,13 @@
 //   cast-chain             Cast(Cast(x, to=A), to=B), x : T, CastIsLossless(T, A) -> Cast(x, to=B)
 //                          (-> x when B == T); never when B is string (its text depends on
 //                          the type it is printed from). The inner Cast stays if others read it.
+//   neutral-operand        Mul(x, 1), Mul(1, x), Div(x, 1), Sub(x, 0), Add(x, 0), Add(0, x) -> x
+//                          when the constant has one element and no more dims than x (so
+//                          the result has x's shape); Add of 0 only on integers (on floats
+//                          -0 + 0 is +0). A constant with more elements stays: a LayerNorm's
+//                          weight of ones or a Linear's zero bias is what onnxruntime's
+//                          fusions match (LayerNormalization, Attention), and a default
+//                          initialisation writes exactly those.
 // Graph outputs keep their names: a removed node's output that a graph (or an If/Loop/Scan
 // body) returns is taken over by its input only when that input is a plain node output of
 // the same graph, not returned already; otherwise the node stays (so a graph input returned
@@ -146,6 +153,7 @@ class StripIdentityCastPass : public PatternPass {
     AddRule(CastToSameTypeRule());
     AddRule(CastLikeToSameTypeRule());
     AddRule(CastChainRule());
+    for (const char* op : {"Mul", "Div", "Add", "Sub"}) AddRule(NeutralOperandRule(op));
   }
 
   // Identity(x) -> x
@@ -230,6 +238,44 @@ class StripIdentityCastPass : public PatternPass {
           std::vector<onnx::AttributeProto> attributes;  // `to`, and saturate/round if given
           for (const Attribute& a : m.node("outer")->attributes()) attributes.push_back(a.proto());
           return std::vector<Value*>{rw.Op("Cast", {x}, std::move(attributes))};
+        });
+  }
+
+  // Given:  %y = Mul(%x, %one)     %one = [1.0] (one element), rank(%one) <= rank(%x)
+  // Result: %y is %x (Div by 1, Sub of 0 and integer Add of 0 alike; Mul and Add either order)
+  static std::unique_ptr<RewriteRule> NeutralOperandRule(const std::string& op) {
+    const bool multiplies = op == "Mul" || op == "Div";
+    const double neutral = multiplies ? 1.0 : 0.0;
+    Pattern p("neutral-operand");
+    ValueRef x = p.Any("x");
+    ValueRef c = p.Const("c", [neutral](const ConstantData& d, std::string* why) {
+      std::optional<double> v = d.is_scalar() ? d.ScalarAsDouble() : std::nullopt;
+      if (v && *v == neutral) return true;
+      if (why) *why = absl::StrCat("is not one element equal to ", neutral);
+      return false;
+    });
+    pattern::OpRef root = p.Op(op, {x, c}).Capture("op");
+    if (op == "Mul" || op == "Add") root.Commutative();
+    return std::make_unique<PatternRule<>>(
+        "neutral-operand", std::move(p), root.id(),
+        [op](const Match& m, RewriteFacts& facts) -> Verdict<> {
+          const TypeFacts& types = facts.Get<TypeFacts>();
+          Value* x = m.value("x");
+          Value* y = m.node("op")->output(0);
+          // The constant has x's type (the op requires it) and is read without its elements.
+          std::optional<std::pair<int32_t, std::vector<int64_t>>> c = GetConstantTypeAndDims(m.value("c"));
+          if (!c) return Refuse("the constant's type is unknown");
+          if (op == "Add" && (!FormatOf(c->first) || FormatOf(c->first)->kind != NumberFormat::kInt))
+            return Refuse("on floats x + 0 turns -0 into +0");
+          // y has x's shape when the constant adds no dims: it is a scalar, x has at least its
+          // rank, or y has more dims than the constant (so all of them are x's).
+          int64_t rank_c = static_cast<int64_t>(c->second.size());
+          if (rank_c > 0 && types.Rank(x) < rank_c && types.Rank(y) <= rank_c)
+            return Refuse("the constant may add dims to x (x's rank unknown or lower)");
+          return Replaceable(m.node("op")->output(0), x);
+        },
+        [](const Match& m, NoPlan, Rewriter&) -> StatusOr<std::vector<Value*>> {
+          return std::vector<Value*>{m.value("x")};
         });
   }
 

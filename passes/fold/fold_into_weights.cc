@@ -1,7 +1,8 @@
 // fold-into-weights: folds constant affine ops that follow a linear layer into the layer's
 // weights, as onnx-simplifier and onnxslim do. Two rules:
 //
-// conv-add-bias: Add(Conv(x, W, B), c) -> Conv(x, W, B + c), when c is a constant that adds
+// conv-add-bias: Add(Conv(x, W, B), c) -> Conv(x, W, B + c) (ConvTranspose alike: paddle2onnx
+// writes its bias as an Add), when c is a constant that adds
 // the same number to every element of an output channel: a scalar, or [M,1,..,1] aligned
 // with the channel axis (rank r-1 or r with a leading 1, r the Conv output's rank). A c
 // that varies over the batch or spatial axes (e.g. [M,H,W]), or that would raise the
@@ -149,13 +150,15 @@ class ConvAddBias : public NodeRule<ConvBias> {
     auto split = SplitConstant(add, /*commutative=*/true);
     if (!split) return Refuse("neither operand is a constant beside a computed one");
     Node* conv = split->data->producer();
-    if (!conv || !conv->Is("Conv") || !CanonicalDomain(conv->domain()).empty() || conv->graph() != add->graph())
-      return Refuse("the computed operand is not a Conv");
+    if (!conv || !(conv->Is("Conv") || conv->Is("ConvTranspose")) || !CanonicalDomain(conv->domain()).empty() ||
+        conv->graph() != add->graph())
+      return Refuse("the computed operand is not a Conv or ConvTranspose");
     if (!SingleReader(split->data)) return Refuse("the Conv output has another reader");
     auto w = conv->num_inputs() >= 2 ? GetConstant(conv->input(1)) : std::nullopt;
     if (!w || !Refoldable(w->data_type) || w->dims.size() < 3) return Refuse("the Conv weight is not a float constant");
     if (split->c.data_type != w->data_type) return Refuse("the constant's type differs from the weight's");
-    const int64_t m = w->dims[0];
+    // Output channels: W is [M, C/group, k...] for Conv, [C, M/group, k...] for ConvTranspose.
+    const int64_t m = conv->Is("ConvTranspose") ? w->dims[1] * conv->GetInt("group", 1) : w->dims[0];
     std::string why;
     auto add_values = ChannelValues(split->c, w->dims.size(), 1, m, &why);
     if (!add_values) return Refuse(std::move(why));
@@ -181,7 +184,7 @@ class ConvAddBias : public NodeRule<ConvBias> {
     for (const Attribute& a : conv->attributes()) attributes.push_back(a.proto());
     const int64_t m = static_cast<int64_t>(plan.bias.size());
     OS_ASSIGN_OR_RETURN(Value * b, rw.Constant(MakeTensor(plan.bias, {m}, plan.data_type), "bias"));
-    Value* y = rw.Op("Conv", {conv->input(0), conv->input(1), b}, std::move(attributes));
+    Value* y = rw.Op(conv->op_type(), {conv->input(0), conv->input(1), b}, std::move(attributes));
     CarryType(add->output(0), y);
     OS_RETURN_IF_ERROR(rw.ReplaceNode(add, {y}));
     return rw.EraseNode(conv);

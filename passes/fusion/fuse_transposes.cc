@@ -3,7 +3,8 @@
 //
 // transpose-chain: Transpose(Transpose(x, p1), p2) -> Transpose(x, p) with p[i] = p1[p2[i]]
 // (output dim i of the outer is dim p2[i] of the inner, which is dim p1[p2[i]] of x); the
-// inner must be read only here (with a second reader it stays, and nothing is saved).
+// inner must be read only here (with a second reader it stays, and nothing is saved),
+// unless p is the identity: then the outer goes and the inner stays for its other readers.
 //   Before:  a = Transpose<perm=[0,2,1,3]>(x)   y = Transpose<perm=[0,2,3,1]>(a)
 //   After:   y = Transpose<perm=[0,1,3,2]>(x)
 //
@@ -86,12 +87,15 @@ class TransposeChain : public NodeRule<ComposedTranspose> {
     Node* inner = outer->input(0) ? outer->input(0)->producer() : nullptr;
     if (!inner || !inner->Is("Transpose") || !IsStandard(inner) || inner->graph() != outer->graph())
       return Refuse("the input is not a Transpose");
-    if (!SingleReader(inner->output(0))) return Refuse("the inner Transpose has another reader");
     auto p1 = PermOf(*inner), p2 = PermOf(*outer);
     if (!p1 || !p2 || p1->size() != p2->size() || !IsPermutation(*p1) || !IsPermutation(*p2))
       return Refuse("a permutation is unknown or invalid");
     std::vector<int64_t> p(p2->size());
     for (size_t i = 0; i < p.size(); ++i) p[i] = (*p1)[static_cast<size_t>((*p2)[i])];
+    // With a second reader the inner stays; the outer still goes when the two cancel
+    // (NHWC exports read a Conv's output both as NCHW, through two Transposes, and as NHWC).
+    if (!SingleReader(inner->output(0)) && (!IsIdentity(p) || outer->output(0)->IsGraphOutput()))
+      return Refuse("the inner Transpose has another reader");
     return ComposedTranspose{inner, std::move(p)};
   }
 
@@ -101,6 +105,7 @@ class TransposeChain : public NodeRule<ComposedTranspose> {
     Value* y = identity ? x : rw.Op("Transpose", {x}, {Rewriter::AttrInts("perm", plan.perm)});
     if (y != x) CarryType(outer->output(0), y);
     OS_RETURN_IF_ERROR(rw.ReplaceNode(outer, {y}));
+    if (plan.inner->output(0)->HasUsers() || plan.inner->output(0)->IsGraphOutput()) return absl::OkStatus();
     return rw.EraseNode(plan.inner);
   }
 };

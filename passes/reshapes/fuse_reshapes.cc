@@ -1,5 +1,5 @@
 // fuse-reshapes: removes the Reshapes exporters write around linear layers and views, and
-// turns MatMul + Add into Gemm, as onnx-simplifier does. Five rules:
+// turns MatMul + Add into Gemm, as onnx-simplifier does. Six rules:
 //
 // reshape-noop: a Reshape whose output shape is provably its input shape (static dims, or
 // the same dim_param) goes. The output shape is derived from the constant shape input and
@@ -33,6 +33,9 @@
 //
 // flatten-region (passes/reshapes/flatten_region.h) runs elementwise and linear regions
 // on 2-D views.
+//
+// transpose-view (passes/reshapes/transpose_view.h): a Transpose that only moves dims of
+// size 1, beside a Reshape, becomes a Reshape the chain rules then merge.
 
 #include <algorithm>
 #include <deque>
@@ -50,6 +53,7 @@
 #include "passes/registry.h"
 #include "passes/reshapes/flatten_region.h"
 #include "passes/reshapes/reshape_facts.h"
+#include "passes/reshapes/transpose_view.h"
 
 namespace onnxsurgeon::passes {
 namespace {
@@ -359,6 +363,7 @@ class FuseReshapesPass : public PatternPass {
     AddRule(ReshapeChainRule());
     for (const char* op : {"Squeeze", "Unsqueeze", "Flatten"}) AddRule(std::make_unique<ViewOfReshapeRule>(op));
     AddRule(MatMulAddGemmRule());
+    AddRule(reshapes::MakeTransposeViewRule());
     AddRule(reshapes::MakeFlattenRegionRule("MatMul"));
     AddRule(reshapes::MakeFlattenRegionRule("Reshape"));
   }

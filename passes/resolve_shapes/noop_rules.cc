@@ -1,4 +1,4 @@
-// where-constant, expand-noop, slice-noop and tile-noop: an op the analysis proves
+// where-constant, expand-noop, slice-noop, tile-noop and flatten-noop: an op the analysis proves
 // returns (one of) its inputs unchanged is replaced by that input (rules.h).
 #include <algorithm>
 #include <limits>
@@ -142,6 +142,26 @@ class TileNoopRule : public ForwardRule {
   }
 };
 
+// Flatten(x, axis), x of rank 2 and axis 1 (or -1): [d0, d1] stays [d0, d1].
+class FlattenNoopRule : public ForwardRule {
+ public:
+  FlattenNoopRule() : ForwardRule("flatten-noop", "Flatten") {}
+
+ protected:
+  std::optional<Value*> Decide(Node* n, const SymbolicShapes&, std::string& why) const override {
+    if (!Replaceable(n->output(0)) || !n->domain().empty()) return std::nullopt;
+    auto shape = ShapeOf(n->input(0));
+    if (!shape) return std::nullopt;
+    int64_t axis = n->GetInt("axis", 1);
+    if (shape->size() != 2 || (axis != 1 && axis != -1)) {
+      why =
+          absl::StrCat("flattens a rank-", shape->size(), " input at axis ", axis, " (a no-op only at rank 2, axis 1)");
+      return std::nullopt;
+    }
+    return n->input(0);
+  }
+};
+
 }  // namespace
 
 std::vector<std::unique_ptr<RewriteRule>> NoopRules() {
@@ -150,6 +170,7 @@ std::vector<std::unique_ptr<RewriteRule>> NoopRules() {
   rules.push_back(std::make_unique<ExpandNoopRule>());
   rules.push_back(std::make_unique<SliceNoopRule>());
   rules.push_back(std::make_unique<TileNoopRule>());
+  rules.push_back(std::make_unique<FlattenNoopRule>());
   return rules;
 }
 

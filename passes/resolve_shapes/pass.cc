@@ -5,13 +5,14 @@
 // fold-constants folds such chains only when every dim is static; this pass also follows
 // dynamic dims. The symbolic shape analysis (core/shape/symbolic.h) describes every small
 // integer or bool vector of the model; the rules (rules.h: constant-vector, same-vector,
-// reshape-shape, where-constant, expand-noop, slice-noop, tile-noop, unsqueeze-chain)
+// reshape-shape, where-constant, expand-noop, slice-noop, tile-noop, flatten-noop,
+// unsqueeze-chain, slice-chain)
 // read it and run under the greedy driver, which erases what they leave unused (so
 // nothing only they read is materialized). Counts per rule in the pass result;
 // --debug-patterns says why a candidate stays.
 //
 // Types come from the model and onnx shape inference, run (types kept in memory, no
-// value_info saved) only when a Shape/Size/Reshape/Expand/Slice/Tile/Where reads a value
+// value_info saved) only when a Shape/Size/Reshape/Expand/Slice/Tile/Where reads a value (a Flatten: its rank)
 // without a known shape, or with a dim that is neither static nor symbolic (then the
 // in-memory types are inferred afresh, as onnx's data propagation may decide it now); a
 // model without such reads pays nothing.
@@ -47,6 +48,8 @@ bool ReadsUnknownShape(const Model& model, bool any_dim) {
     const std::string& op = n->op_type();
     if (op == "Shape" || op == "Size" || op == "Reshape" || op == "Expand" || op == "Slice" || op == "Tile") {
       if (n->input(0) && unknown(n->input(0))) return true;
+    } else if (op == "Flatten") {  // its rank is all flatten-noop reads
+      if (n->input(0) && !ShapeOf(n->input(0))) return true;
     } else if (op == "Where") {
       for (Value* in : n->inputs())
         if (in && unknown(in)) return true;
@@ -92,6 +95,7 @@ const std::vector<const RewriteRule*>& Rules() {
     std::vector<std::unique_ptr<RewriteRule>> owned = resolve_shapes::VectorRules();
     for (auto& r : resolve_shapes::NoopRules()) owned.push_back(std::move(r));
     owned.push_back(resolve_shapes::UnsqueezeChainRule());
+    owned.push_back(resolve_shapes::SliceChainRule());
     for (auto& r : owned) all->push_back(r.release());
     return all;
   }();

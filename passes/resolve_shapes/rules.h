@@ -18,6 +18,9 @@
 //   unsqueeze-chain  Unsqueeze(Unsqueeze(x, a1), a2), the inner read only here
 //                    -> Unsqueeze(x, a1 and a2 as axes of the result); x not a graph
 //                    input (a mask's Unsqueeze pair is what onnxruntime's fusions match)
+//   slice-chain      Slice(Slice(x, ...), ...), constant parameters, the inner read only here,
+//                    the two cutting different axes -> one Slice of x cutting both
+//   flatten-noop     Flatten(x, axis=1), x of rank 2 -> x
 // Never introduced: a -1 the model did not have. Reshape's -1 divides the element count by
 // the product of the other dims, which is ambiguous (onnxruntime refuses it) when another
 // dim is 0; a constant or a copied dim (0) is exactly the value the model computed for
@@ -60,7 +63,8 @@ inline bool Replaceable(const Value* v) { return v && v->HasUsers() && !v->IsGra
 
 // The rules of the pass; each reads the SymbolicShapes fact of the run.
 std::vector<std::unique_ptr<RewriteRule>> VectorRules();  // constant-vector, same-vector, reshape-shape
-std::vector<std::unique_ptr<RewriteRule>> NoopRules();    // where, expand, slice, tile
+std::vector<std::unique_ptr<RewriteRule>> NoopRules();    // where, expand, slice, tile, flatten
 std::unique_ptr<RewriteRule> UnsqueezeChainRule();
+std::unique_ptr<RewriteRule> SliceChainRule();
 
 }  // namespace onnxsurgeon::resolve_shapes
