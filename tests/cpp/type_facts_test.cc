@@ -182,6 +182,13 @@ TEST(OpTable, OneEntryPerOpWithItsRules) {
   ASSERT_TRUE(shape);
   EXPECT_TRUE(shape->shape && shape->symbolic);
   EXPECT_TRUE(shape_ops::FindOpRules("Constant")->shape_reads_no_inputs);
+  // Integer data (a Reshape target's -1) and computed shapes are columns of the same table.
+  const shape_ops::OpRules* reshape = shape_ops::FindOpRules("Reshape");
+  ASSERT_TRUE(reshape);
+  EXPECT_TRUE(reshape->shape && reshape->symbolic && reshape->computed);
+  EXPECT_FALSE(reshape->ints);
+  EXPECT_TRUE(shape_ops::FindOpRules("Concat")->ints);
+  EXPECT_TRUE(shape_ops::FindOpRules("ConstantOfShape")->computed);
   // Constant evaluation's kernels are keyed by the same op, in core/eval.
   EXPECT_TRUE(shape_ops::FindOpRules("Add"));
   EXPECT_NE(eval::FindKernel("Add", "", 18), nullptr);
