@@ -12,7 +12,7 @@
 // dynamic dims kept from folding (on the corpus: bert_op14 150 -> 124 nodes,
 // cnn_clutter_op13 11 -> 7, t5_op14 120 -> 118); cse and dce then take what it leaves unread.
 // Every round starts from types re-inferred from the graph inputs, with
-// declared types refined by what inference now knows (RefreshTypes), so a round that
+// declared types refined by what inference now knows (TypeFacts::Refresh), so a round that
 // changes nothing is a true fixed point: simplify on its own output changes nothing, and neither does
 // infer-shapes(reset=true) then simplify. The report counts per step, e.g. `strip-identity-cast/identity`, and
 // `rounds`. extract-constants (Constant nodes -> initializers, as onnx-simplifier leaves them) is in the list because a
@@ -24,8 +24,8 @@
 //
 // Before:  s = Shape(X); n = Gather(s, 0); a = Identity(X); Y = Reshape(a, ...) ...
 // After:   what the steps leave, with nothing left for any of them to do.
+#include "core/analysis/type_facts.h"
 #include "core/pass/fixed_point.h"
-#include "core/shape/propagate.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
@@ -44,11 +44,11 @@ const FixedPointPipeline& SimplifyPipeline() {
       // the exporter or by infer-shapes before simplify) goes stale the same way, and a
       // reload keeps it. So every round, the first too, re-infers from the graph inputs as
       // infer-shapes(reset=true) would, and declarations take the static sizes inference
-      // adds (RefreshTypes; the report counts them as before-round): each round folds what
+      // adds (TypeFacts::Refresh; the report counts them as before-round): each round folds what
       // the last one made decidable, and a round that changes nothing is the fixed point
       // that re-inferring and simplifying again would reach. Inference that fails leaves
       // the types forgotten; the steps infer what they need themselves.
-      .before_round = [](Model& model) { return RefreshTypes(model); },
+      .before_round = [](Model& model) { return TypeFacts::Refresh(model); },
   };
   return pipeline;
 }

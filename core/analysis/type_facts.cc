@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "core/interop/onnx_interop.h"
+#include "core/shape/contradictions.h"
 #include "core/shape/propagate.h"
 #include "core/shape/rules.h"
 #include "onnx/defs/schema.h"
@@ -158,6 +159,15 @@ int32_t TypeFacts::InferredElemType(const Value* v) const {
   }
   auto it = inferred_.find(v);
   return it == inferred_.end() ? 0 : it->second;
+}
+
+const SymbolicShapes& TypeFacts::Symbolic() const {
+  if (!symbolic_) {
+    symbolic_ = std::make_unique<SymbolicShapes>(model_);
+    if (options_.symbolic_skips_failing_subgraphs)
+      symbolic_->Exclude(SubgraphsFailingForTheseShapes(model_, *symbolic_));
+  }
+  return *symbolic_;
 }
 
 void TypeFacts::Alias(const Value* old, const Value* replacement) {

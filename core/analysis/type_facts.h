@@ -11,13 +11,19 @@
 // PropagatedTypes) once over the model, and for element types they leave open onnx shape
 // inference once on an exported copy (large weights as metadata only).
 //
+// Symbolic dims: what the model's small integer and bool vectors compute up to a symbol
+// (the symbolic analysis, core/shape/symbolic.h), walked on first need (Symbolic()).
+//
 // Kept current through the Rewriter's listener (RewriteFacts forwards the driver's events,
 // core/rewrite/facts.h): a node a rewrite creates is typed by its op's local shape rule from
 // what is known of its inputs, on first need. Facts of existing values stay true because
-// rewrites keep what every value computes.
+// rewrites keep what every value computes; the types set on the model's values that a
+// rewrite may have made decidable (below a node whose inputs it changed) are dropped by
+// ForgetBelowRewrites, and between passes Refresh re-infers them from the graph inputs.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +34,7 @@
 #include "core/ir/model.h"
 #include "core/ir/shape.h"
 #include "core/rewrite/rewriter.h"
+#include "core/shape/symbolic.h"
 #include "onnx/onnx_pb.h"
 
 namespace onnxsurgeon {
@@ -41,6 +48,10 @@ struct TypeFactsOptions {
   // Run onnx inference on the whole model now (data propagation on) and record every type
   // it finds, graph inputs of subgraphs and initializers included.
   bool infer_up_front = false;
+  // The symbolic analysis leaves out the subgraphs that fail whenever they run for the
+  // shapes the model has (core/shape/contradictions.h): what a pass that turns the vectors
+  // it decides into constants reads (resolve-shapes).
+  bool symbolic_skips_failing_subgraphs = false;
 };
 
 class TypeFacts : public RewriteListener {
@@ -62,6 +73,12 @@ class TypeFacts : public RewriteListener {
   std::optional<std::vector<int64_t>> Dims(const Value* v) const;
   // The value's elements when it is a constant (initializer or Constant node).
   std::optional<ConstantData> ConstantValue(const Value* v) const { return GetConstant(v); }
+  // What the small integer and bool vectors of the model's main graph, its subgraphs and its
+  // local functions compute, element by element, and the dims that follow from them
+  // (ComputedShape): the symbolic analysis, one walk on first need over the graphs in their
+  // node order (a pass that needs every vector described sorts them first); values made
+  // later are read on demand.
+  const SymbolicShapes& Symbolic() const;
 
   // ---- what callers tell ---------------------------------------------------------------
   // Given a value that replaces `old`. Execute gives it old's type if it has none.
@@ -71,9 +88,38 @@ class TypeFacts : public RewriteListener {
   // does not import yet) and records its output types where they have none.
   void InferBySchema(const Node& node, const std::string& domain, int64_t opset);
 
+  // ---- the types set on the model's values (the first source above) --------------------
+  // Given a model rewritten since its types were inferred or declared. Execute drops the
+  // in-memory types that are not fully static (ForgetInferred); then, when some declared
+  // type (value_info, graph outputs) has a dim that is not static, re-infers in memory from
+  // the graph inputs (onnx inference and the local rules, ReinferShapes) with refine_types:
+  // every value gets what inference knows now, and a declared type takes the static sizes
+  // it adds. What infer-shapes(reset=true) does for a later rewrite to read, without
+  // dropping what a declaration knows that inference does not (a custom op's output, a
+  // symbolic dim). Result the number of declared types refined (what the saved model
+  // shows); an error only from onnx inference.
+  static StatusOr<int> Refresh(Model& model);
+  // Given a model. Execute drops the in-memory types (set without record_value_info) that
+  // are not fully static: node outputs of the main graph, its subgraphs and the local
+  // functions that are neither graph outputs nor in value_info. A static type stays true
+  // under rewrites; a dim left unknown or symbolic before a fold may be decidable now.
+  // Declared types stay: a reload sees them too. Result the number of types dropped.
+  static int ForgetInferred(Model& model);
+  // Given the rewrites this object was told of (NodeModified) since it was built or last
+  // asked. Execute the same as ForgetInferred for the outputs of the nodes whose inputs a
+  // rewrite changed (alive ones) and, transitively, for the values computed from them.
+  // Result the number of such nodes (0: no rewrite changed a node's inputs).
+  int ForgetBelowRewrites();
+
   // ---- the Rewriter's listener ---------------------------------------------------------
   void NodeCreated(Node* node) override { created_.insert(node); }
-  void NodeErased(Node* node) override { created_.erase(node); }
+  void NodeErased(Node* node) override {
+    created_.erase(node);
+    modified_.erase(node);
+  }
+  void NodeModified(Node* node) override {
+    if (modified_.insert(node).second) modified_order_.push_back(node);
+  }
 
  private:
   void InferUpFront();
@@ -90,7 +136,11 @@ class TypeFacts : public RewriteListener {
   mutable absl::flat_hash_map<const Value*, onnx::TypeProto> propagated_;
   mutable bool inferred_once_ = false;
   mutable absl::flat_hash_map<const Value*, int32_t> inferred_;
-  absl::flat_hash_set<const Node*> created_;         // made by rewrites since this was built
+  mutable std::unique_ptr<SymbolicShapes> symbolic_;  // walked on first need
+  absl::flat_hash_set<const Node*> created_;          // made by rewrites since this was built
+  // Nodes whose inputs rewrites changed since this was built (alive ones), in first-changed order.
+  absl::flat_hash_set<Node*> modified_;
+  std::vector<Node*> modified_order_;
   mutable absl::flat_hash_set<const Node*> typing_;  // created nodes being typed (a cycle guard)
 };
 

@@ -37,6 +37,14 @@ void OpTable::Data(std::initializer_list<std::string_view> ops, DataRule rule) {
   for (std::string_view op : ops) Slot(op).data = rule;
 }
 
+void OpTable::Ints(std::initializer_list<std::string_view> ops, IntsRule rule) {
+  for (std::string_view op : ops) Slot(op).ints = rule;
+}
+
+void OpTable::Computed(std::initializer_list<std::string_view> ops, ComputedShapeRule rule) {
+  for (std::string_view op : ops) Slot(op).computed = rule;
+}
+
 void OpTable::Seal() {
   std::sort(rules_.begin(), rules_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   slots_.clear();  // indices are stale once sorted; Find searches the sorted list

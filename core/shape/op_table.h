@@ -8,6 +8,10 @@
 //             core/shape/symbolic.h)
 //   data      the elements of a small integer vector it computes, as onnx's data
 //             propagation follows them (shape operands: shape_rules::ShapeData)
+//   ints      the elements of an integer vector it computes when all are known numbers,
+//             negative ones included (a Reshape target's -1: shape_rules::IntData)
+//   computed  its output's shape from the symbolic analysis' vector of its shape operand
+//             (Expand, Reshape, ConstantOfShape: SymbolicShapes::ComputedShape)
 // Constant evaluation's kernels are keyed by the same op and looked up in core/eval
 // (eval::FindKernel), which sits below this table.
 // Ops without a local rule fall back on onnx's schema inference (TypeFacts::InferBySchema,
@@ -71,12 +75,36 @@ struct DataInput {
 };
 using DataRule = std::optional<Shape> (*)(const DataInput&);
 
+// What an ints rule reads: the node computing the vector asked about (its output 0), the
+// operands' types, and how deep the walk is.
+struct IntsInput {
+  const Node& node;
+  TypeLookup type_of;
+  int depth;
+
+  // The elements of input i, one level deeper.
+  std::optional<std::vector<int64_t>> Operand(size_t i) const {
+    return shape_rules::IntData(node.input(i), type_of, depth + 1);
+  }
+  // What the data rule finds static of the output (IntData's answer for ops without a rule).
+  std::optional<std::vector<int64_t>> StaticData() const {
+    return StaticDims(shape_rules::ShapeData(node.output(0), type_of, depth));
+  }
+};
+using IntsRule = std::optional<std::vector<int64_t>> (*)(const IntsInput&);
+
+// A computed-shape rule reads what a symbolic rule does; nullopt: the analysis does not
+// decide the shape (ComputedShape then gives the declared one).
+using ComputedShapeRule = std::optional<Shape> (*)(const SymbolicInput&);
+
 struct OpRules {
   ShapeRule shape = nullptr;
   // The shape rule reads no input type (Constant): it runs even when inputs are unknown.
   bool shape_reads_no_inputs = false;
   SymbolicRule symbolic = nullptr;
   DataRule data = nullptr;
+  IntsRule ints = nullptr;
+  ComputedShapeRule computed = nullptr;
 };
 
 // The rules of `op_type` in the default domain, or null when it has none.
@@ -88,6 +116,8 @@ class OpTable {
   void Shape(std::initializer_list<std::string_view> ops, ShapeRule rule, bool reads_no_inputs = false);
   void Symbolic(std::initializer_list<std::string_view> ops, SymbolicRule rule);
   void Data(std::initializer_list<std::string_view> ops, DataRule rule);
+  void Ints(std::initializer_list<std::string_view> ops, IntsRule rule);
+  void Computed(std::initializer_list<std::string_view> ops, ComputedShapeRule rule);
   const OpRules* Find(std::string_view op_type) const;
 
  private:

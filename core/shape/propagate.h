@@ -56,29 +56,9 @@ StatusOr<int> EnsureShapes(Model& model, const InferShapesOptions& options,
 // error only from onnx inference.
 StatusOr<int> ReinferShapes(Model& model, const InferShapesOptions& options);
 
-// Given a model whose graph was rewritten since types were last inferred in memory.
-// Execute drops the in-memory types (AdoptType without record_value_info) that are not
-// fully static: node outputs of the main graph, its subgraphs and the local functions that
-// are neither graph outputs nor listed in value_info. Rewrites keep what every value
-// computes, so a static type stays true; a dim left unknown or symbolic before a fold may
-// be decidable now, and a fresh load of the saved model would decide it. Declared types
-// (the model's value_info, graph inputs and outputs) stay: a reload sees them too.
-// Result the number of values whose type was dropped.
-int ForgetInferredTypes(Model& model);
-// Given a model whose graph was rewritten since its types were inferred or declared.
-// Execute ForgetInferredTypes, then, when some declared type (value_info, graph outputs)
-// has a dim that is not static, ReinferShapes (onnx inference and the local rules, in
-// memory only) with refine_types: every value gets what inference from the graph inputs
-// knows now, and a declared type takes the static sizes it adds. This is what
-// infer-shapes(reset=true) does for a later rewrite to read, without dropping what a
-// declaration knows that inference does not (a custom op's output, a symbolic dim).
-// Result the number of declared types refined (what the saved model shows; in-memory
-// types gained are not counted); an error only from onnx inference.
-StatusOr<int> RefreshTypes(Model& model);
-// The same for the outputs of `nodes` (alive ones) and, transitively, the values computed
-// from them whose in-memory types were not static: what a rewrite of those nodes' inputs
-// may have made decidable.
-int ForgetInferredTypesBelow(const std::vector<Node*>& nodes);
+// Keeping the types set on the model's values current after rewrites (forgetting what a
+// rewrite may have made decidable, re-inferring from the graph inputs) is the type
+// service's: TypeFacts::Refresh, ForgetInferred, ForgetBelowRewrites (core/analysis/type_facts.h).
 
 // True when some node output of the main graph (or its subgraphs) has no type: what
 // InferShapes could still add. When false, InferShapes would change nothing in memory.

@@ -32,21 +32,9 @@ std::optional<std::vector<int64_t>> IntData(const Value* v, TypeLookup type_of, 
   if (!v || Overridable(v) || depth > 16) return std::nullopt;
   if (auto c = ConstantInt64s(v)) return c;
   const Node* p = v->producer();
-  if (p && CanonicalDomain(p->domain()).empty() && p->num_inputs() > 0) {
-    const std::string& op = p->op_type();
-    if (op == "Unsqueeze" || op == "Squeeze" || op == "Identity" ||
-        (op == "Cast" && p->GetInt("to", 0) == onnx::TensorProto::INT64))
-      return IntData(p->input(0), type_of, depth + 1);
-    if (op == "Concat") {
-      std::vector<int64_t> out;
-      for (const Value* in : p->inputs()) {
-        auto part = IntData(in, type_of, depth + 1);
-        if (!part) return std::nullopt;
-        out.insert(out.end(), part->begin(), part->end());
-      }
-      return out;
-    }
-  }
+  if (p && CanonicalDomain(p->domain()).empty() && p->num_inputs() > 0)
+    if (const shape_ops::OpRules* rules = shape_ops::FindOpRules(p->op_type()); rules && rules->ints)
+      return rules->ints({*p, type_of, depth});
   return StaticDims(ShapeData(v, type_of, depth));
 }
 

@@ -144,62 +144,18 @@ SymbolicShapes::SymbolicShapes(const Model& model) {
   for (const auto& f : model.functions()) Analyze(f->body());
 }
 
-namespace {
-
-// The Dim an element of a shape vector stands for.
-Dim AsDim(const SymbolicElem& e) {
-  if (e.is_const) return e.c >= 0 ? Dim::Static(e.c) : Dim{};
-  if (e.key.rfind("s:", 0) == 0) return Dim::Symbolic(e.key.substr(2));
-  return Dim::Symbolic("%" + e.key);
+Dim SymbolicElem::AsDim() const {
+  if (is_const) return c >= 0 ? Dim::Static(c) : Dim{};
+  if (key.rfind("s:", 0) == 0) return Dim::Symbolic(key.substr(2));
+  return Dim::Symbolic("%" + key);
 }
-
-}  // namespace
 
 std::optional<Shape> SymbolicShapes::ComputedShape(Value* v) const {
   Node* p = v ? v->producer() : nullptr;
-  const bool shaped = p && CanonicalDomain(p->domain()).empty() &&
-                      (p->Is("Expand") || p->Is("Reshape") || p->Is("ConstantOfShape")) && p->num_outputs() == 1;
-  const SymbolicVector* target = nullptr;
-  if (shaped) target = VectorOf(p->Is("ConstantOfShape") ? p->input(0) : (p->num_inputs() > 1 ? p->input(1) : nullptr));
-  if (!target || target->scalar || target->dtype != onnx::TensorProto::INT64) return ShapeOf(v);
-  if (p->Is("ConstantOfShape")) {
-    Shape out;
-    for (const SymbolicElem& e : target->elems) out.push_back(AsDim(e));
-    return out;
-  }
-  std::optional<Shape> in = ComputedShape(p->input(0));  // a Reshape then Expand: both as computed
-  if (p->Is("Reshape")) {
-    // 0 copies the input's dim (allowzero = 0); a -1 is left to the declared shape.
-    if (p->GetInt("allowzero", 0) != 0) return ShapeOf(v);
-    Shape out;
-    for (size_t i = 0; i < target->elems.size(); ++i) {
-      const SymbolicElem& e = target->elems[i];
-      if (e.is_const && e.c == -1) return ShapeOf(v);
-      if (e.is_const && e.c == 0) {
-        if (!in || i >= in->size()) return ShapeOf(v);
-        out.push_back((*in)[i]);
-      } else {
-        out.push_back(AsDim(e));
-      }
-    }
-    return out;
-  }
-  // Expand: numpy broadcasting of the input's shape and the target.
-  if (!in) return ShapeOf(v);
-  size_t rank = std::max(in->size(), target->elems.size());
-  Shape out(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    std::optional<Dim> a, b;
-    if (i + in->size() >= rank) a = (*in)[i + in->size() - rank];
-    if (i + target->elems.size() >= rank) b = AsDim(target->elems[i + target->elems.size() - rank]);
-    if (!a) out[i] = *b;
-    else if (!b) out[i] = *a;
-    else if (a->is_static() && a->value == 1) out[i] = *b;
-    else if (b->is_static() && b->value == 1) out[i] = *a;
-    else if (a->SameAs(*b)) out[i] = *a;
-    else return ShapeOf(v);  // undecidable here
-  }
-  return out;
+  if (p && CanonicalDomain(p->domain()).empty() && p->num_outputs() == 1)
+    if (const shape_ops::OpRules* rules = shape_ops::FindOpRules(p->op_type()); rules && rules->computed)
+      if (std::optional<Shape> shape = rules->computed({p, *this, p->graph()->OpsetVersion("")})) return shape;
+  return ShapeOf(v);
 }
 
 // ---- the walk ----------------------------------------------------------------------------

@@ -44,6 +44,9 @@ struct SymbolicElem {
   static SymbolicElem Const(int64_t v) { return {true, v, {}, v >= 0}; }
   static SymbolicElem Sym(std::string key, bool nonneg) { return {false, 0, std::move(key), nonneg}; }
   std::string Key() const;
+  // The dim this element stands for as a size: a constant >= 0 is static (a negative one
+  // unknown), a dim_param its symbol, any other symbol a symbol of its own ("%" and its key).
+  Dim AsDim() const;
   bool Same(const SymbolicElem& other) const {
     return is_const == other.is_const && (is_const ? c == other.c : key == other.key);
   }

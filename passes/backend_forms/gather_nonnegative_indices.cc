@@ -11,10 +11,13 @@
 //
 // Given:  %y = Gather<axis = 1>(%x, %k)          %x: float[2,8,16], %k = int64 -1
 // Result: %y = Gather<axis = 1>(%x, %k2)         %k2 = int64 7
+#include "passes/backend_forms/gather_nonnegative_indices.h"
+
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
 #include "core/ir/constant.h"
+#include "core/ir/shape.h"
 #include "core/ir/tensor.h"
 #include "core/pass/pattern_pass.h"
 #include "passes/lowering/element_type.h"
@@ -29,8 +32,8 @@ struct Plan {
   int32_t data_type = 0;         // INT64 or INT32
 };
 
-Verdict<Plan> Decide(const Node& gather) {
-  const Value* data = gather.input(0);
+// The plan for `gather` whose data is shaped `data_shape` (nullopt: unknown).
+Verdict<Plan> Decide(const Node& gather, const std::optional<Shape>& data_shape) {
   const Value* k = gather.input(1);
   auto meta = GetConstantTypeAndDims(k);
   if (!meta) return Refuse("the indices are computed at run time");
@@ -42,15 +45,14 @@ Verdict<Plan> Decide(const Node& gather) {
   if (!ints) return Refuse("the indices cannot be read");
   std::vector<int64_t> idx = std::move(*ints);
   if (std::none_of(idx.begin(), idx.end(), [](int64_t v) { return v < 0; })) return Refuse("no negative index");
-  if (!data || !data->type() || !data->type()->has_tensor_type() || !data->type()->tensor_type().has_shape())
-    return Refuse("the data's shape is unknown");
-  const auto& dims = data->type()->tensor_type().shape().dim();
+  if (!data_shape) return Refuse("the data's shape is unknown");
+  const Shape& dims = *data_shape;
   int64_t axis = 0;
   if (const Attribute* a = gather.FindAttribute("axis")) axis = a->proto().i();
   if (axis < 0) axis += dims.size();
   if (axis < 0 || axis >= static_cast<int64_t>(dims.size())) return Refuse("axis is out of range");
-  if (!dims[axis].has_dim_value()) return Refuse("the data's dim on the axis is not static");
-  const int64_t n = dims[axis].dim_value();
+  if (!dims[axis].is_static()) return Refuse("the data's dim on the axis is not static");
+  const int64_t n = dims[axis].value;
   for (int64_t& v : idx) {
     if (v < -n || v >= n) return Refuse(absl::StrCat("index ", v, " is out of range for dim ", n));
     if (v < 0) v += n;
@@ -65,7 +67,10 @@ class GatherNonnegativeIndicesPass : public PatternPass {
     pattern::OpRef g = p.Op("Gather", {p.Any("x"), p.Any("k")});
     AddRule(std::make_unique<PatternRule<Plan>>(
         "gather-nonnegative-indices", std::move(p), g.id(),
-        [](const pattern::Match& m) -> Verdict<Plan> { return Decide(*m.root()); },
+        [](const pattern::Match& m) -> Verdict<Plan> {
+          const Value* data = m.root()->input(0);
+          return Decide(*m.root(), data ? ShapeOfType(data->type()) : std::nullopt);
+        },
         [](const pattern::Match& m, const Plan& plan, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
           Tensor t;
           t.mutable_meta().set_data_type(plan.data_type);
@@ -96,6 +101,11 @@ class GatherNonnegativeIndicesPass : public PatternPass {
 };
 
 }  // namespace
+
+std::string WhyGatherIndicesStay(const Node& gather, const std::optional<Shape>& data_shape) {
+  Verdict<Plan> v = Decide(gather, data_shape);
+  return v ? "" : v.reason();
+}
 
 StatusOr<std::unique_ptr<Pass>> CreateGatherNonnegativeIndicesPass(const PassOptions&) {
   return std::make_unique<GatherNonnegativeIndicesPass>();

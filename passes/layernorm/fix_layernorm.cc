@@ -33,6 +33,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
+#include "core/analysis/type_facts.h"
 #include "core/interop/onnx_interop.h"
 #include "core/pass/pattern_pass.h"
 #include "core/rewrite/greedy_driver.h"
@@ -129,8 +130,8 @@ class FixLayerNormPass : public Pass {
     // The rules check types and shapes; they are filled in memory only, by the local
     // rules and, where those leave a value untyped, onnx inference. Declared symbolic dims
     // are refined first: a dim computed from a graph input's is named as that dim, so
-    // the rules see x's batch and the broadcast mean's batch as one (RefreshTypes).
-    if (!RefreshTypes(model).ok()) result.Count("shape-inference-failed");
+    // the rules see x's batch and the broadcast mean's batch as one (TypeFacts::Refresh).
+    if (!TypeFacts::Refresh(model).ok()) result.Count("shape-inference-failed");
     InferShapesOptions infer;
     infer.record_value_info = false;
     if (!EnsureShapes(model, infer, HasUntypedOutputs).ok()) result.Count("shape-inference-failed");

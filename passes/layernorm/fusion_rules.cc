@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/analysis/type_facts.h"
 #include "core/ir/constant.h"
 #include "core/ir/shape.h"
 #include "core/rewrite/facts.h"
@@ -149,7 +150,7 @@ std::optional<Plan> Analyze(const Match& m, RewriteFacts& facts, std::string* wh
   auto var = ReadReduction(*var_op, rank, why);
   if (!var) return std::nullopt;
   if (!PlanAxes(*mean, *var, rank, plan, why)) return std::nullopt;
-  if (!CheckMeans(m, *mean, *var, plan.x, facts.Get<SymbolicShapes>(), why)) return std::nullopt;
+  if (!CheckMeans(m, *mean, *var, plan.x, facts.Get<TypeFacts>().Symbolic(), why)) return std::nullopt;
   std::optional<double> eps = m.constant("eps").ScalarAsDouble();
   if (!eps || !std::isfinite(*eps)) {
     Refuse(why, "epsilon is not a finite scalar");

@@ -221,11 +221,16 @@ std::optional<std::vector<int64_t>> TransposeAsReshape(const Node& transpose, st
 
 std::optional<std::vector<int64_t>> FlattenAsReshape(const Node& flatten, std::string* why) {
   const Value* x = flatten.input(0);
-  if (!x || !x->type() || !x->type()->has_tensor_type() || !x->type()->tensor_type().has_shape()) {
+  return FlattenAsReshape(flatten, x ? ShapeOfType(x->type()) : std::nullopt, why);
+}
+
+std::optional<std::vector<int64_t>> FlattenAsReshape(const Node& flatten, const std::optional<Shape>& x_shape,
+                                                     std::string* why) {
+  if (!x_shape) {
     *why = "the input's shape is unknown";
     return std::nullopt;
   }
-  const auto& dims = x->type()->tensor_type().shape().dim();
+  const Shape& dims = *x_shape;
   const int64_t rank = dims.size();
   int64_t axis = 1;
   if (const Attribute* a = flatten.FindAttribute("axis")) axis = a->proto().i();
@@ -240,10 +245,10 @@ std::optional<std::vector<int64_t>> FlattenAsReshape(const Node& flatten, std::s
     int64_t size = 1;
     bool known = true;
     for (int64_t i = lo; i < hi; ++i) {
-      if (!dims[i].has_dim_value()) {
+      if (!dims[i].is_static()) {
         known = false;
       } else {
-        size *= dims[i].dim_value();
+        size *= dims[i].value;
       }
     }
     if (known && size == 0) {

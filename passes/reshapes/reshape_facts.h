@@ -43,6 +43,10 @@ std::optional<std::vector<int64_t>> TransposeAsReshape(const Node& transpose, st
 // becomes -1). Else nullopt and why (unknown shape, axis out of range, a side of size 0,
 // which Reshape would read as "copy", both sides dynamic).
 std::optional<std::vector<int64_t>> FlattenAsReshape(const Node& flatten, std::string* why);
+// The same for the input shaped `x_shape` (nullopt: unknown): what flatten-to-reshape would
+// decide once the types are those (the flatten-axis-not-one condition's remedy asks it).
+std::optional<std::vector<int64_t>> FlattenAsReshape(const Node& flatten, const std::optional<Shape>& x_shape,
+                                                     std::string* why);
 
 // The shapes of a Reshape with a constant shape input and known input rank: what
 // InsertedUnitAxes reads (`out` from ResolveReshape, never from the output's annotation).

@@ -22,13 +22,11 @@
 // After:   Y = Reshape(X, {0,-1})
 #include <algorithm>
 
-#include "absl/container/flat_hash_set.h"
+#include "core/analysis/type_facts.h"
 #include "core/interop/onnx_interop.h"
 #include "core/ir/shape.h"
 #include "core/pass/pattern_pass.h"
-#include "core/shape/contradictions.h"
 #include "core/shape/propagate.h"
-#include "core/shape/symbolic.h"
 #include "passes/registry.h"
 #include "passes/resolve_shapes/rules.h"
 
@@ -62,29 +60,13 @@ bool ReadsUnknownDim(const Model& model) { return ReadsUnknownShape(model, true)
 
 constexpr int kMaxWalks = 64;
 
-// Nodes whose inputs the rules changed (their outputs' in-memory types may now be
-// decidable where they were not), alive ones, in the order first changed.
-class ChangedNodes : public RewriteListener {
+// How many nodes the rules' rewrites erased (the report's nodes-erased).
+class ErasedNodes : public RewriteListener {
  public:
-  void NodeModified(Node* n) override {
-    if (alive_.insert(n).second) order_.push_back(n);
-  }
-  void NodeErased(Node* n) override {
-    alive_.erase(n);
-    ++erased_;
-  }
-  std::vector<Node*> nodes() const {
-    std::vector<Node*> out;
-    absl::flat_hash_set<Node*> seen;
-    for (Node* n : order_)
-      if (alive_.contains(n) && seen.insert(n).second) out.push_back(n);
-    return out;
-  }
+  void NodeErased(Node*) override { ++erased_; }
   int64_t erased() const { return erased_; }
 
  private:
-  std::vector<Node*> order_;
-  absl::flat_hash_set<Node*> alive_;
   int64_t erased_ = 0;
 };
 
@@ -109,25 +91,25 @@ Status SortTopologically(Graph& g) {
   return absl::OkStatus();
 }
 
-// Given a model. Execute: the analysis walks every graph, then the rules rewrite what it
-// decided, to a fixed point. Result the rules' counts added to `result`; the nodes whose
-// inputs changed.
-StatusOr<std::vector<Node*>> RunOnce(Model& model, const PassContext& context, PassResult& result) {
+// Given a model. Execute: the analysis walks every graph (subgraphs that fail for these
+// shapes are left as they are), then the rules rewrite what it decided, to a fixed point,
+// and the in-memory types below the nodes whose inputs they changed are dropped (they may
+// be decidable now). Result the rules' counts added to `result`; whether a rewrite changed
+// some node's inputs.
+StatusOr<bool> RunOnce(Model& model, const PassContext& context, PassResult& result) {
   OS_RETURN_IF_ERROR(SortTopologically(model.graph()));
   for (auto& f : model.functions()) OS_RETURN_IF_ERROR(SortTopologically(f->body()));
   RewriteFacts facts(model);
-  SymbolicShapes& shapes = facts.Emplace<SymbolicShapes>();
-  shapes.Analyze(model.graph());
-  for (auto& f : model.functions()) shapes.Analyze(f->body());
-  shapes.Exclude(SubgraphsFailingForTheseShapes(model, shapes));  // left as they are
+  TypeFacts& types = facts.Emplace<TypeFacts>(model, TypeFactsOptions{.symbolic_skips_failing_subgraphs = true});
+  types.Symbolic();  // walked before any rewrite
 
-  ChangedNodes changed;
+  ErasedNodes erased;
   GreedyOptions options = WithDebugPatterns(GreedyOptions{}, context);
-  options.listener = &changed;
+  options.listener = &erased;
   OS_ASSIGN_OR_RETURN(auto counts, ApplyRulesGreedily(model, Rules(), facts, options));
   for (const auto& [rule, n] : counts) result.Count(rule.substr(rule.find('/') + 1), n);
-  if (changed.erased() > 0) result.Count("nodes-erased", changed.erased());
-  return changed.nodes();
+  if (erased.erased() > 0) result.Count("nodes-erased", erased.erased());
+  return types.ForgetBelowRewrites() > 0;
 }
 
 class ResolveShapesPass : public Pass {
@@ -142,7 +124,7 @@ class ResolveShapesPass : public Pass {
     // such a dim is read, the in-memory types are inferred afresh by onnx. Without that, a
     // chain of k such layers took k simplify rounds, and a run on the output found more.
     if (ReadsUnknownDim(model)) {
-      ForgetInferredTypes(model);
+      TypeFacts::ForgetInferred(model);
       if (!InferShapes(model, infer).ok()) result.counts["left/shape-inference-failed"] += 1;
       PropagateShapes(model, infer);  // what onnx left untyped, the local rules may type
     } else if (!EnsureShapes(model, infer, NeedsShapeInference).ok()) {
@@ -150,13 +132,12 @@ class ResolveShapesPass : public Pass {
     }
     // A rewrite makes a Reshape's shape constant; only then do the local rules know its
     // output's dims, which the next layer's Shape reads. So analysis and rules repeat, with
-    // the types below the rewritten nodes dropped and re-derived by the local rules (cheap;
-    // no onnx inference), until nothing changes: one run resolves a whole chain of layers
-    // (it took one simplify round per layer, and a run on the output found more).
+    // the types below the rewritten nodes dropped (RunOnce) and re-derived by the local rules
+    // (cheap; no onnx inference), until nothing changes: one run resolves a whole chain of
+    // layers (it took one simplify round per layer, and a run on the output found more).
     for (int walk = 0; walk < kMaxWalks; ++walk) {
-      OS_ASSIGN_OR_RETURN(std::vector<Node*> changed, RunOnce(model, context, result));
-      if (changed.empty()) break;
-      ForgetInferredTypesBelow(changed);
+      OS_ASSIGN_OR_RETURN(bool changed, RunOnce(model, context, result));
+      if (!changed) break;
       // Untyped values (dropped, or never typed) below the rewrites: the local rules first,
       // onnx only if a shape this pass reads is still missing.
       if (!EnsureShapes(model, infer, NeedsShapeInference).ok()) result.counts["left/shape-inference-failed"] += 1;

@@ -34,13 +34,14 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/analysis/type_facts.h"
 #include "core/rewrite/rule.h"
 #include "core/shape/symbolic.h"
 
 namespace onnxsurgeon::resolve_shapes {
 
-// A rule that decides from the analysis: Decide reads the graph and the SymbolicShapes
-// fact the pass seeded (RewriteFacts), touching nothing, and returns the plan (or nullopt,
+// A rule that decides from the analysis: Decide reads the graph and the symbolic analysis
+// of the run's TypeFacts (the pass seeds it, RewriteFacts), touching nothing, and returns the plan (or nullopt,
 // with `why` saying why when it has something to say); Replace carries the plan out
 // through the Rewriter. Named "resolve-shapes/<name>".
 template <typename Plan>
@@ -52,7 +53,7 @@ class SymbolicRule : public NodeRule<Plan> {
  protected:
   Verdict<Plan> Check(Node* root, RewriteFacts& facts) const final {
     std::string why;
-    std::optional<Plan> plan = Decide(root, facts.Get<SymbolicShapes>(), why);
+    std::optional<Plan> plan = Decide(root, facts.Get<TypeFacts>().Symbolic(), why);
     return Verdict<Plan>::From(std::move(plan), std::move(why));
   }
   virtual std::optional<Plan> Decide(Node* root, const SymbolicShapes& shapes, std::string& why) const = 0;
@@ -61,7 +62,7 @@ class SymbolicRule : public NodeRule<Plan> {
 // True when `v`'s uses may be moved to another value.
 inline bool Replaceable(const Value* v) { return v && v->HasUsers() && !v->IsGraphOutput(); }
 
-// The rules of the pass; each reads the SymbolicShapes fact of the run.
+// The rules of the pass; each reads the symbolic analysis of the run (TypeFacts::Symbolic).
 std::vector<std::unique_ptr<RewriteRule>> VectorRules();  // constant-vector, same-vector, reshape-shape
 std::vector<std::unique_ptr<RewriteRule>> NoopRules();    // where, expand, slice, tile, flatten
 std::unique_ptr<RewriteRule> UnsqueezeChainRule();

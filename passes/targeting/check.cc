@@ -316,7 +316,7 @@ class Checker {
   Remedy RemedyOf(const Node& n, const CompiledFact& fact) const {
     if (fact.remedy_none) return {};
     if (fact.remedy) return {fact.remedy, ""};
-    const RemedyContext context{p_.opset_min, p_.opset_max, fact.every_op};
+    const RemedyContext context{p_.opset_min, p_.opset_max, fact.every_op, types_, static_inputs_};
     if (fact.kind && !fact.kind->remedy.empty() && fact.condition->RemedyApplies(n, context))
       return {&PlanStepNamed(fact.kind->remedy), ""};
     Remedy by_op = RemovingStep(RemovalQuery{n, fact.kind, t_, static_inputs_});

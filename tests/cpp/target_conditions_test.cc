@@ -270,6 +270,53 @@ TEST(ConditionKinds, NegativeConstantIndex) {
   EXPECT_TRUE(Reasons(Fact("\"Gather\"", "negative-constant-index"), pos).empty());
 }
 
+// The fix of the one blocker a profile of one fact finds in the model text.
+std::string Fix(const std::string& profile, const std::string& model_text) {
+  auto p = ParseTarget(profile, "x.toml");
+  auto m = ParseModelText(model_text);
+  if (!p.ok() || !m.ok()) return "<error>";
+  auto blockers = CheckTarget(**m, *p).blockers;
+  return blockers.size() == 1 ? blockers[0].fix : "<" + std::to_string(blockers.size()) + " blockers>";
+}
+
+// The remedy is the pass's own decision, dry-run: where flatten-to-reshape would refuse the
+// node, the blocker stays with the pass's reason; where the check cannot know (dims it does
+// not know while the inputs are static: the pass infers types first), the remedy is planned.
+TEST(ConditionKinds, FlattenAxisNotOneAsksItsRemedy) {
+  const std::string when = "flatten-axis-not-one";
+  const std::string fixable =
+      std::string(kHead13) + "g (float[n,3,4,5] X) => (float[?,?] Y) { Y = Flatten<axis = 2>(X) }";
+  EXPECT_EQ(Fix(Fact("\"Flatten\"", when), fixable), "flatten-to-reshape");
+  const std::string both_dynamic =
+      std::string(kHead13) + "g (float[n,3,m,5] X) => (float[?,?] Y) { Y = Flatten<axis = 2>(X) }";
+  EXPECT_EQ(
+      Fix(Fact("\"Flatten\"", when), both_dynamic),
+      "none: flatten-to-reshape refuses it: both sides hold dims of unknown size (a Reshape can leave one to -1)");
+  const std::string zero = std::string(kHead13) + "g (float[0,3,4] X) => (float[0,4] Y) { Y = Flatten<axis = 2>(X) }";
+  EXPECT_EQ(Fix(Fact("\"Flatten\"", when), zero),
+            "none: flatten-to-reshape refuses it: a side of size 0 (a 0 in Reshape's shape copies a dim)");
+  // Dims unknown to the check, static inputs: the pass's own inference decides.
+  const std::string unknown = std::string(kHead13) +
+                              "g (float[2,3,4] X, int64[3] S) => (float[?,?] Y) { R = Reshape(X, S)\n"
+                              "Y = Flatten<axis = 2>(R) }";
+  EXPECT_EQ(Fix(Fact("\"Flatten\"", when), unknown), "flatten-to-reshape");
+}
+
+TEST(ConditionKinds, NegativeConstantIndexAsksItsRemedy) {
+  const std::string when = "negative-constant-index";
+  const std::string fixable =
+      std::string(kHead13) + "g (float[n,8,16] X) => (float[n,16] Y) <int64 K = {-1}> { Y = Gather<axis = 1>(X, K) }";
+  EXPECT_EQ(Fix(Fact("\"Gather\"", when), fixable), "gather-nonnegative-indices");
+  const std::string dynamic_axis =
+      std::string(kHead13) + "g (float[2,n,16] X) => (float[2,16] Y) <int64 K = {-1}> { Y = Gather<axis = 1>(X, K) }";
+  EXPECT_EQ(Fix(Fact("\"Gather\"", when), dynamic_axis),
+            "none: gather-nonnegative-indices refuses it: the data's dim on the axis is not static");
+  const std::string out_of_range =
+      std::string(kHead13) + "g (float[2,8,16] X) => (float[2,16] Y) <int64 K = {-9}> { Y = Gather<axis = 1>(X, K) }";
+  EXPECT_EQ(Fix(Fact("\"Gather\"", when), out_of_range),
+            "none: gather-nonnegative-indices refuses it: index -9 is out of range for dim 8");
+}
+
 TEST(ConditionKinds, ChannelAxisEqualsSpatial) {
   const std::string model =
       std::string(kHead13) +

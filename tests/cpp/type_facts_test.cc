@@ -119,6 +119,60 @@ g (float[2,3] x) => (float[2,3] y) { y = Relu(x) })");
   EXPECT_EQ(types.ElemType(t->output(0)), TensorProto::FLOAT);
 }
 
+// The symbolic analysis is one of the service's questions, keyed by value like the others:
+// `s` is Shape(x) in one branch and a constant in its sibling.
+TEST(TypeFacts, SymbolicVectorsOfSiblingBranchesAreDifferentValues) {
+  auto m = testing::Parse(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[2,4] x, bool c) => (int64[?] y) {
+  y = If(c) <
+    then_branch = t1 () => (s) { s = Shape(x) },
+    else_branch = e1 () => (s) { s = Constant<value = int64[1] {7}>() }
+  >
+})");
+  ASSERT_TRUE(m);
+  Node* iff = *m->graph().nodes().begin();
+  Value* then_s = Named(*iff->subgraphs()[0], "s");
+  Value* else_s = Named(*iff->subgraphs()[1], "s");
+  TypeFacts facts(*m);
+  EXPECT_EQ(facts.Symbolic().Int64s(then_s), (std::vector<int64_t>{2, 4}));
+  EXPECT_TRUE(facts.Symbolic().IsComputed(then_s));
+  EXPECT_EQ(facts.Symbolic().Int64s(else_s), (std::vector<int64_t>{7}));
+  EXPECT_FALSE(facts.Symbolic().IsComputed(else_s));
+}
+
+// The types set on the model's values that a rewrite may have made decidable are dropped
+// below the nodes whose inputs it changed (the listener saw them); static ones and the
+// values above stay.
+TEST(TypeFacts, ForgetsTheModelsTypesBelowRewrites) {
+  auto m = testing::Parse(R"(<ir_version: 8, opset_import: ["" : 17]>
+g (float[N,4] x) => (float[N,4] y) { a = Neg(x)  b = Abs(a)  c = Relu(a)  y = Add(b, c) })");
+  ASSERT_TRUE(m);
+  Graph& g = m->graph();
+  auto set_type = [](Value* v, const char* dims) {
+    auto* t = v->mutable_info()->mutable_type()->mutable_tensor_type();
+    t->set_elem_type(TensorProto::FLOAT);
+    for (const char* d = dims; *d; ++d) {
+      if (*d == 'N') t->mutable_shape()->add_dim()->set_dim_param("N");
+      else t->mutable_shape()->add_dim()->set_dim_value(*d - '0');
+    }
+  };
+  set_type(g.FindValue("a"), "N4");
+  set_type(g.FindValue("b"), "N4");
+  set_type(g.FindValue("c"), "24");  // static: stays true under any rewrite
+  RewriteFacts facts(*m);
+  TypeFacts& types = facts.Get<TypeFacts>();
+  EXPECT_EQ(types.ForgetBelowRewrites(), 0);
+  Rewriter rw(&facts);
+  Node* abs = g.FindValue("b")->producer();
+  rw.SetInput(abs, 0, g.FindValue("x"));
+  EXPECT_EQ(types.ForgetBelowRewrites(), 1);
+  EXPECT_FALSE(g.FindValue("b")->has_type());  // below the rewrite
+  EXPECT_TRUE(g.FindValue("a")->has_type());   // above it
+  EXPECT_TRUE(g.FindValue("c")->has_type());
+  EXPECT_TRUE(g.FindValue("y")->has_type());  // a graph output: declared
+  EXPECT_EQ(types.ForgetBelowRewrites(), 0);  // nothing since
+}
+
 TEST(OpTable, OneEntryPerOpWithItsRules) {
   const shape_ops::OpRules* relu = shape_ops::FindOpRules("Relu");
   ASSERT_TRUE(relu);
@@ -128,6 +182,13 @@ TEST(OpTable, OneEntryPerOpWithItsRules) {
   ASSERT_TRUE(shape);
   EXPECT_TRUE(shape->shape && shape->symbolic);
   EXPECT_TRUE(shape_ops::FindOpRules("Constant")->shape_reads_no_inputs);
+  // Integer data (a Reshape target's -1) and computed shapes are columns of the same table.
+  const shape_ops::OpRules* reshape = shape_ops::FindOpRules("Reshape");
+  ASSERT_TRUE(reshape);
+  EXPECT_TRUE(reshape->shape && reshape->symbolic && reshape->computed);
+  EXPECT_FALSE(reshape->ints);
+  EXPECT_TRUE(shape_ops::FindOpRules("Concat")->ints);
+  EXPECT_TRUE(shape_ops::FindOpRules("ConstantOfShape")->computed);
   // Constant evaluation's kernels are keyed by the same op, in core/eval.
   EXPECT_TRUE(shape_ops::FindOpRules("Add"));
   EXPECT_NE(eval::FindKernel("Add", "", 18), nullptr);

@@ -239,3 +239,48 @@ def test_nncase_negative_index_matches_after_target(cli_path, tmp_path):
     proc = backend_check(cli_path, env, m, tmp_path / "o.onnx", "x:2x8x16")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert ": ok, 1 output(s)" in proc.stderr
+
+
+# ----------------------------------------------------------------- where the remedy cannot apply
+
+
+def dynamic_model(path: Path, node, x_dims: list, y_dims: list, inits=()) -> Path:
+    graph = helper.make_graph(
+        [node],
+        "dyn",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_dims)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_dims)],
+        list(inits),
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    onnx.save(model, path)
+    return path
+
+
+def test_blockers_stay_where_their_remedy_refuses(cli_path, tmp_path):
+    """The condition asks its remedy pass whether it would remove the node (the pass's own
+    decision, dry-run): a Flatten whose two sides both hold dynamic dims, a negative index on
+    a dynamic axis. Neither pass can rewrite them, so check names no step, says why, and
+    --target keeps the blocker (it fails naming it) instead of planning a step that does nothing."""
+    flatten = dynamic_model(
+        tmp_path / "f.onnx", helper.make_node("Flatten", ["x"], ["y"], axis=2), ["n", 3, "m", 5], [None, None]
+    )
+    check = run(cli_path, "check", "--target", "nncase-k210", flatten)
+    assert check.returncode == 1
+    assert "flatten-to-reshape refuses it: both sides hold dims of unknown size" in check.stdout, check.stdout
+    assert "when flatten-axis-not-one: 1 place -> flatten-to-reshape" not in check.stdout
+    proc = run(cli_path, "--target", "nncase-k210", flatten, "-o", tmp_path / "fo.onnx")
+    assert proc.returncode != 0 and "flatten-axis-not-one" in proc.stderr, proc.stderr
+    assert not (tmp_path / "fo.onnx").exists()
+
+    k = onnx.numpy_helper.from_array(np.array(-1, np.int64), "k")
+    gather = dynamic_model(
+        tmp_path / "g.onnx", helper.make_node("Gather", ["x", "k"], ["y"], axis=1), [2, "n", 16], [2, 16], [k]
+    )
+    check = run(cli_path, "check", "--target", "nncase-k210", gather)
+    assert check.returncode == 1
+    assert "gather-nonnegative-indices refuses it: the data's dim on the axis is not static" in check.stdout
+    assert "when negative-constant-index: 1 place -> gather-nonnegative-indices" not in check.stdout
+    proc = run(cli_path, "--target", "nncase-k210", gather, "-o", tmp_path / "go.onnx")
+    assert proc.returncode != 0 and "negative-constant-index" in proc.stderr, proc.stderr

@@ -91,12 +91,22 @@ Out ConstantOut(const ShapeInput& in) {
   return in.Typed(c->data_type, std::move(s));
 }
 
+// The shape the analysis' vector says, element by element.
+std::optional<Shape> ConstantOfShapeComputed(const SymbolicInput& in) {
+  const SymbolicVector* target = ShapeOperand(in, 0);
+  if (!target) return std::nullopt;
+  Shape out;
+  for (const SymbolicElem& e : target->elems) out.push_back(e.AsDim());
+  return out;
+}
+
 }  // namespace
 
 void RegisterData(OpTable& table) {
   table.Shape({"Constant"}, ConstantOut, /*reads_no_inputs=*/true);
   table.Shape({"Slice"}, Slice);
   table.Shape({"ConstantOfShape"}, ConstantOfShape);
+  table.Computed({"ConstantOfShape"}, ConstantOfShapeComputed);
   table.Shape({"Trilu", "ScatterND", "ScatterElements", "Scatter"}, ShapedLikeFirst);
   table.Shape({"GatherElements"}, GatherElements);
 }

@@ -172,6 +172,10 @@ std::optional<Shape> CastData(const DataInput& in) {
   return in.Operand(0);
 }
 
+std::optional<std::vector<int64_t>> CastInts(const IntsInput& in) {
+  return in.node.GetInt("to", 0) == TensorProto::INT64 ? in.Operand(0) : in.StaticData();
+}
+
 std::optional<Shape> ArithData(const DataInput& in) {
   if (in.node.num_inputs() != 2) return std::nullopt;
   const std::string& op = in.node.op_type();
@@ -269,6 +273,7 @@ void RegisterElementwise(OpTable& table) {
   table.Shape({"Where"}, Where);
 
   table.Data({"Cast"}, CastData);
+  table.Ints({"Cast"}, CastInts);
   table.Data({"Mul", "Add", "Sub", "Max", "Min"}, ArithData);
 
   table.Symbolic({"Identity"}, IdentityVector);

@@ -23,4 +23,8 @@ bool Fits(int32_t dtype, int64_t v);
 // not sound to express: overflow, division by zero).
 std::optional<SymbolicElem> Arith(char op, const SymbolicElem& a, const SymbolicElem& b);
 
+// The int64 vector (rank 1) the analysis describes for input i of the node, else null:
+// the shape operand a computed-shape rule reads.
+const SymbolicVector* ShapeOperand(const SymbolicInput& in, size_t i);
+
 }  // namespace onnxsurgeon::shape_ops

@@ -315,6 +315,18 @@ std::optional<Shape> ConcatData(const DataInput& in) {
   return s;
 }
 
+std::optional<std::vector<int64_t>> FirstOperandInts(const IntsInput& in) { return in.Operand(0); }
+
+std::optional<std::vector<int64_t>> ConcatInts(const IntsInput& in) {
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < in.node.num_inputs(); ++i) {
+    auto part = in.Operand(i);
+    if (!part) return std::nullopt;
+    out.insert(out.end(), part->begin(), part->end());
+  }
+  return out;
+}
+
 std::optional<Shape> SliceData(const DataInput& in) {
   if (in.node.graph()->OpsetVersion("") < 10 || in.node.num_inputs() < 3) return std::nullopt;
   // onnx follows one constant range on axis 0 (the data comes from Shape).
@@ -348,7 +360,56 @@ std::optional<Shape> GatherData(const DataInput& in) {
   return s;
 }
 
+// ---- computed shapes: the output's shape from the analysis' vector of its shape operand ----
+
+// Reshape: 0 copies the input's dim (allowzero = 0); a -1 is left to the declared shape.
+std::optional<Shape> ReshapeComputed(const SymbolicInput& in) {
+  const SymbolicVector* target = ShapeOperand(in, 1);
+  if (!target) return std::nullopt;
+  std::optional<Shape> x = in.facts.ComputedShape(in.node->input(0));  // a Reshape then Expand: both as computed
+  if (in.node->GetInt("allowzero", 0) != 0) return std::nullopt;
+  Shape out;
+  for (size_t i = 0; i < target->elems.size(); ++i) {
+    const SymbolicElem& e = target->elems[i];
+    if (e.is_const && e.c == -1) return std::nullopt;
+    if (e.is_const && e.c == 0) {
+      if (!x || i >= x->size()) return std::nullopt;
+      out.push_back((*x)[i]);
+    } else {
+      out.push_back(e.AsDim());
+    }
+  }
+  return out;
+}
+
+// Expand: numpy broadcasting of the input's shape and the target.
+std::optional<Shape> ExpandComputed(const SymbolicInput& in) {
+  const SymbolicVector* target = ShapeOperand(in, 1);
+  if (!target) return std::nullopt;
+  std::optional<Shape> x = in.facts.ComputedShape(in.node->input(0));
+  if (!x) return std::nullopt;
+  size_t rank = std::max(x->size(), target->elems.size());
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    std::optional<Dim> a, b;
+    if (i + x->size() >= rank) a = (*x)[i + x->size() - rank];
+    if (i + target->elems.size() >= rank) b = target->elems[i + target->elems.size() - rank].AsDim();
+    if (!a) out[i] = *b;
+    else if (!b) out[i] = *a;
+    else if (a->is_static() && a->value == 1) out[i] = *b;
+    else if (b->is_static() && b->value == 1) out[i] = *a;
+    else if (a->SameAs(*b)) out[i] = *a;
+    else return std::nullopt;  // undecidable here
+  }
+  return out;
+}
+
 }  // namespace
+
+const SymbolicVector* ShapeOperand(const SymbolicInput& in, size_t i) {
+  const SymbolicVector* v = i < in.node->num_inputs() ? in.In(i) : nullptr;
+  return v && !v->scalar && v->dtype == onnx::TensorProto::INT64 ? v : nullptr;
+}
 
 std::optional<int64_t> NormAxis(int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank) return std::nullopt;
@@ -383,6 +444,8 @@ void RegisterTensorOps(OpTable& table) {
   table.Data({"Concat"}, ConcatData);
   table.Data({"Slice"}, SliceData);
   table.Data({"Gather"}, GatherData);
+  table.Ints({"Unsqueeze", "Squeeze", "Identity"}, FirstOperandInts);
+  table.Ints({"Concat"}, ConcatInts);
 
   table.Symbolic({"Shape", "Size"}, ShapeVector);
   table.Symbolic({"Gather"}, GatherVector);
@@ -390,6 +453,9 @@ void RegisterTensorOps(OpTable& table) {
   table.Symbolic({"Concat"}, ConcatVector);
   table.Symbolic({"Reshape"}, ReshapeVector);
   table.Symbolic({"Slice"}, SliceVector);
+
+  table.Computed({"Reshape"}, ReshapeComputed);
+  table.Computed({"Expand"}, ExpandComputed);
 }
 
 }  // namespace onnxsurgeon::shape_ops

@@ -55,4 +55,10 @@ int64_t OpsetBeforeForm(const Node& n) {
   return schema ? schema->SinceVersion() - 1 : -1;
 }
 
+std::optional<Shape> RemedyShape(const Value* v, const RemedyContext& context) {
+  std::optional<Shape> shape = context.types.DimsOf(v);
+  if (shape && context.static_inputs && !StaticDims(shape)) return std::nullopt;
+  return shape;
+}
+
 }  // namespace onnxsurgeon::target

@@ -4,11 +4,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include "absl/strings/string_view.h"
 
 #include "core/ir/dtypes.h"
 #include "core/ir/node.h"
+#include "core/ir/shape.h"
 #include "core/ir/status.h"
 #include "core/ir/value.h"
 #include "passes/targeting/conditions/condition.h"
@@ -23,6 +25,11 @@ std::string ShapeText(const Value& v);
 std::string NodeName(const Node& n);
 // Whether `f` holds for a tensor-typed input or output of `n` (inputs first).
 bool AnyTensor(const Node& n, const std::function<bool(const Value&)>& f);
+
+// The shape of `v` a remedy's dry run decides on: what the check knows (its TypeFacts); nullopt
+// where the pass, which infers and sets shapes before it decides, may know more: the rank is
+// unknown, or a dim is not static while the inputs are (or are given) static.
+std::optional<Shape> RemedyShape(const Value* v, const RemedyContext& context);
 
 // A non-negative integer argument ("input:1"), or an error naming the condition.
 StatusOr<int64_t> ParseIndex(absl::string_view text, absl::string_view condition);

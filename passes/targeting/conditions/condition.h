@@ -31,6 +31,10 @@ struct ConditionAnalyses {
 struct RemedyContext {
   int64_t opset_min, opset_max;  // the profile's ai.onnx opsets
   bool every_op;                 // the fact names every op of its domain (ops = ["*"])
+  const TypeFacts& types;        // what the remedy's dry run reads of types (the check's)
+  // The graph inputs are static or given static shapes: dims that are not static now may
+  // be once the plan sets and re-infers shapes, before the remedy runs.
+  bool static_inputs;
 };
 
 // A compiled `when`: const and stateless, shared by every copy of its profile.
@@ -39,8 +43,8 @@ class Condition {
   virtual ~Condition() = default;
   // Whether the condition holds for `n`; when it does, `detail` says how (for the report).
   virtual bool Holds(const Node& n, const ConditionAnalyses& analyses, std::string* detail) const = 0;
-  // Whether the kind's default remedy removes what it matched on `n` (loop-carry-outer-values
-  // works on Loop only).
+  // Whether the kind's default remedy removes what it matched on `n`: the remedy pass's own
+  // decision, dry-run on `n` (loop-carry-outer-values works on Loop only).
   virtual bool RemedyApplies(const Node& n, const RemedyContext& context) const { return true; }
   // Why nothing removes what it matched on `n`, when no plan step does ("" for the generic
   // reason).

@@ -1,6 +1,7 @@
 // flatten-axis-not-one (on Flatten): its axis, made non-negative, is not 1 (1 is the
 // default). nncase 1.9 handles only axis 1 (targets/probes/embedding_models.py: flatten_r*).
 #include "absl/strings/str_cat.h"
+#include "passes/reshapes/reshape_facts.h"
 #include "passes/targeting/conditions/common.h"
 
 namespace onnxsurgeon::target {
@@ -21,6 +22,23 @@ class FlattenAxisNotOneCondition : public Condition {
     if (axis == 1) return false;
     *detail = absl::StrCat("axis ", axis);
     return true;
+  }
+  // flatten-to-reshape writes it as a Reshape where at most one side holds dims that are not
+  // static (WhyStays).
+  bool RemedyApplies(const Node& n, const RemedyContext& context) const override {
+    return WhyStays(n, context).empty();
+  }
+  std::string WhyNoRemedy(const Node& n, const RemedyContext& context) const override {
+    return absl::StrCat("flatten-to-reshape refuses it: ", WhyStays(n, context));
+  }
+
+ private:
+  // The pass's decision on the input's shape as the check knows it (RemedyShape).
+  static std::string WhyStays(const Node& n, const RemedyContext& context) {
+    std::optional<Shape> shape = RemedyShape(n.input(0), context);
+    std::string why;
+    if (!shape || passes::reshapes::FlattenAsReshape(n, shape, &why)) return "";
+    return why;
   }
 };
 

@@ -3,6 +3,7 @@
 // (targets/probes/embedding_models.py: gather_const_neg_*).
 #include "absl/strings/str_cat.h"
 #include "core/ir/constant.h"
+#include "passes/backend_forms/gather_nonnegative_indices.h"
 #include "passes/targeting/conditions/common.h"
 
 namespace onnxsurgeon::target {
@@ -23,6 +24,21 @@ class NegativeConstantIndexCondition : public Condition {
       }
     }
     return false;
+  }
+  // gather-nonnegative-indices adds the data's dim on the axis where that dim is static
+  // (WhyStays).
+  bool RemedyApplies(const Node& n, const RemedyContext& context) const override {
+    return WhyStays(n, context).empty();
+  }
+  std::string WhyNoRemedy(const Node& n, const RemedyContext& context) const override {
+    return absl::StrCat("gather-nonnegative-indices refuses it: ", WhyStays(n, context));
+  }
+
+ private:
+  // The pass's decision on the data's shape as the check knows it (RemedyShape).
+  static std::string WhyStays(const Node& n, const RemedyContext& context) {
+    std::optional<Shape> shape = RemedyShape(n.input(0), context);
+    return shape ? passes::WhyGatherIndicesStay(n, shape) : "";
   }
 };
 
