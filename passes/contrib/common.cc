@@ -37,7 +37,9 @@ const std::vector<std::string>& LoweredOpTypes() {
                                                "QLinearWhere",
                                                "QLinearSoftmax",
                                                "QGemm",
-                                               "QLinearConv"};
+                                               "QLinearConv",
+                                               "GatherBlockQuantized",
+                                               "MatMulBnb4"};
   return ops;
 }
 

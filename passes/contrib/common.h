@@ -26,6 +26,8 @@ inline constexpr const char* kMsDomain = "com.microsoft";
 //   qlinear_softmax.cc: QLinearSoftmax (inexact=true only)
 //   qgemm.cc:        QGemm, QLinearConv (com.microsoft)
 //   matmul.cc:       FusedMatMul, MatMulNBits
+//   matmul_bnb4.cc:  MatMulBnb4
+//   gather_block_quantized.cc: GatherBlockQuantized
 //   rotary.cc:       RotaryEmbedding
 //   attention.cc:    Attention, MultiHeadAttention (attention_core.h: what the attention rules share)
 //   embed.cc:        EmbedLayerNormalization
@@ -40,6 +42,9 @@ std::vector<ContribRule> MakeNormRules(bool layernorm_op);
 std::vector<ContribRule> MakeActivationRules(bool gelu_op);
 // `dequantize`: MatMulNBits with float weights (the pass dequantizes them).
 std::vector<ContribRule> MakeMatMulRules(bool dequantize);
+// `dequantize`: float weights (tables) computed by the pass, as for MatMulNBits.
+std::vector<ContribRule> MakeMatMulBnb4Rules(bool dequantize);
+std::vector<ContribRule> MakeGatherBlockQuantizedRules(bool dequantize);
 std::vector<ContribRule> MakeRotaryRules();
 // The rotation of RotaryEmbedding (rotary.cc), shared with GroupQueryAttention's do_rotary:
 // v [..., ..., ..., head_size] (rank 4), cos/sin [..., half] broadcastable against its

@@ -6,8 +6,9 @@
 //
 // Options:
 //   ops=A;B           only these op types (default: every op the pass lowers)
-//   dequantize=false  MatMulNBits: float weights (dequantized by the pass) instead of int4
-//                     DequantizeLinear; the only lowering below opset 21
+//   dequantize=false  MatMulNBits, GatherBlockQuantized: float weights (dequantized by the
+//                     pass) instead of blocked DequantizeLinear, the only lowering below
+//                     opset 21; MatMulBnb4: float weights instead of its codes
 //   inexact=false     QLinearSoftmax: lowered too (onnxruntime's kernel uses a lookup table;
 //                     the QDQ form is within one quantization step of it)
 //
@@ -120,6 +121,8 @@ class LowerContribOpsPass : public Pass {
     std::vector<contrib::ContribRule> all = contrib::MakeNormRules(!context.IsForbidden("LayerNormalization"));
     for (auto& r : contrib::MakeActivationRules(!context.IsForbidden("Gelu"))) all.push_back(std::move(r));
     for (auto& r : contrib::MakeMatMulRules(dequantize_)) all.push_back(std::move(r));
+    for (auto& r : contrib::MakeMatMulBnb4Rules(dequantize_)) all.push_back(std::move(r));
+    for (auto& r : contrib::MakeGatherBlockQuantizedRules(dequantize_)) all.push_back(std::move(r));
     for (auto& r : contrib::MakeRotaryRules()) all.push_back(std::move(r));
     for (auto& r : contrib::MakeAttentionRules()) all.push_back(std::move(r));
     for (auto& r : contrib::MakeGqaRules()) all.push_back(std::move(r));
