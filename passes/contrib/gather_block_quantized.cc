@@ -30,10 +30,10 @@ using T = onnx::TensorProto;
 
 struct GatherBlockPlan {
   int64_t gather_axis, quantize_axis, block;
-  int32_t type;                     // the scales' (and the output's) element type
-  std::optional<Tensor> data;       // the table as DequantizeLinear reads it, when not input 0
-  std::optional<Tensor> zero_point; // likewise for the zero points (none: input 3, or absent)
-  std::optional<Tensor> table;      // dequantize=true: the float table
+  int32_t type;                      // the scales' (and the output's) element type
+  std::optional<Tensor> data;        // the table as DequantizeLinear reads it, when not input 0
+  std::optional<Tensor> zero_point;  // likewise for the zero points (none: input 3, or absent)
+  std::optional<Tensor> table;       // dequantize=true: the float table
 };
 
 // A uint4 tensor of `dims` holding `bytes` (two values a byte, the low nibble first).
@@ -84,8 +84,13 @@ class GatherBlockQuantizedRule : public NodeRule<GatherBlockPlan> {
       return Refuse(absl::StrCat("data of ", TypeName(data_type), " is not lowered (int4, uint4, uint8)"));
     if (data_type == T::UINT8 ? bits != 4 && bits != 8 : bits != 4)
       return Refuse(absl::StrCat("bits=", bits, " is not lowered"));
-    GatherBlockPlan plan{IntAttr(*node, "gather_axis", 0), IntAttr(*node, "quantize_axis", 1),
-                         IntAttr(*node, "block_size", 128), ElemTypeOfAny(*node, {2}, {0}, types), {}, {}, {}};
+    GatherBlockPlan plan{IntAttr(*node, "gather_axis", 0),
+                         IntAttr(*node, "quantize_axis", 1),
+                         IntAttr(*node, "block_size", 128),
+                         ElemTypeOfAny(*node, {2}, {0}, types),
+                         {},
+                         {},
+                         {}};
     if (!lowering::IsFloatType(plan.type)) return Refuse(absl::StrCat("scales are ", TypeName(plan.type)));
     if (plan.block < 16 || (plan.block & (plan.block - 1)) != 0)
       return Refuse("block_size is not a power of 2 of at least 16 (onnxruntime refuses it)");
@@ -201,8 +206,7 @@ class GatherBlockQuantizedRule : public NodeRule<GatherBlockPlan> {
     const int64_t q = plan.quantize_axis;
     const int64_t outer = Product(dims, 0, q), axis = dims[q], inner = Product(dims, q + 1, dims.size());
     const int64_t blocks = (axis + plan.block - 1) / plan.block;
-    if (static_cast<int64_t>(scales->size()) != outer * blocks * inner)
-      return "scales do not match the data's blocks";
+    if (static_cast<int64_t>(scales->size()) != outer * blocks * inner) return "scales do not match the data's blocks";
     const int64_t needed = nibbles ? (outer * axis * inner + 1) / 2 : outer * axis * inner;
     if (static_cast<int64_t>(data_bytes.size()) < needed) return "data of an unexpected size";
     std::vector<double> table(outer * axis * inner);
@@ -211,8 +215,8 @@ class GatherBlockQuantizedRule : public NodeRule<GatherBlockPlan> {
         for (int64_t in = 0; in < inner; ++in) {
           const int64_t i = (o * axis + a) * inner + in, s = (o * blocks + a / plan.block) * inner + in;
           const int zp = zp_bytes.empty() ? 0 : element(zp_bytes, s);
-          table[i] = static_cast<double>(static_cast<float>(element(data_bytes, i) - zp) *
-                                         static_cast<float>((*scales)[s]));
+          table[i] =
+              static_cast<double>(static_cast<float>(element(data_bytes, i) - zp) * static_cast<float>((*scales)[s]));
         }
       }
     }

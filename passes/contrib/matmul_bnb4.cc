@@ -65,9 +65,15 @@ class MatMulBnb4Rule : public NodeRule<Bnb4Plan> {
     if (IntAttr(*node, "transB", 1) != 1)
       return Refuse("transB=0 is not lowered (onnxruntime's kernel multiplies by W^T regardless)");
     const int64_t quant_type = IntAttr(*node, "quant_type", -1);
-    if (quant_type != 0 && quant_type != 1) return Refuse(absl::StrCat("quant_type=", quant_type, " is not FP4 or NF4"));
-    Bnb4Plan plan{IntAttr(*node, "N", 0), IntAttr(*node, "K", 0), IntAttr(*node, "block_size", 0), 0, {},
-                  quant_type == 0 ? &kFp4 : &kNf4, {}};
+    if (quant_type != 0 && quant_type != 1)
+      return Refuse(absl::StrCat("quant_type=", quant_type, " is not FP4 or NF4"));
+    Bnb4Plan plan{IntAttr(*node, "N", 0),
+                  IntAttr(*node, "K", 0),
+                  IntAttr(*node, "block_size", 0),
+                  0,
+                  {},
+                  quant_type == 0 ? &kFp4 : &kNf4,
+                  {}};
     if (plan.n <= 0 || plan.k <= 0) return Refuse("N or K missing or invalid");
     if (plan.block < 16 || plan.block > 256 || (plan.block & (plan.block - 1)) != 0)
       return Refuse(absl::StrCat("block_size=", plan.block, " (onnxruntime's kernel has 16, 32, 64, 128, 256)"));
@@ -113,7 +119,8 @@ class MatMulBnb4Rule : public NodeRule<Bnb4Plan> {
     Tensor codes_tensor(std::move(meta));
     codes_tensor.SetRawBytes(std::move(bytes));
     OS_ASSIGN_OR_RETURN(Value * codes, rw.Constant(std::move(codes_tensor), "codes"));
-    OS_ASSIGN_OR_RETURN(Tensor table_tensor, Tensor::FromDoubles(T::FLOAT, {16}, {plan.table->begin(), plan.table->end()}));
+    OS_ASSIGN_OR_RETURN(Tensor table_tensor,
+                        Tensor::FromDoubles(T::FLOAT, {16}, {plan.table->begin(), plan.table->end()}));
     OS_ASSIGN_OR_RETURN(Value * table, rw.Constant(std::move(table_tensor), "code_table"));
     Value* v = rw.Op("Gather", {table, rw.Op("Cast", {codes}, {Rewriter::AttrInt("to", T::INT32)})});
     Value* w = rw.Op("Mul", {v, rw.Op("Reshape", {node->input(2), rw.Int64s({plan.blocks, 1})})});

@@ -183,6 +183,19 @@ OPS = {
         1,
         {},
     ),
+    # uint8 data (two 4-bit values a byte: IR 7 has no int4), scales [rows, 1 block]
+    "GatherBlockQuantized": (
+        MS,
+        [("d", U8, [16, 8]), ("ids", I64, [B, S]), ("s", F, [16, 1])],
+        1,
+        {"gather_axis": 0, "quantize_axis": 1, "block_size": 16, "bits": 4},
+    ),
+    "MatMulBnb4": (
+        MS,
+        [("a", F, [B, 16]), ("w", U8, [16]), ("absmax", F, [2])],
+        1,
+        {"K": 16, "N": 2, "block_size": 16, "quant_type": 1},
+    ),
 }
 
 
@@ -217,6 +230,7 @@ def make(out_dir):
                     "QLinearMul",
                     "QLinearConcat",
                     "QLinearWhere",
+                    "GatherBlockQuantized",
                 )
             )
             if runtime and name not in ("b", "g") or i == 0:
