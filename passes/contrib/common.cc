@@ -39,7 +39,9 @@ const std::vector<std::string>& LoweredOpTypes() {
                                                "QGemm",
                                                "QLinearConv",
                                                "GatherBlockQuantized",
-                                               "MatMulBnb4"};
+                                               "MatMulBnb4",
+                                               "QAttention",
+                                               "QEmbedLayerNormalization"};
   return ops;
 }
 

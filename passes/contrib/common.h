@@ -29,8 +29,9 @@ inline constexpr const char* kMsDomain = "com.microsoft";
 //   matmul_bnb4.cc:  MatMulBnb4
 //   gather_block_quantized.cc: GatherBlockQuantized
 //   rotary.cc:       RotaryEmbedding
-//   attention.cc:    Attention, MultiHeadAttention (attention_core.h: what the attention rules share)
-//   embed.cc:        EmbedLayerNormalization
+//   attention.cc:    Attention, QAttention, MultiHeadAttention (attention_core.h: what the
+//                    attention rules share)
+//   embed.cc:        EmbedLayerNormalization, QEmbedLayerNormalization
 //   gqa.cc:          GroupQueryAttention
 struct ContribRule {
   std::string op_type;  // the op it lowers (its domain is the rule's root domain)
