@@ -48,7 +48,8 @@ bool IsContribOp(const Node& node) {
 // inference (it has no com.microsoft schemas), so a lowered op downstream (a
 // MultiHeadAttention after SkipLayerNormalization) would wait for a rank forever. The kept
 // ops whose output 0 is typed as their input 0 (the normalizations and activations), and
-// EmbedLayerNormalization's ([ids dims..., D] of the word embedding's type), declare it.
+// EmbedLayerNormalization's ([ids dims..., D] of the word embedding's type; the word
+// scale's for QEmbedLayerNormalization, whose tables are quantized), declare it.
 int DeclareKeptOutputTypes(Model& model, const std::vector<std::string>& ops) {
   int declared = 0;
   static const char* kSameAsInput[] = {"SkipLayerNormalization",
@@ -88,11 +89,15 @@ int DeclareKeptOutputTypes(Model& model, const std::vector<std::string>& ops) {
       ++declared;
       if (!n->output(0)->in_value_info() && !n->output(0)->IsGraphOutput()) n->graph()->AddValueInfo(n->output(0));
     } else if (const onnx::TypeProto* word = n->num_inputs() > 2 ? type_of(n->input(2)) : nullptr;
-               n->op_type() == "EmbedLayerNormalization" && word && word->has_tensor_type() &&
-               word->tensor_type().has_shape() && in->tensor_type().has_shape() &&
+               (n->op_type() == "EmbedLayerNormalization" || n->op_type() == "QEmbedLayerNormalization") && word &&
+               word->has_tensor_type() && word->tensor_type().has_shape() && in->tensor_type().has_shape() &&
                word->tensor_type().shape().dim_size() == 2) {
+      const bool quantized = n->op_type() == "QEmbedLayerNormalization";
+      const int32_t elem =
+          quantized ? (n->input(8) ? types.ElemType(n->input(8)) : 0) : word->tensor_type().elem_type();
+      if (elem == 0) continue;
       onnx::TypeProto t;
-      t.mutable_tensor_type()->set_elem_type(word->tensor_type().elem_type());
+      t.mutable_tensor_type()->set_elem_type(elem);
       auto* shape = t.mutable_tensor_type()->mutable_shape();
       for (const auto& d : in->tensor_type().shape().dim()) *shape->add_dim() = d;
       *shape->add_dim() = word->tensor_type().shape().dim(1);

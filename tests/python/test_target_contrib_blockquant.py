@@ -1,11 +1,13 @@
 """`--target` on onnxruntime's block-quantized weight ops: an int4 LLaMA (onnxruntime's int4
 quantizer with Gather among its ops: GatherBlockQuantized embeddings, MatMulNBits) and a GPT-2
-through its MatMulBnb4Quantizer (NF4). The profiles that lack the ops plan
+through its MatMulBnb4Quantizer (NF4), and the transformer optimizer's BERT through
+quantize_dynamic (QAttention, QEmbedLayerNormalization, DynamicQuantizeMatMul). The profiles that lack the ops plan
 lower-contrib-ops(ops=...) for exactly those (dequantize=true where the target is below
 opset 21), the result passes its own `check --target` and matches onnxruntime on the
 original. The real backends (onnxruntime 1.14, OpenVINO) run the result where their venvs
-are installed: both refused GatherBlockQuantized and MatMulBnb4 at load
-(targets/probes/contrib_ops.txt)."""
+are installed: both refused GatherBlockQuantized and MatMulBnb4 at load, OpenVINO QAttention
+and QEmbedLayerNormalization, onnxruntime 1.10 QAttention's mask_filter_value
+(targets/probes/contrib_ops.txt, targets/ort-1.10.toml)."""
 
 from __future__ import annotations
 
@@ -62,6 +64,19 @@ def quantized(corpus, tmp_path_factory):
     q.process()
     onnx.save(q.model.model, out_dir / "gpt2_nf4.onnx")
     out["gpt2_nf4"] = (out_dir / "gpt2_nf4.onnx", gpt2)
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from onnxruntime.transformers.optimizer import optimize_model
+
+    logging.getLogger("onnxruntime").setLevel(logging.ERROR)
+    bert = corpus.model("bert_op14")
+    onnx.save(optimize_model(str(bert.path), model_type="bert", opt_level=1, use_gpu=False).model, out_dir / "opt.onnx")
+    quantize_dynamic(
+        out_dir / "opt.onnx",
+        out_dir / "bert_qd.onnx",
+        weight_type=QuantType.QInt8,
+        extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+    )
+    out["bert_qd"] = (out_dir / "bert_qd.onnx", bert)
     return out
 
 
@@ -71,7 +86,9 @@ def _cli(cli_path, *args, env=None):
 
 # target -> model -> the plan's lower-contrib-ops step (None: nothing lowered)
 PLANS = {
-    "ort": {"llama_int4": None, "gpt2_nf4": None},
+    "ort": {"llama_int4": None, "gpt2_nf4": None, "bert_qd": None},
+    # 1.10 knows QAttention, not its mask_filter_value
+    "ort-1.10": {"bert_qd": "lower-contrib-ops(ops=QAttention)"},
     "ort-1.14": {
         "llama_int4": "lower-contrib-ops(ops=MatMulNBits;GatherBlockQuantized,dequantize=true)",
         "gpt2_nf4": "lower-contrib-ops(ops=MatMulBnb4)",
@@ -80,6 +97,7 @@ PLANS = {
     "openvino": {
         "llama_int4": "lower-contrib-ops(ops=GatherBlockQuantized,dequantize=true)",
         "gpt2_nf4": "lower-contrib-ops(ops=MatMulBnb4)",
+        "bert_qd": "lower-contrib-ops(ops=QAttention;QEmbedLayerNormalization)",
     },
     "trt-10": {
         "llama_int4": "lower-contrib-ops(ops=MatMulNBits;GatherBlockQuantized,dequantize=true)",
@@ -92,8 +110,9 @@ PLANS = {
 }
 
 
-@pytest.mark.parametrize("model", ["llama_int4", "gpt2_nf4"])
-@pytest.mark.parametrize("target", sorted(PLANS))
+# (quantize_dynamic's BERT also has DynamicQuantizeLinear, which TensorRT and rknn2 lack: a
+# named blocker of the quantization, not of the contrib ops.)
+@pytest.mark.parametrize(("target", "model"), [(t, m) for t in sorted(PLANS) for m in PLANS[t]])
 def test_target_plans_block_quantized_lowering(cli_path, quantized, tmp_path, target, model):
     src, entry = quantized[model]
     out = tmp_path / "out.onnx"
@@ -121,8 +140,10 @@ def test_target_plans_block_quantized_lowering(cli_path, quantized, tmp_path, ta
 REAL = [
     ("ort-1.14", "llama_int4"),
     ("ort-1.14", "gpt2_nf4"),
+    ("ort-1.10", "bert_qd"),
     ("openvino", "llama_gather_int4"),
     ("openvino", "gpt2_nf4"),
+    ("openvino", "bert_qd"),
 ]
 
 
