@@ -41,7 +41,8 @@ const std::vector<std::string>& LoweredOpTypes() {
                                                "GatherBlockQuantized",
                                                "MatMulBnb4",
                                                "QAttention",
-                                               "QEmbedLayerNormalization"};
+                                               "QEmbedLayerNormalization",
+                                               "DynamicQuantizeLSTM"};
   return ops;
 }
 

@@ -21,6 +21,7 @@ inline constexpr const char* kMsDomain = "com.microsoft";
 //   activations.cc:  Gelu, FastGelu, BiasGelu, QuickGelu, BiasAdd, BiasSplitGelu
 //   fused_conv.cc:   FusedConv
 //   quant.cc:        DynamicQuantizeMatMul, MatMulIntegerToFloat
+//   quant_lstm.cc:   DynamicQuantizeLSTM (inexact=true only)
 //   qlinear.cc:      QLinearAdd, QLinearMul, QLinearSigmoid, QLinearLeakyRelu,
 //                    QLinearGlobalAveragePool, QLinearConcat, QLinearAveragePool, QLinearWhere
 //   qlinear_softmax.cc: QLinearSoftmax (inexact=true only)
@@ -56,6 +57,8 @@ std::vector<ContribRule> MakeEmbedRules(bool layernorm_op);
 std::vector<ContribRule> MakeGqaRules();
 std::vector<ContribRule> MakeFusedConvRules();
 std::vector<ContribRule> MakeQuantRules();
+// `inexact`: lower it though onnxruntime quantizes its activations per step.
+std::vector<ContribRule> MakeQuantLstmRules(bool inexact);
 std::vector<ContribRule> MakeQLinearRules();
 std::vector<ContribRule> MakeQGemmRules();
 // `inexact`: lower it though onnxruntime's lookup-table kernel rounds differently.

@@ -10,7 +10,9 @@
 //                     pass) instead of blocked DequantizeLinear, the only lowering below
 //                     opset 21; MatMulBnb4: float weights instead of its codes
 //   inexact=false     QLinearSoftmax: lowered too (onnxruntime's kernel uses a lookup table;
-//                     the QDQ form is within one quantization step of it)
+//                     the QDQ form is within one quantization step of it); DynamicQuantizeLSTM:
+//                     the float LSTM on its dequantized weights (onnxruntime quantizes X and
+//                     the hidden state per step)
 //
 // Ops with no rule here (QOrderedMatMul, QLinearReduceMean...) and nodes a
 // rule refused stay as they are; the result names each, with the rule's reason, as
@@ -133,6 +135,7 @@ class LowerContribOpsPass : public Pass {
     for (auto& r : contrib::MakeGqaRules()) all.push_back(std::move(r));
     for (auto& r : contrib::MakeFusedConvRules()) all.push_back(std::move(r));
     for (auto& r : contrib::MakeQuantRules()) all.push_back(std::move(r));
+    for (auto& r : contrib::MakeQuantLstmRules(inexact_)) all.push_back(std::move(r));
     for (auto& r : contrib::MakeQLinearRules()) all.push_back(std::move(r));
     for (auto& r : contrib::MakeQLinearSoftmaxRules(inexact_)) all.push_back(std::move(r));
     for (auto& r : contrib::MakeQGemmRules()) all.push_back(std::move(r));
