@@ -14,6 +14,12 @@
 // dynamic batch size, told apart at run time by the mask's length).
 // Refused: do_rotary, past_present_share_buffer, the past_sequence_length input, a 4-D
 // (Megatron) or a static [3B + 2] mask_index, hidden sizes that are not static, opset < 13.
+// QAttention (the quantizer's, int8/uint8 input and weights): the same attention, its
+// projection as onnxruntime computes it, the quantization kept:
+//   qkv = Cast(MatMulInteger(input, weight, input_zero_point, weight_zero_point), float)
+//         * (input_scale * weight_scale) + bias        (weight_scale scalar or per column)
+// (inputs: input, weight, bias, input_scale, weight_scale, mask_index, input_zero_point,
+// weight_zero_point, past; no attention_bias). Refused besides: an output that is not float.
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "passes/contrib/attention_core.h"
@@ -86,6 +92,14 @@ std::vector<Value*> Projections(Node* node, const std::vector<int64_t>& hidden, 
 
 // ---- Attention ------------------------------------------------------------------------
 
+// Where the operands are: QAttention has its quantization inputs among Attention's.
+struct AttentionInputs {
+  int mask, past, attention_bias;  // -1: the op has none
+  size_t max_inputs;
+};
+constexpr AttentionInputs kAttentionInputs{3, 4, 5, 7};
+constexpr AttentionInputs kQAttentionInputs{5, 8, -1, 9};
+
 struct AttentionPlan {
   int64_t num_heads;
   std::vector<int64_t> hidden;  // Dq, Dk, Dv
@@ -97,20 +111,29 @@ struct AttentionPlan {
 
 class AttentionRule : public NodeRule<AttentionPlan> {
  public:
-  AttentionRule() : NodeRule("lower-attention", "Attention", kMsDomain) {}
+  explicit AttentionRule(bool quantized)
+      : NodeRule(quantized ? "lower-qattention" : "lower-attention", quantized ? "QAttention" : "Attention", kMsDomain),
+        quantized_(quantized),
+        at_(quantized ? kQAttentionInputs : kAttentionInputs) {}
 
  protected:
   Verdict<AttentionPlan> Check(Node* node, RewriteFacts& facts) const override {
     if (!node->input(0) || !node->input(1)) return Refuse("lacks input or weights");
-    if (node->num_inputs() > 7 || node->num_outputs() > 2) return Refuse("more than 7 inputs or 2 outputs");
+    if (node->num_inputs() > at_.max_inputs || node->num_outputs() > 2)
+      return Refuse(absl::StrCat("more than ", at_.max_inputs, " inputs or 2 outputs"));
     if (IntAttr(*node, "do_rotary", 0) != 0) return Refuse("do_rotary=1 is not lowered");
     if (IntAttr(*node, "past_present_share_buffer", 0) != 0)
       return Refuse("past_present_share_buffer=1 is not lowered");
-    if (node->input(6)) return Refuse("the past_sequence_length input (a shared past buffer) is not lowered");
+    if (!quantized_ && node->input(6))
+      return Refuse("the past_sequence_length input (a shared past buffer) is not lowered");
     const TypeFacts& types = facts.Get<TypeFacts>();
     AttentionPlan plan{};
-    plan.type = ElemTypeOfAny(*node, {0, 1, 2, 4, 5}, {0, 1}, types);
+    plan.type =
+        quantized_ ? ElemTypeOfAny(*node, {2, 3}, {0, 1}, types) : ElemTypeOfAny(*node, {0, 1, 2, 4, 5}, {0, 1}, types);
     if (std::string why = WhyNotLowerable(*node, plan.type); !why.empty()) return Refuse(why);
+    if (quantized_ && plan.type != onnx::TensorProto::FLOAT)
+      return Refuse(absl::StrCat("the output is ", TypeName(plan.type), ", not float"));
+    if (quantized_ && (!node->input(3) || !node->input(4))) return Refuse("lacks input_scale or weight_scale");
     plan.num_heads = IntAttr(*node, "num_heads", 0);
     if (plan.num_heads <= 0) return Refuse("num_heads is not positive");
     if (const Attribute* sizes = node->FindAttribute("qkv_hidden_sizes")) {
@@ -127,11 +150,11 @@ class AttentionRule : public NodeRule<AttentionPlan> {
     for (int64_t d : plan.hidden)
       if (d <= 0 || d % plan.num_heads != 0)
         return Refuse(absl::StrCat("hidden size ", d, " is not a positive multiple of num_heads ", plan.num_heads));
-    plan.has_past = node->input(4) != nullptr;
+    plan.has_past = node->input(at_.past) != nullptr;
     if (plan.has_past && plan.hidden[2] != plan.hidden[0]) return Refuse("past with a V hidden size unlike Q's");
-    if (plan.has_past && types.Rank(node->input(4)) != 5) return Refuse("past's rank is unknown or not 5");
+    if (plan.has_past && types.Rank(node->input(at_.past)) != 5) return Refuse("past's rank is unknown or not 5");
     plan.mask_kind = MaskKind::kNone;
-    if (Value* mask = node->input(3)) {
+    if (Value* mask = node->input(at_.mask)) {
       std::optional<std::vector<int64_t>> x = types.Dims(node->input(0));
       std::string why;
       std::optional<MaskKind> kind = MaskKindOf(types.Dims(mask), x && !x->empty() ? (*x)[0] : -1, &why);
@@ -143,13 +166,23 @@ class AttentionRule : public NodeRule<AttentionPlan> {
   }
 
   Status Replace(Node* node, AttentionPlan plan, Rewriter& rw) const override {
-    std::vector<Value*> parts = Projections(node, plan.hidden, rw);
+    std::vector<Value*> parts;
+    if (quantized_) {  // onnxruntime's int32 GEMM, scaled by input_scale * weight_scale
+      Value* qkv = rw.Op("MatMulInteger", {node->input(0), node->input(1), node->input(6), node->input(7)});
+      qkv = rw.Op("Cast", {qkv}, {Rewriter::AttrInt("to", plan.type)});
+      qkv = rw.Op("Mul", {qkv, rw.Op("Mul", {node->input(3), node->input(4)})});
+      if (Value* bias = node->input(2)) qkv = rw.Op("Add", {qkv, bias});
+      Node* split = rw.Create("Split", {qkv, rw.Int64s(plan.hidden)}, {Rewriter::AttrInt("axis", -1)}, 3);
+      parts = {split->output(0), split->output(1), split->output(2)};
+    } else {
+      parts = Projections(node, plan.hidden, rw);
+    }
     AttentionSpec spec;
     spec.q = SplitHeads(rw, parts[0], plan.num_heads);
     spec.k = SplitHeads(rw, parts[1], plan.num_heads);
     spec.v = SplitHeads(rw, parts[2], plan.num_heads);
     if (plan.has_past) {  // [2, B, N, P, H]: keys, then values
-      Node* past = rw.Create("Split", {node->input(4), rw.Int64s({1, 1})}, {Rewriter::AttrInt("axis", 0)}, 2);
+      Node* past = rw.Create("Split", {node->input(at_.past), rw.Int64s({1, 1})}, {Rewriter::AttrInt("axis", 0)}, 2);
       auto cat = [&](Value* before, Value* now) {
         return rw.Op("Concat", {rw.Op("Squeeze", {before, rw.Int64s({0})}), now}, {Rewriter::AttrInt("axis", 2)});
       };
@@ -161,9 +194,9 @@ class AttentionRule : public NodeRule<AttentionPlan> {
       present =
           rw.Op("Concat", {rw.Op("Unsqueeze", {spec.k, rw.Int64s({0})}), rw.Op("Unsqueeze", {spec.v, rw.Int64s({0})})},
                 {Rewriter::AttrInt("axis", 0)});
-    spec.mask = node->input(3);
+    spec.mask = node->input(at_.mask);
     spec.mask_kind = plan.mask_kind;
-    spec.attention_bias = node->input(5);
+    spec.attention_bias = at_.attention_bias >= 0 ? node->input(at_.attention_bias) : nullptr;
     spec.causal = IntAttr(*node, "unidirectional", 0) != 0;
     spec.scale = plan.scale;
     spec.mask_filter_value = FloatAttr(*node, "mask_filter_value", -10000.0f);
@@ -173,6 +206,10 @@ class AttentionRule : public NodeRule<AttentionPlan> {
     out.resize(node->num_outputs());
     return rw.ReplaceNode(node, out);
   }
+
+ private:
+  bool quantized_;
+  AttentionInputs at_;
 };
 
 // ---- MultiHeadAttention ----------------------------------------------------------------
@@ -315,7 +352,8 @@ class MultiHeadAttentionRule : public NodeRule<MhaPlan> {
 
 std::vector<ContribRule> MakeAttentionRules() {
   std::vector<ContribRule> rules;
-  rules.push_back({"Attention", std::make_unique<AttentionRule>()});
+  rules.push_back({"Attention", std::make_unique<AttentionRule>(false)});
+  rules.push_back({"QAttention", std::make_unique<AttentionRule>(true)});
   rules.push_back({"MultiHeadAttention", std::make_unique<MultiHeadAttentionRule>()});
   return rules;
 }

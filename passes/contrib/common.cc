@@ -37,7 +37,12 @@ const std::vector<std::string>& LoweredOpTypes() {
                                                "QLinearWhere",
                                                "QLinearSoftmax",
                                                "QGemm",
-                                               "QLinearConv"};
+                                               "QLinearConv",
+                                               "GatherBlockQuantized",
+                                               "MatMulBnb4",
+                                               "QAttention",
+                                               "QEmbedLayerNormalization",
+                                               "DynamicQuantizeLSTM"};
   return ops;
 }
 

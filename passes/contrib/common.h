@@ -21,14 +21,18 @@ inline constexpr const char* kMsDomain = "com.microsoft";
 //   activations.cc:  Gelu, FastGelu, BiasGelu, QuickGelu, BiasAdd, BiasSplitGelu
 //   fused_conv.cc:   FusedConv
 //   quant.cc:        DynamicQuantizeMatMul, MatMulIntegerToFloat
+//   quant_lstm.cc:   DynamicQuantizeLSTM (inexact=true only)
 //   qlinear.cc:      QLinearAdd, QLinearMul, QLinearSigmoid, QLinearLeakyRelu,
 //                    QLinearGlobalAveragePool, QLinearConcat, QLinearAveragePool, QLinearWhere
 //   qlinear_softmax.cc: QLinearSoftmax (inexact=true only)
 //   qgemm.cc:        QGemm, QLinearConv (com.microsoft)
 //   matmul.cc:       FusedMatMul, MatMulNBits
+//   matmul_bnb4.cc:  MatMulBnb4
+//   gather_block_quantized.cc: GatherBlockQuantized
 //   rotary.cc:       RotaryEmbedding
-//   attention.cc:    Attention, MultiHeadAttention (attention_core.h: what the attention rules share)
-//   embed.cc:        EmbedLayerNormalization
+//   attention.cc:    Attention, QAttention, MultiHeadAttention (attention_core.h: what the
+//                    attention rules share)
+//   embed.cc:        EmbedLayerNormalization, QEmbedLayerNormalization
 //   gqa.cc:          GroupQueryAttention
 struct ContribRule {
   std::string op_type;  // the op it lowers (its domain is the rule's root domain)
@@ -40,6 +44,9 @@ std::vector<ContribRule> MakeNormRules(bool layernorm_op);
 std::vector<ContribRule> MakeActivationRules(bool gelu_op);
 // `dequantize`: MatMulNBits with float weights (the pass dequantizes them).
 std::vector<ContribRule> MakeMatMulRules(bool dequantize);
+// `dequantize`: float weights (tables) computed by the pass, as for MatMulNBits.
+std::vector<ContribRule> MakeMatMulBnb4Rules(bool dequantize);
+std::vector<ContribRule> MakeGatherBlockQuantizedRules(bool dequantize);
 std::vector<ContribRule> MakeRotaryRules();
 // The rotation of RotaryEmbedding (rotary.cc), shared with GroupQueryAttention's do_rotary:
 // v [..., ..., ..., head_size] (rank 4), cos/sin [..., half] broadcastable against its
@@ -50,6 +57,8 @@ std::vector<ContribRule> MakeEmbedRules(bool layernorm_op);
 std::vector<ContribRule> MakeGqaRules();
 std::vector<ContribRule> MakeFusedConvRules();
 std::vector<ContribRule> MakeQuantRules();
+// `inexact`: lower it though onnxruntime quantizes its activations per step.
+std::vector<ContribRule> MakeQuantLstmRules(bool inexact);
 std::vector<ContribRule> MakeQLinearRules();
 std::vector<ContribRule> MakeQGemmRules();
 // `inexact`: lower it though onnxruntime's lookup-table kernel rounds differently.

@@ -6,10 +6,13 @@
 //
 // Options:
 //   ops=A;B           only these op types (default: every op the pass lowers)
-//   dequantize=false  MatMulNBits: float weights (dequantized by the pass) instead of int4
-//                     DequantizeLinear; the only lowering below opset 21
+//   dequantize=false  MatMulNBits, GatherBlockQuantized: float weights (dequantized by the
+//                     pass) instead of blocked DequantizeLinear, the only lowering below
+//                     opset 21; MatMulBnb4: float weights instead of its codes
 //   inexact=false     QLinearSoftmax: lowered too (onnxruntime's kernel uses a lookup table;
-//                     the QDQ form is within one quantization step of it)
+//                     the QDQ form is within one quantization step of it); DynamicQuantizeLSTM:
+//                     the float LSTM on its dequantized weights (onnxruntime quantizes X and
+//                     the hidden state per step)
 //
 // Ops with no rule here (QOrderedMatMul, QLinearReduceMean...) and nodes a
 // rule refused stay as they are; the result names each, with the rule's reason, as
@@ -47,7 +50,8 @@ bool IsContribOp(const Node& node) {
 // inference (it has no com.microsoft schemas), so a lowered op downstream (a
 // MultiHeadAttention after SkipLayerNormalization) would wait for a rank forever. The kept
 // ops whose output 0 is typed as their input 0 (the normalizations and activations), and
-// EmbedLayerNormalization's ([ids dims..., D] of the word embedding's type), declare it.
+// EmbedLayerNormalization's ([ids dims..., D] of the word embedding's type; the word
+// scale's for QEmbedLayerNormalization, whose tables are quantized), declare it.
 // A value_info with an element type but no shape (what onnxruntime's float16 converter
 // writes for the contrib ops' outputs) declares no rank: it is filled in like a missing one.
 bool Shapeless(const Value* v) {
@@ -94,11 +98,15 @@ int DeclareKeptOutputTypes(Model& model, const std::vector<std::string>& ops) {
       ++declared;
       if (!n->output(0)->in_value_info() && !n->output(0)->IsGraphOutput()) n->graph()->AddValueInfo(n->output(0));
     } else if (const onnx::TypeProto* word = n->num_inputs() > 2 ? type_of(n->input(2)) : nullptr;
-               n->op_type() == "EmbedLayerNormalization" && word && word->has_tensor_type() &&
-               word->tensor_type().has_shape() && in->tensor_type().has_shape() &&
+               (n->op_type() == "EmbedLayerNormalization" || n->op_type() == "QEmbedLayerNormalization") && word &&
+               word->has_tensor_type() && word->tensor_type().has_shape() && in->tensor_type().has_shape() &&
                word->tensor_type().shape().dim_size() == 2) {
+      const bool quantized = n->op_type() == "QEmbedLayerNormalization";
+      const int32_t elem =
+          quantized ? (n->input(8) ? types.ElemType(n->input(8)) : 0) : word->tensor_type().elem_type();
+      if (elem == 0) continue;
       onnx::TypeProto t;
-      t.mutable_tensor_type()->set_elem_type(word->tensor_type().elem_type());
+      t.mutable_tensor_type()->set_elem_type(elem);
       auto* shape = t.mutable_tensor_type()->mutable_shape();
       for (const auto& d : in->tensor_type().shape().dim()) *shape->add_dim() = d;
       *shape->add_dim() = word->tensor_type().shape().dim(1);
@@ -128,11 +136,14 @@ class LowerContribOpsPass : public Pass {
     std::vector<contrib::ContribRule> all = contrib::MakeNormRules(!context.IsForbidden("LayerNormalization"));
     for (auto& r : contrib::MakeActivationRules(!context.IsForbidden("Gelu"))) all.push_back(std::move(r));
     for (auto& r : contrib::MakeMatMulRules(dequantize_)) all.push_back(std::move(r));
+    for (auto& r : contrib::MakeMatMulBnb4Rules(dequantize_)) all.push_back(std::move(r));
+    for (auto& r : contrib::MakeGatherBlockQuantizedRules(dequantize_)) all.push_back(std::move(r));
     for (auto& r : contrib::MakeRotaryRules()) all.push_back(std::move(r));
     for (auto& r : contrib::MakeAttentionRules()) all.push_back(std::move(r));
     for (auto& r : contrib::MakeGqaRules()) all.push_back(std::move(r));
     for (auto& r : contrib::MakeFusedConvRules()) all.push_back(std::move(r));
     for (auto& r : contrib::MakeQuantRules()) all.push_back(std::move(r));
+    for (auto& r : contrib::MakeQuantLstmRules(inexact_)) all.push_back(std::move(r));
     for (auto& r : contrib::MakeQLinearRules()) all.push_back(std::move(r));
     for (auto& r : contrib::MakeQLinearSoftmaxRules(inexact_)) all.push_back(std::move(r));
     for (auto& r : contrib::MakeQGemmRules()) all.push_back(std::move(r));

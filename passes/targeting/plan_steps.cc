@@ -158,8 +158,8 @@ int64_t OpsetBeforeForms(const CompiledProfile& t, const Model& model) {
 }
 
 // lower-contrib-ops limited to the contrib ops the target does not run, each named once
-// (in the pass's table order); MatMulNBits as float weights where the target or the model
-// is below opset 21 (the int4 DequantizeLinear form needs 21).
+// (in the pass's table order); MatMulNBits and GatherBlockQuantized as float weights where
+// the target or the model is below opset 21 (the blocked DequantizeLinear form needs 21).
 std::string LowerContribOpsText(const StepTextContext& c) {
   std::set<std::string> lacking;
   const TypeFacts types(c.model);
@@ -172,7 +172,8 @@ std::string LowerContribOpsText(const StepTextContext& c) {
     if (lacking.count(op)) ops.push_back(op);
   if (ops.empty()) return "lower-contrib-ops";
   std::string text = absl::StrCat("lower-contrib-ops(ops=", absl::StrJoin(ops, ";"));
-  if (lacking.count("MatMulNBits") && (c.model.OpsetVersion("") < 21 || c.target.profile.opset_max < 21))
+  if ((lacking.count("MatMulNBits") || lacking.count("GatherBlockQuantized")) &&
+      (c.model.OpsetVersion("") < 21 || c.target.profile.opset_max < 21))
     absl::StrAppend(&text, ",dequantize=true");
   return absl::StrCat(text, ")");
 }

@@ -225,6 +225,59 @@ OPS = {
         1,
         {},
     ),
+    # uint8 data (two 4-bit values a byte: IR 7 has no int4), scales [rows, 1 block]
+    "GatherBlockQuantized": (
+        MS,
+        [("d", U8, [16, 8]), ("ids", I64, [B, S]), ("s", F, [16, 1])],
+        1,
+        {"gather_axis": 0, "quantize_axis": 1, "block_size": 16, "bits": 4},
+    ),
+    "QAttention": (
+        MS,
+        [
+            ("x", U8, [B, S, D]),
+            ("w", I8, [D, 3 * D]),
+            ("b", F, [3 * D]),
+            ("xs", F, []),
+            ("ws", F, []),
+            None,
+            ("xz", U8, []),
+            ("wz", I8, []),
+        ],
+        1,
+        {"num_heads": N},
+    ),
+    "QEmbedLayerNormalization": (
+        MS,
+        [
+            ("ids", I32, [B, S]),
+            ("seg", I32, [B, S]),
+            ("we", U8, [16, D]),
+            ("pe", U8, [16, D]),
+            ("se", U8, [2, D]),
+            ("g", U8, [D]),
+            ("bt", U8, [D]),
+            ("mask", I32, [B, S]),
+            ("wes", F, []),
+            ("pes", F, []),
+            ("ses", F, []),
+            ("gs", F, []),
+            ("bts", F, []),
+            ("wez", U8, []),
+            ("pez", U8, []),
+            ("sez", U8, []),
+            ("gz", U8, []),
+            ("btz", U8, []),
+        ],
+        2,
+        {},
+    ),
+    "MatMulBnb4": (
+        MS,
+        [("a", F, [B, 16]), ("w", U8, [16]), ("absmax", F, [2])],
+        1,
+        {"K": 16, "N": 2, "block_size": 16, "quant_type": 1},
+    ),
 }
 
 
@@ -242,7 +295,10 @@ def make(out_dir):
         # Weights (everything after the first input, except ids/masks/lengths) as initializers,
         # as the optimizer writes them; the first input a graph input.
         graph_inputs, inits = [], []
-        for i, (name, t, shape) in enumerate(inputs):
+        for i, spec in enumerate(inputs):
+            if spec is None:  # an omitted optional input
+                continue
+            name, t, shape = spec
             runtime = (
                 i == 0
                 or name in ("skip", "mask", "pos", "seg", "ids", "k", "v", "pk", "pv", "seqlens_k", "total", "b")
@@ -260,6 +316,8 @@ def make(out_dir):
                     "QLinearMul",
                     "QLinearConcat",
                     "QLinearWhere",
+                    "GatherBlockQuantized",
+                    "QEmbedLayerNormalization",
                 )
             )
             if runtime and name not in ("b", "g") or i == 0:
@@ -274,7 +332,7 @@ def make(out_dir):
                     arr = np.array(S, np.int32)
                 inits.append(numpy_helper.from_array(arr, name))
         outs = [f"o{i}" if i in (0, n_out - 1) or op != "SkipLayerNormalization" else "" for i in range(n_out)]
-        node = oh.make_node(op, [n for n, _, _ in inputs], outs, domain=domain, **attrs)
+        node = oh.make_node(op, [spec[0] if spec else "" for spec in inputs], outs, domain=domain, **attrs)
         graph = oh.make_graph([node], op, graph_inputs, [onnx.ValueInfoProto(name=o) for o in outs if o], inits)
         model = oh.make_model(graph, opset_imports=[oh.make_opsetid("", 13), oh.make_opsetid(MS, 1)], ir_version=7)
         onnx.save(model, os.path.join(out_dir, f"{key}.onnx"))
