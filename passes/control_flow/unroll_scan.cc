@@ -175,8 +175,8 @@ Value* Stack(Rewriter& rw, const std::vector<Value*>& values, int64_t axis, bool
 // from opset 9): the final states, then the stacked scan outputs. `inits` maps the body's
 // initializers once copied (the first step copies them).
 StatusOr<std::vector<Value*>> UnrollSteps(Rewriter& rw, const ScanPlan& plan, std::vector<Value*> states,
-                                          const std::vector<Value*>& inputs, ValueMap& inits,
-                                          const std::string& prefix) {
+                                          const std::vector<Value*>& inputs, ValueMap& inits, const std::string& prefix,
+                                          std::vector<Node*>& copies) {
   const Graph& body = *plan.body;
   std::vector<std::vector<Value*>> scanned(plan.scan_outputs);
   for (int64_t t = 0; t < plan.steps; ++t) {
@@ -188,6 +188,8 @@ StatusOr<std::vector<Value*>> UnrollSteps(Rewriter& rw, const ScanPlan& plan, st
     }
     OS_ASSIGN_OR_RETURN(std::vector<Value*> out, rw.Inline(body, map, absl::StrCat(prefix, t, "/")));
     for (Value* init : body.initializers()) inits[init] = map[init];
+    for (const auto& [from, to] : map)
+      if (to && to != from && to->producer()) copies.push_back(to->producer());
     for (Value* v : out)
       if (!v) return absl::InvalidArgumentError("unroll-scan: a body output is undefined");
     for (size_t k = 0; k < plan.states; ++k) states[k] = out[k];
@@ -213,8 +215,9 @@ Status Replace(Node* root, const ScanPlan& plan, Rewriter& rw) {
   rw.SetInsertionPoint(root);
   ValueMap inits;
   std::vector<Value*> results;
+  std::vector<Node*> copies;  // the body's copies: those nobody reads (step counters) go
   if (!plan.batched) {
-    OS_ASSIGN_OR_RETURN(results, UnrollSteps(rw, plan, states, inputs, inits, prefix));
+    OS_ASSIGN_OR_RETURN(results, UnrollSteps(rw, plan, states, inputs, inits, prefix, copies));
   } else {
     std::vector<std::vector<Value*>> rows(root->num_outputs());
     for (int64_t b = 0; b < plan.batch; ++b) {
@@ -225,8 +228,8 @@ Status Replace(Node* root, const ScanPlan& plan, Rewriter& rw) {
       for (size_t j = 0; j < inputs.size(); ++j) {
         OS_ASSIGN_OR_RETURN(row_inputs[j], Pick(rw, inputs[j], b, 0));
       }
-      OS_ASSIGN_OR_RETURN(std::vector<Value*> row,
-                          UnrollSteps(rw, plan, row_states, row_inputs, inits, absl::StrCat(prefix, "row", b, "/")));
+      OS_ASSIGN_OR_RETURN(std::vector<Value*> row, UnrollSteps(rw, plan, row_states, row_inputs, inits,
+                                                               absl::StrCat(prefix, "row", b, "/"), copies));
       for (size_t i = 0; i < row.size(); ++i) rows[i].push_back(row[i]);
     }
     for (auto& values : rows) results.push_back(Stack(rw, values, 0, plan.axes_input));
@@ -238,7 +241,9 @@ Status Replace(Node* root, const ScanPlan& plan, Rewriter& rw) {
       *results[i]->mutable_info() = *out->info();
     OS_RETURN_IF_ERROR(rw.ReplaceAllUsesWith(out, results[i], GraphOutputs::kKeepNames));
   }
-  return rw.EraseNode(root);
+  OS_RETURN_IF_ERROR(rw.EraseNode(root));
+  rw.EraseDead(std::move(copies));
+  return absl::OkStatus();
 }
 
 // Shapes for the scan inputs (their lengths), from the local rules or onnx inference,
