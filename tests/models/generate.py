@@ -278,7 +278,10 @@ CATALOG: tuple[Entry, ...] = (
             ("custom_rnn_op9", "tf1 dynamic_rnn of a custom cell (a Scan), x [1,5,3], opset 9"),
             ("custom_rnn_op13", "tf1 dynamic_rnn of a custom cell (a Scan), x [1,5,3], opset 13"),
             ("custom_rnn_timemajor_op13", "tf1 time-major dynamic_rnn of a custom cell (a Scan), x [5,2,3], opset 13"),
-            ("custom_birnn_op13", "tf1 bidirectional_dynamic_rnn of custom cells (two Scans, ReverseSequence), opset 13"),
+            (
+                "custom_birnn_op13",
+                "tf1 bidirectional_dynamic_rnn of custom cells (two Scans, ReverseSequence), opset 13",
+            ),
         )
     ),
     # JAX/Flax nnx through jax2onnx (exporters/corpus_jax.py)
