@@ -132,3 +132,37 @@ def test_tf2onnx_custom_rnn_exports(name, repo_root, tmp_path, run_cli):
     assert_same(src, out, feeds)
     for a, b in zip(outputs(out, feeds), expected, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)  # against TensorFlow itself
+
+
+def test_body_returning_its_inputs(tmp_path, run_cli):
+    # A state and a scan output that are the body's own inputs: onnxruntime 1.32 returns zeros
+    # for both on the Scan (its bug), so onnx's reference evaluator is the oracle here.
+    from onnx import TensorProto as T
+    from onnx import helper as h
+    from onnx.reference import ReferenceEvaluator
+
+    V = h.make_tensor_value_info
+    body = h.make_graph(
+        [h.make_node("Add", ["a", "x"], ["a2"])],
+        "b",
+        [V("a", T.FLOAT, [3]), V("w", T.FLOAT, [3]), V("x", T.FLOAT, [3])],
+        [V("a2", T.FLOAT, [3]), V("w", T.FLOAT, [3]), V("x", T.FLOAT, [3])],
+    )
+    scan = h.make_node("Scan", ["a0", "w0", "xs"], ["aN", "wN", "ys"], body=body, num_scan_inputs=1)
+    g = h.make_graph(
+        [scan],
+        "g",
+        [V("a0", T.FLOAT, [3]), V("w0", T.FLOAT, [3]), V("xs", T.FLOAT, [2, 3])],
+        [V("aN", T.FLOAT, [3]), V("wN", T.FLOAT, [3]), V("ys", T.FLOAT, [2, 3])],
+    )
+    src, out = tmp_path / "pass.onnx", tmp_path / "out.onnx"
+    onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 17)], ir_version=8), str(src))
+    run_cli("--pass", "unroll-scan", src, "-o", out)
+    feeds = {
+        "a0": np.arange(3, dtype=np.float32),
+        "w0": np.full(3, 5, np.float32),
+        "xs": np.random.rand(2, 3).astype(np.float32),
+    }
+    expected = ReferenceEvaluator(onnx.load(str(src))).run(None, feeds)
+    for a, b in zip(expected, outputs(out, feeds), strict=True):
+        np.testing.assert_array_equal(a, b)
