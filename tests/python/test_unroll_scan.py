@@ -116,7 +116,14 @@ def test_target_plans_unroll_scan(target, tmp_path, run_cli):
     assert_same(src, out, feeds)
 
 
-TF_SCANS = ["tf_custom_rnn_op9", "tf_custom_rnn_op13", "tf_custom_rnn_timemajor_op13", "tf_custom_birnn_op13"]
+TF_SCANS = [
+    "tf_custom_rnn_op8",
+    "tf_custom_rnn_b2_op8",
+    "tf_custom_rnn_op9",
+    "tf_custom_rnn_op13",
+    "tf_custom_rnn_timemajor_op13",
+    "tf_custom_birnn_op13",
+]
 
 
 @pytest.mark.parametrize("name", TF_SCANS)

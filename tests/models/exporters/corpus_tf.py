@@ -311,6 +311,14 @@ def _custom_rnn(opset: int, seed: int, shape=(1, 5, 3), time_major=False, bidire
     )
 
 
+def custom_rnn_op8(seed: int) -> Exported:
+    return _custom_rnn(8, seed)
+
+
+def custom_rnn_b2_op8(seed: int) -> Exported:
+    return _custom_rnn(8, seed, shape=(2, 5, 3))
+
+
 def custom_rnn_op9(seed: int) -> Exported:
     return _custom_rnn(9, seed)
 
