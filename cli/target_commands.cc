@@ -59,6 +59,7 @@ std::vector<Fact> ProfileFacts(const target::Profile& p) {
   fact(absl::StrCat(p.static_shapes ? "static input shapes needed" : "dynamic shapes accepted",
                     p.max_batch > 0 ? absl::StrCat(", batch at most ", p.max_batch) : ""),
        p.shapes_source);
+  if (p.simplify_first) fact("plan: simplify first", p.plan_source);
   fact(absl::StrCat("int64: ", p.int64), p.int64_source);
   fact(p.external_data ? "external data accepted" : "weights must be inline", p.external_data_source);
   if (p.value_info_everywhere) fact("value_info on every tensor", p.value_info_source);

@@ -142,6 +142,18 @@ Status ReadMl(TableReader& ml, Profile& p) {
   return ml.CheckNoUnknownKeys();
 }
 
+// [outputs] (what graph outputs the runtime keeps) and [plan] (steps the planner runs first).
+Status ReadOutputsAndPlan(TableReader& outputs, TableReader& plan, Profile& p) {
+  OS_ASSIGN_OR_RETURN(p.output_copies, outputs.Bool("copies", false, true));
+  OS_ASSIGN_OR_RETURN(p.output_input_copies, outputs.Bool("input_copies", false, true));
+  OS_ASSIGN_OR_RETURN(p.output_constants, outputs.Bool("constants", false, true));
+  OS_ASSIGN_OR_RETURN(p.outputs_source, outputs.SourceOf());
+  OS_RETURN_IF_ERROR(outputs.CheckNoUnknownKeys());
+  OS_ASSIGN_OR_RETURN(p.simplify_first, plan.Bool("simplify_first", false, false));
+  OS_ASSIGN_OR_RETURN(p.plan_source, plan.SourceOf());
+  return plan.CheckNoUnknownKeys();
+}
+
 }  // namespace
 
 std::string FormName(Form f) { return f == Form::kOp ? "op" : "decomposed"; }
@@ -267,11 +279,8 @@ StatusOr<Profile> ParseProfile(const std::string& toml_text, const std::string& 
   OS_RETURN_IF_ERROR(custom.CheckNoUnknownKeys());
 
   TableReader outputs = sub("outputs");
-  OS_ASSIGN_OR_RETURN(p.output_copies, outputs.Bool("copies", false, true));
-  OS_ASSIGN_OR_RETURN(p.output_input_copies, outputs.Bool("input_copies", false, true));
-  OS_ASSIGN_OR_RETURN(p.output_constants, outputs.Bool("constants", false, true));
-  OS_ASSIGN_OR_RETURN(p.outputs_source, outputs.SourceOf());
-  OS_RETURN_IF_ERROR(outputs.CheckNoUnknownKeys());
+  TableReader plan = sub("plan");
+  OS_RETURN_IF_ERROR(ReadOutputsAndPlan(outputs, plan, p));
 
   top.String("missing", false).IgnoreError();
   if (const toml::node* m = root.get("missing")) {

@@ -65,6 +65,11 @@ struct Profile {
   bool loop = true;  // Loop and Scan
   std::string control_flow_source;
 
+  // [plan] simplify_first: run simplify before the planned steps whenever something blocks
+  // (what `--target NAME --search` measured winning on the backend).
+  bool simplify_first = false;
+  std::string plan_source;
+
   bool static_shapes = false;
   // The largest static dim 0 a graph input may have (0: any). ncnn's Mat has no batch
   // dimension, so its converter drops dim 0 and runs one item.

@@ -364,6 +364,7 @@ StatusOr<std::vector<Value*>> Rewriter::Inline(const Graph& body, ValueMap& map,
   for (Value* out : body.outputs())
     if (!out->graph()->IsWithin(&body)) map[out] = out;
   for (Value* init : body.initializers()) {
+    if (map.contains(init)) continue;
     OS_ASSIGN_OR_RETURN(Value * v,
                         AddInitializer(graph_,
                                        graph_->UniqueName(absl::StrCat(

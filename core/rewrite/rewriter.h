@@ -184,8 +184,10 @@ class Rewriter {
   // Given a subgraph (an If branch, a Loop body) whose inputs, if it has any, are in `map`.
   // Execute copies it at the insertion point: its initializers become initializers of the
   // insertion graph and its nodes clones, both named `name_prefix` + their name (the
-  // initializers made unique); the values it reads from enclosing scopes stay themselves.
-  // Result the copies of its outputs, in order (null for an output it does not define).
+  // initializers made unique; one `map` already maps stays as mapped, so copying a body
+  // once per iteration adds its initializers once); the values it reads from enclosing
+  // scopes stay themselves. Result the copies of its outputs, in order (null for an output
+  // it does not define).
   StatusOr<std::vector<Value*>> Inline(const Graph& body, ValueMap& map, std::string_view name_prefix);
 
   // ---- the graph's interface and initializers ------------------------------------------

@@ -284,10 +284,9 @@ class Checker {
         }
       }
       if ((op == "Loop" || op == "Scan") && !p_.loop) {
-        // The plan steps that remove a Loop (unroll-loop) say whether one does; nothing unrolls a Scan.
+        // The plan steps that remove a Loop or a Scan (unroll-loop, unroll-scan) say whether one does.
         Remedy remedy = RemovingStep(RemovalQuery{n, nullptr, t_, static_inputs_, &types_});
-        Block(&n, op, Fact("no Loop or Scan"), p_.control_flow_source, remedy.step,
-              remedy.no_fix.empty() ? "onnxsurgeon does not unroll Scan" : remedy.no_fix);
+        Block(&n, op, Fact("no Loop or Scan"), p_.control_flow_source, remedy.step, remedy.no_fix);
       }
     }
     MissingFacts(n);

@@ -16,6 +16,7 @@
 #include "passes/contrib/common.h"
 #include "passes/control_flow/if_to_where.h"
 #include "passes/control_flow/unroll_loop.h"
+#include "passes/control_flow/unroll_scan.h"
 #include "passes/layernorm/fusion_rules.h"
 #include "passes/scatter/rewrite_index_put.h"
 #include "passes/targeting/compiled_profile.h"
@@ -112,6 +113,24 @@ Removal UnrollLoopRemoves(const RemovalQuery& q) {
             "give --input-shapes: with static inputs, its trip count folds and unroll-loop unrolls it"};
   }
   return {Removal::kNeeds, absl::StrCat("unroll-loop refuses it: ", why)};
+}
+
+// unroll-scan removes a Scan whose sequence length is static, or will be once set-input-shape
+// makes the inputs static and the plan infers shapes again; else why not.
+Removal UnrollScanRemoves(const RemovalQuery& q) {
+  std::optional<TypeFacts> own;
+  const TypeFacts* types = q.types;
+  if (!types) types = &own.emplace(*q.node.graph()->model());
+  bool length_unknown = false;
+  std::string why = passes::control_flow::WhyScanStays(q.node, *types, passes::control_flow::kDefaultMaxTrips,
+                                                       passes::control_flow::kDefaultMaxUnrolledNodes, &length_unknown);
+  if (why.empty()) return Yes();
+  if (length_unknown && q.static_inputs) return Yes();  // the pass decides once shapes are inferred
+  if (length_unknown)
+    return {Removal::kNeeds,
+            "give --input-shapes: with static inputs, its sequence length is known and unroll-scan "
+            "unrolls it"};
+  return {Removal::kNeeds, absl::StrCat("unroll-scan refuses it: ", why)};
 }
 
 // lower-contrib-ops removes the contrib ops it has a rule for (a rule may still refuse a

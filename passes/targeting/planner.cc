@@ -58,6 +58,15 @@ StatusOr<TargetRun> RunTarget(Model& model, const CompiledProfile& target, const
   CheckOptions check = CheckOptionsFor(options.input_shapes);
   check.allowed_facts = options.allowed_facts;
   TargetRun run;
+  if (profile.simplify_first && !CheckTarget(model, target, check).blockers.empty()) {
+    OS_ASSIGN_OR_RETURN(auto items, ParsePipeline("simplify"));
+    OS_ASSIGN_OR_RETURN(auto reports, RunPipeline(model, items, pm));
+    // Named in the plan only when it did something: otherwise the plan is what it was.
+    if (std::any_of(reports.begin(), reports.end(), [](const PassRunReport& r) { return r.result.changed; })) {
+      for (auto& r : reports) run.reports.push_back(std::move(r));
+      run.plan.push_back("simplify");
+    }
+  }
   std::set<const PlanStep*, ByOrder> done;
   for (int round = 0; round < kMaxRounds; ++round) {
     CheckReport report = CheckTarget(model, target, check);

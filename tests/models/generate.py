@@ -271,6 +271,21 @@ CATALOG: tuple[Entry, ...] = (
             ("vit_block", "Keras ViT encoder block, tf2onnx opset 13"),
         )
     ),
+    # tf1 dynamic_rnn over a custom cell: tf2onnx writes its while loop as a Scan
+    *(
+        Entry(f"tf_{kind}", f"corpus_tf:{kind}", f"{summary}, tf2onnx", stack="tf")
+        for kind, summary in (
+            ("custom_rnn_op8", "tf1 dynamic_rnn of a custom cell (opset 8's batched Scan), x [1,5,3]"),
+            ("custom_rnn_b2_op8", "tf1 dynamic_rnn of a custom cell (opset 8's batched Scan), x [2,5,3]"),
+            ("custom_rnn_op9", "tf1 dynamic_rnn of a custom cell (a Scan), x [1,5,3], opset 9"),
+            ("custom_rnn_op13", "tf1 dynamic_rnn of a custom cell (a Scan), x [1,5,3], opset 13"),
+            ("custom_rnn_timemajor_op13", "tf1 time-major dynamic_rnn of a custom cell (a Scan), x [5,2,3], opset 13"),
+            (
+                "custom_birnn_op13",
+                "tf1 bidirectional_dynamic_rnn of custom cells (two Scans, ReverseSequence), opset 13",
+            ),
+        )
+    ),
     # JAX/Flax nnx through jax2onnx (exporters/corpus_jax.py)
     Entry(
         "flax_layernorm_op13",

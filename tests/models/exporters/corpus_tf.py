@@ -239,3 +239,97 @@ def vit_block_op15(seed: int) -> Exported:
 
 def vit_block_op17(seed: int) -> Exported:
     return vit_block(17, seed)
+
+
+class _CustomCell:
+    """A cell tf1's dynamic_rnn takes (it checks the RNNCell interface, not the class) and
+    tf2onnx knows no fused op for, so it writes the while loop as a Scan (its custom-RNN
+    rewriter): h' = tanh(x W + h U + b) * 0.9 + h * 0.1."""
+
+    def __init__(self, n_in: int, n: int, seed: int):
+        rng = np.random.default_rng(seed)
+        self.n = n
+        self.w = tf.constant((rng.standard_normal((n_in, n)) * 0.5).astype(np.float32))
+        self.u = tf.constant((rng.standard_normal((n, n)) * 0.5).astype(np.float32))
+        self.b = tf.constant((rng.standard_normal((n,)) * 0.1).astype(np.float32))
+
+    @property
+    def state_size(self):
+        return self.n
+
+    @property
+    def output_size(self):
+        return self.n
+
+    def zero_state(self, batch, dtype):
+        return tf.zeros([batch, self.n], dtype)
+
+    def get_initial_state(self, inputs=None, batch_size=None, dtype=None):
+        return tf.zeros([batch_size, self.n], dtype)
+
+    def __call__(self, x, h, scope=None):
+        h2 = tf.tanh(tf.matmul(x, self.w) + tf.matmul(h, self.u) + self.b) * 0.9 + h * 0.1
+        return h2, h2
+
+
+def _custom_rnn(opset: int, seed: int, shape=(1, 5, 3), time_major=False, bidirectional=False) -> Exported:
+    """tf1's dynamic_rnn over a custom cell, built as a tf1 graph with tf1 control flow (the
+    form tf2onnx turns into Scan; tf2's functional While becomes a Loop)."""
+    feed = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    tf.compat.v1.disable_control_flow_v2()
+    try:
+        g = tf.Graph()
+        with g.as_default():
+            x = tf.compat.v1.placeholder(tf.float32, shape, name="x")
+            if bidirectional:
+                (fw, bw), (sf, sb) = tf.compat.v1.nn.bidirectional_dynamic_rnn(
+                    _CustomCell(shape[-1], 4, seed), _CustomCell(shape[-1], 4, seed + 1), x, dtype=tf.float32
+                )
+                outs = [fw, bw, sf, sb]
+            else:
+                y, state = tf.compat.v1.nn.dynamic_rnn(
+                    _CustomCell(shape[-1], 4, seed), x, dtype=tf.float32, time_major=time_major
+                )
+                outs = [y, state]
+            outs = [tf.identity(o, name=f"out{i}") for i, o in enumerate(outs)]
+            with tf.compat.v1.Session(graph=g) as sess:
+                expected = sess.run(outs, {x: feed})
+            model, _ = tf2onnx.convert.from_graph_def(
+                g.as_graph_def(), input_names=["x:0"], output_names=[o.name for o in outs], opset=opset
+            )
+    finally:
+        tf.compat.v1.enable_control_flow_v2()
+    return Exported(
+        model,
+        {"x:0": feed},
+        [np.asarray(e) for e in expected],
+        "tf2onnx",
+        "tensorflow",
+        {"LayerNorm": 0},
+        opset,
+        tags=["exporter-tf2onnx", "scan"],
+    )
+
+
+def custom_rnn_op8(seed: int) -> Exported:
+    return _custom_rnn(8, seed)
+
+
+def custom_rnn_b2_op8(seed: int) -> Exported:
+    return _custom_rnn(8, seed, shape=(2, 5, 3))
+
+
+def custom_rnn_op9(seed: int) -> Exported:
+    return _custom_rnn(9, seed)
+
+
+def custom_rnn_op13(seed: int) -> Exported:
+    return _custom_rnn(13, seed)
+
+
+def custom_rnn_timemajor_op13(seed: int) -> Exported:
+    return _custom_rnn(13, seed, shape=(5, 2, 3), time_major=True)
+
+
+def custom_birnn_op13(seed: int) -> Exported:
+    return _custom_rnn(13, seed, bidirectional=True)
