@@ -2,10 +2,13 @@
 
 Builds the forms (torch export, then onnxruntime's quantizers), runs the CLI's
 `--target NAME` on each (input shapes given), and prints a markdown table: the Q/DQ node
-counts before -> after, or the first blocker the plan names. Run from the repository root
-after a build:
+counts before -> after, or the first blocker the plan names. With --results, each given
+harness output folder (tests/backends/quant_corpus.py's corpus run by tests/backends/harness.py
+on one backend) adds that backend's table: the original and the `--target` result on the real
+backend, against onnxruntime on the original. Run from the repository root after a build:
 
-    .venv/bin/python scripts/quant-target-table.py > docs/quant-targets.md
+    .venv/bin/python scripts/quant-target-table.py [--results build/backends/quant-ort-1.10 ...] \
+        > docs/quant-targets.md
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ sys.path.insert(0, str(REPO / "tests" / "python"))
 import onnx  # noqa: E402
 import quant_models as qm  # noqa: E402
 
-SHAPES = {"cnn": "x:1x3x16x16", "transformer": "x:1x8x32"}
+SHAPES = {arch: "x:" + "x".join(map(str, dims)) for arch, dims in qm.SHAPES.items()}
 QDQ = ("QuantizeLinear", "DequantizeLinear")
 
 
@@ -45,7 +48,48 @@ def cell(cli: Path, target: str, model: Path, arch: str, out: Path) -> str:
     return "refused: " + reason.replace("|", "/")
 
 
+def backend_cell(side: dict | None) -> str:
+    if side is None:
+        return "-"
+    if side.get("status") != "ok":
+        message = side.get("message", "").strip().rstrip(".")
+        if len(message) > 90:  # onnxruntime's long refusals end with what they mean
+            message = message.split(". ")[-1][-90:]
+        return f"refused ({side.get('stage', '')}): {message}".replace("|", "/")
+    err = side.get("max_abs_err")
+    err = "?" if err is None else f"{err:.2g}"
+    return f"runs, {'matches' if side.get('match') else 'OFF'} (max abs {err})"
+
+
+def backend_tables(folder: Path) -> None:
+    import json
+
+    report = json.loads((folder / "results.json").read_text())
+    for name, summary in report["backends"].items():
+        rows = [r for r in report["rows"] if r["backend"] == name]
+        print(f"## {name} ({summary})\n")
+        print(f"`{report['command']}`, {report['date']}; reference: onnxruntime on the original;")
+        print("tolerance: a few quantization steps of the output's range (tests/backends/quant_corpus.py).\n")
+        print("| model | original | after `--target` | Q/DQ | verdict |\n|---|---|---|---|---|")
+        for r in sorted(rows, key=lambda r: r["model"]):
+            rewritten = folder / "work" / name / r["model"] / "rewritten.onnx"
+            source = Path(r["rewrite"]["command"].split(" -o ")[0].split()[-1])
+            qdq = (
+                f"{qdq_count(REPO / source)}->{qdq_count(rewritten)}"
+                if rewritten.is_file() and (REPO / source).is_file()
+                else "-"
+            )
+            after = backend_cell(r.get("rewritten")) if r["rewrite"]["exit"] == 0 else "plan refuses"
+            why = r["why"][:120].replace("|", "/") if r["verdict"] == "named by --target" else ""
+            print(
+                f"| {r['model']} | {backend_cell(r['original'])} | {after} | {qdq} | {r['verdict']} {why}".rstrip()
+                + " |"
+            )
+        print()
+
+
 def main() -> int:
+    results = [Path(a) for a in sys.argv[sys.argv.index("--results") + 1 :]] if "--results" in sys.argv else []
     cli = REPO / "build" / "onnxsurgeon"
     targets = sorted(p.stem for p in (REPO / "targets").glob("*.toml"))
     with tempfile.TemporaryDirectory() as tmp:
@@ -66,6 +110,10 @@ def main() -> int:
             for target in targets:
                 print(f"| {target} | {cell(cli, target, path, arch, d / 'out.onnx')} |")
             print()
+    if results:
+        print("# On the real backends\n")
+    for folder in results:
+        backend_tables(folder)
     return 0
 
 

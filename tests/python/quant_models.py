@@ -6,6 +6,9 @@ quantized by onnxruntime.quantization in each form users ship:
 
   qdq-per-channel   quantize_static, QDQ, per-channel int8 weights, uint8 activations
   qdq-per-tensor    quantize_static, QDQ, per-tensor int8 weights and activations
+  qat               qdq-per-channel with each int8 weight + DequantizeLinear written as a float
+                    weight -> QuantizeLinear -> DequantizeLinear (QAT / TensorRT-style exports:
+                    pytorch-quantization, modelopt), the float weight within 0.4 steps of its grid
   qoperator         quantize_static, QOperator (QLinearConv, QLinearMatMul, ...)
   dynamic           quantize_dynamic (DynamicQuantizeLinear + MatMulInteger / ConvInteger)
   qdq-int16         quantize_static, QDQ, int16 activations and weights (ai.onnx Q/DQ, opset 21)
@@ -34,6 +37,7 @@ MATMUL_ARCHS = ("transformer", "decoder")
 FORMS = (
     "qdq-per-channel",
     "qdq-per-tensor",
+    "qat",
     "qoperator",
     "dynamic",
     "qdq-int16",
@@ -203,6 +207,8 @@ def build(arch: str, form: str, directory: Path) -> Path | None:
             "qdq-int16-ms": dict(int16, extra_options={"UseQDQContribOps": True}),
         }[form]
         quantize_static(str(src), str(out), _reader(arch), **kwargs)
+    elif form == "qat":
+        _qat_form(build(arch, "qdq-per-channel", directory), out)
     elif form == "dynamic":
         quantize_dynamic(str(src), str(out), weight_type=QuantType.QUInt8 if arch == "cnn" else QuantType.QInt8)
     elif form == "qdq-int4":
@@ -234,6 +240,40 @@ def build(arch: str, form: str, directory: Path) -> Path | None:
     else:
         raise ValueError(form)
     return out
+
+
+def _qat_form(src: Path, out: Path) -> None:
+    from onnx import helper, numpy_helper
+
+    model = onnx.load(str(src))
+    graph = model.graph
+    inits = {i.name: i for i in graph.initializer}
+    rng = np.random.default_rng(0)
+    nodes = []
+    for n in graph.node:
+        if n.op_type == "DequantizeLinear" and n.input[0] in inits and inits[n.input[0]].data_type == onnx.TensorProto.INT8:
+            q = numpy_helper.to_array(inits[n.input[0]]).astype(np.float32)
+            s = numpy_helper.to_array(inits[n.input[1]]).astype(np.float32)
+            z = numpy_helper.to_array(inits[n.input[2]]).astype(np.float32) if len(n.input) > 2 else np.zeros_like(s)
+            axis = next((a.i for a in n.attribute if a.name == "axis"), 1)
+            if s.ndim == 1 and s.size > 1:
+                shape = [1] * q.ndim
+                shape[axis] = -1
+                s, z = s.reshape(shape), z.reshape(shape)
+            name = n.input[0] + "_float"
+            w = (q - z) * s + rng.uniform(-0.4, 0.4, q.shape) * s
+            graph.initializer.append(numpy_helper.from_array(w.astype(np.float32), name))
+            nodes.append(helper.make_node("QuantizeLinear", [name, *n.input[1:]], [name + "_q"], axis=axis))
+            n.input[0] = name + "_q"
+        nodes.append(n)
+    del graph.node[:]
+    graph.node.extend(nodes)
+    used = {i for n in graph.node for i in n.input}
+    keep = [i for i in graph.initializer if i.name in used]
+    del graph.initializer[:]
+    graph.initializer.extend(keep)
+    onnx.checker.check_model(model, full_check=True)
+    onnx.save(model, str(out))
 
 
 def _blocked_int4(src: Path, out: Path, block: int) -> None:
