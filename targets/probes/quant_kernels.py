@@ -93,7 +93,10 @@ def _conv_integer(w_type: int):
 def _relu16():
     node = h.make_node("Relu", ["x"], ["y"])
     graph = h.make_graph(
-        [node], "g", [h.make_tensor_value_info("x", T.FLOAT16, [2, 4])], [h.make_tensor_value_info("y", T.FLOAT16, [2, 4])]
+        [node],
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT16, [2, 4])],
+        [h.make_tensor_value_info("y", T.FLOAT16, [2, 4])],
     )
     return graph, {"x": (np.arange(8).reshape(2, 4) - 4).astype(np.float16)}
 
@@ -166,7 +169,9 @@ def run(where: Path):
             s.run(None, feeds)
             print(f"onnxruntime {ort.__version__} {name}: ok")
         except Exception as e:  # the refusal is the measurement
-            print(f"onnxruntime {ort.__version__} {NAMES.get(path.stem, path.stem)}: {str(e).strip().splitlines()[0][:160]}")
+            print(
+                f"onnxruntime {ort.__version__} {NAMES.get(path.stem, path.stem)}: {str(e).strip().splitlines()[0][:160]}"
+            )
 
 
 if __name__ == "__main__":

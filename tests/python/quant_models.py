@@ -251,7 +251,11 @@ def _qat_form(src: Path, out: Path) -> None:
     rng = np.random.default_rng(0)
     nodes = []
     for n in graph.node:
-        if n.op_type == "DequantizeLinear" and n.input[0] in inits and inits[n.input[0]].data_type == onnx.TensorProto.INT8:
+        if (
+            n.op_type == "DequantizeLinear"
+            and n.input[0] in inits
+            and inits[n.input[0]].data_type == onnx.TensorProto.INT8
+        ):
             q = numpy_helper.to_array(inits[n.input[0]]).astype(np.float32)
             s = numpy_helper.to_array(inits[n.input[1]]).astype(np.float32)
             z = numpy_helper.to_array(inits[n.input[2]]).astype(np.float32) if len(n.input) > 2 else np.zeros_like(s)
