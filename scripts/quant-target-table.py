@@ -81,7 +81,8 @@ rows show, each measured:
   compute an activation's Q->DQ as the identity, without its saturation, and quantize_static
   had dropped the Relu that a uint8 Q with zero point 0 stands for; the folded model with its
   activation pairs as Identity gives the same 0.582 / 0.587 in onnxruntime. As a Clip to the
-  quantized range, TFLite is within 0.0071, nncase refuses Clip (targets/probes/qdq_models.txt).
+  quantized range (`fold-qdq(weights=true, activations=true)`, on request: the rounding goes),
+  TFLite is within 0.0071, nncase refuses Clip (targets/probes/qdq_models.txt).
 - rknn2-int8: the float models built by rknn's own quantizer (RKNN_QUANTIZE=1, calibrated on
   the inputs and 7 noisy copies), judged against onnxruntime's float result: the CNN and the
   LSTM are within 0.0018 and 0.0010, the encoder and decoder blocks off by 0.040 and 0.10
