@@ -8,7 +8,10 @@
 //
 // Never merged: random ops (RandomNormal*, RandomUniform*, Bernoulli, Multinomial: two
 // draws are not one), ops of custom domains (their effects are unknown), nodes with
-// subgraphs, nodes without outputs. Runs in every graph, subgraph and function body; a
+// subgraphs, nodes without outputs, QuantizeLinear and DequantizeLinear (a QDQ model keeps
+// its Q/DQ nodes: each quantized op reads its own DequantizeLinear, the node unit runtimes
+// fuse; two identical pairs on deduplicated constants stay two). Runs in every graph,
+// subgraph and function body; a
 // node is only merged with one of its own graph.
 //
 // Before:  s1 = Shape(X)  d1 = Gather(s1, zero)  s2 = Shape(X)  d2 = Gather(s2, zero)
@@ -30,6 +33,7 @@ bool Mergeable(const Node& n) {
   if (!domain.empty() && domain != "ai.onnx.ml") return false;
   if (n.num_outputs() == 0 || !n.subgraphs().empty()) return false;
   const std::string& op = n.op_type();
+  if (op == "QuantizeLinear" || op == "DequantizeLinear") return false;
   return op.rfind("Random", 0) != 0 && op != "Bernoulli" && op != "Multinomial";
 }
 

@@ -50,12 +50,14 @@
 #include "core/ir/constant.h"
 #include "core/rewrite/rewriter.h"
 #include "onnx/defs/schema.h"
+#include "passes/float16/convert_float16_precision.h"
 #include "passes/float16/convert_float16_range.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
 namespace {
 
+using fp16::PrecisionKeeps;
 using fp16::Range;
 using fp16::RangeAnalysis;
 using fp16::ReadRanges;
@@ -210,6 +212,8 @@ class ConvertFloat16Pass : public Pass {
       }
       ranges.emplace(g, types, measured, options_.clamp);
     }
+    absl::flat_hash_map<const Node*, std::string> precision;
+    if (options_.range_analysis) precision = PrecisionKeeps(g);
 
     // ---- plan: which nodes convert, which values end up float16 ------------------------
     absl::flat_hash_set<const Value*> overflowing;
@@ -225,6 +229,11 @@ class ConvertFloat16Pass : public Pass {
       if (std::string why = ranges ? ranges->KeepReason(*n) : ""; !why.empty()) {
         result.Count("kept-fp32-range");
         result.Count("kept-fp32-range: " + why);
+        continue;
+      }
+      if (auto it = precision.find(n); it != precision.end()) {
+        result.Count("kept-fp32-precision");
+        result.Count("kept-fp32-precision: " + it->second);
         continue;
       }
       c.plans[n] = std::move(plan);

@@ -11,6 +11,12 @@
 // goes. Per-tensor and per-axis scales (axis attribute); int8, uint8, int16, uint16.
 // With weights=true, also rule dequantize-weight: DequantizeLinear(q, s, z) of a constant
 // quantized tensor -> its float constant (stored weights become float: 4x the bytes).
+// With activations=true, also rule activation-clip: DequantizeLinear(QuantizeLinear(x, s, z),
+// s, z) of a computed x, per tensor, the DequantizeLinear the QuantizeLinear's only reader ->
+// Clip(x, (qmin - z) * s, (qmax - z) * s): the quantization's saturation kept (a uint8 Q with
+// zero point 0 is the Relu quantize_static removed), its rounding dropped, each value moves
+// by at most s / 2. Not an equivalence: for backends that quantize from float themselves and
+// compute an activation's Q/DQ as the identity (tflite, nncase: targets/probes/qdq_models.txt).
 // Refused, with a reason under --debug-patterns: a non-float input or scale, blocked
 // quantization (block_size, opset 21), 4-bit and float8 types, a zero or non-finite scale,
 // a scale or zero point that is not a constant of the axis' size.
@@ -169,6 +175,52 @@ class QdqPair : public NodeRule<Folded> {
   }
 };
 
+struct ClipBounds {
+  float lo, hi;
+};
+
+class ActivationClip : public NodeRule<ClipBounds> {
+ public:
+  ActivationClip() : NodeRule("fold-qdq/activation-clip", "DequantizeLinear") {}
+
+ protected:
+  Verdict<ClipBounds> Check(Node* dq, RewriteFacts&) const override {
+    Node* q = dq->input(0) ? dq->input(0)->producer() : nullptr;
+    if (!q || !q->Is("QuantizeLinear") || !CanonicalDomain(q->domain()).empty())
+      return Refuse("the data is not a QuantizeLinear's output");
+    if (!q->input(0) || GetConstant(q->input(0))) return Refuse("the QuantizeLinear's input is a constant (qdq-pair)");
+    if (q->output(0)->uses().size() != 1 || q->output(0)->IsGraphOutput())
+      return Refuse("the quantized value has other readers than this DequantizeLinear");
+    for (const Node* n : {q, dq}) {
+      auto scale = n->num_inputs() > 1 && n->input(1) ? GetConstantTypeAndDims(n->input(1)) : std::nullopt;
+      int64_t count = 1;
+      for (int64_t d : scale ? scale->second : std::vector<int64_t>{}) count *= d;
+      if (count > 1) return Refuse("per-axis quantization of an activation");
+    }
+    std::string why;
+    auto qp = ReadParams(*q, {}, &why);
+    if (!qp) return Refuse(absl::StrCat("QuantizeLinear: ", why));
+    auto dp = ReadParams(*dq, {}, &why);
+    if (!dp) return Refuse(absl::StrCat("DequantizeLinear: ", why));
+    if (qp->scale.size() != 1 || dp->scale.size() != 1) return Refuse("per-axis quantization of an activation");
+    if (qp->qtype != dp->qtype || qp->scale[0] != dp->scale[0] || qp->zero[0] != dp->zero[0])
+      return Refuse("the QuantizeLinear's and DequantizeLinear's scale or zero point differ");
+    if (dq->graph()->OpsetVersion("") < 11) return Refuse("opset < 11: Clip takes its bounds as inputs from 11");
+    const Range r = *QuantRange(qp->qtype);
+    return ClipBounds{Dequantize(r.lo, *qp, 0), Dequantize(r.hi, *qp, 0)};
+  }
+
+  Status Replace(Node* dq, ClipBounds plan, Rewriter& rw) const override {
+    Node* q = dq->input(0)->producer();
+    OS_ASSIGN_OR_RETURN(Value * lo, rw.ScalarFloat(plan.lo));
+    OS_ASSIGN_OR_RETURN(Value * hi, rw.ScalarFloat(plan.hi));
+    Value* clipped = rw.Op("Clip", {q->input(0), lo, hi});
+    OS_RETURN_IF_ERROR(rw.ReplaceAllUsesWith(dq->output(0), clipped, GraphOutputs::kKeepNames));
+    rw.EraseDead({dq, q});
+    return absl::OkStatus();
+  }
+};
+
 class DequantizeWeight : public NodeRule<Folded> {
  public:
   DequantizeWeight() : NodeRule("fold-qdq/dequantize-weight", "DequantizeLinear") {}
@@ -199,9 +251,10 @@ class DequantizeWeight : public NodeRule<Folded> {
 
 class FoldQdqPass : public PatternPass {
  public:
-  explicit FoldQdqPass(bool weights) {
+  FoldQdqPass(bool weights, bool activations) {
     AddRule(std::make_unique<QdqPair>());
     if (weights) AddRule(std::make_unique<DequantizeWeight>());
+    if (activations) AddRule(std::make_unique<ActivationClip>());
   }
 
   StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
@@ -223,7 +276,7 @@ class FoldQdqPass : public PatternPass {
 }  // namespace
 
 StatusOr<std::unique_ptr<Pass>> CreateFoldQdqPass(const PassOptions& o) {
-  return std::make_unique<FoldQdqPass>(o.Bool("weights"));
+  return std::make_unique<FoldQdqPass>(o.Bool("weights"), o.Bool("activations"));
 }
 
 }  // namespace onnxsurgeon::passes

@@ -11,6 +11,13 @@ input float32 [1,4,8,8], opset 13) quantized by onnxruntime's quantize_static in
       $REPO/.backends/nncase-k210/venv/bin/python $REPO/tests/backends/runners/run-nncase-k210.py \\
           $f ${f%.onnx}.inputs.npz out-k210-${f%.onnx}; done    # and run-tflite.py with tflite's venv
     python $REPO/targets/probes/qdq_models.py --compare out-k210 out-tflite
+
+Why the folded models are off: `--explain` writes, from each NAME_folded.onnx, NAME_dropped
+(every activation Q->DQ replaced by Identity: fake quantization without its saturation)
+and NAME_clipped (each activation Q->DQ as a Clip to its quantized range, the rounding
+dropped), with NAME's inputs and reference; run them as above:
+
+    python $REPO/targets/probes/qdq_models.py --explain
 """
 
 import json
@@ -85,8 +92,47 @@ def compare(out_prefixes):
             print(line)
 
 
+def write_explained():
+    import shutil
+
+    import onnx
+    from onnx import helper, numpy_helper
+
+    for name in ("qdq_per_tensor", "qdq_per_channel"):
+        for mode in ("dropped", "clipped"):
+            model = onnx.load(f"{name}_folded.onnx")
+            graph = model.graph
+            consts = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+            quantize = {n.output[0]: n for n in graph.node if n.op_type == "QuantizeLinear"}
+            nodes = []
+            for n in graph.node:
+                if n.op_type == "QuantizeLinear":
+                    continue
+                q = quantize.get(n.input[0]) if n.op_type == "DequantizeLinear" else None
+                if q is None:
+                    nodes.append(n)
+                    continue
+                scale, zero = float(consts[q.input[1]]), consts[q.input[2]]
+                if mode == "dropped":
+                    nodes.append(helper.make_node("Identity", [q.input[0]], [n.output[0]]))
+                    continue
+                info = np.iinfo(zero.dtype)
+                bounds = [n.output[0] + "_lo", n.output[0] + "_hi"]
+                for bound, q_value in zip(bounds, (info.min, info.max)):
+                    value = np.float32((q_value - float(zero)) * scale)
+                    graph.initializer.append(numpy_helper.from_array(value, bound))
+                nodes.append(helper.make_node("Clip", [q.input[0], *bounds], [n.output[0]]))
+            del graph.node[:]
+            graph.node.extend(nodes)
+            onnx.save(model, f"{name}_{mode}.onnx")
+            for kind in ("inputs", "ref"):
+                shutil.copy(f"{name}.{kind}.npz", f"{name}_{mode}.{kind}.npz")
+
+
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--compare"]:
+    if sys.argv[1:2] == ["--explain"]:
+        write_explained()
+    elif sys.argv[1:2] == ["--compare"]:
         compare(sys.argv[2:])
     else:
         write_models()

@@ -2,7 +2,7 @@
 
 The corpus is built by the real tools (tests/python/quant_models.py: onnxruntime's
 quantize_static QDQ per-channel/per-tensor/int16/int4, QOperator, quantize_dynamic and
-MatMulNBits, on a torch CNN and transformer block). Every registered pass (those that need
+MatMulNBits, on a torch CNN, encoder block, decoder block and LSTM). Every registered pass (those that need
 an argument are skipped) must give a model onnx's full checker accepts, that matches
 onnxruntime on the original within the form's tolerance, and that keeps its Q/DQ and
 QOperator node counts (except the passes whose job is to dequantize). The run summary and
@@ -31,8 +31,7 @@ SKIP = {"target", "convert-float16", "extract", "set-input-shape"}
 DEQUANTIZING = {"fold-qdq", "lower-contrib-ops"}
 OPSET_DOWN = {"convert-opset", "downgrade-opset"}
 PASSES = [p["name"] for p in osg.passes() if p["name"] not in SKIP]
-TRANSFORMER_ONLY = {"matmul-nbits", "qdq-int4-blocked"}
-MODELS = [(a, f) for a in qm.ARCHS for f in qm.FORMS if not (f in TRANSFORMER_ONLY and a != "transformer")]
+MODELS = [(a, f) for a in qm.ARCHS for f in qm.FORMS if f not in qm.MATMUL_ONLY or a in qm.MATMUL_ARCHS]
 QDQ = ("QuantizeLinear", "DequantizeLinear")
 QOPERATOR = (
     "QLinearConv",
