@@ -59,7 +59,7 @@ TEST(Conditions, EveryBuiltinKindHasAParserAndADoc) {
     EXPECT_NE(kind->parse, nullptr) << kind->keyword;
     if (!kind->remedy.empty()) EXPECT_NE(FindPlanStep(kind->remedy), nullptr) << kind->keyword;
   }
-  EXPECT_EQ(keywords.size(), 26u);
+  EXPECT_EQ(keywords.size(), 27u);
   EXPECT_NE(ConditionsText(true).find("- `outer-scope-input`: "), std::string::npos);
 }
 
@@ -176,6 +176,15 @@ TEST(ConditionKinds, InputAndDynamicInput) {
       std::string(kHead13) + "g (float[2,8] X) => (float[2,1] Y) <int64[1] A = {-1}> { Y = ReduceSum(X, A) }";
   EXPECT_TRUE(Reasons(Fact("\"ReduceSum\"", "dynamic-input:1"), constant).empty());
   EXPECT_TRUE(Reasons(Fact("\"ReduceSum\"", "input:2"), constant).empty());
+}
+
+TEST(ConditionKinds, Output) {
+  const std::string with_mask =
+      std::string(kHead13) + "g (float[2,8] X) => (float[2,8] Y, bool[2,8] M) { Y, M = Dropout(X) }";
+  EXPECT_EQ(Reasons(Fact("\"Dropout\"", "output:1"), with_mask), Strings{"Dropout (output 1 'M' is produced)"});
+  const std::string without = std::string(kHead13) + "g (float[2,8] X) => (float[2,8] Y) { Y = Dropout(X) }";
+  EXPECT_TRUE(Reasons(Fact("\"Dropout\"", "output:1"), without).empty());
+  EXPECT_TRUE(Reasons(Fact("\"Dropout\"", "output:2"), with_mask).empty());
 }
 
 TEST(ConditionKinds, UnknownRankOutputs) {

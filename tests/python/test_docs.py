@@ -158,7 +158,9 @@ def test_backend_results_hold_one_corpus_each():
     for folder, corpus in ((results, "development"), (results / "judging", "judging")):
         for path in sorted(folder.glob("*.json")):
             data = json.loads(path.read_text())
-            assert backend_report.corpus_of(data) == corpus, f"{_rel(path)} holds the {backend_report.corpus_of(data)} corpus"
+            assert backend_report.corpus_of(data) == corpus, (
+                f"{_rel(path)} holds the {backend_report.corpus_of(data)} corpus"
+            )
             command = backend_report.regenerate_command(data["backend"], corpus)
             assert f"`{command}`" in path.with_suffix(".md").read_text().split("\n\n")[1], _rel(path)
 
