@@ -19,8 +19,8 @@
 #include "core/ir/node.h"
 #include "core/ir/shape.h"
 #include "core/ir/value.h"
+#include "core/pass/pass.h"
 #include "onnx/defs/schema.h"
-#include "passes/opset/converter.h"
 #include "passes/reshapes/reshape_facts.h"
 #include "passes/targeting/conditions/common.h"
 
@@ -110,12 +110,13 @@ class Checker {
     std::string fact = Fact(absl::StrCat("ai.onnx opset ", p_.opset_min, "..", p_.opset_max));
     std::string reason = absl::StrCat("the model imports ai.onnx opset ", opset);
     int64_t goal = std::clamp<int64_t>(opset, p_.opset_min, p_.opset_max);
-    auto trial = opset::CheckOpsetConversion(model_, goal);
-    if (!trial.ok() || trial->blockers.empty()) {
+    OpsetConversionCheck dry_run = GetOpsetConversionCheck();
+    std::vector<UnconvertibleNode> left = dry_run ? dry_run(model_, goal) : std::vector<UnconvertibleNode>{};
+    if (left.empty()) {
       Block(nullptr, reason, fact, p_.opset_source, &PlanStepNamed("convert-opset"));
       return;
     }
-    for (const opset::Blocker& b : trial->blockers) {
+    for (const UnconvertibleNode& b : left) {
       Finding f;
       f.node = b.node;
       f.op = b.op;
