@@ -15,7 +15,7 @@ export CCACHE_BASEDIR := $(ROOT)
 export CCACHE_NOHASHDIR := 1
 export CCACHE_MAXSIZE ?= 5G
 
-.PHONY: all bootstrap test-tools configure build models test test-cpp test-python docs demo bench bench-wide wheel-check clean backends backends-setup backends-smoke asan-build fuzz-seeds fuzz test-asan lint format judging-corpus judge
+.PHONY: all bootstrap test-tools configure build models test test-cpp test-python docs demo bench bench-wide wheel-check clean backends backends-setup backends-smoke backends-judging asan-build fuzz-seeds fuzz test-asan lint format judging-corpus judge
 
 all: build
 
@@ -83,6 +83,11 @@ backends: build models backends-setup
 
 backends-smoke: build models backends-setup
 	$(PY) tests/backends/harness.py --smoke $(if $(BACKENDS),--backends $(BACKENDS))
+
+# The judging corpus (below) on the real backends, every named blocker probed; each backend's
+# table in docs/results/judging/NAME.{json,md}, apart from the development corpus's.
+backends-judging: judging-corpus backends-setup
+	$(PY) tests/backends/harness.py --judging --probe --results docs/results/judging $(if $(BACKENDS),--backends $(BACKENDS))
 # The judging corpus (tests/judging: models no rule is tuned on, cached in
 # ~/.cache/onnxsurgeon/judging) and the judge: every pass, the mission pipelines and every
 # --target on every judging model, judged strictly (results in build/judging/results.jsonl,

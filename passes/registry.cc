@@ -1,4 +1,5 @@
-// The table of passes/passes.def, in its order, installed as core's AllPasses().
+// The table of passes/passes.def, in its order, installed as core's AllPasses(); and the opset
+// converter's dry run, installed for check --target (passes/targeting does not link it).
 #include "passes/registry.h"
 
 #include "core/pass/fixed_point.h"
@@ -17,6 +18,9 @@ const std::vector<PassInfo>& BuiltinPassTable() {
   return table;
 }
 
-void InstallBuiltinPasses() { SetBuiltinPasses(BuiltinPassTable()); }
+void InstallBuiltinPasses() {
+  SetBuiltinPasses(BuiltinPassTable());
+  SetOpsetConversionCheck(&UnconvertibleOpsetNodes);
+}
 
 }  // namespace onnxsurgeon::passes

@@ -19,7 +19,11 @@ namespace onnxsurgeon::passes {
 const std::vector<PassInfo>& BuiltinPassTable();
 // Makes core's AllPasses()/FindPass() see that table. Every program calls it once at start
 // (the CLI's main, the Python module, the test and fuzz mains): core does not link the
-// passes library, so it cannot reach the table itself.
+// passes library, so it cannot reach the table itself. It also gives check --target the
+// opset converter's dry run (core's SetOpsetConversionCheck).
 void InstallBuiltinPasses();
+// The opset converter's dry run (passes/opset/converter.cc): the nodes a conversion of the
+// model to `opset` cannot convert, and why; none when the conversion itself fails early.
+std::vector<UnconvertibleNode> UnconvertibleOpsetNodes(const Model& model, int64_t opset);
 
 }  // namespace onnxsurgeon::passes

@@ -112,6 +112,16 @@ StatusOr<std::unique_ptr<Pass>> CreatePass(const PassInfo& info, const PassOptio
 const std::vector<PassInfo>& AllPasses();
 // Given the built-in table (it must outlive every use). Execute makes AllPasses() return it.
 void SetBuiltinPasses(const std::vector<PassInfo>& table);
+// A node a conversion of a model to an opset cannot convert, and why.
+struct UnconvertibleNode {
+  std::string node, op, where, why;
+};
+// The opset converter's dry run: the nodes a conversion to `opset` cannot convert. check
+// --target asks it; the program installs it with the table (InstallBuiltinPasses). Null
+// until then: every node is taken to convert.
+using OpsetConversionCheck = std::vector<UnconvertibleNode> (*)(const Model& model, int64_t opset);
+void SetOpsetConversionCheck(OpsetConversionCheck check);
+OpsetConversionCheck GetOpsetConversionCheck();
 // A pass of the table, else one registered at run time; null when neither has it.
 const PassInfo* FindPass(std::string_view name);
 

@@ -86,4 +86,12 @@ StatusOr<std::unique_ptr<Pass>> CreateUpgradeOpsetPass(const PassOptions& o) {
   return MakeConvertOpsetPass(o, opset::Direction::kUpOnly);
 }
 
+std::vector<UnconvertibleNode> UnconvertibleOpsetNodes(const Model& model, int64_t opset) {
+  std::vector<UnconvertibleNode> out;
+  auto report = opset::CheckOpsetConversion(model, opset);
+  if (!report.ok()) return out;  // the conversion itself will say why
+  for (const opset::Blocker& b : report->blockers) out.push_back({b.node, b.op, b.where, b.why});
+  return out;
+}
+
 }  // namespace onnxsurgeon::passes

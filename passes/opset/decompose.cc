@@ -61,6 +61,9 @@ StatusOr<bool> DecomposeLayerNorm(DecomposeContext& ctx) {
   spec.epsilon = n->GetFloat("epsilon", 1e-5f);
   spec.stash_type = static_cast<int32_t>(n->GetInt("stash_type", 1));
   spec.elem_type = ctx.types->ElemType(spec.x);
+  // X and Scale share the type parameter T: Scale (a weight, typed) gives it where X comes
+  // from an op shape inference does not know (an onnxruntime contrib op).
+  if (spec.elem_type == 0 && spec.scale) spec.elem_type = ctx.types->ElemType(spec.scale);
   spec.rank = ctx.types->Rank(spec.x);
   if (spec.elem_type == 0) {
     *ctx.why_not = "the input's element type is unknown";

@@ -19,6 +19,7 @@
 #include "core/ir/node.h"
 #include "core/ir/shape.h"
 #include "core/ir/value.h"
+#include "core/pass/pass.h"
 #include "onnx/defs/schema.h"
 #include "passes/reshapes/reshape_facts.h"
 #include "passes/targeting/conditions/common.h"
@@ -100,13 +101,36 @@ class Checker {
     report_.blockers.push_back(std::move(f));
   }
 
-  void ModelLevel() {
+  // The model's ai.onnx opset outside the target's: convert-opset removes it, unless a node
+  // has no form at the target's opsets (Col2Im before 18): that node is then the blocker,
+  // named with the converter's reason, and the plan does not run a conversion that fails.
+  void Opset() {
     int64_t opset = model_.OpsetVersion("");
-    if (opset >= 0 && (opset > p_.opset_max || opset < p_.opset_min)) {
-      Block(nullptr, absl::StrCat("the model imports ai.onnx opset ", opset),
-            Fact(absl::StrCat("ai.onnx opset ", p_.opset_min, "..", p_.opset_max)), p_.opset_source,
-            &PlanStepNamed("convert-opset"));
+    if (opset < 0 || (opset <= p_.opset_max && opset >= p_.opset_min)) return;
+    std::string fact = Fact(absl::StrCat("ai.onnx opset ", p_.opset_min, "..", p_.opset_max));
+    std::string reason = absl::StrCat("the model imports ai.onnx opset ", opset);
+    int64_t goal = std::clamp<int64_t>(opset, p_.opset_min, p_.opset_max);
+    OpsetConversionCheck dry_run = GetOpsetConversionCheck();
+    std::vector<UnconvertibleNode> left = dry_run ? dry_run(model_, goal) : std::vector<UnconvertibleNode>{};
+    if (left.empty()) {
+      Block(nullptr, reason, fact, p_.opset_source, &PlanStepNamed("convert-opset"));
+      return;
     }
+    for (const UnconvertibleNode& b : left) {
+      Finding f;
+      f.node = b.node;
+      f.op = b.op;
+      f.where = b.where;
+      f.reason = absl::StrCat(reason, "; this node has no form at opset ", goal, ": ", b.why);
+      f.fact = fact;
+      f.source = p_.opset_source;
+      f.fix = "none: convert-opset cannot convert it";
+      report_.blockers.push_back(std::move(f));
+    }
+  }
+
+  void ModelLevel() {
+    Opset();
     int64_t ml = model_.OpsetVersion("ai.onnx.ml");
     if (ml >= 0 && p_.ml_opset_max >= 0 && ml > p_.ml_opset_max) {
       Block(nullptr, absl::StrCat("the model imports ai.onnx.ml opset ", ml),

@@ -256,6 +256,26 @@ std::string ReshapeToUnsqueezeText(const StepTextContext& c) {
   return min_rank > 0 ? absl::StrCat("reshape-to-unsqueeze(min-rank=", min_rank, ")") : "reshape-to-unsqueeze";
 }
 
+// compute-in-float32 limited to the ops of the facts that name it as their remedy, where
+// such a fact holds in the model (onnxruntime 1.14's float16 HardSigmoid).
+std::string ComputeInFloat32Text(const StepTextContext& c) {
+  const PlanStep* self = FindPlanStep("compute-in-float32");
+  const TypeFacts types(c.model);
+  const ConditionAnalyses analyses{types};
+  std::set<std::string> ops;
+  for (Graph* g : c.model.AllGraphs())
+    for (Node* n : g->nodes())
+      for (size_t i = 0; i < c.target.facts.size(); ++i) {
+        const MissingOp& m = c.target.profile.missing[i];
+        const CompiledFact& fact = c.target.facts[i];
+        if (fact.remedy != self || CanonicalDomain(m.domain) != CanonicalDomain(n->domain())) continue;
+        if (std::find(m.ops.begin(), m.ops.end(), n->op_type()) == m.ops.end()) continue;
+        std::string detail;
+        if (!fact.condition || fact.condition->Holds(*n, analyses, &detail)) ops.insert(n->op_type());
+      }
+  return absl::StrCat("compute-in-float32(ops=", absl::StrJoin(ops, ";"), ")");
+}
+
 // A trip count computed from shapes folds first (simplify may not have run this round).
 std::string UnrollLoopText(const StepTextContext&) { return "fold-constants,unroll-loop"; }
 

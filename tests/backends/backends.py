@@ -12,9 +12,10 @@ Tolerances are element-wise, per output (numpy.allclose: |out - ref| <= atol + r
 for every element, NaN only against NaN; python/onnxsurgeon/tolerance.py, the comparison
 --check uses), with the corpus model's own tolerance if larger (fp16 models). float32
 outputs get `rtol`/`atol`, float16 and bfloat16 outputs `fp16_rtol`/`fp16_atol`, integer and
-bool outputs must be equal. The default float32 bound (rtol 1e-4, atol 1e-4, --check's) is
-30x the largest error measured on the corpus by any float32 backend after `--target`
-(onnxruntime 1.10-1.15, OpenVINO, nncase-k210, onnx2tf/TFLite, ncnn: at most 3.2e-6 on
+bool outputs must be equal; a corpus model tagged fp16 (computing in float16 with float32
+inputs and outputs kept or not) gets the float16 bound on every output. The default float32
+bound (rtol 1e-4, atol 1e-4, --check's) is 30x the largest error measured on the corpus
+by any float32 backend after `--target` (onnxruntime 1.10-1.15, OpenVINO, nncase-k210, onnx2tf/TFLite, ncnn: at most 3.2e-6 on
 outputs of magnitude ~1, docs/results), so no float32 backend needs an override. rknn's
 simulator computes in float16 (rknn-toolkit2 has no float32 mode for rk3588): its float32
 outputs get float16's bound, 1e-2 + 1e-2 * |ref| (measured after `--target`: at most

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs the corpus on real backends, before and after `onnxsurgeon --target`.
 
-    python tests/backends/harness.py [--backends a,b] [--models m1,m2] [--corpus DIR ...]
+    python tests/backends/harness.py [--backends a,b] [--models m1,m2] [--corpus DIR ... | --judging]
                                      [--out DIR] [--cli PATH] [--smoke] [--markdown FILE]
                                      [--results DIR] [--probe] [--probe-facts]
 
@@ -27,12 +27,15 @@ tests/backends/runners/ that speaks files: model and inputs.npz in, outputs.npz 
 refusal in result.json out, so no backend shares a process or a Python with another.
 A backend whose venv is missing or failed to install is reported as such for every model.
 
-Writes OUT/results.json and OUT/results.md (default OUT: build/backends); with --results DIR
-(`make backends` gives docs/results) also merges each backend's rows into DIR/NAME.json and
-renders DIR/NAME.md (tests/backends/report.py), the committed current table of that backend:
-a model's new row replaces its old one, models not run keep theirs. Exit status: 0
-when every check that could run passed (a rewrite that a backend still refuses is a
-failure; an original the backend refuses is the reason to rewrite, not a failure), 1
+Writes OUT/results.json and OUT/results.md (default OUT: build/backends, with --judging
+build/backends-judging); with --results DIR (`make backends` gives docs/results) also
+merges each backend's rows into DIR/NAME.json and renders DIR/NAME.md
+(tests/backends/report.py), the committed current table of that backend: a model's new row
+replaces its old one, models not run keep theirs. --judging measures the judging corpus
+(tests/judging) instead; its tables live apart (`make backends-judging` gives
+docs/results/judging), and a result file of one corpus never takes the other's rows. Exit
+status: 0 when every check that could run passed (a rewrite that a backend still refuses
+is a failure; an original the backend refuses is the reason to rewrite, not a failure), 1
 otherwise, 2 on a usage error. --smoke runs one small model per backend and fails when a
 requested backend is not installed.
 """
@@ -61,6 +64,16 @@ from backends import BACKENDS, Backend  # noqa: E402
 # The project's corpus, and the harness's own models (tests/backends/kokoro_corpus.py and
 # batch1_corpus.py: batch-1 static exports as edge deployments make them).
 DEFAULT_CORPORA = [ROOT / "tests/models/.generated", ROOT / "build/backends/corpus"]
+# The judging corpus (tests/judging/generate.py writes it; no rule or fact is tuned on it),
+# where generate.py's cache_root() puts it.
+JUDGING_CORPUS = (
+    Path(
+        os.environ.get("ONNXSURGEON_CACHE")
+        or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "onnxsurgeon"
+    )
+    / "judging"
+    / "models"
+)
 BACKENDS_DIR = Path(os.environ.get("BACKENDS_DIR", ROOT / ".backends"))
 
 
@@ -413,6 +426,18 @@ def cli_version(cli: Path) -> str:
     return f"from {cli.name} (outside this repository)"
 
 
+def tolerances(backend: Backend, model: CorpusModel) -> tuple[float, float, tuple[float, float]]:
+    """(rtol, atol) of float32 outputs and (rtol, atol) of float16 ones: the backend's, or the
+    corpus model's where larger. A model that computes in float16 (tag fp16: a float16
+    conversion, float32 inputs and outputs kept or not) gets float16's bound on every output,
+    as tests/judging/judge.py judges it: its reference carries float16 rounding too."""
+    rtol, atol = max(backend.rtol, model.rtol), max(backend.atol, model.atol)
+    fp16 = (max(backend.fp16_rtol, rtol), max(backend.fp16_atol, atol))
+    if "fp16" in model.manifest.get("tags", []):
+        rtol, atol = fp16
+    return rtol, atol, fp16
+
+
 def check_one(
     backend: Backend,
     python: Path,
@@ -438,8 +463,7 @@ def check_one(
         row.update(verdict="no reference", why=str(e))
         return row
     row["reference"] = ref_source
-    rtol, atol = max(backend.rtol, model.rtol), max(backend.atol, model.atol)
-    fp16 = (max(backend.fp16_rtol, rtol), max(backend.fp16_atol, atol))
+    rtol, atol, fp16 = tolerances(backend, model)
     row["tolerance"] = {
         "rtol": rtol,
         "atol": atol,
@@ -603,12 +627,25 @@ FAILURES = {
 }
 
 
+def report_corpus(path: Path) -> str:
+    """Which corpus a result file (docs/results/NAME.json) holds."""
+    import report as report_md
+
+    return report_md.corpus_of(json.loads(path.read_text()))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--backends", help=f"comma-separated, default all: {','.join(BACKENDS)}")
     parser.add_argument("--models", help="comma-separated corpus model names (default all)")
     parser.add_argument("--corpus", type=Path, action="append", help="corpus folder(s) of NAME.onnx + NAME.inputs.npz")
-    parser.add_argument("--out", type=Path, default=ROOT / "build/backends")
+    parser.add_argument(
+        "--judging",
+        action="store_true",
+        help="the judging corpus (tests/judging/generate.py's models) instead of the development one; its "
+        "result files (--results) hold that corpus only: make backends-judging gives docs/results/judging",
+    )
+    parser.add_argument("--out", type=Path, help="default build/backends (build/backends-judging with --judging)")
     parser.add_argument("--cli", type=Path, default=ROOT / "build/onnxsurgeon")
     parser.add_argument("--smoke", action="store_true", help="one small model per backend (its smoke_model)")
     parser.add_argument("--markdown", type=Path, help="also write the markdown table here")
@@ -635,7 +672,22 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown backend(s) {', '.join(unknown)}; known: {', '.join(BACKENDS)}")
     if not args.cli.is_file():
         parser.error(f"no CLI at {args.cli} (make build)")
-    corpora = args.corpus or DEFAULT_CORPORA
+    if args.judging and args.corpus:
+        parser.error("--judging is the judging corpus: give it or --corpus, not both")
+    if args.judging and not any(JUDGING_CORPUS.glob("*.onnx")):
+        parser.error(f"no judging models in {JUDGING_CORPUS} (make judging-corpus)")
+    corpora = [JUDGING_CORPUS] if args.judging else args.corpus or DEFAULT_CORPORA
+    corpus_label = "judging" if args.judging else "development"
+    args.out = args.out or ROOT / ("build/backends-judging" if args.judging else "build/backends")
+    if args.results and not args.smoke:
+        # One result file holds one corpus: refuse before measuring anything.
+        for name in names:
+            held = args.results / f"{name}.json"
+            if held.is_file() and report_corpus(held) != corpus_label:
+                parser.error(
+                    f"{held} holds the {report_corpus(held)} corpus; this run measures the {corpus_label} corpus "
+                    "(--results docs/results for the development corpus, docs/results/judging with --judging)"
+                )
     if args.models:
         models = find_models(corpora, args.models.split(","))
     elif args.smoke:
@@ -701,7 +753,7 @@ def main(argv: list[str] | None = None) -> int:
     write_report()
     if args.results and not args.smoke:
         report = json.loads((args.out / "results.json").read_text())
-        for path in report_md.update_results(args.results, report, run):
+        for path in report_md.update_results(args.results, report, run, corpus_label):
             print(f"harness: wrote {report_md.relative(str(path.resolve()))}")
     # A fact the backend shows false is a failure: the profile refuses what the backend runs.
     failed = [

@@ -159,22 +159,59 @@ def slim(row: dict) -> dict:
     return out
 
 
-def regenerate_command(backend: str) -> str:
-    return f"make backends BACKENDS={backend}"
+# The corpora a result file can hold (its "corpus" key; files written before it existed hold
+# the development corpus): what a run measured, the folder its results go to, and the make
+# target that regenerates them.
+CORPORA = {
+    "development": {
+        "what": "the development corpus (tests/models and the batch-1 exports of tests/backends)",
+        "make": "make backends",
+        "results": "docs/results",
+        "harness": "",
+    },
+    "judging": {
+        "what": "the judging corpus (tests/judging: models no rule or fact is tuned on)",
+        "make": "make backends-judging",
+        "results": "docs/results/judging",
+        "harness": " --judging --probe",
+    },
+}
 
 
-def update_results(results: Path, report: dict, run: dict) -> list[Path]:
+def corpus_of(data: dict) -> str:
+    return data.get("corpus", "development")
+
+
+def regenerate_command(backend: str, corpus: str = "development") -> str:
+    return f"{CORPORA[corpus]['make']} BACKENDS={backend}"
+
+
+class MixedCorpora(ValueError):
+    """A run's rows would go into a result file that holds another corpus's."""
+
+
+def update_results(results: Path, report: dict, run: dict, corpus: str = "development") -> list[Path]:
     """Merges a harness report into results/NAME.json per backend it ran (a model's new row
     replaces its old one; models not run keep theirs, with the run that measured them) and
-    rewrites NAME.md. Returns the files written."""
+    rewrites NAME.md. One file holds one corpus: rows of another raise MixedCorpora before
+    anything is written. Returns the files written."""
+    backends = [b for b in report["backends"] if any(r["backend"] == b for r in report["rows"])]
+    for backend in backends:
+        path = results / f"{backend}.json"
+        held = corpus_of(json.loads(path.read_text())) if path.is_file() else corpus
+        if held != corpus:
+            raise MixedCorpora(
+                f"{relative(str(path.resolve()))} holds the {held} corpus, this run measured the {corpus} "
+                f"corpus (its results go to {CORPORA[corpus]['results']})"
+            )
     results.mkdir(parents=True, exist_ok=True)
     written = []
-    for backend in report["backends"]:
+    for backend in backends:
         rows = [r for r in report["rows"] if r["backend"] == backend]
-        if not rows:
-            continue
         path = results / f"{backend}.json"
         data = json.loads(path.read_text()) if path.is_file() else {"backend": backend, "runs": [], "rows": []}
+        if corpus != "development":
+            data["corpus"] = corpus
         data["summary"] = report["backends"][backend]
         run_id = max((r["id"] for r in data["runs"]), default=0) + 1
         this = dict(run, id=run_id, versions=report.get("versions", {}).get(backend, []))
@@ -202,16 +239,19 @@ def backend_markdown(data: dict) -> str:
     """docs/results/NAME.md: the current table of one backend, from NAME.json."""
     b = data["backend"]
     rows = data["rows"]
+    corpus = CORPORA[corpus_of(data)]
     modes = sorted({r["rewrite"]["mode"] for r in rows if "rewrite" in r})
     several = len(data["runs"]) > 1
+    on = "" if corpus_of(data) == "development" else f" on the {corpus_of(data)} corpus"
     out = [
-        f"# Backend results: `{b}`",
+        f"# Backend results{on}: `{b}`",
         "",
         "<!-- written by tests/backends/report.py from the JSON beside it: do not edit by hand -->",
-        f"{data['summary']}. Regenerate with `{regenerate_command(b)}` (tests/backends/harness.py "
-        f"--backends {b} --results docs/results), which rewrites this file and `{b}.json`; a run over "
-        "some models (`--models`) replaces their rows only. Setup and tolerances: docs/targets.md, "
-        '"Measured on real backends". Earlier measurements: the git history of these files.',
+        f"{data['summary']}{on and ', on ' + corpus['what']}. Regenerate with `{regenerate_command(b, corpus_of(data))}` "
+        f"(tests/backends/harness.py --backends {b}{corpus['harness']} --results {corpus['results']}), which "
+        f"rewrites this file and `{b}.json`; a run over some models (`--models`) replaces their rows only. "
+        'Setup and tolerances: docs/targets.md, "Measured on real backends". Earlier measurements: the git '
+        "history of these files.",
         "",
     ]
     for run in data["runs"]:
@@ -233,6 +273,10 @@ def backend_markdown(data: dict) -> str:
     for r in rows:
         cells = [r["model"], _original(r), _after(r)] + ([str(r["run"])] if several else [])
         out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    if data.get("notes"):
+        # What the failing rows are, from their triage (kept in the JSON across runs).
+        out += ["", "## Notes", ""]
+        out += [f"- {note}" for note in data["notes"]]
     out += ["", "## Messages", ""]
     out += [line for line in map(_message_line, rows) if line]
     return "\n".join(out) + "\n"

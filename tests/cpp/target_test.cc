@@ -236,6 +236,26 @@ g (float[5,)",
 
 // check --target --probe --allow FACT: an allowed fact neither blocks nor asks for a step;
 // the other facts still do.
+TEST(Check, OpsetAboveTheTargetsIsConvertedUnlessANodeHasNoFormThere) {
+  auto relu = Blockers("", R"(<ir_version: 8, opset_import: ["" : 18]>
+g (float[2] X) => (float[2] Y) { Y = Relu(X) })");
+  ASSERT_EQ(relu.size(), 1u);
+  EXPECT_EQ(relu[0].where, "model");
+  EXPECT_EQ(relu[0].step, FindPlanStep("convert-opset"));
+  // Col2Im exists from opset 18 only and has no decomposition: it is the blocker, named,
+  // and the plan runs no conversion that would fail.
+  auto col2im = Blockers("", R"(<ir_version: 8, opset_import: ["" : 18]>
+g (float[1,12,4] X) => (float[1,3,4,4] Y) <int64[2] S = {4, 4}, int64[2] B = {2, 2}> { Y = Col2Im<strides = [2, 2]>(X, S, B) })");
+  ASSERT_EQ(col2im.size(), 1u);
+  EXPECT_EQ(col2im[0].op, "Col2Im");
+  EXPECT_EQ(col2im[0].fact, "x: ai.onnx opset 7..13");
+  EXPECT_EQ(col2im[0].step, nullptr);
+  EXPECT_NE(col2im[0].reason.find("the model imports ai.onnx opset 18; this node has no form at opset 13: Col2Im "
+                                  "does not exist before opset 18"),
+            std::string::npos)
+      << col2im[0].reason;
+}
+
 TEST(Check, AllowedFactNeitherBlocksNorPlans) {
   auto p = ParseTarget(std::string(kMinimal) +
                            "[[missing]]\nops = [\"Erf\"]\nsource = \"measured\"\n"

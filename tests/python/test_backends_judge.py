@@ -14,7 +14,7 @@ sys.path.insert(0, str(ROOT / "tests/backends"))
 
 import report  # noqa: E402
 from backends import BACKENDS  # noqa: E402
-from harness import compare, verdict  # noqa: E402
+from harness import CorpusModel, compare, tolerances, verdict  # noqa: E402
 
 FP32 = (1e-4, 1e-4)  # the default float32 (rtol, atol) of tests/backends/backends.py
 
@@ -187,3 +187,15 @@ def test_sequence_of_maps_outputs():
     far[:] = [{0: 0.75, 1: 0.25}, {0: 0.5, 1: 0.5}]
     assert judge([close], [ref])["match"]
     assert not judge([far], [ref])["match"]
+
+
+def test_a_model_computing_in_float16_gets_float16s_bound_on_every_output(tmp_path):
+    """A float16 conversion that keeps float32 inputs and outputs: its float32 outputs carry
+    float16 rounding (in the reference too), so they are judged with float16's bound."""
+    for name, tags in (("half_keep_io", ["fp16", "keep-io-types"]), ("plain", ["encoder"])):
+        (tmp_path / f"{name}.onnx").write_bytes(b"")
+        (tmp_path / f"{name}.json").write_text(f'{{"tags": {tags!r}, "rtol": 0.01, "atol": 0.001}}'.replace("'", '"'))
+    half, plain = CorpusModel(tmp_path / "half_keep_io.onnx"), CorpusModel(tmp_path / "plain.onnx")
+    b = BACKENDS["openvino"]
+    assert tolerances(b, half) == (b.fp16_rtol, b.fp16_atol, (b.fp16_rtol, b.fp16_atol))
+    assert tolerances(b, plain)[:2] == (0.01, 0.001)  # the model's own, larger than the backend's

@@ -52,7 +52,7 @@ def _rel(p: Path) -> str:
 
 def test_no_absolute_paths_of_the_machine():
     found = []
-    for doc in [*DOCS, *sorted((REPO / "docs" / "results").glob("*.json"))]:
+    for doc in [*DOCS, *sorted((REPO / "docs" / "results").rglob("*.json"))]:
         for n, line in enumerate(doc.read_text().splitlines(), 1):
             if ABSOLUTE.search(line):
                 found.append(f"{_rel(doc)}:{n}: {line.strip()[:160]}")
@@ -67,7 +67,7 @@ def test_no_issue_numbers_as_sources():
     backend results quote the tool's own messages and are left out)."""
     found = []
     for doc in DOCS:
-        if doc.parent.name == "results":
+        if doc.parent.name == "results" or doc.parent.parent.name == "results":
             continue
         for n, line in enumerate(doc.read_text().splitlines(), 1):
             if ISSUE_NUMBER.search(line):
@@ -148,6 +148,21 @@ def test_backend_results_are_renderings_of_their_data():
     results = REPO / "docs" / "results"
     assert sorted(p.stem for p in results.glob("*.json")), "docs/results/ holds no results"
     assert not backend_report.stale_results(results)
+    assert not backend_report.stale_results(results / "judging")
+
+
+def test_backend_results_hold_one_corpus_each():
+    """docs/results/ holds the development corpus's tables, docs/results/judging/ the judging
+    corpus's; each table names the make target that regenerates it."""
+    results = REPO / "docs" / "results"
+    for folder, corpus in ((results, "development"), (results / "judging", "judging")):
+        for path in sorted(folder.glob("*.json")):
+            data = json.loads(path.read_text())
+            assert backend_report.corpus_of(data) == corpus, (
+                f"{_rel(path)} holds the {backend_report.corpus_of(data)} corpus"
+            )
+            command = backend_report.regenerate_command(data["backend"], corpus)
+            assert f"`{command}`" in path.with_suffix(".md").read_text().split("\n\n")[1], _rel(path)
 
 
 def test_passes_json_carries_the_typed_options_and_simplify_steps(run_cli):
