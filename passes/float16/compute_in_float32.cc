@@ -69,6 +69,8 @@ class ComputeInFloat32Pass : public PatternPass {
   }
 
   StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
+    // Checked here, not at creation: the pass table makes every pass from its defaults.
+    if (ops_.empty()) return absl::InvalidArgumentError("compute-in-float32 needs ops= (op types, separated by ';')");
     for (const std::string& op : ops_) lowering::InferTypesIfNeeded(model, op);
     return PatternPass::Run(model, context);
   }
@@ -80,9 +82,7 @@ class ComputeInFloat32Pass : public PatternPass {
 }  // namespace
 
 StatusOr<std::unique_ptr<Pass>> CreateComputeInFloat32Pass(const PassOptions& o) {
-  std::vector<std::string> ops = o.List("ops");
-  if (ops.empty()) return absl::InvalidArgumentError("compute-in-float32 needs ops= (op types, separated by ';')");
-  return std::make_unique<ComputeInFloat32Pass>(std::move(ops));
+  return std::make_unique<ComputeInFloat32Pass>(o.List("ops"));
 }
 
 }  // namespace onnxsurgeon::passes
