@@ -71,23 +71,7 @@ OPS = {
         1,
         {"num_heads": N},
     ),
-    # Not lowered (named by --target): the quantizer's QAttention, without and with the
-    # attribute onnxruntime 1.13 added to Attention
-    "QAttention": (
-        MS,
-        [
-            ("x", U8, [B, S, D]),
-            ("w", I8, [D, 3 * D]),
-            ("b", F, [3 * D]),
-            ("xs", F, []),
-            ("ws", F, []),
-            ("mask", I32, [B]),
-            ("xz", U8, []),
-            ("wz", I8, []),
-        ],
-        1,
-        {"num_heads": N},
-    ),
+    # The quantizer's QAttention with the attribute onnxruntime 1.13 added to Attention
     "QAttention.mask_filter_value": (
         MS,
         [
