@@ -69,8 +69,7 @@ class ComputeInFloat32Pass : public PatternPass {
   }
 
   StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
-    // Checked here, not at creation: the pass table makes every pass from its defaults.
-    if (ops_.empty()) return absl::InvalidArgumentError("compute-in-float32 needs ops= (op types, separated by ';')");
+    if (ops_.empty()) return PassResult{};  // no ops= given: nothing to widen (as set-input-shape)
     for (const std::string& op : ops_) lowering::InferTypesIfNeeded(model, op);
     return PatternPass::Run(model, context);
   }
