@@ -58,6 +58,7 @@ StatusOr<TargetRun> RunTarget(Model& model, const CompiledProfile& target, const
   CheckOptions check = CheckOptionsFor(options.input_shapes);
   check.allowed_facts = options.allowed_facts;
   TargetRun run;
+  bool simplified_first = false;
   if (profile.simplify_first && !CheckTarget(model, target, check).blockers.empty()) {
     OS_ASSIGN_OR_RETURN(auto items, ParsePipeline("simplify"));
     OS_ASSIGN_OR_RETURN(auto reports, RunPipeline(model, items, pm));
@@ -65,50 +66,65 @@ StatusOr<TargetRun> RunTarget(Model& model, const CompiledProfile& target, const
     if (std::any_of(reports.begin(), reports.end(), [](const PassRunReport& r) { return r.result.changed; })) {
       for (auto& r : reports) run.reports.push_back(std::move(r));
       run.plan.push_back("simplify");
+      simplified_first = true;
     }
   }
   std::set<const PlanStep*, ByOrder> done;
-  for (int round = 0; round < kMaxRounds; ++round) {
-    CheckReport report = CheckTarget(model, target, check);
-    std::set<const PlanStep*, ByOrder> steps;
-    for (const Finding& f : report.blockers)
-      if (f.step && (!done.count(f.step) || f.step->repeat == Repeat::kRepeatable)) steps.insert(f.step);
-    // New input shapes make every computed shape stale: re-infer and fold what became constant.
-    if (steps.count(&PlanStepNamed("set-input-shape"))) steps.insert(&PlanStepNamed("simplify"));
-    if (steps.empty()) break;
-    bool changed = false;
-    bool recheck = false;                 // a step changed the model since `now` was checked
-    std::optional<CheckReport> now;       // the blockers after this round's last change (none yet: `report`)
-    for (const PlanStep* step : steps) {  // in the planner's fixed order
-      // An earlier step of this round may have removed this step's blockers too
-      // (convert-opset decomposes Gelu, so rewrite-gelu has nothing left to do; converting
-      // to opset 12 for ReduceSum lowers the IR version too).
-      if (step != &PlanStepNamed("simplify")) {
-        if (recheck) {
-          now = CheckTarget(model, target, check);
-          recheck = false;
+  // The plan's rounds: each runs the steps the remaining blockers ask for, in the planner's
+  // order, until nothing changes. `simplify_now` adds simplify to the first round.
+  auto run_rounds = [&](bool simplify_now) -> StatusOr<bool> {
+    bool changed_any = false;
+    for (int round = 0; round < kMaxRounds; ++round) {
+      CheckReport report = CheckTarget(model, target, check);
+      std::set<const PlanStep*, ByOrder> steps;
+      if (simplify_now && round == 0) steps.insert(&PlanStepNamed("simplify"));
+      for (const Finding& f : report.blockers)
+        if (f.step && (!done.count(f.step) || f.step->repeat == Repeat::kRepeatable)) steps.insert(f.step);
+      // New input shapes make every computed shape stale: re-infer and fold what became constant.
+      if (steps.count(&PlanStepNamed("set-input-shape"))) steps.insert(&PlanStepNamed("simplify"));
+      if (steps.empty()) break;
+      bool changed = false;
+      bool recheck = false;                 // a step changed the model since `now` was checked
+      std::optional<CheckReport> now;       // the blockers after this round's last change (none yet: `report`)
+      for (const PlanStep* step : steps) {  // in the planner's fixed order
+        // An earlier step of this round may have removed this step's blockers too
+        // (convert-opset decomposes Gelu, so rewrite-gelu has nothing left to do; converting
+        // to opset 12 for ReduceSum lowers the IR version too).
+        if (step != &PlanStepNamed("simplify")) {
+          if (recheck) {
+            now = CheckTarget(model, target, check);
+            recheck = false;
+          }
+          if (now && std::none_of(now->blockers.begin(), now->blockers.end(),
+                                  [&](const Finding& f) { return f.step == step; }))
+            continue;
         }
-        if (now &&
-            std::none_of(now->blockers.begin(), now->blockers.end(), [&](const Finding& f) { return f.step == step; }))
-          continue;
+        std::string text = step->PipelineText({target, model, options.input_shapes});
+        auto items = ParsePipeline(text);
+        if (!items.ok())
+          return Status(items.status().code(),
+                        absl::StrCat("target ", profile.name, ": step '", text, "': ", items.status().message()));
+        // One run of a step reaches its fixed point: simplify re-infers types between its own
+        // rounds (passes/simplify.cc), so what its folds made decidable folds in the same run.
+        OS_ASSIGN_OR_RETURN(auto reports, RunPipeline(model, *items, pm));
+        for (auto& r : reports) {
+          changed |= r.result.changed;
+          recheck |= r.result.changed;
+          run.reports.push_back(std::move(r));
+        }
+        run.plan.push_back(text);
+        done.insert(step);
       }
-      std::string text = step->PipelineText({target, model, options.input_shapes});
-      auto items = ParsePipeline(text);
-      if (!items.ok())
-        return Status(items.status().code(),
-                      absl::StrCat("target ", profile.name, ": step '", text, "': ", items.status().message()));
-      // One run of a step reaches its fixed point: simplify re-infers types between its own
-      // rounds (passes/simplify.cc), so what its folds made decidable folds in the same run.
-      OS_ASSIGN_OR_RETURN(auto reports, RunPipeline(model, *items, pm));
-      for (auto& r : reports) {
-        changed |= r.result.changed;
-        recheck |= r.result.changed;
-        run.reports.push_back(std::move(r));
-      }
-      run.plan.push_back(text);
-      done.insert(step);
+      changed_any |= changed;
+      if (!changed) break;  // a fixed point: another round would do the same again
     }
-    if (!changed) break;  // a fixed point: another round would do the same again
+    return changed_any;
+  };
+  OS_ASSIGN_OR_RETURN(bool changed_after_first, run_rounds(false));
+  // Simplified first, then changed by the steps (a decomposition's own constants): simplify
+  // once more, as the plan would have without the first one, and finish what that asks.
+  if (simplified_first && changed_after_first && run.plan.back() != "simplify") {
+    OS_RETURN_IF_ERROR(run_rounds(true).status());
   }
   run.remaining = CheckTarget(model, target, check);
   if (!run.remaining.blockers.empty() && !options.allow_remaining)

@@ -372,7 +372,8 @@ def test_nncase_k210_search_accepts_the_profile_plan(cli_path, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "search 1/6 (profile): accepted" in proc.stderr, proc.stderr
     plan = plan_of(out)
-    assert plan.startswith("convert-opset=12,set-input-shape("), plan
+    # (simplify first: the profile's [plan] simplify_first)
+    assert plan.startswith("simplify,convert-opset=12,set-input-shape("), plan
     want = ort.InferenceSession(str(VAD), providers=["CPUExecutionProvider"]).run(None, feeds)
     got = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"]).run(None, feeds)
     for w, g in zip(want, got):
