@@ -60,13 +60,17 @@ def test_head_then_tail_computes_the_whole_model(corpus_model, oracle, tmp_path)
     assert [i.name for i in tail.graph.input][-1] == mid and [o.name for o in tail.graph.output] == outputs
     assert len(head.graph.node) < len(original.graph.node) and len(tail.graph.node) < len(original.graph.node)
 
-    head_feeds = {i.name: corpus_model.inputs[i.name] for i in head.graph.input}
+    # tf2onnx's IR 4 models list initializers among the graph inputs too: they are not fed.
+    head_feeds = {i.name: corpus_model.inputs[i.name] for i in head.graph.input if i.name in corpus_model.inputs}
     mid_value = oracle.run_model(head, head_feeds)[mid]
     got = oracle.run_model(tail, {**corpus_model.inputs, mid: mid_value})
     want = oracle.run_model(original, corpus_model.inputs)
     oracle.assert_outputs_close(got, want, rtol=corpus_model.rtol, atol=corpus_model.atol)
 
-    # onnx's own extractor cuts the same head.
+    # onnx's own extractor cuts the same head; it does not follow a body's outer-scope
+    # references (tf2onnx's Scans read outer initializers), so its head is no reference there.
+    if any(n.op_type in ("If", "Loop", "Scan") for n in head.graph.node):
+        return
     onnx.save(original, tmp_path / "m.onnx")
     onnx.utils.extract_model(
         str(tmp_path / "m.onnx"),

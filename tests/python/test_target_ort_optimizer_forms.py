@@ -122,7 +122,9 @@ def test_skip_layernorm_sum_output_lowered_for_ort_1_10_only(cli_path, tmp_path,
     assert "SkipLayerNormalization" in _ops(out)
 
 
-def test_qattention_mask_filter_value_named_for_ort_1_10(cli_path, tmp_path):
+def test_qattention_mask_filter_value_lowered_for_ort_1_10(cli_path, tmp_path):
+    """ort-1.10 refuses QAttention's mask_filter_value (targets/probes/contrib_ops.txt): the
+    plan lowers that QAttention, and the result matches onnxruntime's kernel."""
     inputs = ["x", "w", "bias", "xs", "ws", "mask", "xz", "wz"]
     node = oh.make_node("QAttention", inputs, ["y"], domain=MS, num_heads=2, mask_filter_value=-10000.0)
     inits = {
@@ -136,9 +138,10 @@ def test_qattention_mask_filter_value_named_for_ort_1_10(cli_path, tmp_path):
     x = oh.make_tensor_value_info("x", TensorProto.UINT8, [2, 3, 8])
     mask = oh.make_tensor_value_info("mask", TensorProto.INT32, [2])
     model = _model([node], [x, mask], [_f("y", [2, 3, 8])], inits, 14)
-    proc, _ = _target(cli_path, tmp_path, model, "ort-1.10", {}, expect_rc=1)
-    assert "lacks QAttention when attribute:mask_filter_value" in proc.stderr, proc.stderr
-    assert "targets/probes/contrib_ops.py" in proc.stderr
+    feeds = {"x": RNG.integers(0, 255, (2, 3, 8)).astype(np.uint8), "mask": np.array([2, 3], np.int32)}
+    proc, out = _target(cli_path, tmp_path, model, "ort-1.10", feeds)
+    assert "lower-contrib-ops(ops=QAttention)" in proc.stderr, proc.stderr
+    assert "QAttention" not in _ops(out), _ops(out)
 
 
 def test_attention_with_constant_weights_projects_q_k_v_apart(cli_path, tmp_path):
