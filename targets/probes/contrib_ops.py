@@ -32,8 +32,23 @@ QLINEAR_BINARY = [
     ("cz", U8, []),
 ]
 
+
 # op -> (domain, inputs [(name, elem type, shape) or None for omitted], n outputs, attributes);
 # OP.FORM names a form of OP (the model file is OP.FORM.onnx).
+def _qattention_inputs(mask):
+    """The quantizer's QAttention inputs, with the mask given or omitted (None)."""
+    return [
+        ("x", U8, [B, S, D]),
+        ("w", I8, [D, 3 * D]),
+        ("b", F, [3 * D]),
+        ("xs", F, []),
+        ("ws", F, []),
+        mask,
+        ("xz", U8, []),
+        ("wz", I8, []),
+    ]
+
+
 OPS = {
     "SkipLayerNormalization": (MS, [("x", F, [B, S, D]), ("skip", F, [B, S, D]), ("g", F, [D]), ("b", F, [D])], 1, {}),
     # output 3, the sum x + skip, as the optimizer writes it (outputs 1 and 2 left out)
@@ -74,16 +89,7 @@ OPS = {
     # The quantizer's QAttention with the attribute onnxruntime 1.13 added to Attention
     "QAttention.mask_filter_value": (
         MS,
-        [
-            ("x", U8, [B, S, D]),
-            ("w", I8, [D, 3 * D]),
-            ("b", F, [3 * D]),
-            ("xs", F, []),
-            ("ws", F, []),
-            ("mask", I32, [B]),
-            ("xz", U8, []),
-            ("wz", I8, []),
-        ],
+        _qattention_inputs(("mask", I32, [B])),
         1,
         {"num_heads": N, "mask_filter_value": -10000.0},
     ),
@@ -218,16 +224,7 @@ OPS = {
     ),
     "QAttention": (
         MS,
-        [
-            ("x", U8, [B, S, D]),
-            ("w", I8, [D, 3 * D]),
-            ("b", F, [3 * D]),
-            ("xs", F, []),
-            ("ws", F, []),
-            None,
-            ("xz", U8, []),
-            ("wz", I8, []),
-        ],
+        _qattention_inputs(None),
         1,
         {"num_heads": N},
     ),
