@@ -61,6 +61,12 @@ float DefaultScale(const Node& node, int64_t head_size) {
   return scale != 0.0f ? scale : 1.0f / std::sqrt(static_cast<float>(head_size));
 }
 
+// A packed projection [.., Dq + Dk + Dv] split into Q, K and V.
+std::vector<Value*> SplitQkv(Value* qkv, const std::vector<int64_t>& hidden, Rewriter& rw) {
+  Node* split = rw.Create("Split", {qkv, rw.Int64s(hidden)}, {Rewriter::AttrInt("axis", -1)}, 3);
+  return {split->output(0), split->output(1), split->output(2)};
+}
+
 // The Q, K and V projections. Weights given as initializers (what the optimizer writes):
 // one MatMul (+ Add) per part on its columns, Slice(%w, [a], [b], [1]) (and of %b), the form
 // exporters write, which converters fold and whose attention fusions expect (rknn-toolkit2
@@ -86,8 +92,7 @@ std::vector<Value*> Projections(Node* node, const std::vector<int64_t>& hidden, 
   }
   Value* qkv = rw.Op("MatMul", {node->input(0), w});
   if (b) qkv = rw.Op("Add", {qkv, b});
-  Node* split = rw.Create("Split", {qkv, rw.Int64s(hidden)}, {Rewriter::AttrInt("axis", -1)}, 3);
-  return {split->output(0), split->output(1), split->output(2)};
+  return SplitQkv(qkv, hidden, rw);
 }
 
 // ---- Attention ------------------------------------------------------------------------
@@ -172,8 +177,7 @@ class AttentionRule : public NodeRule<AttentionPlan> {
       qkv = rw.Op("Cast", {qkv}, {Rewriter::AttrInt("to", plan.type)});
       qkv = rw.Op("Mul", {qkv, rw.Op("Mul", {node->input(3), node->input(4)})});
       if (Value* bias = node->input(2)) qkv = rw.Op("Add", {qkv, bias});
-      Node* split = rw.Create("Split", {qkv, rw.Int64s(plan.hidden)}, {Rewriter::AttrInt("axis", -1)}, 3);
-      parts = {split->output(0), split->output(1), split->output(2)};
+      parts = SplitQkv(qkv, plan.hidden, rw);
     } else {
       parts = Projections(node, plan.hidden, rw);
     }
