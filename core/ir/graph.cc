@@ -360,13 +360,32 @@ void Graph::AddOutput(MutationKey, Value* value) {
   value->graph_outputs_.push_back({this, static_cast<int>(outputs_.size() - 1)});
 }
 
+namespace {
+// True when `replacement` says less than `declared` about a tensor of the same element type.
+bool KeepsDeclaredShape(const onnx::TypeProto& declared, const onnx::TypeProto* replacement) {
+  if (!declared.has_tensor_type() || !declared.tensor_type().has_shape()) return false;
+  if (!replacement) return true;
+  if (!replacement->has_tensor_type() || replacement->tensor_type().has_shape()) return false;
+  int32_t elem = replacement->tensor_type().elem_type();
+  return elem == 0 || elem == declared.tensor_type().elem_type();
+}
+}  // namespace
+
 void Graph::SetOutput(MutationKey, size_t i, Value* value) {
   Value* old = outputs_[i];
   if (old == value) return;
   auto& outs = old->graph_outputs_;
   outs.erase(std::remove(outs.begin(), outs.end(), GraphOutputUse{this, static_cast<int>(i)}), outs.end());
+  // The graph's interface outlives the swap: a replacement computes the same output, so
+  // when it is typed less (no shape: an op onnx cannot infer through) the shape the old
+  // output declared still holds, and the checker requires one on a graph output.
+  const onnx::ValueInfoProto* old_info = output_info_[i] ? output_info_[i].get() : old->info_.get();
+  std::unique_ptr<onnx::ValueInfoProto> kept;
+  if (old_info && KeepsDeclaredShape(old_info->type(), value->type())) {
+    kept = std::make_unique<onnx::ValueInfoProto>(*old_info);
+  }
   outputs_[i] = value;
-  output_info_[i].reset();
+  output_info_[i] = std::move(kept);
   value->graph_outputs_.push_back({this, static_cast<int>(i)});
 }
 

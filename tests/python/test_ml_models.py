@@ -188,3 +188,61 @@ def test_every_profile_states_ml_strings_and_sequences(run_cli, repo_root):
     for name in names:
         text = run_cli("targets", "--sources", name).stdout
         assert "ai.onnx.ml ops: " in text and "string tensors: " in text and "sequences/maps: " in text, name
+
+
+def classifier_with_label_cast() -> onnx.ModelProto:
+    """skl2onnx's classifier form: TreeEnsembleClassifier's label (typed int64 with no shape:
+    onnx infers none through ai.onnx.ml) goes through an identity Cast to the graph output,
+    which declares int64[N]."""
+    nodes = [
+        helper.make_node(
+            "TreeEnsembleClassifier",
+            ["X"],
+            ["label", "scores"],
+            domain=ML_DOMAIN,
+            classlabels_int64s=[0, 1],
+            nodes_treeids=[0, 0, 0],
+            nodes_nodeids=[0, 1, 2],
+            nodes_featureids=[0, 0, 0],
+            nodes_values=[0.0, 0.0, 0.0],
+            nodes_modes=["BRANCH_LEQ", "LEAF", "LEAF"],
+            nodes_truenodeids=[1, 0, 0],
+            nodes_falsenodeids=[2, 0, 0],
+            class_treeids=[0, 0],
+            class_nodeids=[1, 2],
+            class_ids=[0, 1],
+            class_weights=[1.0, 1.0],
+        ),
+        helper.make_node("Cast", ["label"], ["output_label"], to=TensorProto.INT64),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "classifier",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["N", 2])],
+        [
+            helper.make_tensor_value_info("output_label", TensorProto.INT64, [None]),
+            helper.make_tensor_value_info("scores", TensorProto.FLOAT, ["N", 2]),
+        ],
+        value_info=[helper.make_tensor_value_info("label", TensorProto.INT64, None)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ML_DOMAIN, 1)])
+    model.ir_version = 8
+    return model
+
+
+@pytest.mark.parametrize("pipeline", ["strip-identity-cast", "set-input-shape(shapes=X:3x2),strip-identity-cast"])
+def test_a_replaced_graph_output_keeps_its_declared_shape(pipeline, oracle):
+    """Removing the Cast makes the less-typed `label` the graph output; the output keeps the
+    shape it declared (onnx's checker requires one on a graph output)."""
+    import onnxruntime as ort
+
+    model = classifier_with_label_cast()
+    out = osg.run(model, pipeline)
+    oracle.assert_valid(out)
+    assert "Cast" not in [n.op_type for n in out.graph.node]
+    assert out.graph.output[0].type.tensor_type.HasField("shape")
+    x = {"X": np.array([[-1.0, 0.5], [2.0, 0.0], [0.0, 1.0]], dtype=np.float32)}
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, x)
+    got = ort.InferenceSession(out.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, x)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
