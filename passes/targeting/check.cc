@@ -340,11 +340,28 @@ class Checker {
     if (fact.remedy_none) return {};
     if (fact.remedy) return {fact.remedy, ""};
     const RemedyContext context{p_.opset_min, p_.opset_max, fact.every_op, types_, static_inputs_};
-    if (fact.kind && !fact.kind->remedy.empty() && fact.condition->RemedyApplies(n, context))
+    if (fact.kind && !fact.kind->remedy.empty() && fact.condition->RemedyApplies(n, context)) {
+      if (fact.kind->remedy == "convert-opset-before-form") {
+        std::string why = WhyNoConversionTo(OpsetBeforeForm(n));
+        if (!why.empty()) return {nullptr, why};
+      }
       return {&PlanStepNamed(fact.kind->remedy), ""};
+    }
     Remedy by_op = RemovingStep(RemovalQuery{n, fact.kind, t_, static_inputs_});
     if (by_op.step || !by_op.no_fix.empty()) return by_op;
     return {nullptr, fact.condition ? fact.condition->WhyNoRemedy(n, context) : ""};
+  }
+
+  // "" when convert-opset can take the whole model to `opset`; else which node it cannot
+  // convert (Col2Im before 18), so the plan does not run a conversion that fails.
+  std::string WhyNoConversionTo(int64_t opset) const {
+    if (model_.OpsetVersion("") <= opset) return "";
+    OpsetConversionCheck dry_run = GetOpsetConversionCheck();
+    if (!dry_run) return "";
+    std::vector<UnconvertibleNode> left = dry_run(model_, opset);
+    if (left.empty()) return "";
+    return absl::StrCat("converting to opset ", opset, " for this form fails: ", left[0].op, " (", left[0].where,
+                        "): ", left[0].why);
   }
 
   // The first plan step that removes the query's node, or why one would only with more given.

@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/ir/constant.h"
 #include "core/ir/input_shapes.h"
 #include "core/pass/options.h"
 #include "core/pass/pipeline.h"
@@ -16,6 +17,27 @@ namespace onnxsurgeon::target {
 namespace {
 
 constexpr int kMaxRounds = 6;
+
+// A main-graph node that computes from constants only (simplify's fold-constants evaluates
+// it): a profile that simplifies first ([plan] simplify_first) does so for it too, though
+// no fact blocks it. nncase 1.9 refuses such arithmetic when left to it (T5's relative
+// position buckets, int64 Abs/Less/Where on constants: 'bad optional access';
+// targets/probes/nncase_constant_compute.txt). Constant nodes and nodes with no input are
+// not computations (Random* draws are never folded).
+bool ComputesFromConstants(const Model& model) {
+  for (const Node* n : model.graph().nodes()) {
+    if (n->Is("Constant") || n->num_inputs() == 0 || !n->Is(n->op_type())) continue;  // ai.onnx only
+    bool all = true, any = false;
+    for (size_t i = 0; i < n->num_inputs() && all; ++i) {
+      const Value* v = n->input(i);
+      if (!v) continue;
+      any = true;
+      all = GetConstantTypeAndDims(v).has_value();
+    }
+    if (all && any) return true;
+  }
+  return false;
+}
 
 Status RemainingError(const Profile& profile, const CheckReport& report, const std::vector<std::string>& plan,
                       const std::vector<PassRunReport>& reports) {
@@ -59,7 +81,7 @@ StatusOr<TargetRun> RunTarget(Model& model, const CompiledProfile& target, const
   check.allowed_facts = options.allowed_facts;
   TargetRun run;
   bool simplified_first = false;
-  if (profile.simplify_first && !CheckTarget(model, target, check).blockers.empty()) {
+  if (profile.simplify_first && (!CheckTarget(model, target, check).blockers.empty() || ComputesFromConstants(model))) {
     OS_ASSIGN_OR_RETURN(auto items, ParsePipeline("simplify"));
     OS_ASSIGN_OR_RETURN(auto reports, RunPipeline(model, items, pm));
     // Named in the plan only when it did something: otherwise the plan is what it was.
@@ -123,7 +145,10 @@ StatusOr<TargetRun> RunTarget(Model& model, const CompiledProfile& target, const
   OS_ASSIGN_OR_RETURN(bool changed_after_first, run_rounds(false));
   // Simplified first, then changed by the steps (a decomposition's own constants): simplify
   // once more, as the plan would have without the first one, and finish what that asks.
-  if (simplified_first && changed_after_first && run.plan.back() != "simplify") {
+  // Likewise when the steps left computation on constants (an unrolled Scan's counters) on
+  // a simplify-first profile, so a second --target finds nothing to do.
+  const bool constants_left = profile.simplify_first && ComputesFromConstants(model);
+  if ((simplified_first || constants_left) && changed_after_first && run.plan.back() != "simplify") {
     OS_RETURN_IF_ERROR(run_rounds(true).status());
   }
   run.remaining = CheckTarget(model, target, check);
