@@ -18,6 +18,7 @@
 #include "passes/control_flow/unroll_loop.h"
 #include "passes/control_flow/unroll_scan.h"
 #include "passes/layernorm/fusion_rules.h"
+#include "passes/quantization/dynamic_quantize_float.h"
 #include "passes/scatter/rewrite_index_put.h"
 #include "passes/targeting/compiled_profile.h"
 #include "passes/targeting/conditions/common.h"
@@ -43,6 +44,14 @@ Removal No() { return {}; }
 Removal RewriteIndexPutRemoves(const RemovalQuery& q) { return passes::IsIndexPut(q.node) ? Yes() : No(); }
 Removal FixLayerNormRemoves(const RemovalQuery& q) {
   return layernorm::IsCustomNamedLayerNorm(q.node, layernorm::DefaultCustomNames()) ? Yes() : No();
+}
+
+// The quantizer's DynamicQuantizeLinear and the MatMulInteger/ConvInteger reading it, where
+// decompose-dynamic-quantize(to=float) writes them in float (else the blocker names why not).
+Removal DecomposeDynamicQuantizeRemoves(const RemovalQuery& q) {
+  std::string why = passes::WhyDynamicQuantStays(q.node);
+  if (why.empty()) return Yes();
+  return {Removal::kNeeds, why};
 }
 
 // A ScatterND that only selects (constant indices, no reduction) needs none; the fact must
@@ -255,6 +264,11 @@ std::string ReshapeToUnsqueezeText(const StepTextContext& c) {
   }
   return min_rank > 0 ? absl::StrCat("reshape-to-unsqueeze(min-rank=", min_rank, ")") : "reshape-to-unsqueeze";
 }
+
+// Every backend measured without DynamicQuantizeLinear also refuses its QuantizeLinear form (a
+// computed scale) or MatMulInteger/ConvInteger (targets/probes/dynamic_quant_models.txt): the
+// float form.
+std::string DecomposeDynamicQuantizeText(const StepTextContext&) { return "decompose-dynamic-quantize(to=float)"; }
 
 // compute-in-float32 limited to the ops of the facts that name it as their remedy, where
 // such a fact holds in the model (onnxruntime 1.14's float16 HardSigmoid).
