@@ -144,7 +144,8 @@ class FloatDynamicQuantizeRule : public NodeRule<FloatDynamicQuantPlan> {
     Value* result = c.node->output(0);
     std::vector<Node*> float_casts;
     for (const Use& use : result->uses())
-      if (use.node->Is("Cast") && use.node->GetInt("to", 0) == onnx::TensorProto::FLOAT) float_casts.push_back(use.node);
+      if (use.node->Is("Cast") && use.node->GetInt("to", 0) == onnx::TensorProto::FLOAT)
+        float_casts.push_back(use.node);
     for (Node* cast : float_casts) OS_RETURN_IF_ERROR(rw.ReplaceNode(cast, {acc}));
     return rw.ReplaceNode(c.node, {result->HasUsers() ? CastTo(rw, acc, onnx::TensorProto::INT32) : nullptr});
   }

@@ -58,8 +58,8 @@ std::optional<IntegerConsumer> PlanConsumer(Node* n, const Value* zero_point, st
   for (int64_t o = 0; o < outputs; ++o) {
     if (255.0 * sums[o] <= kFloatExactIntegers) continue;
     const auto sum = static_cast<int64_t>(sums[o]);  // integers
-    *why = absl::StrCat(what, ": a partial sum may reach 255 * ", sum, " = ", 255 * sum,
-                        " (output ", o, "), above 2^24, where float32 stops holding every integer");
+    *why = absl::StrCat(what, ": a partial sum may reach 255 * ", sum, " = ", 255 * sum, " (output ", o,
+                        "), above 2^24, where float32 stops holding every integer");
     return std::nullopt;
   }
   return c;

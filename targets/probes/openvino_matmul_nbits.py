@@ -18,7 +18,11 @@ import sys
 import numpy as np
 
 MODELS = {"llama_int4": ("llama_dynamo18", False), "gpt2_int4": ("gpt2_dynamo18", True)}
-FORMS = {"": None, "_dq": "lower-contrib-ops(ops=MatMulNBits)", "_float": "lower-contrib-ops(ops=MatMulNBits,dequantize=true)"}
+FORMS = {
+    "": None,
+    "_dq": "lower-contrib-ops(ops=MatMulNBits)",
+    "_float": "lower-contrib-ops(ops=MatMulNBits,dequantize=true)",
+}
 
 
 def make(cli, corpus):

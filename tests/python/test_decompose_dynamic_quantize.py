@@ -147,7 +147,9 @@ def test_float_form_exact(kind, dtype, per_output):
     lowered = osg.run(model, "decompose-dynamic-quantize(to=float)")
     ops = _ops(lowered)
     assert not {"DynamicQuantizeLinear", "MatMulInteger", "ConvInteger", "QuantizeLinear", "Cast"} & set(ops), ops
-    for x in [rng.standard_normal(in_shape).astype(np.float32) * 3 for _ in range(5)] + [np.zeros(in_shape, np.float32)]:
+    for x in [rng.standard_normal(in_shape).astype(np.float32) * 3 for _ in range(5)] + [
+        np.zeros(in_shape, np.float32)
+    ]:
         assert np.array_equal(_run(model, {"x": x})[0], _run(lowered, {"x": x})[0])
 
 
@@ -189,7 +191,9 @@ def test_target_nncase_plans_float_form(cli_path, tmp_path):
 
     src = qm.build("transformer", "dynamic", tmp_path)
     out = tmp_path / "out.onnx"
-    proc = subprocess.run([str(cli_path), "--target", "nncase-k210", str(src), "-o", str(out)], capture_output=True, text=True)
+    proc = subprocess.run(
+        [str(cli_path), "--target", "nncase-k210", str(src), "-o", str(out)], capture_output=True, text=True
+    )
     assert "decompose-dynamic-quantize(to=float)" in proc.stderr, proc.stderr
     lowered = onnx.load(out) if out.exists() else None
     if lowered is None:  # another blocker may remain; the quantization's are gone
