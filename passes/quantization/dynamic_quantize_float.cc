@@ -99,18 +99,4 @@ std::optional<FloatDynamicQuantPlan> PlanFloatDynamicQuant(const Node& dql, std:
   return plan;
 }
 
-std::string WhyDynamicQuantStays(const Node& node) {
-  const Node* dql = &node;
-  if (!node.Is("DynamicQuantizeLinear")) {
-    const Value* a = node.num_inputs() > 0 ? node.input(0) : nullptr;
-    dql = a ? a->producer() : nullptr;
-    if (!dql || !dql->Is("DynamicQuantizeLinear") || !dql->domain().empty())
-      return "its input 0 is not computed by a DynamicQuantizeLinear (decompose-dynamic-quantize(to=float) "
-             "writes only the quantizer's DynamicQuantizeLinear -> MatMulInteger/ConvInteger in float)";
-  }
-  std::string why;
-  if (PlanFloatDynamicQuant(*dql, &why)) return "";
-  return absl::StrCat("decompose-dynamic-quantize(to=float) refuses '", dql->name(), "': ", why);
-}
-
 }  // namespace onnxsurgeon::passes

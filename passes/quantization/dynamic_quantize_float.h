@@ -1,6 +1,6 @@
-// What decompose-dynamic-quantize(to=float) decides, shared by the pass and the --target
-// planner: whether a DynamicQuantizeLinear and the MatMulInteger/ConvInteger nodes that read
-// its output can be written in float arithmetic on the same integers, exactly.
+// What decompose-dynamic-quantize(to=float) decides: whether a DynamicQuantizeLinear and the
+// MatMulInteger/ConvInteger nodes that read its output can be written in float arithmetic on
+// the same integers, exactly.
 #pragma once
 
 #include <cstdint>
@@ -34,9 +34,5 @@ inline constexpr double kFloatExactIntegers = 16777216.0;
 // ConvInteger (input 0, with dql's zero point as a_zero_point) or is a graph output, a
 // weight or weight zero point is not a constant int8/uint8, or the bound above is exceeded.
 std::optional<FloatDynamicQuantPlan> PlanFloatDynamicQuant(const Node& dql, std::string* why);
-
-// "" when decompose-dynamic-quantize(to=float) removes `node` (a DynamicQuantizeLinear, or a
-// MatMulInteger/ConvInteger whose input 0 one computes); else why it stays.
-std::string WhyDynamicQuantStays(const Node& node);
 
 }  // namespace onnxsurgeon::passes
