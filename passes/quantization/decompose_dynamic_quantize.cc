@@ -24,6 +24,8 @@
 // output stays within 2^24 (dynamic_quantize_float.h; refused above it, naming the sum).
 // The int32 result read by a Cast to float is that Cast's output; other readers get
 // Cast(result, int32). Refused when the quantized value has any other reader.
+// Exact in float32 only: a runtime computing in fp16 (rknn-toolkit2's simulator) rounds
+// x / scale otherwise and cannot hold the sums (measured wrong, so its profile does not plan it).
 //
 // Given:  %y, %s, %zp = DynamicQuantizeLinear(%x)   %a = MatMulInteger(%y, W, %zp, w_zp)
 //         %f = Cast<to=float>(%a)
