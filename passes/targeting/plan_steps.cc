@@ -45,6 +45,11 @@ Removal FixLayerNormRemoves(const RemovalQuery& q) {
   return layernorm::IsCustomNamedLayerNorm(q.node, layernorm::DefaultCustomNames()) ? Yes() : No();
 }
 
+// Planned only where a profile names it as the remedy (nncase-k210, measured): the float
+// form is exact in float32 but runs wrong on fp16 backends (rknn2) and was not run on the
+// others, so no op finding picks it by default.
+Removal DecomposeDynamicQuantizeRemoves(const RemovalQuery&) { return No(); }
+
 // A ScatterND that only selects (constant indices, no reduction) needs none; the fact must
 // be about ScatterND itself (the pass may still refuse it: then the blocker stays named).
 Removal RewriteConstantScatterNDRemoves(const RemovalQuery& q) {
@@ -255,6 +260,11 @@ std::string ReshapeToUnsqueezeText(const StepTextContext& c) {
   }
   return min_rank > 0 ? absl::StrCat("reshape-to-unsqueeze(min-rank=", min_rank, ")") : "reshape-to-unsqueeze";
 }
+
+// Every backend measured without DynamicQuantizeLinear also refuses its QuantizeLinear form (a
+// computed scale) or MatMulInteger/ConvInteger (targets/probes/dynamic_quant_models.txt): the
+// float form.
+std::string DecomposeDynamicQuantizeText(const StepTextContext&) { return "decompose-dynamic-quantize(to=float)"; }
 
 // compute-in-float32 limited to the ops of the facts that name it as their remedy, where
 // such a fact holds in the model (onnxruntime 1.14's float16 HardSigmoid).

@@ -93,9 +93,10 @@ PLANS = {
         "llama_int4": "lower-contrib-ops(ops=MatMulNBits;GatherBlockQuantized,dequantize=true)",
         "gpt2_nf4": "lower-contrib-ops(ops=MatMulBnb4)",
     },
-    # OpenVINO runs MatMulNBits (measured), not the other two
+    # OpenVINO runs MatMulNBits approximately (its CPU plugin quantizes the activations:
+    # targets/probes/openvino_matmul_nbits.txt), so it is lowered with float weights too
     "openvino": {
-        "llama_int4": "lower-contrib-ops(ops=GatherBlockQuantized,dequantize=true)",
+        "llama_int4": "lower-contrib-ops(ops=MatMulNBits;GatherBlockQuantized,dequantize=true)",
         "gpt2_nf4": "lower-contrib-ops(ops=MatMulBnb4)",
         "bert_qd": "lower-contrib-ops(ops=QAttention;QEmbedLayerNormalization)",
     },
@@ -135,12 +136,13 @@ def test_target_plans_block_quantized_lowering(cli_path, quantized, tmp_path, ta
 
 
 # The real backends. OpenVINO's CPU plugin quantizes a MatMulNBits' activations on the fly
-# (its dynamic quantization of int4-compressed weights), so the llama_int4 model, whose
-# MatMulNBits OpenVINO runs as is, is checked only where the lowering alone is at stake.
+# (its dynamic quantization of int4-compressed weights, 2.6e-2 off on llama_int4 as it is);
+# the profile lowers it with float weights, so llama_int4 matches there too.
 REAL = [
     ("ort-1.14", "llama_int4"),
     ("ort-1.14", "gpt2_nf4"),
     ("ort-1.10", "bert_qd"),
+    ("openvino", "llama_int4"),
     ("openvino", "llama_gather_int4"),
     ("openvino", "gpt2_nf4"),
     ("openvino", "bert_qd"),
