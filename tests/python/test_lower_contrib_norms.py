@@ -488,3 +488,29 @@ def test_unet_through_the_transformer_optimizer(variant, tmp_path):
     transposes = [n.op_type for n in simplified.graph.node].count("Transpose")
     assert transposes <= [n.op_type for n in optimized.graph.node].count("Transpose") <= 2, transposes
     np.testing.assert_allclose(_run(simplified, feeds)["y"], want, rtol=tol, atol=tol * np.abs(want).max())
+
+
+def test_target_ort_lowers_them(cli_path, tmp_path):
+    """onnxruntime's CPU provider lacks these kernels (targets/probes/contrib_ops.txt):
+    `--target ort` plans lower-contrib-ops for them, and the result runs and matches."""
+    import subprocess
+
+    from onnxruntime.transformers.optimizer import optimize_model
+
+    logging.getLogger("onnxruntime.transformers").setLevel(logging.ERROR)
+    feeds = _unet_export(tmp_path / "unet.onnx")
+    optimize_model(str(tmp_path / "unet.onnx"), model_type="unet", opt_level=0, use_gpu=True).save_model_to_file(
+        str(tmp_path / "optimized.onnx")
+    )
+    out = tmp_path / "ort.onnx"
+    proc = subprocess.run(
+        [str(cli_path), "--target", "ort", str(tmp_path / "optimized.onnx"), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    lowered = onnx.load(str(out))
+    assert _ms_nodes(lowered) == []
+    want = _run(onnx.load(str(tmp_path / "unet.onnx")), feeds)["y"]
+    np.testing.assert_allclose(_run(lowered, feeds)["y"], want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
