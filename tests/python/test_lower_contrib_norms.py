@@ -514,3 +514,44 @@ def test_target_ort_lowers_them(cli_path, tmp_path):
     assert _ms_nodes(lowered) == []
     want = _run(onnx.load(str(tmp_path / "unet.onnx")), feeds)["y"]
     np.testing.assert_allclose(_run(lowered, feeds)["y"], want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+
+
+def test_t5_encoder_through_the_transformer_optimizer(tmp_path):
+    """A small random T5 encoder exported with dynamic batch and sequence: the optimizer
+    (model_type="t5") writes RelativePositionBias (with Attention and the RMS norms); the
+    lowered model equals the torch export at lengths 1, 9 and 200 (beyond max_distance 128:
+    the saturated buckets)."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from onnxruntime.transformers.optimizer import optimize_model
+
+    logging.getLogger("onnxruntime.transformers").setLevel(logging.ERROR)
+    config = transformers.T5Config(
+        vocab_size=100, d_model=32, d_kv=8, num_heads=4, num_layers=2, d_ff=64, dropout_rate=0.0
+    )
+    torch.manual_seed(0)
+    encoder = transformers.T5EncoderModel(config).eval()
+
+    class Encoder(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = encoder
+
+        def forward(self, ids):
+            return self.encoder(input_ids=ids).last_hidden_state
+
+    raw = tmp_path / "t5.onnx"
+    ids = torch.randint(0, 100, (2, 9))
+    torch.onnx.export(
+        Encoder(), (ids,), str(raw), opset_version=17, input_names=["ids"], output_names=["y"],
+        dynamic_axes={"ids": {0: "batch", 1: "sequence"}}, dynamo=False,
+    )  # fmt: skip
+    optimize_model(str(raw), model_type="t5", opt_level=0, use_gpu=True).save_model_to_file(str(tmp_path / "opt.onnx"))
+    optimized = onnx.load(str(tmp_path / "opt.onnx"))
+    assert "RelativePositionBias" in _ms_nodes(optimized)
+    lowered, counts = _lower(optimized)
+    assert _ms_nodes(lowered) == [] and counts["lower-relative-position-bias"] == 1, counts
+    for length in (1, 9, 200):
+        feeds = {"ids": np.random.default_rng(length).integers(0, 100, (2, length)).astype(np.int64)}
+        want = _run(onnx.load(str(raw)), feeds)["y"]
+        np.testing.assert_allclose(_run(lowered, feeds)["y"], want, rtol=1e-5, atol=1e-5)
