@@ -490,9 +490,11 @@ def test_unet_through_the_transformer_optimizer(variant, tmp_path):
     np.testing.assert_allclose(_run(simplified, feeds)["y"], want, rtol=tol, atol=tol * np.abs(want).max())
 
 
-def test_target_ort_lowers_them(cli_path, tmp_path):
-    """onnxruntime's CPU provider lacks these kernels (targets/probes/contrib_ops.txt):
-    `--target ort` plans lower-contrib-ops for them, and the result runs and matches."""
+@pytest.mark.parametrize("target", ["ort", "coreml"])
+def test_target_ort_lowers_them(cli_path, tmp_path, target):
+    """onnxruntime's CPU provider lacks these kernels (targets/probes/contrib_ops.txt), and
+    the CoreML EP leaves contrib ops to it: `--target` plans lower-contrib-ops for them, and
+    the result runs and matches."""
     import subprocess
 
     from onnxruntime.transformers.optimizer import optimize_model
@@ -504,7 +506,7 @@ def test_target_ort_lowers_them(cli_path, tmp_path):
     )
     out = tmp_path / "ort.onnx"
     proc = subprocess.run(
-        [str(cli_path), "--target", "ort", str(tmp_path / "optimized.onnx"), "-o", str(out)],
+        [str(cli_path), "--target", target, str(tmp_path / "optimized.onnx"), "-o", str(out)],
         capture_output=True,
         text=True,
         check=False,
