@@ -153,6 +153,20 @@ def test_group_norm(case, dtype, scale):
     np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=1e-4, atol=atol)
 
 
+def test_group_norm_float16_gamma():
+    """gamma and beta in float16 (the schema's M allows it; onnxruntime's CUDA kernel reads
+    float only): cast to float, exact widening."""
+    model = _group_norm_model((2, 3, 3, 16), F16, 4, 1)
+    for i in model.graph.input[1:]:
+        i.type.tensor_type.elem_type = F16
+    feeds = _feeds(model, np.random.default_rng(6))
+    lowered, counts = _lower(model)
+    assert counts == {"lower-group-norm": 1}, counts
+    want = _group_norm_kernel(feeds["x"], feeds["gamma"], feeds["beta"], 4, 1e-5, True)
+    ulp = 2.0 ** (np.floor(np.log2(np.abs(want).max())) - 10)
+    np.testing.assert_allclose(_run(lowered, feeds)["y"].astype(np.float32), want.astype(np.float32), atol=ulp)
+
+
 def test_group_norm_channels_first_and_epsilon():
     """channels_last=0 (the optimizer's group_norm_channels_last=False: NCHW in place of the
     NCHW pattern), a large epsilon, dynamic batch and spatial dims."""
