@@ -421,10 +421,12 @@ def test_nhwc_conv(group):
 # ---------------------------------------------------------------- a UNet through the optimizer
 
 
-def _unet_export(path):
+def _unet_export(path, chained=False):
     """A small UNet-like CNN: diffusers' ResnetBlock2D shape (GroupNorm + SiLU, Conv, the
     time embedding added before the second GroupNorm, a residual Add before a GroupNorm
-    without activation), random weights, exported by torch at opset 17."""
+    without activation), random weights, exported by torch at opset 17. `chained`: the
+    blocks' residual sums feed the next block's GroupNorm and its residual Add (the
+    SkipGroupNorm whose sum output S is read), then GroupNorm + SiLU."""
     torch = pytest.importorskip("torch")
     nn = torch.nn
     silu = nn.functional.silu
@@ -439,15 +441,18 @@ def _unet_export(path):
         def forward(self, x, temb):
             h = self.conv1(silu(self.gn1(x)))
             h = h + self.proj(silu(temb))[:, :, None, None]
-            return self.gn3(x + self.conv2(silu(self.gn2(h))))
+            h = x + self.conv2(silu(self.gn2(h)))
+            return h if chained else self.gn3(h)
 
     class Net(nn.Module):
         def __init__(self):
             super().__init__()
             self.inp, self.b1, self.mid = nn.Conv2d(3, 16, 3, padding=1), Block(), nn.Conv2d(16, 16, 1)
-            self.b2, self.out = Block(), nn.Conv2d(16, 3, 1)
+            self.b2, self.gn, self.out = Block(), nn.GroupNorm(8, 16), nn.Conv2d(16, 3, 1)
 
         def forward(self, x, temb):
+            if chained:
+                return self.out(silu(self.gn(self.b2(self.b1(self.inp(x), temb), temb))))
             return self.out(self.b2(self.mid(self.b1(self.inp(x), temb)), temb))
 
     torch.manual_seed(0)
@@ -467,6 +472,7 @@ UNET_VARIANTS = {
     # SkipGroupNorm's fusion matches the channels-last form only
     "channels_first": ({"group_norm_channels_last": False, "enable_nhwc_conv": False}, False, {"GroupNorm"}),
     "float16": ({}, True, {"GroupNorm", "SkipGroupNorm", "NhwcConv"}),
+    "chained": ({}, False, {"GroupNorm", "SkipGroupNorm", "NhwcConv"}),  # a SkipGroupNorm with S read
 }
 
 
@@ -476,7 +482,7 @@ def test_unet_through_the_transformer_optimizer(variant, tmp_path):
     from onnxruntime.transformers.optimizer import optimize_model
 
     logging.getLogger("onnxruntime.transformers").setLevel(logging.ERROR)
-    feeds = _unet_export(tmp_path / "unet.onnx")
+    feeds = _unet_export(tmp_path / "unet.onnx", chained=variant == "chained")
     fields, float16, written = UNET_VARIANTS[variant]
     options = FusionOptions("unet")
     for key, value in fields.items():
@@ -489,6 +495,8 @@ def test_unet_through_the_transformer_optimizer(variant, tmp_path):
     optimized.save_model_to_file(str(tmp_path / "optimized.onnx"))  # what users run: with its opset imports
     optimized = onnx.load(str(tmp_path / "optimized.onnx"))
     assert set(_ms_nodes(optimized)) == written
+    if variant == "chained":
+        assert any(n.op_type == "SkipGroupNorm" and len(n.output) == 2 for n in optimized.graph.node)
     _no_cpu_kernel(optimized, feeds)
     lowered, counts = _lower(optimized)
     assert _ms_nodes(lowered) == [], counts
