@@ -540,43 +540,49 @@ def test_target_ort_lowers_them(cli_path, tmp_path, target):
     np.testing.assert_allclose(_run(lowered, feeds)["y"], want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
 
 
-def test_t5_encoder_through_the_transformer_optimizer(tmp_path):
-    """A small random T5 encoder exported with dynamic batch and sequence: the optimizer
-    (model_type="t5") writes RelativePositionBias (with Attention and the RMS norms); the
-    lowered model equals the torch export at lengths 1, 9 and 200 (beyond max_distance 128:
-    the saturated buckets)."""
+@pytest.mark.parametrize("stack", ["encoder", "decoder"])
+def test_t5_through_the_transformer_optimizer(stack, tmp_path):
+    """A small random T5 encoder (bidirectional bias) or decoder (unidirectional, with
+    encoder states, no cache) exported with dynamic batch and sequence: the optimizer
+    (model_type="t5") writes RelativePositionBias (with the RMS norms, Attention in the
+    encoder); the lowered model equals the torch export at lengths 1, 9 and 200 (beyond
+    max_distance 128: the saturated buckets)."""
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
     from onnxruntime.transformers.optimizer import optimize_model
 
     logging.getLogger("onnxruntime.transformers").setLevel(logging.ERROR)
     config = transformers.T5Config(
-        vocab_size=100, d_model=32, d_kv=8, num_heads=4, num_layers=2, d_ff=64, dropout_rate=0.0
+        vocab_size=100, d_model=32, d_kv=8, num_heads=4, num_layers=2, d_ff=64, dropout_rate=0.0, use_cache=False
     )
     torch.manual_seed(0)
-    encoder = transformers.T5EncoderModel(config).eval()
+    model = transformers.T5Model(config).eval()
 
-    class Encoder(torch.nn.Module):
+    class Stack(torch.nn.Module):
         def __init__(self):
             super().__init__()
-            self.encoder = encoder
+            self.stack = getattr(model, stack)
 
-        def forward(self, ids):
-            return self.encoder(input_ids=ids).last_hidden_state
+        def forward(self, ids, states):
+            if stack == "encoder":
+                return self.stack(input_ids=ids).last_hidden_state + 0 * states.sum()
+            return self.stack(input_ids=ids, encoder_hidden_states=states, use_cache=False).last_hidden_state
 
     raw = tmp_path / "t5.onnx"
-    ids = torch.randint(0, 100, (2, 9))
+    args = (torch.randint(0, 100, (2, 9)), torch.randn(2, 7, 32))
     torch.onnx.export(
-        Encoder(), (ids,), str(raw), opset_version=17, input_names=["ids"], output_names=["y"],
-        dynamic_axes={"ids": {0: "batch", 1: "sequence"}}, dynamo=False,
+        Stack(), args, str(raw), opset_version=17, input_names=["ids", "states"], output_names=["y"],
+        dynamic_axes={"ids": {0: "batch", 1: "sequence"}, "states": {0: "batch", 1: "source"}}, dynamo=False,
     )  # fmt: skip
     optimize_model(str(raw), model_type="t5", opt_level=0, use_gpu=True).save_model_to_file(str(tmp_path / "opt.onnx"))
     optimized = onnx.load(str(tmp_path / "opt.onnx"))
-    assert "RelativePositionBias" in _ms_nodes(optimized)
+    (rpb,) = [n for n in optimized.graph.node if n.op_type == "RelativePositionBias"]
+    assert {a.name: a.i for a in rpb.attribute}["is_bidirectional"] == (stack == "encoder")
     lowered, counts = _lower(optimized)
     assert _ms_nodes(lowered) == [] and counts["lower-relative-position-bias"] == 1, counts
     for length in (1, 9, 200):
-        feeds = {"ids": np.random.default_rng(length).integers(0, 100, (2, length)).astype(np.int64)}
+        rng = np.random.default_rng(length)
+        feeds = {"ids": rng.integers(0, 100, (2, length)), "states": rng.standard_normal((2, 7, 32)).astype(np.float32)}
         want = _run(onnx.load(str(raw)), feeds)["y"]
         np.testing.assert_allclose(_run(lowered, feeds)["y"], want, rtol=1e-5, atol=1e-5)
 
