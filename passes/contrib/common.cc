@@ -47,7 +47,8 @@ const std::vector<std::string>& LoweredOpTypes() {
                                                "SkipGroupNorm",
                                                "RelativePositionBias",
                                                "GatedRelativePositionBias",
-                                               "NhwcConv"};
+                                               "NhwcConv",
+                                               "GemmFastGelu"};
   return ops;
 }
 

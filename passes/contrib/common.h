@@ -18,7 +18,7 @@ inline constexpr const char* kMsDomain = "com.microsoft";
 // The rules, one per op (lower-contrib-ops runs them; `ops` picks among them by op type).
 //   norms.cc:        SkipLayerNormalization, SkipSimplifiedLayerNormalization,
 //                    SimplifiedLayerNormalization, LayerNormalization (opset < 17)
-//   activations.cc:  Gelu, FastGelu, BiasGelu, QuickGelu, BiasAdd, BiasSplitGelu
+//   activations.cc:  Gelu, FastGelu, BiasGelu, QuickGelu, BiasAdd, BiasSplitGelu, GemmFastGelu
 //   fused_conv.cc:   FusedConv, NhwcConv
 //   quant.cc:        DynamicQuantizeMatMul, MatMulIntegerToFloat
 //   quant_lstm.cc:   DynamicQuantizeLSTM (inexact=true only)

@@ -268,6 +268,7 @@ OPS = {
         {"groups": 2, "activation": 1},
     ),
     "NhwcConv": (MS, [("x", F, [1, 5, 5, 2]), ("w", F, [3, 3, 3, 2])], 1, {"kernel_shape": [3, 3]}),
+    "GemmFastGelu": (MS, [("x", F, [B, S, D]), ("w", F, [D, D]), ("b", F, [D])], 1, {}),
     "RelativePositionBias": (
         MS,
         [("t", F, [32, N]), ("q", I64, []), ("k", I64, [])],

@@ -1,5 +1,5 @@
 """lower-contrib-ops on the contrib ops onnxruntime has no CPU kernel for: GroupNorm,
-SkipGroupNorm, RelativePositionBias, GatedRelativePositionBias, NhwcConv.
+SkipGroupNorm, RelativePositionBias, GatedRelativePositionBias, NhwcConv, GemmFastGelu.
 
 onnxruntime's CPU provider refuses each ('Could not find an implementation'), so the oracle
 is numpy written from onnxruntime's CUDA kernels and the op schemas
@@ -11,7 +11,8 @@ is numpy written from onnxruntime's CUDA kernels and the op schemas
     (buildRelativeAttentionBias: T5's bucket in float, the table read head-major;
     GatedRelativePositionBiasKernelSmallD: the gate from the sums of the halves);
   onnxruntime/python/tools/transformers/fusion_nhwc_conv.py (NhwcConv: the Conv with X and
-    W transposed to channels last).
+    W transposed to channels last), fusion_gemmfastgelu.py (GemmFastGelu: MatMul + FastGelu,
+    whose CPU kernels are the oracle).
 Then onnxruntime's transformer optimizer on a UNet-like torch CNN (GroupNorm + SiLU, a
 skip Add, channels last and first): the lowered optimized model equals the torch export."""
 
@@ -603,3 +604,38 @@ def test_group_norm_follows_the_definition_where_the_kernel_cancels():
     assert np.abs(_run(lowered, feeds)["y"] - truth).max() < 1e-3
     kernel = _group_norm_kernel(feeds["x"], feeds["gamma"], feeds["beta"], 8, 1e-5, True)
     assert np.abs(kernel - truth).max() > 0.1
+
+
+# ---------------------------------------------------------------- GemmFastGelu
+
+
+@pytest.mark.parametrize("opset", [17, 20])
+@pytest.mark.parametrize("bias", [True, False], ids=["bias", "no_bias"])
+def test_gemm_fast_gelu(opset, bias):
+    """GemmFastGelu (onnxruntime: a ROCm kernel only) is the MatMul and FastGelu it fused:
+    the lowering against onnxruntime's MatMul and its CPU FastGelu kernel."""
+    rng = np.random.default_rng(7)
+    w = rng.standard_normal((16, 24)).astype(np.float32)
+    b = rng.standard_normal(24).astype(np.float32)
+    x = (rng.standard_normal((2, 5, 16)) * 2).astype(np.float32)
+    consts = {"w": w, "b": b} if bias else {"w": w}
+    inputs = {"x": ([2, 5, 16], F32), "w": ([16, 24], F32), **({"b": ([24], F32)} if bias else {})}
+    model = _model("GemmFastGelu", inputs, ["y"], {}, opset=opset, consts=consts)
+    _no_cpu_kernel(model, {"x": x})
+    lowered, counts = _lower(model)
+    assert _ms_nodes(lowered) == [] and counts == {"lower-gemm-fast-gelu": 1}, counts
+    nodes = [
+        oh.make_node("MatMul", ["x", "w"], ["m"]),
+        oh.make_node("FastGelu", ["m", *(["b"] if bias else [])], ["y"], domain=MS),
+    ]
+    reference = oh.make_model(
+        oh.make_graph(
+            nodes,
+            "g",
+            [oh.make_tensor_value_info("x", F32, [2, 5, 16])],
+            [oh.make_tensor_value_info("y", F32, None)],
+            [onnx.numpy_helper.from_array(v, n) for n, v in consts.items()],
+        ),
+        opset_imports=[oh.make_opsetid("", opset), oh.make_opsetid(MS, 1)],
+    )
+    np.testing.assert_allclose(_run(lowered, {"x": x})["y"], _run(reference, {"x": x})["y"], rtol=1e-5, atol=1e-5)
