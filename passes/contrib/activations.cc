@@ -8,6 +8,9 @@
 //   BiasAdd(X, bias, skip)               X + bias + skip
 //   BiasSplitGelu(X, bias)               s = X + bias, halves a, b of its last axis: a * Gelu(b)
 //                                        (the erf form; the last dim static and even)
+//   GemmFastGelu(X, W[, bias])           FastGelu of MatMul(X, W) (+ bias): the MatMul and
+//                                        FastGelu the optimizer fused (fusion_gemmfastgelu.py;
+//                                        onnxruntime has a ROCm kernel only)
 #include "absl/strings/str_cat.h"
 #include "passes/contrib/common.h"
 #include "passes/lowering/element_type.h"
@@ -137,6 +140,38 @@ class BiasSplitGeluRule : public NodeRule<SplitGeluPlan> {
   bool gelu_op_;
 };
 
+// ---- GemmFastGelu --------------------------------------------------------------------
+
+class GemmFastGeluRule : public NodeRule<int32_t> {  // the plan: the element type
+ public:
+  explicit GemmFastGeluRule(bool gelu_op)
+      : NodeRule("lower-gemm-fast-gelu", "GemmFastGelu", kMsDomain), gelu_op_(gelu_op) {}
+
+ protected:
+  Verdict<int32_t> Check(Node* node, RewriteFacts& facts) const override {
+    if (!node->input(0) || !node->input(1) || node->num_inputs() > 3) return Refuse("does not have X and W");
+    const int32_t type = ElemTypeOfAny(*node, {0, 1, 2}, {0}, facts.Get<TypeFacts>());
+    if (type == 0) return Refuse("the element type of X is unknown (run infer-shapes first)");
+    if (!lowering::IsFloatType(type)) return Refuse(absl::StrCat("X is ", TypeName(type), ", not a float type"));
+    return type;
+  }
+
+  Status Replace(Node* node, int32_t type, Rewriter& rw) const override {
+    Value* x = rw.Op("MatMul", {node->input(0), node->input(1)});
+    if (node->input(2)) x = rw.Op("Add", {x, node->input(2)});
+    Value* y = nullptr;
+    if (node->graph()->OpsetVersion("") >= 20 && gelu_op_) {
+      y = rw.Op("Gelu", {x}, {Rewriter::AttrString("approximate", "tanh")});
+    } else {
+      OS_ASSIGN_OR_RETURN(y, lowering::EmitGelu(rw, x, type, lowering::GeluForm::kTanh));
+    }
+    return rw.ReplaceNode(node, {y});
+  }
+
+ private:
+  bool gelu_op_;
+};
+
 }  // namespace
 
 std::vector<ContribRule> MakeActivationRules(bool gelu_op) {
@@ -150,6 +185,7 @@ std::vector<ContribRule> MakeActivationRules(bool gelu_op) {
   add("QuickGelu", "lower-quick-gelu", Kind::kQuickGelu, 1, 1);
   add("BiasAdd", "lower-bias-add", Kind::kBiasAdd, 3, 3);
   rules.push_back({"BiasSplitGelu", std::make_unique<BiasSplitGeluRule>(gelu_op)});
+  rules.push_back({"GemmFastGelu", std::make_unique<GemmFastGeluRule>(gelu_op)});
   return rules;
 }
 

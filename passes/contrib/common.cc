@@ -42,7 +42,13 @@ const std::vector<std::string>& LoweredOpTypes() {
                                                "MatMulBnb4",
                                                "QAttention",
                                                "QEmbedLayerNormalization",
-                                               "DynamicQuantizeLSTM"};
+                                               "DynamicQuantizeLSTM",
+                                               "GroupNorm",
+                                               "SkipGroupNorm",
+                                               "RelativePositionBias",
+                                               "GatedRelativePositionBias",
+                                               "NhwcConv",
+                                               "GemmFastGelu"};
   return ops;
 }
 

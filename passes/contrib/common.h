@@ -18,8 +18,8 @@ inline constexpr const char* kMsDomain = "com.microsoft";
 // The rules, one per op (lower-contrib-ops runs them; `ops` picks among them by op type).
 //   norms.cc:        SkipLayerNormalization, SkipSimplifiedLayerNormalization,
 //                    SimplifiedLayerNormalization, LayerNormalization (opset < 17)
-//   activations.cc:  Gelu, FastGelu, BiasGelu, QuickGelu, BiasAdd, BiasSplitGelu
-//   fused_conv.cc:   FusedConv
+//   activations.cc:  Gelu, FastGelu, BiasGelu, QuickGelu, BiasAdd, BiasSplitGelu, GemmFastGelu
+//   fused_conv.cc:   FusedConv, NhwcConv
 //   quant.cc:        DynamicQuantizeMatMul, MatMulIntegerToFloat
 //   quant_lstm.cc:   DynamicQuantizeLSTM (inexact=true only)
 //   qlinear.cc:      QLinearAdd, QLinearMul, QLinearSigmoid, QLinearLeakyRelu,
@@ -34,6 +34,8 @@ inline constexpr const char* kMsDomain = "com.microsoft";
 //                    attention rules share)
 //   embed.cc:        EmbedLayerNormalization, QEmbedLayerNormalization
 //   gqa.cc:          GroupQueryAttention
+//   group_norm.cc:   GroupNorm, SkipGroupNorm
+//   rel_pos_bias.cc: RelativePositionBias, GatedRelativePositionBias
 struct ContribRule {
   std::string op_type;  // the op it lowers (its domain is the rule's root domain)
   std::unique_ptr<RewriteRule> rule;
@@ -55,6 +57,8 @@ Value* EmitRotation(Rewriter& rw, Value* v, Value* cos, Value* sin, int64_t head
 std::vector<ContribRule> MakeAttentionRules();
 std::vector<ContribRule> MakeEmbedRules(bool layernorm_op);
 std::vector<ContribRule> MakeGqaRules();
+std::vector<ContribRule> MakeGroupNormRules();
+std::vector<ContribRule> MakeRelPosBiasRules();
 std::vector<ContribRule> MakeFusedConvRules();
 std::vector<ContribRule> MakeQuantRules();
 // `inexact`: lower it though onnxruntime quantizes its activations per step.

@@ -68,7 +68,9 @@ int DeclareKeptOutputTypes(Model& model, const std::vector<std::string>& ops) {
                                        "FastGelu",
                                        "BiasGelu",
                                        "QuickGelu",
-                                       "BiasAdd"};
+                                       "BiasAdd",
+                                       "GroupNorm",
+                                       "SkipGroupNorm"};
   const TypeFacts types(model);  // computed values' types, by onnx inference and the op table
   std::vector<std::unique_ptr<onnx::TypeProto>> made;
   // Find answers only what is recorded: element type and dims come from the local rules.
@@ -141,6 +143,8 @@ class LowerContribOpsPass : public Pass {
     for (auto& r : contrib::MakeRotaryRules()) all.push_back(std::move(r));
     for (auto& r : contrib::MakeAttentionRules()) all.push_back(std::move(r));
     for (auto& r : contrib::MakeGqaRules()) all.push_back(std::move(r));
+    for (auto& r : contrib::MakeGroupNormRules()) all.push_back(std::move(r));
+    for (auto& r : contrib::MakeRelPosBiasRules()) all.push_back(std::move(r));
     for (auto& r : contrib::MakeFusedConvRules()) all.push_back(std::move(r));
     for (auto& r : contrib::MakeQuantRules()) all.push_back(std::move(r));
     for (auto& r : contrib::MakeQuantLstmRules(inexact_)) all.push_back(std::move(r));

@@ -259,6 +259,35 @@ OPS = {
         1,
         {"K": 16, "N": 2, "block_size": 16, "quant_type": 1},
     ),
+    # the diffusion ops of the optimizer's unet/vae model types (NHWC), T5's bias, the gated bias
+    "GroupNorm": (MS, [("x", F, [B, 4, 4, D]), ("g", F, [D]), ("beta", F, [D])], 1, {"groups": 2, "activation": 1}),
+    "SkipGroupNorm": (
+        MS,
+        [("x", F, [B, 4, 4, D]), ("g", F, [D]), ("beta", F, [D]), ("sk", F, [B, 4, 4, D])],
+        1,
+        {"groups": 2, "activation": 1},
+    ),
+    "NhwcConv": (MS, [("x", F, [1, 5, 5, 2]), ("w", F, [3, 3, 3, 2])], 1, {"kernel_shape": [3, 3]}),
+    "GemmFastGelu": (MS, [("x", F, [B, S, D]), ("w", F, [D, D]), ("b", F, [D])], 1, {}),
+    "RelativePositionBias": (
+        MS,
+        [("t", F, [32, N]), ("q", I64, []), ("k", I64, [])],
+        1,
+        {"max_distance": 128, "is_bidirectional": 1},
+    ),
+    "GatedRelativePositionBias": (
+        MS,
+        [
+            ("q", F, [B, S, N * 4]),
+            ("qb", F, [N * 4]),
+            ("rel", F, [1, N, S, S]),
+            ("w", F, [4, 6]),
+            ("bb", F, [6]),
+            ("eco", F, [1, N, 1, 1]),
+        ],
+        1,
+        {"num_heads": N},
+    ),
 }
 
 
