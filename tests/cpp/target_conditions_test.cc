@@ -150,6 +150,12 @@ TEST(ConditionKinds, ComputeDtype) {
   const std::string model = std::string(kHead13) +
                             "g (float[4] X) => (float[4] Y) { H = Cast<to = 10>(X)  R = Relu(H)  Y = Cast<to = 1>(R) }";
   EXPECT_EQ(Reasons(Fact("\"*\"", "compute-dtype:float16"), model), Strings{"Relu (computes 'R' in float16)"});
+  // One op version: at opset 13 the fact at opset>=14 holds for nothing.
+  EXPECT_TRUE(Reasons(Fact("\"Relu\"", "compute-dtype:float16,opset>=14"), model).empty());
+  const std::string at14 = std::string(kHead13).replace(std::string(kHead13).find("13"), 2, "14") +
+                           "g (float[4] X) => (float[4] Y) { H = Cast<to = 10>(X)  R = Relu(H)  Y = Cast<to = 1>(R) }";
+  EXPECT_EQ(Reasons(Fact("\"Relu\"", "compute-dtype:float16,opset>=14"), at14),
+            Strings{"Relu (computes 'R' in float16 at opset 14)"});
 }
 
 TEST(ConditionKinds, RankAboveAndBelow) {
