@@ -101,10 +101,27 @@ def _relu16():
     return graph, {"x": (np.arange(8).reshape(2, 4) - 4).astype(np.float16)}
 
 
+def _qdq19():
+    nodes = [
+        h.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+        h.make_node("DequantizeLinear", ["q", "s", "z"], ["y"]),
+    ]
+    graph = h.make_graph(
+        nodes,
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [4])],
+        [h.make_tensor_value_info("y", T.FLOAT, [4])],
+        [h.make_tensor("s", T.FLOAT, [], [0.5]), h.make_tensor("z", T.INT8, [], [0])],
+    )
+    return graph, {"x": np.array([0.3, 1.2, -3, 7], np.float32)}
+
+
 # The ai.onnx opset of each case's model (13 unless listed): Relu-14 is a new version, the
 # one every opset from 14 on uses (onnxruntime 1.14 knows opsets up to 18).
 RELU_OPSETS = (13, 14, 15, 16, 17, 18)
-OPSETS = {f"Relu float16 at opset {v}": v for v in RELU_OPSETS}
+OPSETS = {f"Relu float16 at opset {v}": v for v in RELU_OPSETS} | {
+    "QuantizeLinear -> DequantizeLinear int8 at opset 19": 19
+}
 
 CASES = lambda: {  # noqa: E731  (built only where onnx is)
     "com.microsoft DequantizeLinear int8": lambda: _dq(T.INT8, np.int8),
@@ -120,6 +137,7 @@ CASES = lambda: {  # noqa: E731  (built only where onnx is)
     "ConvInteger uint8 x uint8": lambda: _conv_integer(T.UINT8),
     "ConvInteger uint8 x int8": lambda: _conv_integer(T.INT8),
     **{f"Relu float16 at opset {v}": _relu16 for v in RELU_OPSETS},
+    "QuantizeLinear -> DequantizeLinear int8 at opset 19": _qdq19,
 }
 
 
@@ -153,6 +171,7 @@ NAMES = {
             "ConvInteger uint8 x uint8",
             "ConvInteger uint8 x int8",
             *(f"Relu float16 at opset {v}" for v in RELU_OPSETS),
+            "QuantizeLinear -> DequantizeLinear int8 at opset 19",
         ]
     )
 }

@@ -4,7 +4,7 @@ squeeze-excite block (hardswish, hardsigmoid gate) exported by torch and convert
 float16 by convert-float16, --target ort-1.14 runs compute-in-float32(ops=HardSigmoid): the
 result passes its own check, matches onnxruntime on the float16 original within float16's
 tolerance, and onnxruntime 1.14 runs it where its venv is installed (the original crashes
-it). onnxruntime 1.15 (profile ort-1.16) runs float16 HardSigmoid: nothing to do there."""
+it). onnxruntime 1.15 (profile ort-1.15) runs float16 HardSigmoid: nothing to do there."""
 
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ def test_ort_1_14_computes_float16_hardsigmoid_in_float32(cli_path, se_fp16, tmp
     want, got = _run(src, x), _run(out, x)
     assert got.dtype == np.float16
     np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=1e-2, atol=1e-2)
-    assert _cli(cli_path, "check", "--target", "ort-1.16", src).returncode == 0  # 1.15 runs the form
+    assert _cli(cli_path, "check", "--target", "ort-1.15", src).returncode == 0  # 1.15 runs the form
 
 
 def test_compute_in_float32_without_ops_changes_nothing_and_leaves_float32_alone(cli_path, se_fp16, tmp_path):
