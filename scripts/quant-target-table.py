@@ -55,27 +55,49 @@ by tests/backends/harness.py on each backend, the original and the `--target` re
 rows show, each measured:
 
 - onnxruntime 1.10/1.14 refuse com.microsoft Q/DQ of 16-bit types and DequantizeLinear of
-  int32, and ConvInteger with int8 weights; 1.14 crashes on a float16 Relu-14; 1.10 has no
-  QGemm int8 x int8 (targets/probes/quant_kernels.txt): the profiles name them, so `--target`
-  refuses with the reason instead of writing a model the runtime rejects or crashes on.
-- The ort-1.15 backend is planned with the ort-1.16 profile (there is no 1.15 one): its
-  opset 19 makes QuantizeLinear-19/DequantizeLinear-19, which onnxruntime 1.15 has no kernel
-  for, so the int4 rows are the profile mismatch, not a 1.16 fact.
+  int32, and ConvInteger with int8 weights, and so do 1.15 and 1.16; 1.14 crashes on a
+  float16 Relu at opsets 14-18 (Relu-14; Relu-13 runs); 1.10 has no QGemm int8 x int8
+  (targets/probes/quant_kernels.txt): the profiles name them, so `--target` refuses with the
+  reason instead of writing a model the runtime rejects or crashes on.
+- The ort-1.15 backend is planned with its own profile, ort-1.15 (opset capped at 18:
+  onnxruntime 1.15.1 has no kernel for QuantizeLinear-19, targets/probes/quant_kernels.txt);
+  ort-1.16's facts were measured on onnxruntime 1.16.3 (MatMulNBits runs there, not on 1.15).
 - The decoder's QOperator form is off by 0.71 on onnxruntime 1.14/1.15 as exported, not only
   after `--target`: their QOperator kernels compute it differently from the current release.
-- int16 and blocked int4 QDQ need opset 21 (refused below it, named). OpenVINO takes both
-  as exported at opset 21, while its profile caps the opset at 20 (opsets 11-20 measured):
-  blocked int4 matches (0.0066), the int16 forms run off by 0.012 to 0.19 (on the decoder by
-  0.0178, the int16 model's own distance from its float original).
-- OpenVINO refuses the decoder's QDQ forms and the QAT encoder, as exported and after
-  `--target` ('Check index < m_inputs.size() failed' in a Multiply reading a
-  DequantizeLinear): not isolated yet.
+- int16 and blocked int4 QDQ need opset 21 (refused below it, named). OpenVINO's profile
+  takes opset 21 (targets/probes/opset21_models.txt: int4/uint4/int16 DequantizeLinear,
+  blocked and per-axis, and the ops new at 21 run and match); it computes an int16/uint16
+  activation Q -> DQ without the 16-bit rounding (the int16 forms ran off by 0.012 to 0.19),
+  so the profile names int16/uint16 QuantizeLinear.
+- OpenVINO refused the decoder's QDQ forms and the QAT encoder and decoder: an Add or Mul of
+  an activation's DequantizeLinear and a constant's Q -> DQ pair throws in its low-precision
+  transformations (targets/probes/ov_qdq_binary.txt). The profile names it
+  (qdq-constant-operand) and fold-qdq folds such pairs on constants (exact): the QAT encoder
+  runs; the decoders' pair quantizes a Trilu of constants, which fold-qdq does not fold:
+  refused with that reason.
 - rknn2 (its fp16 simulator, QDQ consumed): the per-tensor CNN matches within 0.0029; the
   per-channel CNN and its QAT form are off by 0.059 (output range 0.30), and with their
   weights folded rknn refuses at build, so the profile names per-channel DequantizeLinear
   (targets/probes/quant_corpus_rknn2.txt); the encoder's per-channel form (MatMul weights,
   default axis) crashes the simulator, not isolated yet.
-- nncase-k210 and tflite (not run here; qdq = refuse): a QDQ CNN with its weight pairs folded
+- nncase-k210 on the corpus: every quantized form (QDQ, QAT, QOperator, dynamic, int16,
+  int4) and the float16 ones are refused by nncase as exported and named by `--target`; the
+  float originals (value_info missing) and the MatMulNBits forms (lowered) run after
+  `--target` and match. Two int16/int4 LSTM plans stop in convert-opset with the node named
+  (rewrite failed, no output written).
+- tflite on the corpus (onnx2tf 1.29.24): the float and float16 CNN run as is and match;
+  every QDQ, QAT, QOperator, int16 and int4 form is named by `--target` (qdq = refuse); the
+  dynamic CNN ran 0.10 off and the dynamic encoder and decoder were refused at conversion
+  (tf.linalg.matmul at the MatMulInteger), so the profile now names DynamicQuantizeLinear
+  (this run predates that fact: its dynamic rows are the backend's own result). onnx2tf
+  refuses the float and float16 decoder, encoder and LSTM blocks after `--target` (not named:
+  'Output tensors of a Functional model must be the output of a TensorFlow Layer', an LSTM
+  initial_state), the float corpus's concern more than the quantized one's.
+- This page's backend tables are nncase-k210 and tflite, run on this commit's profiles. The
+  onnxruntime, OpenVINO and rknn2 tables of the previous run (before the ort-1.15 profile and
+  OpenVINO's opset-21 and qdq-constant-operand facts) are in git history
+  (docs/quant-targets.md at 202a41a); rerun them with the harness command above.
+- nncase-k210 and tflite (qdq = refuse): a QDQ CNN with its weight pairs folded
   (fold-qdq weights=true) runs 0.58 off on both. Not the fold (onnxruntime runs the folded
   model within one output step, 0.0059, of the QDQ model) nor the reference: both backends
   compute an activation's Q->DQ as the identity, without its saturation, and quantize_static

@@ -27,14 +27,15 @@ struct KnownBackend {
 };
 
 // The profiles a backend runs here (tests/backends/backends.py: the same venvs). ort-1.16
-// is checked on the onnxruntime 1.15 venv, the newest pinned one the harness installs,
-// or on a Python with onnxruntime 1.16; "ort" on the --check Python's onnxruntime.
+// (whose facts 1.15 does not share: it runs MatMulNBits) needs an ort-1.16 venv; "ort" runs
+// on the --check Python's onnxruntime.
 const std::vector<KnownBackend>& Known() {
   static const std::vector<KnownBackend> known = {
       {"ort", {"ort", "", {}}},
       {"ort-1.10", {"ort", "ort-1.10", {"1.10."}}},
       {"ort-1.14", {"ort", "ort-1.14", {"1.14."}}},
-      {"ort-1.16", {"ort", "ort-1.15", {"1.16.", "1.15."}}},
+      {"ort-1.15", {"ort", "ort-1.15", {"1.15."}}},
+      {"ort-1.16", {"ort", "ort-1.16", {"1.16."}}},
       {"openvino", {"openvino", "openvino", {}}},
       {"rknn2", {"rknn2", "rknn2", {}}},
       {"nncase-k210", {"nncase-k210", "nncase-k210", {}}},

@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/ir/shape.h"
 #include "core/pass/pattern_pass.h"
+#include "core/shape/propagate.h"
 #include "passes/lowering/element_type.h"
 #include "passes/registry.h"
 
@@ -70,7 +71,20 @@ class ComputeInFloat32Pass : public PatternPass {
 
   StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
     if (ops_.empty()) return PassResult{};  // no ops= given: nothing to widen (as set-input-shape)
-    for (const std::string& op : ops_) lowering::InferTypesIfNeeded(model, op);
+    // Infer when a listed op's input or output type is unknown (a model without value_info:
+    // the plan's check reads inferred types, so must the rewrite).
+    auto needs = [this](const Model& m) {
+      for (Node* n : m.graph().AllNodesRecursive())
+        if (n->domain().empty() && n->num_outputs() && n->num_inputs() && n->input(0) &&
+            std::find(ops_.begin(), ops_.end(), n->op_type()) != ops_.end() &&
+            (ElementType(n->input(0)) == 0 || ElementType(n->output(0)) == 0))
+          return true;
+      return false;
+    };
+    InferShapesOptions options;  // recorded in value_info, as lowering's inference
+    options.data_propagation = false;
+    options.max_payload_bytes = -1;
+    (void)EnsureShapes(model, options, needs);
     return PatternPass::Run(model, context);
   }
 

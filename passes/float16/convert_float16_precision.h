@@ -19,7 +19,9 @@ constexpr double kMaxBatchNormCancellation = 4.0;
 // Nodes that must compute in float32 for precision, with the reason: every inference
 // BatchNormalization (constant statistics) of `g` and its bodies whose kappa exceeds
 // kMaxBatchNormCancellation, and the node that makes its input (so the input is not
-// rounded to float16 before the subtraction).
+// rounded to float16 before the subtraction); and every node upstream of a dynamic
+// quantizer's float input (DynamicQuantizeLinear, com.microsoft DynamicQuantizeLSTM and
+// DynamicQuantizeMatMul), which quantizes from the value's own range.
 absl::flat_hash_map<const Node*, std::string> PrecisionKeeps(const Graph& g);
 
 }  // namespace onnxsurgeon::passes::fp16

@@ -235,7 +235,15 @@ std::string ConvertOpsetBeforeFormText(const StepTextContext& c) {
 // The lowerings write CastLike where a type was unknown, with a Cast to the stash type
 // before it: once typed, both are often identities (onnx2tf mistranslated them, measured).
 std::string RewriteCastLikeText(const StepTextContext&) { return "rewrite-castlike,strip-identity-cast"; }
-std::string FoldQdqText(const StepTextContext&) { return "fold-qdq(weights=true)"; }
+// A target that refuses QDQ, or lacks a form of DequantizeLinear (rknn2's per-channel one),
+// gets its quantized weights as float too; one that consumes QDQ otherwise keeps them, and
+// only its constants' Q -> DQ pairs fold (qdq-constant-operand's remedy).
+std::string FoldQdqText(const StepTextContext& c) {
+  bool weights = c.target.profile.qdq != "consume";
+  for (const MissingOp& m : c.target.profile.missing)
+    weights |= std::find(m.ops.begin(), m.ops.end(), "DequantizeLinear") != m.ops.end();
+  return weights ? "fold-qdq(weights=true)" : "fold-qdq";
+}
 
 std::string SetInputShapeText(const StepTextContext& c) {
   return c.input_shapes.empty() ? "set-input-shape" : absl::StrCat("set-input-shape(shapes=", c.input_shapes, ")");

@@ -2,7 +2,7 @@
 forms onnxruntime's own quantizers write (tests/backends/quant_corpus.py found them refused
 on onnxruntime 1.10: the int16 QDQ form's com.microsoft DequantizeLinear of an int32 bias,
 QuantizeLinear's QGemm, quantize_dynamic's ConvInteger with int8 weights), each run on a
-session in an onnxruntime venv (and a float16 Relu at opsets 13 and 14: onnxconverter-common's
+session in an onnxruntime venv (and a float16 Relu at opsets 13 to 18: onnxconverter-common's
 float16 of an opset-17 CNN crashed onnxruntime 1.14, at load with optimizations off too) (which has no onnx: the models are written first):
 
     python targets/probes/quant_kernels.py write /tmp/qk
@@ -101,8 +101,27 @@ def _relu16():
     return graph, {"x": (np.arange(8).reshape(2, 4) - 4).astype(np.float16)}
 
 
-# The ai.onnx opset of each case's model (13 unless listed): Relu-14 is a new version.
-OPSETS = {"Relu float16 at opset 14": 14}
+def _qdq19():
+    nodes = [
+        h.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+        h.make_node("DequantizeLinear", ["q", "s", "z"], ["y"]),
+    ]
+    graph = h.make_graph(
+        nodes,
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT, [4])],
+        [h.make_tensor_value_info("y", T.FLOAT, [4])],
+        [h.make_tensor("s", T.FLOAT, [], [0.5]), h.make_tensor("z", T.INT8, [], [0])],
+    )
+    return graph, {"x": np.array([0.3, 1.2, -3, 7], np.float32)}
+
+
+# The ai.onnx opset of each case's model (13 unless listed): Relu-14 is a new version, the
+# one every opset from 14 on uses (onnxruntime 1.14 knows opsets up to 18).
+RELU_OPSETS = (13, 14, 15, 16, 17, 18)
+OPSETS = {f"Relu float16 at opset {v}": v for v in RELU_OPSETS} | {
+    "QuantizeLinear -> DequantizeLinear int8 at opset 19": 19
+}
 
 CASES = lambda: {  # noqa: E731  (built only where onnx is)
     "com.microsoft DequantizeLinear int8": lambda: _dq(T.INT8, np.int8),
@@ -117,8 +136,8 @@ CASES = lambda: {  # noqa: E731  (built only where onnx is)
     "com.microsoft QGemm int8 x int8": lambda: _qgemm(T.INT8, T.INT8),
     "ConvInteger uint8 x uint8": lambda: _conv_integer(T.UINT8),
     "ConvInteger uint8 x int8": lambda: _conv_integer(T.INT8),
-    "Relu float16 at opset 13": _relu16,
-    "Relu float16 at opset 14": _relu16,
+    **{f"Relu float16 at opset {v}": _relu16 for v in RELU_OPSETS},
+    "QuantizeLinear -> DequantizeLinear int8 at opset 19": _qdq19,
 }
 
 
@@ -151,8 +170,8 @@ NAMES = {
             "com.microsoft QGemm int8 x int8",
             "ConvInteger uint8 x uint8",
             "ConvInteger uint8 x int8",
-            "Relu float16 at opset 13",
-            "Relu float16 at opset 14",
+            *(f"Relu float16 at opset {v}" for v in RELU_OPSETS),
+            "QuantizeLinear -> DequantizeLinear int8 at opset 19",
         ]
     )
 }

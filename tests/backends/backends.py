@@ -71,7 +71,7 @@ BACKENDS: dict[str, Backend] = {
         Backend(
             "ort-1.15",
             "onnxruntime 1.15 (Python 3.11): opset <= 19, IR <= 9",
-            ("ort-1.15", "ort-1.16"),
+            ("ort-1.15",),
             f"{_COMMON},downgrade-opset=19",
         ),
         Backend(

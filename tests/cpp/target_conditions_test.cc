@@ -59,7 +59,7 @@ TEST(Conditions, EveryBuiltinKindHasAParserAndADoc) {
     EXPECT_NE(kind->parse, nullptr) << kind->keyword;
     if (!kind->remedy.empty()) EXPECT_NE(FindPlanStep(kind->remedy), nullptr) << kind->keyword;
   }
-  EXPECT_EQ(keywords.size(), 27u);
+  EXPECT_EQ(keywords.size(), 28u);
   EXPECT_NE(ConditionsText(true).find("- `outer-scope-input`: "), std::string::npos);
 }
 
@@ -150,6 +150,12 @@ TEST(ConditionKinds, ComputeDtype) {
   const std::string model = std::string(kHead13) +
                             "g (float[4] X) => (float[4] Y) { H = Cast<to = 10>(X)  R = Relu(H)  Y = Cast<to = 1>(R) }";
   EXPECT_EQ(Reasons(Fact("\"*\"", "compute-dtype:float16"), model), Strings{"Relu (computes 'R' in float16)"});
+  // One op version: at opset 13 the fact at opset>=14 holds for nothing.
+  EXPECT_TRUE(Reasons(Fact("\"Relu\"", "compute-dtype:float16,opset>=14"), model).empty());
+  const std::string at14 = std::string(kHead13).replace(std::string(kHead13).find("13"), 2, "14") +
+                           "g (float[4] X) => (float[4] Y) { H = Cast<to = 10>(X)  R = Relu(H)  Y = Cast<to = 1>(R) }";
+  EXPECT_EQ(Reasons(Fact("\"Relu\"", "compute-dtype:float16,opset>=14"), at14),
+            Strings{"Relu (computes 'R' in float16 at opset 14)"});
 }
 
 TEST(ConditionKinds, RankAboveAndBelow) {
@@ -439,6 +445,31 @@ TEST(ConditionKinds, LoopPassthroughCarried) {
   Y, WF = Loop(N, C, X, W) <body = b (int64 i, bool c, float[2] h, float[2] w) => (bool co, float[2] ho, float[2] wo) {
     co = Identity(c)  ho = Add(h, w)  wo = Identity(w) }> })";
   EXPECT_TRUE(Reasons(Fact("\"Loop\"", "loop-passthrough-carried"), through).empty());
+}
+
+TEST(ConditionKinds, QdqConstantOperand) {
+  // An activation's DequantizeLinear added to a constant quantized in the graph: fold-qdq.
+  const std::string model = std::string(kHead13) + R"(g (float[4] X) => (float[4] Y) <float[4] B = {1, 2, 3, 4},
+      float s = {0.5}, int8 z = {0}> {
+  q = QuantizeLinear(X, s, z)  d = DequantizeLinear(q, s, z)
+  bq = QuantizeLinear(B, s, z)  bd = DequantizeLinear(bq, s, z)  Y = Add(d, bd) })";
+  auto p = ParseTarget(Fact("\"Add\"", "qdq-constant-operand"), "x.toml");
+  ASSERT_TRUE(p.ok());
+  auto m = ParseModelText(model);
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  auto b = CheckTarget(**m, *p).blockers;
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(b[0].fix.rfind("fold-qdq", 0), 0u) << b[0].fix;  // weights=true too: the profile states no qdq
+  // The constant as float, or both inputs activations: nothing to name.
+  const std::string plain = std::string(kHead13) + R"(g (float[4] X) => (float[4] Y) <float[4] B = {1, 2, 3, 4},
+      float s = {0.5}, int8 z = {0}> {
+  q = QuantizeLinear(X, s, z)  d = DequantizeLinear(q, s, z)  Y = Add(d, B) })";
+  EXPECT_TRUE(Reasons(Fact("\"Add\"", "qdq-constant-operand"), plain).empty());
+  const std::string two = std::string(kHead13) + R"(g (float[4] X, float[4] W) => (float[4] Y) <float s = {0.5},
+      int8 z = {0}> {
+  q = QuantizeLinear(X, s, z)  d = DequantizeLinear(q, s, z)
+  wq = QuantizeLinear(W, s, z)  wd = DequantizeLinear(wq, s, z)  Y = Add(d, wd) })";
+  EXPECT_TRUE(Reasons(Fact("\"Add\"", "qdq-constant-operand"), two).empty());
 }
 
 }  // namespace

@@ -16,7 +16,7 @@ namespace {
 
 TEST(Profiles, EveryBuiltinProfileParses) {
   const auto& profiles = BuiltinProfiles();
-  ASSERT_EQ(profiles.size(), 15u);
+  ASSERT_EQ(profiles.size(), 16u);
   for (const Profile& p : profiles) {
     EXPECT_GT(p.opset_max, 0) << p.name << ": " << p.title;
     EXPECT_FALSE(p.opset_source.empty()) << p.name;

@@ -207,8 +207,8 @@ def test_check_target_groups_blockers(cli_path, tmp_path):
 # ----------------------------------------------------------------- the real backends
 
 
-REAL = ["ort-1.10", "ort-1.14", "ort-1.16", "openvino", "nncase-k210", "tflite", "rknn2", "ncnn"]
-VENV = {"ort-1.16": "ort-1.15"}
+REAL = ["ort-1.10", "ort-1.14", "ort-1.15", "ort-1.16", "openvino", "nncase-k210", "tflite", "rknn2", "ncnn"]
+VENV: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("target", REAL)

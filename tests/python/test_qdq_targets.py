@@ -100,7 +100,7 @@ def test_target_plan_keeps_qdq_counts(target, tmp_path, run_cli):
     assert qdq_count(onnx.load(out)) == qdq_count(model), target
 
 
-CONSUME_QDQ = ["ort", "ort-1.10", "ort-1.14", "ort-1.16", "trt-8.6", "trt-10", "openvino", "rknn2"]
+CONSUME_QDQ = ["ort", "ort-1.10", "ort-1.14", "ort-1.15", "ort-1.16", "trt-8.6", "trt-10", "openvino", "rknn2"]
 
 
 @pytest.mark.parametrize("target", CONSUME_QDQ)

@@ -4,7 +4,7 @@ squeeze-excite block (hardswish, hardsigmoid gate) exported by torch and convert
 float16 by convert-float16, --target ort-1.14 runs compute-in-float32(ops=HardSigmoid): the
 result passes its own check, matches onnxruntime on the float16 original within float16's
 tolerance, and onnxruntime 1.14 runs it where its venv is installed (the original crashes
-it). onnxruntime 1.15 (profile ort-1.16) runs float16 HardSigmoid: nothing to do there."""
+it). onnxruntime 1.15 (profile ort-1.15) runs float16 HardSigmoid: nothing to do there."""
 
 from __future__ import annotations
 
@@ -75,7 +75,7 @@ def test_ort_1_14_computes_float16_hardsigmoid_in_float32(cli_path, se_fp16, tmp
     want, got = _run(src, x), _run(out, x)
     assert got.dtype == np.float16
     np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=1e-2, atol=1e-2)
-    assert _cli(cli_path, "check", "--target", "ort-1.16", src).returncode == 0  # 1.15 runs the form
+    assert _cli(cli_path, "check", "--target", "ort-1.15", src).returncode == 0  # 1.15 runs the form
 
 
 def test_compute_in_float32_without_ops_changes_nothing_and_leaves_float32_alone(cli_path, se_fp16, tmp_path):
@@ -113,3 +113,32 @@ def test_onnxruntime_1_14_runs_the_result(cli_path, se_fp16, tmp_path):
     assert ran.returncode == 0
     got, want = np.load(tmp_path / "r.npy").astype(np.float32), _run(src, x).astype(np.float32)
     np.testing.assert_allclose(got, want, rtol=1e-2, atol=1e-2)
+
+
+def _relu_fp16(path, opset):
+    from onnx import TensorProto as T
+    from onnx import helper as h
+
+    graph = h.make_graph(
+        [h.make_node("Relu", ["x"], ["r"]), h.make_node("Add", ["r", "x"], ["y"])],
+        "g",
+        [h.make_tensor_value_info("x", T.FLOAT16, [2, 4])],
+        [h.make_tensor_value_info("y", T.FLOAT16, [2, 4])],
+    )
+    onnx.save(h.make_model(graph, opset_imports=[h.make_opsetid("", opset)], ir_version=8), str(path))
+
+
+def test_ort_1_14_float16_relu_only_from_opset_14(cli_path, tmp_path):
+    """onnxruntime 1.14's float16 Relu-14 crashes; Relu-13 runs (targets/probes/quant_kernels.txt)."""
+    at13, at14 = tmp_path / "relu13.onnx", tmp_path / "relu14.onnx"
+    _relu_fp16(at13, 13)
+    _relu_fp16(at14, 14)
+    assert _cli(cli_path, "check", "--target", "ort-1.14", at13).returncode == 0
+    check = _cli(cli_path, "check", "--target", "ort-1.14", at14)
+    assert check.returncode == 1 and "lacks Relu when compute-dtype:float16,opset>=14" in check.stdout, check.stdout
+    out = tmp_path / "out.onnx"
+    proc = _cli(cli_path, "--target", "ort-1.14", at14, "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    assert _cli(cli_path, "check", "--target", "ort-1.14", out).returncode == 0
+    x = (np.arange(8).reshape(2, 4) - 4).astype(np.float16)
+    np.testing.assert_array_equal(_run(out, x), _run(at14, x))

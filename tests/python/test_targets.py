@@ -27,6 +27,7 @@ PROFILES = [
     "ort",
     "ort-1.10",
     "ort-1.14",
+    "ort-1.15",
     "ort-1.16",
     "ort-mobile",
     "rknn2",
@@ -882,7 +883,7 @@ def test_ort110_no_allowzero_reshape_or_value_ints_constant(name, corpus, run_cl
     oracle.assert_equivalent(model.path, out, inputs=model.inputs, rtol=model.rtol, atol=model.atol)
 
 
-@pytest.mark.parametrize("profile", ["ort", "ort-1.10", "ort-1.14", "ort-1.16"])
+@pytest.mark.parametrize("profile", ["ort", "ort-1.10", "ort-1.14", "ort-1.15", "ort-1.16"])
 def test_custom_domain_layernorm_blocks_and_is_fixed_for_onnxruntime(profile, corpus, run_cli, oracle, tmp_path):
     model = corpus.model("ln_custom_domain_op17")
     proc = run_cli("check", "--target", profile, model.path, expect_rc=1)
@@ -894,9 +895,9 @@ def test_custom_domain_layernorm_blocks_and_is_fixed_for_onnxruntime(profile, co
     oracle.assert_outputs_close(oracle.run_model(out, model.inputs), model.expected, rtol=model.rtol, atol=model.atol)
 
 
-@pytest.mark.parametrize("profile", ["ort-1.14", "ort-1.16"])
+@pytest.mark.parametrize("profile", ["ort-1.14", "ort-1.15", "ort-1.16"])
 def test_fp16_hand_layernorm_fused_for_old_onnxruntime(profile, corpus, run_cli, oracle, tmp_path):
-    """onnxruntime 1.14/1.15 mistype their own fusion of ln_fp16_casts_op17 (measured)."""
+    """onnxruntime 1.14/1.15/1.16 mistype their own fusion of ln_fp16_casts_op17 (measured)."""
     model = corpus.model("ln_fp16_casts_op17")
     out = tmp_path / "o.onnx"
     proc = run_cli("--target", profile, model.path, "-o", out)
