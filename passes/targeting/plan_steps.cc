@@ -231,6 +231,7 @@ std::string ConvertOpsetBeforeFormText(const StepTextContext& c) {
 // before it: once typed, both are often identities (onnx2tf mistranslated them, measured).
 std::string RewriteCastLikeText(const StepTextContext&) { return "rewrite-castlike,strip-identity-cast"; }
 std::string FoldQdqText(const StepTextContext&) { return "fold-qdq(weights=true)"; }
+std::string SliceStepToConcatText(const StepTextContext&) { return "slice-step-to-gather(form=concat)"; }
 
 std::string SetInputShapeText(const StepTextContext& c) {
   return c.input_shapes.empty() ? "set-input-shape" : absl::StrCat("set-input-shape(shapes=", c.input_shapes, ")");
