@@ -59,7 +59,7 @@ TEST(Conditions, EveryBuiltinKindHasAParserAndADoc) {
     EXPECT_NE(kind->parse, nullptr) << kind->keyword;
     if (!kind->remedy.empty()) EXPECT_NE(FindPlanStep(kind->remedy), nullptr) << kind->keyword;
   }
-  EXPECT_EQ(keywords.size(), 27u);
+  EXPECT_EQ(keywords.size(), 28u);
   EXPECT_NE(ConditionsText(true).find("- `outer-scope-input`: "), std::string::npos);
 }
 
