@@ -17,6 +17,8 @@ show whether ncnn fails without the fact:
   slice_step_neg2        x [1,6,8][:, ::-2]
   cast_i64_float         ids int64 [1,8] -> Cast float -> Mul 0.5
   cast_i64_bool          ids int64 [1,8] -> Cast bool -> Where(., x, 0)
+  reducesum_axes_input13 ReduceSum-13 of x [1,5,32] over axis 2, axes as a constant input (keepdims 0)
+  reducesum_axes_attr11  the same as ReduceSum-11 with axes as an attribute
   batch2_ln              LayerNorm(x [2,5,32]) (static batch 2, items independent)
   batch2_merge           x [2,5,32] -> Reshape [10,32] -> MatMul -> Reshape [2,5,16] (batch merged)
   batch2_transpose       x [2,5,32] -> Transpose [5,2,32] -> Relu -> Transpose back (batch moved)
@@ -116,6 +118,21 @@ save(
     [ids, x_of(1, 8)],
     [C("zero", np.float32(0))],
     {"ids": rng.integers(0, 2, (1, 8)).astype(np.int64), "x": f32(1, 8)},
+)
+save(
+    "reducesum_axes_input13",
+    [h.make_node("ReduceSum", ["x", "axes"], ["y"], keepdims=0)],
+    [x_of(1, 5, 32)],
+    [C("axes", np.array([2], np.int64))],
+    {"x": f32(1, 5, 32)},
+)
+save(
+    "reducesum_axes_attr11",
+    [h.make_node("ReduceSum", ["x"], ["y"], axes=[2], keepdims=0)],
+    [x_of(1, 5, 32)],
+    [],
+    {"x": f32(1, 5, 32)},
+    opset=11,
 )
 save(
     "batch2_ln",

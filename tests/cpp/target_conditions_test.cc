@@ -244,6 +244,11 @@ TEST(ConditionKinds, StepNotOneExceptReversal) {
   EXPECT_EQ(Reasons(fact, model("7", "0", "-1")), Strings{"Slice (steps 'S' = [-1], not a whole-axis reversal)"});
   EXPECT_EQ(Reasons(fact, model("0", "8", "2")), Strings{"Slice (steps 'S' = [2])"});
   EXPECT_EQ(Reasons(fact, model("7", "-9", "-2")), Strings{"Slice (steps 'S' = [-2])"});
+  // A Slice of shapes and constants alone (torch's reversed pad lists): folded, not named.
+  const std::string pads = std::string(kHead13) + R"(g (float[1,3,8,8] X) => (int64[2] Y)
+  <int64[1] B = {-1}, int64[1] E = {-9223372036854775808}, int64[1] A = {0}, int64[1] S = {-2}>
+  { P = Shape(X)  Y = Slice(P, B, E, A, S) })";
+  EXPECT_EQ(Reasons(fact, pads), Strings{});
 }
 
 TEST(ConditionKinds, InsertsUnitDims) {
