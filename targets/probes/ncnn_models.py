@@ -19,6 +19,8 @@ show whether ncnn fails without the fact:
   cast_i64_bool          ids int64 [1,8] -> Cast bool -> Where(., x, 0)
   reducesum_axes_input13 ReduceSum-13 of x [1,5,32] over axis 2, axes as a constant input (keepdims 0)
   reducesum_axes_attr11  the same as ReduceSum-11 with axes as an attribute
+  cmp_{greater,less,equal} Where(x > 0 / x < 0 / x == 0, x, 0) on x [1,6,8]
+  cast_f16               Cast(Cast(x, float16), float)
   batch2_ln              LayerNorm(x [2,5,32]) (static batch 2, items independent)
   batch2_merge           x [2,5,32] -> Reshape [10,32] -> MatMul -> Reshape [2,5,16] (batch merged)
   batch2_transpose       x [2,5,32] -> Transpose [5,2,32] -> Relu -> Transpose back (batch moved)
@@ -133,6 +135,21 @@ save(
     [],
     {"x": f32(1, 5, 32)},
     opset=11,
+)
+for op in ("Greater", "Less", "Equal"):
+    save(
+        "cmp_" + op.lower(),
+        [h.make_node(op, ["x", "zero"], ["b"]), h.make_node("Where", ["b", "x", "zero"], ["y"])],
+        [x_of(1, 6, 8)],
+        [C("zero", np.float32(0))],
+        {"x": f32(1, 6, 8)},
+    )
+save(
+    "cast_f16",
+    [h.make_node("Cast", ["x"], ["c"], to=T.FLOAT16), h.make_node("Cast", ["c"], ["y"], to=T.FLOAT)],
+    [x_of(1, 6, 8)],
+    [],
+    {"x": f32(1, 6, 8)},
 )
 save(
     "batch2_ln",
