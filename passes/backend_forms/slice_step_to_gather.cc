@@ -10,13 +10,21 @@
 // starts, ends, axes and steps constant (opset >= 10) and the dims of the stepped axes
 // static; refused when an axis would select nothing (a Gather of no indices).
 //
+// Options: form=gather (the default) or form=concat: each stepped axis as a Concat of
+// one-element step-1 Slices in the selected order, for converters that mistranslate a
+// Gather of a constant index list (pnnx 20261020 reads it as a single index: an [1,8]
+// output for [1,3,8], targets/probes/ncnn_models.txt). Exact the same way: Concat of the
+// slices [i, i + 1) for the selected i is the selected elements in order.
+//
 // Given:  %y = Slice(%x, [-1], [INT64_MIN], [1], [-1])       %x: float[1,4,3]
 // Result: %y = Gather<axis = 1>(%x, [3, 2, 1, 0])
+//         (form=concat: Concat<axis = 1>(Slice(%x, [3], [4], [1]), ..., Slice(%x, [0], [1], [1])))
 #include "passes/backend_forms/slice_step_to_gather.h"
 
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "core/ir/constant.h"
 #include "core/ir/shape.h"
 #include "core/ir/tensor.h"
@@ -90,15 +98,23 @@ Verdict<StepPlan> Decide(const Node& slice) {
   return plan;
 }
 
+// Axis `axis` of `y` at the selected indices, as one-element Slices joined by Concat.
+Value* ConcatOfSlices(Rewriter& rw, Value* y, int64_t axis, const std::vector<int64_t>& indices) {
+  Value* axes = rw.Int64s({axis});
+  std::vector<Value*> pieces;
+  for (int64_t i : indices) pieces.push_back(rw.Op("Slice", {y, rw.Int64s({i}), rw.Int64s({i + 1}), axes}));
+  return pieces.size() == 1 ? pieces[0] : rw.Op("Concat", pieces, {Rewriter::AttrInt("axis", axis)});
+}
+
 class SliceStepToGatherPass : public PatternPass {
  public:
-  SliceStepToGatherPass() {
+  explicit SliceStepToGatherPass(bool concat) {
     pattern::Pattern p("slice-step-to-gather");
     pattern::OpRef s = p.Op("Slice", {p.Any("x"), p.Any("starts"), p.Any("ends"), p.Any("axes"), p.Any("steps")});
     AddRule(std::make_unique<PatternRule<StepPlan>>(
         "slice-step-to-gather", std::move(p), s.id(),
         [](const pattern::Match& m) -> Verdict<StepPlan> { return Decide(*m.root()); },
-        [](const pattern::Match& m, const StepPlan& plan, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
+        [concat](const pattern::Match& m, const StepPlan& plan, Rewriter& rw) -> StatusOr<std::vector<Value*>> {
           Value* y = m.value("x");
           if (!plan.axes.empty()) {
             std::vector<int64_t> ones(plan.axes.size(), 1);
@@ -106,7 +122,8 @@ class SliceStepToGatherPass : public PatternPass {
                       {y, rw.Int64s(plan.starts), rw.Int64s(plan.ends), rw.Int64s(plan.axes), rw.Int64s(ones)});
           }
           for (const auto& [axis, indices] : plan.gathers)
-            y = rw.Op("Gather", {y, rw.Int64s(indices)}, {Rewriter::AttrInt("axis", axis)});
+            y = concat ? ConcatOfSlices(rw, y, axis, indices)
+                       : rw.Op("Gather", {y, rw.Int64s(indices)}, {Rewriter::AttrInt("axis", axis)});
           const Value* out = m.root()->output(0);
           if (out->has_type()) *y->mutable_info()->mutable_type() = out->info()->type();
           return std::vector<Value*>{y};
@@ -133,8 +150,37 @@ std::string WhySliceStepsStay(const Node& node) {
   return v ? "" : v.reason();
 }
 
-StatusOr<std::unique_ptr<Pass>> CreateSliceStepToGatherPass(const PassOptions&) {
-  return std::make_unique<SliceStepToGatherPass>();
+std::string SliceStepsBeyondReversal(const Node& slice) {
+  if (!slice.Is("Slice") || slice.num_inputs() < 5 || !slice.input(4)) return "";
+  auto steps = ConstantInt64s(slice.input(4));
+  if (!steps) return absl::StrCat("steps '", slice.input(4)->name(), "' are computed at run time");
+  auto starts = ConstantInt64s(slice.input(1));
+  auto ends = ConstantInt64s(slice.input(2));
+  auto shape = ShapeOf(slice.input(0));
+  std::optional<std::vector<int64_t>> axes;
+  if (slice.num_inputs() >= 4 && slice.input(3)) axes = ConstantInt64s(slice.input(3));
+  const std::string all = absl::StrCat("steps '", slice.input(4)->name(), "' = [", absl::StrJoin(*steps, ","), "]");
+  for (size_t i = 0; i < steps->size(); ++i) {
+    const int64_t k = (*steps)[i];
+    if (k == 1) continue;
+    if (k != -1 || !starts || !ends || !shape || starts->size() != steps->size() || ends->size() != steps->size())
+      return all;
+    int64_t axis = static_cast<int64_t>(i);
+    if (slice.num_inputs() >= 4 && slice.input(3)) {
+      if (!axes || axes->size() != steps->size()) return all;
+      axis = (*axes)[i] < 0 ? (*axes)[i] + static_cast<int64_t>(shape->size()) : (*axes)[i];
+    }
+    if (axis < 0 || axis >= static_cast<int64_t>(shape->size()) || !(*shape)[axis].is_static()) return all;
+    const int64_t d = (*shape)[axis].value;
+    std::vector<int64_t> whole;
+    for (int64_t j = d - 1; j >= 0; --j) whole.push_back(j);
+    if (Selected(d, (*starts)[i], (*ends)[i], k) != whole) return absl::StrCat(all, ", not a whole-axis reversal");
+  }
+  return "";
+}
+
+StatusOr<std::unique_ptr<Pass>> CreateSliceStepToGatherPass(const PassOptions& o) {
+  return std::make_unique<SliceStepToGatherPass>(o.String("form") == "concat");
 }
 
 }  // namespace onnxsurgeon::passes

@@ -12,4 +12,9 @@ namespace onnxsurgeon::passes {
 // (from the node's declared types: the planner annotates shapes before it asks again).
 std::string WhySliceStepsStay(const Node& node);
 
+// "" when every step of the Slice `node` other than 1 is -1 over a whole static axis (a
+// reversal x[::-1]); else its steps, and why (for the step-not-one-except-reversal
+// condition: pnnx converts such a reversal, not other steps).
+std::string SliceStepsBeyondReversal(const Node& node);
+
 }  // namespace onnxsurgeon::passes

@@ -244,6 +244,7 @@ std::string FoldQdqText(const StepTextContext& c) {
     weights |= std::find(m.ops.begin(), m.ops.end(), "DequantizeLinear") != m.ops.end();
   return weights ? "fold-qdq(weights=true)" : "fold-qdq";
 }
+std::string SliceStepToConcatText(const StepTextContext&) { return "slice-step-to-gather(form=concat)"; }
 
 std::string SetInputShapeText(const StepTextContext& c) {
   return c.input_shapes.empty() ? "set-input-shape" : absl::StrCat("set-input-shape(shapes=", c.input_shapes, ")");

@@ -234,6 +234,29 @@ TEST(ConditionKinds, NegativeStep) {
   EXPECT_EQ(Reasons(Fact("\"Slice\"", "negative-step"), model("2")), Strings{});
 }
 
+TEST(ConditionKinds, StepNotOneExceptReversal) {
+  auto model = [](const char* begin, const char* end, const char* step) {
+    return std::string(kHead13) + R"(g (float[8] X) => (float[4] Y)
+  <int64[1] B = {)" +
+           begin + R"(}, int64[1] E = {)" + end + R"(}, int64[1] A = {0}, int64[1] S = {)" + step +
+           R"(}> { Y = Slice(X, B, E, A, S) })";
+  };
+  const std::string fact = Fact("\"Slice\"", "step-not-one-except-reversal");
+  // x[::-1] over the whole axis (from the end, or from 7, down past 0): allowed.
+  EXPECT_EQ(Reasons(fact, model("-1", "-9223372036854775808", "-1")), Strings{});
+  EXPECT_EQ(Reasons(fact, model("7", "-9", "-1")), Strings{});
+  EXPECT_EQ(Reasons(fact, model("0", "8", "1")), Strings{});
+  // Part of the axis reversed, or another step: named.
+  EXPECT_EQ(Reasons(fact, model("7", "0", "-1")), Strings{"Slice (steps 'S' = [-1], not a whole-axis reversal)"});
+  EXPECT_EQ(Reasons(fact, model("0", "8", "2")), Strings{"Slice (steps 'S' = [2])"});
+  EXPECT_EQ(Reasons(fact, model("7", "-9", "-2")), Strings{"Slice (steps 'S' = [-2])"});
+  // A Slice of shapes and constants alone (torch's reversed pad lists): folded, not named.
+  const std::string pads = std::string(kHead13) + R"(g (float[1,3,8,8] X) => (int64[2] Y)
+  <int64[1] B = {-1}, int64[1] E = {-9223372036854775808}, int64[1] A = {0}, int64[1] S = {-2}>
+  { P = Shape(X)  Y = Slice(P, B, E, A, S) })";
+  EXPECT_EQ(Reasons(fact, pads), Strings{});
+}
+
 TEST(ConditionKinds, InsertsUnitDims) {
   const std::string model =
       std::string(kHead13) + "g (float[2,8] X) => (float[2,1,1,8] Y) <int64[4] S = {2, 1, 1, 8}> { Y = Reshape(X, S) }";

@@ -8,25 +8,6 @@
 namespace onnxsurgeon::target {
 namespace {
 
-// Whether v is computed from tensor shapes and constants alone (Shape, Size, and arithmetic
-// on them). `known` remembers each value's answer, so a value many paths reach is walked
-// once; past 64 levels a value counts as not derived (the fact then blocks: the safe side).
-bool ShapeDerived(const Value* v, absl::flat_hash_map<const Value*, bool>& known, int depth = 0) {
-  if (!v || IsConstant(v)) return v != nullptr;
-  if (auto it = known.find(v); it != known.end()) return it->second;
-  const Node* p = v->producer();
-  bool derived = p && depth <= 64 && p->subgraphs().empty();
-  if (derived && !p->Is("Shape") && !p->Is("Size")) {
-    for (const Value* in : p->inputs())
-      if (in && !ShapeDerived(in, known, depth + 1)) {
-        derived = false;
-        break;
-      }
-  }
-  known[v] = derived;
-  return derived;
-}
-
 class CastFromCondition : public Condition {
  public:
   explicit CastFromCondition(std::string type) : type_(std::move(type)) {}
@@ -34,8 +15,7 @@ class CastFromCondition : public Condition {
     if (!n.Is("Cast") || n.num_inputs() < 1 || !n.input(0) || n.num_outputs() < 1 || !n.output(0)) return false;
     const int32_t from = a.types.ElemType(n.input(0)), to = a.types.ElemType(n.output(0));
     if (from == 0 || DataTypeNameLower(from) != type_ || from == to) return false;
-    absl::flat_hash_map<const Value*, bool> known;
-    if (ShapeDerived(n.input(0), known)) return false;
+    if (ShapeDerived(n.input(0))) return false;
     *detail = absl::StrCat("'", n.input(0)->name(), "' ", type_, " -> ", to ? DataTypeNameLower(to) : "another type");
     return true;
   }

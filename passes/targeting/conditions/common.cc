@@ -1,5 +1,6 @@
 #include "passes/targeting/conditions/common.h"
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -59,6 +60,32 @@ std::optional<Shape> RemedyShape(const Value* v, const RemedyContext& context) {
   std::optional<Shape> shape = context.types.DimsOf(v);
   if (shape && context.static_inputs && !StaticDims(shape)) return std::nullopt;
   return shape;
+}
+
+namespace {
+
+// `known` remembers each value's answer, so a value many paths reach is walked once.
+bool ShapeDerivedFrom(const Value* v, absl::flat_hash_map<const Value*, bool>& known, int depth) {
+  if (!v || IsConstant(v)) return v != nullptr;
+  if (auto it = known.find(v); it != known.end()) return it->second;
+  const Node* p = v->producer();
+  bool derived = p && depth <= 64 && p->subgraphs().empty();
+  if (derived && !p->Is("Shape") && !p->Is("Size")) {
+    for (const Value* in : p->inputs())
+      if (in && !ShapeDerivedFrom(in, known, depth + 1)) {
+        derived = false;
+        break;
+      }
+  }
+  known[v] = derived;
+  return derived;
+}
+
+}  // namespace
+
+bool ShapeDerived(const Value* v) {
+  absl::flat_hash_map<const Value*, bool> known;
+  return ShapeDerivedFrom(v, known, 0);
 }
 
 }  // namespace onnxsurgeon::target

@@ -19,6 +19,10 @@ namespace onnxsurgeon::target {
 
 // An initializer that is not a graph input, or a Constant's output: known before run time.
 bool IsConstant(const Value* v);
+// Whether `v` is computed from tensor shapes and constants alone (Shape, Size, and arithmetic
+// on them): converters fold it before anything runs. Past 64 levels a value counts as not
+// derived (a fact then blocks: the safe side).
+bool ShapeDerived(const Value* v);
 // A value's shape as "[2,seq,?]", or "unknown shape".
 std::string ShapeText(const Value& v);
 // A node's name, or "<unnamed OP>".

@@ -2,10 +2,17 @@
 corpus inputs' shapes as inputshape), then ncnn's Python binding runs it on the CPU in fp32.
 
 pnnx names the blobs in0, in1, ... and out0, out1, ... in graph order. ncnn's Mat has no
-batch dimension: inputs go in with batch_index=0 and come back with it, as pnnx's own
-generated *_ncnn.py does."""
+batch dimension: where pnnx takes dim 0 of a blob as the batch it drops it, and ncnn computes
+one batch item. Which blobs have one pnnx decides per model and writes into its generated
+*_ncnn.py: Mat(x, batch_index=0) for a blob with a batch, batch_index=233 for one without
+(every dim in the Mat; pnnx's layers then count axes from dim 0). The runner feeds and reads
+each blob as that file does. A batch of B items (inputs with batch_index 0) runs as B
+extractions of one item each (what an ncnn application does), their outputs joined along
+dim 0; a model that mixes batch items then computes wrong, and the harness's comparison
+says so."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -112,17 +119,35 @@ def convert(model, inputs, workdir):
             else "pnnx killed by signal %d" % -proc.returncode
         )
         raise Refused("build", "%s: %s" % (how, one_line("\n".join(lines[-3:]))))
-    return outputs["ncnnparam"], outputs["ncnnbin"], [l for l in lines if "not supported" in l or "unsupported" in l]
+    unsupported = [l for l in lines if "not supported" in l or "unsupported" in l]
+    return outputs["ncnnparam"], outputs["ncnnbin"], unsupported, batch_indices(outputs["ncnnpy"])
+
+
+# pnnx's generated script: ex.input("in0", ncnn.Mat(in0.numpy(), batch_index=0).clone()) and
+# out.append(torch.from_numpy(out0.numpy(batch_index=233))).
+_FED = re.compile(r'ex\.input\("(in\d+)", ncnn\.Mat\(\w+\.numpy\(\), batch_index=(\d+)\)')
+_READ = re.compile(r"\b(out\d+)\.numpy\(batch_index=(\d+)\)")
+
+
+def batch_indices(ncnn_py):
+    """{blob: batch_index} as pnnx's generated *_ncnn.py feeds and reads them (0: dim 0 is the
+    batch; 233: no batch axis). A blob the file does not name keeps batch_index 0."""
+    try:
+        with open(ncnn_py) as f:
+            text = f.read()
+    except OSError:
+        return {}
+    found = {name: int(index) for name, index in _FED.findall(text)}
+    found.update({name: int(index) for name, index in _READ.findall(text)})
+    return found
 
 
 def run(model, inputs, workdir):
     import ncnn
 
-    for i, array in enumerate(inputs.values()):
-        # pnnx takes dim 0 as the batch and drops it (ncnn's Mat is w, h, d, c).
-        if array.ndim and array.shape[0] != 1:
-            raise Refused("load", "input %d has shape %s: ncnn's Mat has no batch dimension" % (i, list(array.shape)))
-    param, weights, unsupported = convert(model, inputs, workdir)
+    param, weights, unsupported, indices = convert(model, inputs, workdir)
+    batched = {"in%d" % i: indices.get("in%d" % i, 0) == 0 for i in range(len(inputs))}
+    batch = batch_size({k: a for (k, a), b in zip(inputs.items(), batched.values()) if b})
     # pnnx writes what it cannot lower as a layer ncnn then cannot create; its log says which.
     note = "; ".join(sorted(set(unsupported)))[:300]
     import onnx
@@ -149,21 +174,57 @@ def run(model, inputs, workdir):
             ok = net.load_model(weights) == 0
         if not ok:
             raise Refused("load", why("ncnn load_model failed"))
-        results = []
-        with net.create_extractor() as ex:
-            for i, array in enumerate(inputs.values()):
-                # As pnnx's own generated *_ncnn.py feeds them: integer inputs (token ids) as
-                # int32, whose bits ncnn's Embed reads as ints; everything else as float32.
-                integer = np.issubdtype(array.dtype, np.integer) or array.dtype == np.bool_
-                data = np.ascontiguousarray(array, dtype=np.int32 if integer else np.float32)
-                ex.input("in%d" % i, ncnn.Mat(data, batch_index=0).clone())
-            for i in range(n_outputs):
-                with log:
-                    ret, mat = ex.extract("out%d" % i)
-                if ret != 0:
-                    raise Refused("run", why("ncnn extract out%d returned %d" % (i, ret)))
-                results.append(np.array(mat.numpy(batch_index=0)))
-    return results, note
+        items = [extract(net, item_of(inputs, b, batch, batched), n_outputs, indices, log, why) for b in range(batch)]
+    if batch == 1:
+        return items[0], note
+    return [join_items([item[i] for item in items]) for i in range(n_outputs)], note
+
+
+def batch_size(inputs):
+    """The batch (dim 0) of the inputs: 1, or the size every input with dim 0 > 1 shares."""
+    sizes = {a.shape[0] for a in inputs.values() if a.ndim and a.shape[0] != 1}
+    if len(sizes) > 1:
+        raise Refused("load", "inputs disagree on the batch (dim 0): %s" % sorted(sizes))
+    return sizes.pop() if sizes else 1
+
+
+def item_of(inputs, b, batch, batched):
+    """Batch item b of every input with a batch axis (an input of batch 1, or one pnnx gives
+    no batch axis, goes in whole every time)."""
+    if batch == 1:
+        return list(inputs.values())
+    return [
+        a[b : b + 1] if has_batch and a.ndim and a.shape[0] == batch else a
+        for a, has_batch in zip(inputs.values(), batched.values())
+    ]
+
+
+def join_items(outs):
+    """One output's items back into a batch: along dim 0 when each item has it as 1."""
+    if all(o.ndim and o.shape[0] == 1 for o in outs):
+        return np.concatenate(outs, axis=0)
+    return np.stack(outs, axis=0)
+
+
+def extract(net, arrays, n_outputs, indices, log, why):
+    """One extraction: the inputs in, every output out, each with pnnx's batch_index."""
+    import ncnn
+
+    results = []
+    with net.create_extractor() as ex:
+        for i, array in enumerate(arrays):
+            # As pnnx's own generated *_ncnn.py feeds them: integer inputs (token ids) as
+            # int32, whose bits ncnn's Embed reads as ints; everything else as float32.
+            integer = np.issubdtype(array.dtype, np.integer) or array.dtype == np.bool_
+            data = np.ascontiguousarray(array, dtype=np.int32 if integer else np.float32)
+            ex.input("in%d" % i, ncnn.Mat(data, batch_index=indices.get("in%d" % i, 0)).clone())
+        for i in range(n_outputs):
+            with log:
+                ret, mat = ex.extract("out%d" % i)
+            if ret != 0:
+                raise Refused("run", why("ncnn extract out%d returned %d" % (i, ret)))
+            results.append(np.array(mat.numpy(batch_index=indices.get("out%d" % i, 0))))
+    return results
 
 
 if __name__ == "__main__":
