@@ -2,7 +2,7 @@
 """simplify's node counts beside onnxsim and onnxslim on the judging corpus.
 
     PY=~/.cache/onnxsurgeon/venv-anchors/bin/python   # or bench/.venv-anchors (bench/requirements-anchors.txt)
-    $PY bench/simplify_judging_bench.py [--cli build/onnxsurgeon] [--corpus DIR] [--models REGEX]
+    $PY bench/simplify_judging_bench.py [--cli build/onnxsurgeon] [--corpus DIR] [--models REGEX] [--times]
 
 The judging corpus (tests/judging, ~/.cache/onnxsurgeon/judging/models) is held out: no rule is
 designed on it, so this is a score, never a guide. Per model, onnxsim and onnxslim run once each in
@@ -11,7 +11,10 @@ anchors.json, keyed by the model's size and mtime, since only simplify moves bet
 CLI's `--pass simplify`. Every output is run in onnxruntime on the model's stored inputs and compared
 with its stored expected outputs at the model's rtol/atol. Counted: the models where all three ran
 and matched; on those, the share where simplify leaves the fewest nodes (ties included) and the
-total nodes per tool. Nodes are counted as bench/simplify_bench.py does (subgraphs and functions
+total nodes per tool. Each tool's whole-process wall time is recorded (fresh process, imports
+and start-up included, all under `nice`; anchors' times are cached with their counts, --times
+re-runs anchors cached without one) and the worst per-model ratio anchor / simplify printed.
+Nodes are counted as bench/simplify_bench.py does (subgraphs and functions
 included).
 """
 
@@ -24,6 +27,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -92,15 +96,46 @@ def check(model: str, meta: dict, corpus: str, timeout: float) -> str | None:
     return "; ".join(bad) if bad else None
 
 
-def run_anchor(tool: str, inp: str, out: str, timeout: float) -> str | None:
-    code = f"IN, OUT = {inp!r}, {out!r}\n" + ANCHORS[tool]
+def timed(cmd: list[str], timeout: float) -> tuple[subprocess.CompletedProcess | None, float]:
+    """The process and its whole-process wall time (start-up and imports included)."""
+    start = time.perf_counter()
     try:
-        p = subprocess.run(["nice", sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout)
+        p = subprocess.run(["nice", *cmd], capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
-        return "timeout"
+        return None, time.perf_counter() - start
+    return p, time.perf_counter() - start
+
+
+def run_anchor(tool: str, inp: str, out: str, timeout: float) -> tuple[str | None, float]:
+    code = f"IN, OUT = {inp!r}, {out!r}\n" + ANCHORS[tool]
+    p, seconds = timed([sys.executable, "-c", code], timeout)
+    if p is None:
+        return "timeout", seconds
     if p.returncode or not os.path.exists(out):
-        return f"exit {p.returncode}: " + (p.stderr.strip().splitlines() or ["?"])[-1][:200]
-    return None
+        return f"exit {p.returncode}: " + (p.stderr.strip().splitlines() or ["?"])[-1][:200], seconds
+    return None, seconds
+
+
+def speed_report(rows: list[dict], tools: tuple[str, ...]) -> None:
+    """Per anchor, how many times slower than simplify it is per model (whole process, wall):
+    the worst (smallest) ratio and the models under 10x. Rows an anchor failed on count
+    too: a failure after N seconds still took them."""
+    print("\nwhole-process wall time, anchor / simplify (every model both ran on):")
+    for anchor in tools[1:]:
+        ratios = sorted(
+            (r[anchor]["seconds"] / r[tools[0]]["seconds"], r["model"])
+            for r in rows
+            if r[anchor].get("seconds") and r[tools[0]].get("seconds")
+        )
+        if not ratios:
+            print(f"  {anchor}: no times (run with --times)")
+            continue
+        worst = ratios[0]
+        slow = [f"{m} {x:.1f}x" for x, m in ratios if x < 10]
+        print(
+            f"  {anchor}: worst {worst[0]:.1f}x ({worst[1]}), median {ratios[len(ratios) // 2][0]:.1f}x"
+            f" over {len(ratios)} models; under 10x: {', '.join(slow) or 'none'}"
+        )
 
 
 def main() -> int:
@@ -111,6 +146,9 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=600.0)
     ap.add_argument("--anchors-only", action="store_true", help="fill the anchors' cache and stop")
     ap.add_argument("--json", help="write the per-model rows here")
+    ap.add_argument(
+        "--times", action="store_true", help="re-run anchors whose cached entry has no time (whole-process wall time)"
+    )
     args = ap.parse_args()
     os.makedirs(OUTDIR, exist_ok=True)
     cache_path = os.path.join(OUTDIR, "anchors.json")
@@ -126,12 +164,17 @@ def main() -> int:
             key = f"{name}:{st.st_size}:{int(st.st_mtime)}"
             row = {"model": name, "before": sb.count_nodes(model)[0]}
             for tool in ANCHORS:
-                if key + ":" + tool not in cache:
+                entry = cache.get(key + ":" + tool)
+                if entry is None or (args.times and "seconds" not in entry):
                     out = os.path.join(tmp, f"{name}.{tool}.onnx")
-                    err = run_anchor(tool, model, out, args.timeout)
+                    err, seconds = run_anchor(tool, model, out, args.timeout)
                     if err is None:
                         err = check(out, meta, args.corpus, args.timeout)
-                    cache[key + ":" + tool] = {"nodes": None if err else sb.count_nodes(out)[0], "error": err}
+                    cache[key + ":" + tool] = {
+                        "nodes": None if err else sb.count_nodes(out)[0],
+                        "error": err,
+                        "seconds": seconds,
+                    }
                     with open(cache_path + ".tmp", "w") as f:
                         json.dump(cache, f, indent=1)
                     os.replace(cache_path + ".tmp", cache_path)
@@ -140,16 +183,14 @@ def main() -> int:
                 row[tool] = cache[key + ":" + tool]
             if not args.anchors_only:
                 out = os.path.join(tmp, name + ".osg.onnx")
-                p = subprocess.run(
-                    [args.cli, model, "--pass", "simplify", "-o", out, "--quiet"],
-                    capture_output=True,
-                    text=True,
-                    timeout=args.timeout,
-                )
-                err = f"exit {p.returncode}: {p.stderr.strip()[-200:]}" if p.returncode else None
+                p, seconds = timed([args.cli, model, "--pass", "simplify", "-o", out, "--quiet"], args.timeout)
+                if p is None:
+                    err = "timeout"
+                else:
+                    err = f"exit {p.returncode}: {p.stderr.strip()[-200:]}" if p.returncode else None
                 if err is None:
                     err = check(out, meta, args.corpus, args.timeout)
-                row["onnxsurgeon"] = {"nodes": None if err else sb.count_nodes(out)[0], "error": err}
+                row["onnxsurgeon"] = {"nodes": None if err else sb.count_nodes(out)[0], "error": err, "seconds": seconds}
             rows.append(row)
             print(
                 name,
@@ -179,6 +220,7 @@ def main() -> int:
             f"  {r['model']}: {r['onnxsurgeon']['nodes']} vs onnxsim {r['onnxsim']['nodes']},"
             f" onnxslim {r['onnxslim']['nodes']}"
         )
+    speed_report(rows, tools)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

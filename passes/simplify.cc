@@ -34,7 +34,7 @@ const FixedPointPipeline& SimplifyPipeline() {
   static const FixedPointPipeline pipeline{
       .steps = {"inline-functions(when=simplifies)", "fold-constants", "resolve-shapes", "simplify-reductions",
                 "absorb-inputs", "fuse-conv-bn", "fold-into-weights", "fix-layernorm(to=native,custom-ops=false)",
-                "strip-identity-cast", "fuse-reshapes", "fuse-transposes", "extract-constants", "dedupe-initializers",
+                "strip-identity-cast", "fuse-reshapes", "fuse-transposes", "extract-constants(keep-skip-operands=true)", "dedupe-initializers",
                 "cse", "dce"},
       .max_rounds = 10,
       // The steps keep the types they infer in memory. After a round that changed the
