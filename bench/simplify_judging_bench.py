@@ -13,7 +13,8 @@ with its stored expected outputs at the model's rtol/atol. Counted: the models w
 and matched; on those, the share where simplify leaves the fewest nodes (ties included) and the
 total nodes per tool. Each tool's whole-process wall time is recorded (fresh process, imports
 and start-up included, all under `nice`; anchors' times are cached with their counts, --times
-re-runs anchors cached without one) and the worst per-model ratio anchor / simplify printed.
+re-runs anchors cached without one) and the worst per-model ratio anchor / simplify printed (a
+model whose anchor has no time is bounded by the anchor's import alone).
 Nodes are counted as bench/simplify_bench.py does (subgraphs and functions
 included).
 """
@@ -116,26 +117,45 @@ def run_anchor(tool: str, inp: str, out: str, timeout: float) -> tuple[str | Non
     return None, seconds
 
 
+IMPORTS = {"onnxsim": "import onnx\nfrom onnxsim import simplify", "onnxslim": "import onnxslim"}
+
+
+def import_floor(tool: str, runs: int = 3) -> float:
+    """The fastest of `runs` fresh processes that only import the anchor: what every one of its
+    runs takes at least, whatever the model."""
+    return min(timed([sys.executable, "-c", IMPORTS[tool]], 600)[1] for _ in range(runs))
+
+
 def speed_report(rows: list[dict], tools: tuple[str, ...]) -> None:
     """Per anchor, how many times slower than simplify it is per model (whole process, wall):
-    the worst (smallest) ratio and the models under 10x. Rows an anchor failed on count
-    too: a failure after N seconds still took them."""
-    print("\nwhole-process wall time, anchor / simplify (every model both ran on):")
+    the worst (smallest) ratio and the models under 10x. Rows an anchor failed on count too (a
+    failure after N seconds still took them). A model whose anchor run has no time (cached
+    before times were kept) is bounded below by the anchor's import alone (import_floor)."""
+    print("\nwhole-process wall time, anchor / simplify:")
     for anchor in tools[1:]:
+        timed_rows = [r for r in rows if r[tools[0]].get("seconds")]
+        untimed = [r for r in timed_rows if not r[anchor].get("seconds")]
+        floor = import_floor(anchor) if untimed else 0.0
         ratios = sorted(
-            (r[anchor]["seconds"] / r[tools[0]]["seconds"], r["model"])
-            for r in rows
-            if r[anchor].get("seconds") and r[tools[0]].get("seconds")
+            (
+                (r[anchor].get("seconds") or floor) / r[tools[0]]["seconds"],
+                r["model"] + ("" if r[anchor].get("seconds") else " (import bound)"),
+            )
+            for r in timed_rows
         )
         if not ratios:
-            print(f"  {anchor}: no times (run with --times)")
+            print(f"  {anchor}: no times")
             continue
         worst = ratios[0]
         slow = [f"{m} {x:.1f}x" for x, m in ratios if x < 10]
         print(
-            f"  {anchor}: worst {worst[0]:.1f}x ({worst[1]}), median {ratios[len(ratios) // 2][0]:.1f}x"
-            f" over {len(ratios)} models; under 10x: {', '.join(slow) or 'none'}"
+            f"  {anchor}: worst {worst[0]:.1f}x ({worst[1]}), median {ratios[len(ratios) // 2][0]:.1f}x over"
+            f" {len(ratios)} models ({len(untimed)} bounded by the import alone, {floor:.2f} s);"
+            f" under 10x: {', '.join(slow) or 'none'}"
         )
+    osg = sorted((r[tools[0]]["seconds"], r["model"]) for r in rows if r[tools[0]].get("seconds"))
+    if osg:
+        print(f"  simplify's slowest: {', '.join(f'{m} {t:.2f} s' for t, m in osg[-3:][::-1])}")
 
 
 def main() -> int:
@@ -190,7 +210,11 @@ def main() -> int:
                     err = f"exit {p.returncode}: {p.stderr.strip()[-200:]}" if p.returncode else None
                 if err is None:
                     err = check(out, meta, args.corpus, args.timeout)
-                row["onnxsurgeon"] = {"nodes": None if err else sb.count_nodes(out)[0], "error": err, "seconds": seconds}
+                row["onnxsurgeon"] = {
+                    "nodes": None if err else sb.count_nodes(out)[0],
+                    "error": err,
+                    "seconds": seconds,
+                }
             rows.append(row)
             print(
                 name,

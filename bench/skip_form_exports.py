@@ -53,7 +53,11 @@ def _model(name: str):
         )
         return t.YolosForObjectDetection(cfg), ["logits", "pred_boxes"]
     backbone = t.ResNetConfig(
-        embedding_size=16, hidden_sizes=[16, 24, 32, 40], depths=[1, 1, 1, 1], layer_type="basic", out_features=["stage4"]
+        embedding_size=16,
+        hidden_sizes=[16, 24, 32, 40],
+        depths=[1, 1, 1, 1],
+        layer_type="basic",
+        out_features=["stage4"],
     )
     cfg = t.DetrConfig(
         use_timm_backbone=False,

@@ -11,9 +11,7 @@
 namespace onnxsurgeon::passes {
 namespace {
 
-bool IsConstant(const Value* v) {
-  return v->IsInitializer() || (v->producer() && v->producer()->Is("Constant"));
-}
+bool IsConstant(const Value* v) { return v->IsInitializer() || (v->producer() && v->producer()->Is("Constant")); }
 
 // True when `sum` is what a LayerNormalization normalizes: read by one as its input 0, or
 // by the ReduceMean and the Sub that start a decomposed one (onnxruntime fuses that into
