@@ -58,25 +58,53 @@ bool SkipShapeFits(const std::vector<int64_t>& skip, const Value* x) {
   return skip.size() == 2 || skip[0] == 1 || fits((*input)[0], skip[0]);
 }
 
-}  // namespace
-
-bool IsSkipNormOperand(const Value* v) {
-  std::optional<std::vector<int64_t>> dims = StaticShapeOf(v);
-  return dims && IsSkipNormOperand(v, *dims);
+// True when onnxruntime fuses an Add whose other operand `lookup` is a Gather: its indices are
+// a graph input (token ids) or a ConstantOfShape, and the skip needs no broadcast (the
+// fusion leaves a broadcast Add of a lookup to EmbedLayerNormalization).
+// While folding (`folding`), indices computed from anything not constant count as ids: what
+// reshapes or casts the graph input may still go in a later step, and extract-constants
+// checks again on the graph simplify leaves.
+bool EmbeddingSkipFits(const std::vector<int64_t>& skip, const Value* lookup, bool folding) {
+  const Node* gather = lookup->producer();
+  const Value* indices = gather->num_inputs() == 2 ? gather->input(1) : nullptr;
+  if (!indices) return false;
+  bool ids = (indices->IsGraphInput() && !indices->graph()->parent_node()) || (folding && !IsConstant(indices));
+  bool zeros = indices->producer() && indices->producer()->Is("ConstantOfShape");
+  if (!ids && !zeros) return false;
+  std::optional<std::vector<int64_t>> dims = StaticShapeOf(lookup);
+  if (!dims) {  // not inferred yet: Gather's shape along axis 0 is the indices' and the table's rest
+    const Attribute* axis = gather->FindAttribute("axis");
+    std::optional<std::vector<int64_t>> table = StaticShapeOf(gather->input(0));
+    dims = StaticShapeOf(indices);
+    if ((axis && axis->i() != 0) || !table || table->empty() || !dims) return false;
+    dims->insert(dims->end(), table->begin() + 1, table->end());
+  }
+  return *dims == skip;
 }
 
-bool IsSkipNormOperand(const Value* v, const std::vector<int64_t>& dims) {
+bool SkipNormOperand(const Value* v, const std::vector<int64_t>& dims, bool folding) {
   if (v->IsGraphOutput()) return false;
   for (const Use& u : v->uses()) {
     const Node* add = u.node;
     if (!add->Is("Add") || add->num_inputs() != 2 || add->num_outputs() != 1 || !add->output(0)) continue;
     const Value* other = add->input(1 - u.input_index);
     if (!other || other == v || IsConstant(other)) continue;
-    if (other->producer() && other->producer()->Is("Gather")) continue;
+    if (other->producer() && other->producer()->Is("Gather") && !EmbeddingSkipFits(dims, other, folding)) continue;
     if (!SkipShapeFits(dims, other)) continue;
     if (ReadByLayerNorm(add->output(0))) return true;
   }
   return false;
+}
+
+}  // namespace
+
+bool IsSkipNormOperand(const Value* v) {
+  std::optional<std::vector<int64_t>> dims = StaticShapeOf(v);
+  return dims && SkipNormOperand(v, *dims, /*folding=*/false);
+}
+
+bool IsSkipNormOperand(const Value* v, const std::vector<int64_t>& dims) {
+  return SkipNormOperand(v, dims, /*folding=*/true);
 }
 
 }  // namespace onnxsurgeon::passes
