@@ -243,6 +243,7 @@ def fusion_rows(regex: str, corpora: list[str] = ()) -> str:
         "|---|---|---|---|---|",
     ]
     short = {op: "".join(c for c in op if c.isupper()) for op in of.OPS}  # SkipLayerNormalization: SLN
+    short["SimplifiedLayerNormalization"] = "RMS"  # not SLN twice
     fmt = lambda f: " ".join(f"{short[k]}={v}" for k, v in f.items() if v) or "0" if f else "-"  # noqa: E731
     worse, failed = [], []
     for label, path, mtype in transformer_models(regex, corpora):
