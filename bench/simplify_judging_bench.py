@@ -13,7 +13,7 @@ with its stored expected outputs at the model's rtol/atol. Counted: the models w
 and matched; on those, the share where simplify leaves the fewest nodes (ties included) and the
 total nodes per tool. Each tool's whole-process wall time is recorded (fresh process, imports
 and start-up included, all under `nice`; anchors' times are cached with their counts, --times
-re-runs anchors cached without one) and the worst per-model ratio anchor / simplify printed (a
+re-runs anchors cached without one, --retime the selected ones anyway; CPU time, user + sys, beside it) and the worst per-model ratio anchor / simplify printed (a
 model whose anchor has no time is bounded by the anchor's import alone).
 Nodes are counted as bench/simplify_bench.py does (subgraphs and functions
 included).
@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -97,14 +98,22 @@ def check(model: str, meta: dict, corpus: str, timeout: float) -> str | None:
     return "; ".join(bad) if bad else None
 
 
+LAST_CPU = [0.0]  # the CPU seconds (user + sys) of the last timed() process
+
+
 def timed(cmd: list[str], timeout: float) -> tuple[subprocess.CompletedProcess | None, float]:
-    """The process and its whole-process wall time (start-up and imports included)."""
+    """The process and its whole-process wall time (start-up and imports included); its CPU
+    time goes to LAST_CPU (on a loaded machine it moves far less than wall time)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     try:
         p = subprocess.run(["nice", *cmd], capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
-        return None, time.perf_counter() - start
-    return p, time.perf_counter() - start
+        p = None
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    LAST_CPU[0] = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return p, wall
 
 
 def run_anchor(tool: str, inp: str, out: str, timeout: float) -> tuple[str | None, float]:
@@ -153,6 +162,14 @@ def speed_report(rows: list[dict], tools: tuple[str, ...]) -> None:
             f" {len(ratios)} models ({len(untimed)} bounded by the import alone, {floor:.2f} s);"
             f" under 10x: {', '.join(slow) or 'none'}"
         )
+    for anchor in tools[1:]:
+        cpu = sorted(
+            (r[anchor]["cpu"] / max(r[tools[0]]["cpu"], 1e-3), r["model"])
+            for r in rows
+            if r[anchor].get("cpu") and r[tools[0]].get("cpu")
+        )
+        if cpu:
+            print(f"  {anchor} CPU (user + sys): worst {cpu[0][0]:.1f}x ({cpu[0][1]}) over {len(cpu)} timed models")
     osg = sorted((r[tools[0]]["seconds"], r["model"]) for r in rows if r[tools[0]].get("seconds"))
     if osg:
         print(f"  simplify's slowest: {', '.join(f'{m} {t:.2f} s' for t, m in osg[-3:][::-1])}")
@@ -169,6 +186,7 @@ def main() -> int:
     ap.add_argument(
         "--times", action="store_true", help="re-run anchors whose cached entry has no time (whole-process wall time)"
     )
+    ap.add_argument("--retime", action="store_true", help="re-run the selected models' anchors, timed, cache or not")
     args = ap.parse_args()
     os.makedirs(OUTDIR, exist_ok=True)
     cache_path = os.path.join(OUTDIR, "anchors.json")
@@ -185,15 +203,17 @@ def main() -> int:
             row = {"model": name, "before": sb.count_nodes(model)[0]}
             for tool in ANCHORS:
                 entry = cache.get(key + ":" + tool)
-                if entry is None or (args.times and "seconds" not in entry):
+                if entry is None or args.retime or (args.times and "seconds" not in entry):
                     out = os.path.join(tmp, f"{name}.{tool}.onnx")
                     err, seconds = run_anchor(tool, model, out, args.timeout)
+                    cpu = LAST_CPU[0]
                     if err is None:
                         err = check(out, meta, args.corpus, args.timeout)
                     cache[key + ":" + tool] = {
                         "nodes": None if err else sb.count_nodes(out)[0],
                         "error": err,
                         "seconds": seconds,
+                        "cpu": cpu,
                     }
                     with open(cache_path + ".tmp", "w") as f:
                         json.dump(cache, f, indent=1)
@@ -204,6 +224,7 @@ def main() -> int:
             if not args.anchors_only:
                 out = os.path.join(tmp, name + ".osg.onnx")
                 p, seconds = timed([args.cli, model, "--pass", "simplify", "-o", out, "--quiet"], args.timeout)
+                cpu = LAST_CPU[0]
                 if p is None:
                     err = "timeout"
                 else:
@@ -214,6 +235,7 @@ def main() -> int:
                     "nodes": None if err else sb.count_nodes(out)[0],
                     "error": err,
                     "seconds": seconds,
+                    "cpu": cpu,
                 }
             rows.append(row)
             print(
