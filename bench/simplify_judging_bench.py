@@ -12,11 +12,11 @@ CLI's `--pass simplify`. Every output is run in onnxruntime on the model's store
 with its stored expected outputs at the model's rtol/atol. Counted: the models where all three ran
 and matched; on those, the share where simplify leaves the fewest nodes (ties included) and the
 total nodes per tool. Each tool's whole-process wall time is recorded (fresh process, imports
-and start-up included, all under `nice`; anchors' times are cached with their counts, --times
-re-runs anchors cached without one, --retime the selected ones anyway; CPU time, user + sys, beside it) and the worst per-model ratio anchor / simplify printed (a
-model whose anchor has no time is bounded by the anchor's import alone).
-Nodes are counted as bench/simplify_bench.py does (subgraphs and functions
-included).
+and start-up included, all under `nice`), with its CPU time (user + sys) beside it; anchors'
+times are cached with their counts (--times re-runs anchors cached without one, --retime the
+selected ones anyway). The worst per-model ratio anchor / simplify is printed; a model whose
+anchor has no time is bounded by the anchor's import alone. Nodes are counted as
+bench/simplify_bench.py does (subgraphs and functions included).
 """
 
 from __future__ import annotations
