@@ -17,10 +17,13 @@ widths, 4 layers, sequence 128, random weights, exported by torch at opset 17), 
 ORT_ENABLE_ALL, runs interleaved round by round so load on the machine hits each form alike, and the ops
 onnxruntime's own fusions leave (Attention, SkipLayerNormalization, ...), read from its optimized model.
 
---fusions: for every transformer of the wide corpus and of tests/models/.generated (tag "transformer"),
-the fused-op families onnxruntime's transformer optimizer makes (bench/ort_fusions.py) of the raw export,
-of simplify's output and of onnxsim's (bench/.venv-anchors), and the families where simplify fuses fewer.
-Only that table is printed.
+--fusions [--corpus DIR ...]: for every transformer of the wide corpus, of tests/models/.generated (tags
+"transformer" and "decoder") and of each DIR (NAME.onnx; the batch-1 backend corpus of
+tests/backends/batch1_corpus.py, bench/fusion_exports.py's dev exports, or a held-out corpus to measure),
+the fused ops onnxruntime's transformer optimizer makes (bench/ort_fusions.py: model_type gpt2 for
+decoders, else bert) of the raw export, of simplify's output and of onnxsim's (bench/.venv-anchors;
+less the com.microsoft ops onnxsim wrote itself), and the ops where simplify fuses fewer. Only that
+table is printed.
 """
 
 from __future__ import annotations
@@ -169,55 +172,112 @@ TRANSFORMER_WIDE = re.compile(
 )
 
 
-def transformer_models(regex: str) -> list[tuple[str, str]]:
-    """(label, path) of every transformer: wide-corpus architectures and corpus models tagged so."""
+def looks_like_transformer(path: str) -> bool:
+    """True when the graph (If/Loop bodies included) has attention's Softmax beside MatMuls and a
+    normalization: decomposed (ReduceMean), native, or already fused by onnxruntime."""
+    import onnx
+
+    ops: set[str] = set()
+
+    def walk(g):
+        for n in g.node:
+            ops.add(n.op_type)
+            for a in n.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    walk(a.g)
+
+    walk(onnx.load(path, load_external_data=False).graph)
+    fused = {"Attention", "MultiHeadAttention", "GroupQueryAttention"}
+    norms = {"LayerNormalization", "ReduceMean", "SimplifiedLayerNormalization", "SkipLayerNormalization"}
+    return bool(ops & fused) or ("Softmax" in ops and "MatMul" in ops and bool(ops & norms))
+
+
+def model_type(path: str, tags: list[str]) -> str:
+    """gpt2 (onnxruntime's GPT attention fusion on top of BERT's) for decoders: tagged so, or
+    with past key/value inputs; else bert."""
+    import onnx
+
+    if "decoder" in tags:
+        return "gpt2"
+    names = [i.name for i in onnx.load(path, load_external_data=False).graph.input]
+    return "gpt2" if any("past" in n for n in names) else "bert"
+
+
+def transformer_models(regex: str, corpora: list[str] = ()) -> list[tuple[str, str, str]]:
+    """(label, path, model_type) of every transformer: wide-corpus architectures, corpus models
+    tagged transformer or decoder, and the transformers (looks_like_transformer) of each --corpus
+    directory (NAME.onnx, with NAME.json's tags where there is one)."""
     import glob
     import json
 
-    found = [(label, path) for label, path, *_ in wide.models(regex) if TRANSFORMER_WIDE.match(label)]
+    found = [(label, path, "bert") for label, path, *_ in wide.models(regex) if TRANSFORMER_WIDE.match(label)]
     for manifest in sorted(glob.glob(os.path.join(ROOT, "tests", "models", ".generated", "*.json"))):
         name = os.path.basename(manifest)[:-5]
         path = manifest[:-5] + ".onnx"
-        if "transformer" in json.load(open(manifest)).get("tags", []) and os.path.exists(path):
-            if not regex or re.search(regex, name):
-                found.append((f"corpus:{name}", path))
+        tags = json.load(open(manifest)).get("tags", [])
+        if ({"transformer", "decoder"} & set(tags)) and os.path.exists(path):
+            if not regex or re.search(regex, f"corpus:{name}"):
+                found.append((f"corpus:{name}", path, model_type(path, tags)))
+    for corpus in corpora:
+        tag = os.path.basename(os.path.normpath(corpus))
+        for path in sorted(glob.glob(os.path.join(corpus, "*.onnx"))):
+            name = os.path.basename(path)[:-5]
+            if regex and not re.search(regex, f"{tag}:{name}"):
+                continue
+            manifest = path[:-5] + ".json"
+            tags = json.load(open(manifest)).get("tags", []) if os.path.exists(manifest) else []
+            if "transformer" in tags or "decoder" in tags or looks_like_transformer(path):
+                found.append((f"{tag}:{name}", path, model_type(path, tags)))
     return found
 
 
-def fusion_rows(regex: str) -> str:
+def fusion_rows(regex: str, corpora: list[str] = ()) -> str:
+    """Per transformer, the fused ops (ort_fusions.OPS) onnxruntime's optimizer makes of the raw
+    export, simplify's output and onnxsim's, and the ops simplify's output has fewer of
+    (ort_fusions.fewer_ops: each op counted with the fused ops that contain it)."""
     import ort_fusions as of
 
     py = of.onnxsim_python()
-    keys = [*of.FAMILIES, "nodes"]
     out = [
         "| model | raw | simplify | onnxsim | simplify fuses fewer than |",
         "|---|---|---|---|---|",
     ]
-    fmt = lambda f: " ".join(f"{k[:4]}={f[k]}" for k in keys if f.get(k)) if f else "-"  # noqa: E731
-    worse = 0
-    for label, path in transformer_models(regex):
+    short = {op: "".join(c for c in op if c.isupper()) for op in of.OPS}  # SkipLayerNormalization: SLN
+    short["SimplifiedLayerNormalization"] = "RMS"  # not SLN twice
+    fmt = lambda f: " ".join(f"{short[k]}={v}" for k, v in f.items() if v) or "0" if f else "-"  # noqa: E731
+    worse, failed = [], []
+    for label, path, mtype in transformer_models(regex, corpora):
         base = os.path.join(OUTDIR, sb.slug(label))
         ours, theirs = f"{base}.fusions-simplify.onnx", f"{base}.fusions-onnxsim.onnx"
-        osg("simplify", path, ours)
-        f = {"raw": of.fusions(path), "simplify": of.fusions(ours), "onnxsim": None}
+        try:
+            osg("simplify", path, ours)
+            f = {"raw": of.fused_ops(path, mtype), "simplify": of.fused_ops(ours, mtype), "onnxsim": None}
+        except Exception as e:  # noqa: BLE001  (reported per model)
+            failed.append(f"{label}: {str(e)[:200]}")
+            continue
         if py:
             try:
                 of.run_onnxsim(py, path, theirs)
-                f["onnxsim"] = of.fusions(theirs)
+                f["onnxsim"] = of.fused_by_onnxruntime(theirs, path, mtype)
             except Exception as e:  # noqa: BLE001
                 print(f"  {label}: onnxsim failed: {str(e)[:200]}", file=sys.stderr)
         lost = [
-            f"{a}: {','.join(of.fewer(f['simplify'], f[a]))}"
+            f"{a}: {','.join(of.fewer_ops(f['simplify'], f[a]))}"
             for a in ("raw", "onnxsim")
-            if f[a] and of.fewer(f["simplify"], f[a])
+            if f[a] and of.fewer_ops(f["simplify"], f[a])
         ]
-        worse += bool(lost)
+        if lost:
+            worse.append(label)
         out.append(
-            f"| {label} | {fmt(f['raw'])} | {fmt(f['simplify'])} | {fmt(f['onnxsim'])} | {'; '.join(lost) or '-'} |"
+            f"| {label} ({mtype}) | {fmt(f['raw'])} | {fmt(f['simplify'])} | {fmt(f['onnxsim'])} |"
+            f" {'; '.join(lost) or '-'} |"
         )
         print(out[-1], file=sys.stderr, flush=True)
     out.append("")
-    out.append(f"Transformers where simplify fuses fewer of some family than raw or onnxsim: {worse}.")
+    out.append("Abbreviations: " + ", ".join(f"{v} {k}" for k, v in short.items()) + ".")
+    out.append(f"Transformers: {len(out) - 4}; where simplify fuses fewer of some op than raw or onnxsim: {len(worse)}")
+    out.extend(f"- {w}" for w in worse)
+    out.extend(f"- failed: {w}" for w in failed)
     return "\n".join(out)
 
 
@@ -423,10 +483,16 @@ def main() -> int:
     ap.add_argument("--no-latency", action="store_true")
     ap.add_argument("--write-docs", action="store_true")
     ap.add_argument("--fusions", action="store_true", help="only the onnxruntime fusion table of every transformer")
+    ap.add_argument(
+        "--corpus",
+        action="append",
+        default=[],
+        help="--fusions: also every transformer of this directory of NAME.onnx (repeatable)",
+    )
     args = ap.parse_args()
     if args.fusions:
         os.makedirs(OUTDIR, exist_ok=True)
-        print(fusion_rows(args.models))
+        print(fusion_rows(args.models, args.corpus))
         return 0
     if not os.path.exists(CLI):
         sys.exit(f"{CLI} is missing: build first (make build)")

@@ -17,7 +17,9 @@
 // infer-shapes(reset=true) then simplify. The report counts per step, e.g. `strip-identity-cast/identity`, and
 // `rounds`. extract-constants (Constant nodes -> initializers, as onnx-simplifier leaves them) is in the list because a
 // Constant node is a node: without it, every exporter's Constant count stays in the graph (218 of 1205 nodes left on
-// the corpus; docs/benchmarks.md).
+// the corpus; docs/benchmarks.md); with keep-skip-operands=true it leaves the one Constant
+// onnxruntime needs as a node (passes/fold/skip_operand.h: a residual Add's constant operand
+// before a LayerNormalization, which its SkipLayerNormalization fusion refuses as an initializer).
 //
 // Options (passes/passes.def): max-rounds, skip=fuse-conv-bn;cse, size-limit (fold-constants'
 // max-size, as onnx-simplifier's --no-large-tensor).
@@ -34,8 +36,8 @@ const FixedPointPipeline& SimplifyPipeline() {
   static const FixedPointPipeline pipeline{
       .steps = {"inline-functions(when=simplifies)", "fold-constants", "resolve-shapes", "simplify-reductions",
                 "absorb-inputs", "fuse-conv-bn", "fold-into-weights", "fix-layernorm(to=native,custom-ops=false)",
-                "strip-identity-cast", "fuse-reshapes", "fuse-transposes", "extract-constants", "dedupe-initializers",
-                "cse", "dce"},
+                "strip-identity-cast", "fuse-reshapes", "fuse-transposes", "extract-constants(keep-skip-operands=true)",
+                "dedupe-initializers", "cse", "dce"},
       .max_rounds = 10,
       // The steps keep the types they infer in memory. After a round that changed the
       // graph, a type inferred before a fold may hold an unknown dim that is decidable now;

@@ -11,14 +11,20 @@
 // to=constant turns every initializer that is not a graph input (overridable) into a
 // Constant node at the start of its graph; sparse initializers stay.
 //
+// keep-skip-operands=true (simplify's) leaves a Constant that is the skip operand of a
+// residual Add before a LayerNormalization (passes/fold/skip_operand.h): onnxruntime's
+// SkipLayerNormalization fusion refuses an initializer there.
+//
 // Options:
 //   to=initializer|constant    the direction (default initializer)
+//   keep-skip-operands         leave skip-operand Constants (default false)
 //
 // Before (to=initializer):  k = Constant<value_ints=[1, -1]>(); Y = Reshape(X, k)
 // After:                    <int64[2] k = {1, -1}> Y = Reshape(X, k)
 #include <optional>
 
 #include "core/rewrite/rewriter.h"
+#include "passes/fold/skip_operand.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
@@ -110,7 +116,8 @@ Status InitializerToConstant(Graph& g, Value* init, Node* before) {
 
 class ExtractConstantsPass : public Pass {
  public:
-  explicit ExtractConstantsPass(bool to_initializer) : to_initializer_(to_initializer) {}
+  ExtractConstantsPass(bool to_initializer, bool keep_skip_operands)
+      : to_initializer_(to_initializer), keep_skip_operands_(keep_skip_operands) {}
 
   StatusOr<PassResult> Run(Model& model, const PassContext&) override {
     PassResult result;
@@ -132,6 +139,10 @@ class ExtractConstantsPass : public Pass {
       for (Node* n = g.first_node(); n;) {
         Node* next = n->next();
         if (n->Is("Constant") && n->num_outputs() == 1 && n->output(0) && !n->output(0)->IsGraphOutput()) {
+          if (keep_skip_operands_ && IsSkipNormOperand(n->output(0))) {
+            n = next;
+            continue;
+          }
           if (auto tensor = ConstantTensor(*n)) {
             OS_RETURN_IF_ERROR(ConstantToInitializer(g, n, std::move(*tensor)));
             result.Count("constants-to-initializers");
@@ -154,12 +165,13 @@ class ExtractConstantsPass : public Pass {
   }
 
   bool to_initializer_;
+  bool keep_skip_operands_;
 };
 
 }  // namespace
 
 StatusOr<std::unique_ptr<Pass>> CreateExtractConstantsPass(const PassOptions& o) {
-  return std::make_unique<ExtractConstantsPass>(o.String("to") == "initializer");
+  return std::make_unique<ExtractConstantsPass>(o.String("to") == "initializer", o.Bool("keep-skip-operands"));
 }
 
 }  // namespace onnxsurgeon::passes

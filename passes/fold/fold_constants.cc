@@ -45,6 +45,7 @@
 #include "core/rewrite/rewriter.h"
 #include "core/shape/contradictions.h"
 #include "core/shape/propagate.h"
+#include "passes/fold/skip_operand.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
@@ -377,10 +378,13 @@ class Folder {
   }
 
   // Given a folded value and its array. Execute adds an initializer that takes over the
-  // value's name and uses (graph output slots included). Result the value is unused.
+  // value's name and uses (graph output slots included); a skip operand of a residual Add
+  // before a LayerNormalization becomes a Constant node instead (skip_operand.h: onnxruntime
+  // fuses it into SkipLayerNormalization only so). Result the value is unused.
   Status Materialize(Value* v, const Array& a) {
     Graph& g = *v->graph();
     std::string name = v->name();
+    if (IsSkipNormOperand(v, a.dims)) return MaterializeAsConstant(v, a);
     OS_RETURN_IF_ERROR(v->SetName(g.UniqueName(name)));
     OS_ASSIGN_OR_RETURN(Value * c, rw_.AddInitializer(&g, name, eval::ArrayToTensor(a)));
     if (v->IsGraphOutput()) {
@@ -397,6 +401,27 @@ class Folder {
     // The initializer has the output's name already: graph outputs return it as it is.
     OS_RETURN_IF_ERROR(rw_.ReplaceAllUsesWith(v, c, GraphOutputs::kTakeValue));
     result_.Count("initializers-created");
+    return absl::OkStatus();
+  }
+
+  // Given a folded value (no graph output) and its array. Execute adds a Constant node
+  // before the value's producer that takes over its name and uses.
+  Status MaterializeAsConstant(Value* v, const Array& a) {
+    Graph& g = *v->graph();
+    std::string name = v->name();
+    OS_RETURN_IF_ERROR(v->SetName(g.UniqueName(name)));
+    onnx::AttributeProto value;
+    value.set_name("value");
+    value.set_type(onnx::AttributeProto::TENSOR);
+    *value.mutable_t() = eval::ArrayToTensor(a).ToProto("");
+    Rewriter rw;
+    rw.SetRule("fold-constants");
+    if (v->producer()) rw.SetInsertionPoint(v->producer());
+    else rw.SetInsertionPointAtEnd(&g);
+    Value* c = rw.Create("Constant", {}, {std::move(value)}, 1, "", name)->output(0);
+    OS_RETURN_IF_ERROR(rw.ReplaceAllUsesWith(v, c, GraphOutputs::kRefuse));
+    if (c->name() != name) OS_RETURN_IF_ERROR(c->SetName(name));
+    result_.Count("skip-operands-as-constant-nodes");
     return absl::OkStatus();
   }
 

@@ -137,3 +137,83 @@ def test_bert_variant_fuses_at_least_raw_and_onnxsim(variant, bert_variant_dir, 
     theirs = ort_fusions.fused_ops(str(theirs_path))
     lost = ort_fusions.fewer_ops(ours, theirs)
     assert not lost, f"simplify fuses fewer {lost} than onnxsim: {ours} against {theirs}"
+
+
+# ---- residual Adds of a constant the export computes (bench/skip_form_exports.py) ----------
+# DINOv2 and YOLOS interpolate their position embeddings, DETR's first decoder self-attention
+# reads only the query embeddings: at static sizes both fold, and the Add before the next
+# LayerNormalization adds a constant. onnxruntime's SkipLayerNormalization fusion refuses an
+# initializer operand, so simplify writes such a folded operand as a Constant node (one node)
+# and keeps it so. Pinned: what onnxruntime's optimizer fuses of simplify's output (before
+# the rule, DINOv2 and YOLOS each lost the first SkipLayerNormalization, DETR its first cross-
+# attention one), and the outputs against the raw export's.
+_skip_spec = importlib.util.spec_from_file_location("skip_form_exports", REPO / "bench" / "skip_form_exports.py")
+skip_form_exports = importlib.util.module_from_spec(_skip_spec)
+_skip_spec.loader.exec_module(skip_form_exports)
+
+# name: (fused ops of simplify's output, LayerNormalization nodes simplify leaves, raw has)
+SKIP_FORM_PINNED = {
+    "dinov2_skip_op17": ({"SkipLayerNormalization": 7, "LayerNormalization": 0, "BiasGelu": 3}, 7, 7),
+    "dinov2_skip_dynbatch_op17": ({"SkipLayerNormalization": 7, "LayerNormalization": 0, "BiasGelu": 3}, 7, 7),
+    "yolos_skip_op17": ({"SkipLayerNormalization": 7, "LayerNormalization": 0, "BiasGelu": 3}, 7, 7),
+    # The decoder's first self-attention and its LayerNorm fold whole: 10 of the raw 11 are left,
+    # 9 fused with their residual Add (raw: 10 of 11), the last one reads a SkipLayerNorm.
+    "detr_skip_op17": ({"SkipLayerNormalization": 9, "LayerNormalization": 1}, 10, 11),
+}
+
+
+@pytest.fixture(scope="session")
+def skip_form_dir(tmp_path_factory):
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    out = tmp_path_factory.mktemp("skip_form_exports")
+    import subprocess
+
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "bench" / "skip_form_exports.py"), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+    if proc.returncode != 0:
+        pytest.fail(f"exporting the skip-form models failed:\n{proc.stderr[-2000:]}", pytrace=False)
+    return out
+
+
+def _layernorms(path) -> int:
+    import onnx
+
+    return sum(n.op_type == "LayerNormalization" for n in onnx.load(str(path)).graph.node)
+
+
+@pytest.mark.parametrize("name", list(skip_form_exports.EXPORTS))
+def test_folded_skip_operand_keeps_skip_layernorm(name, skip_form_dir, run_cli, onnxsim_python, tmp_path):
+    import numpy as np
+    import onnxruntime as ort
+
+    raw = skip_form_dir / f"{name}.onnx"
+    ours_path = tmp_path / "simplified.onnx"
+    run_cli("-q", "--pass", "simplify", raw, "-o", ours_path)
+    want_ops, ours_norms, raw_norms = SKIP_FORM_PINNED[name]
+    assert (_layernorms(ours_path), _layernorms(raw)) == (ours_norms, raw_norms)
+    ours = ort_fusions.fused_ops(str(ours_path))
+    assert {k: ours[k] for k in want_ops} == want_ops, ours
+    theirs_raw = ort_fusions.fused_ops(str(raw))
+    if ours_norms == raw_norms:
+        assert not ort_fusions.fewer_ops(ours, theirs_raw), f"{ours} against the raw export's {theirs_raw}"
+    # simplify on its own output changes nothing: the Constant stays a node.
+    again = tmp_path / "again.onnx"
+    run_cli("-q", "--pass", "simplify", ours_path, "-o", again)
+    assert ort_fusions.fused_ops(str(again)) == ours
+    feeds = dict(np.load(skip_form_dir / f"{name}.inputs.npz"))
+    want = ort.InferenceSession(str(raw), providers=["CPUExecutionProvider"]).run(None, feeds)
+    got = ort.InferenceSession(str(ours_path), providers=["CPUExecutionProvider"]).run(None, feeds)
+    for w, g in zip(want, got, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+    if onnxsim_python is None:
+        pytest.skip("onnxsim is not installed (bench/.venv-anchors); only the raw comparison ran")
+    theirs_path = tmp_path / "onnxsim.onnx"
+    ort_fusions.run_onnxsim(onnxsim_python, str(raw), str(theirs_path))
+    theirs = ort_fusions.fused_by_onnxruntime(str(theirs_path), str(raw))
+    lost = ort_fusions.fewer_ops(ours, theirs)
+    assert not lost, f"simplify fuses fewer {lost} than onnxsim: {ours} against {theirs}"
