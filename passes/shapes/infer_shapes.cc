@@ -18,11 +18,11 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "core/analysis/type_facts.h"
 #include "core/interop/onnx_interop.h"
 #include "core/ir/graph.h"
 #include "core/ir/node.h"
 #include "core/ir/value.h"
-#include "core/analysis/type_facts.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
