@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Byte-identity check of a refactor: every registered pass on every corpus model, output hashed.
 
-    .venv/bin/python bench/pass_hashes.py record --cli OLD/onnxsurgeon --out base.json [--models REGEX]
+    .venv/bin/python bench/pass_hashes.py record --cli OLD/onnxsurgeon --out base.json [--models REGEX] [--jobs 2] [--all-targets]
     .venv/bin/python bench/pass_hashes.py record --cli build/onnxsurgeon --out new.json
     .venv/bin/python bench/pass_hashes.py compare base.json new.json
 
 `record` runs `CLI -q --pass PIPELINE MODEL -o OUT` for every pass `CLI passes --json` lists (at
 its defaults) plus EXTRA_PIPELINES (passes whose defaults do little: opset targets, target
-profiles), on every model of tests/models/.generated (bench/simplify_bench.py's corpus), and
+profiles; with --all-targets, `target=NAME` for every profile `CLI targets` lists), on every model
+of tests/models/.generated (bench/simplify_bench.py's corpus), --jobs at a time, and
 writes {pipeline: {model: sha256 of the output | "exit N: last stderr line"}}. The binary is
 copied first, so a rebuild during the run does not change what is measured. `compare` prints
 every (pipeline, model) whose entry differs and exits 1 if any does.
@@ -16,6 +17,7 @@ every (pipeline, model) whose entry differs and exits 1 if any does.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import glob
 import hashlib
 import json
@@ -49,9 +51,14 @@ def sha256(path: str) -> str:
     return h.hexdigest()
 
 
-def pipelines(cli: str) -> list[str]:
+def pipelines(cli: str, all_targets: bool) -> list[str]:
     listing = json.loads(subprocess.run([cli, "passes", "--json"], capture_output=True, text=True, check=True).stdout)
-    return [p["name"] for p in listing if p["name"] != "target"] + list(EXTRA_PIPELINES)
+    out = [p["name"] for p in listing if p["name"] != "target"] + list(EXTRA_PIPELINES)
+    if all_targets:
+        text = subprocess.run([cli, "targets"], capture_output=True, text=True, check=True).stdout
+        names = [line.split()[0] for line in text.splitlines() if line.strip() and not line[0].isspace()]
+        out += [f"target={name}" for name in names if f"target={name}" not in out]
+    return out
 
 
 def run(cli: str, pipeline: str, src: str, dst: str, timeout: float) -> str:
@@ -81,14 +88,17 @@ def record(args) -> int:
     with tempfile.TemporaryDirectory(prefix="pass_hashes.") as tmp:
         cli = os.path.join(tmp, "onnxsurgeon")
         shutil.copy2(args.cli, cli)
-        todo = [p for p in pipelines(cli) if not args.pipelines or re.search(args.pipelines, p)]
-        for pipeline in todo:
-            row = out.setdefault(pipeline, {})
-            for model in models:
-                row[os.path.basename(model)[:-5]] = run(
-                    cli, pipeline, model, os.path.join(tmp, "out.onnx"), args.timeout
-                )
-            print(f"  {pipeline}: {len(row)} models", file=sys.stderr, flush=True)
+        todo = [p for p in pipelines(cli, args.all_targets) if not args.pipelines or re.search(args.pipelines, p)]
+        with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            for pipeline in todo:
+                outs = [os.path.join(tmp, f"out{i}.onnx") for i in range(len(models))]
+                hashes = pool.map(lambda m, o: run(cli, pipeline, m, o, args.timeout), models, outs)
+                row = out.setdefault(pipeline, {})
+                for model, digest, dst in zip(models, hashes, outs):
+                    row[os.path.basename(model)[:-5]] = digest
+                    if os.path.exists(dst):
+                        os.remove(dst)
+                print(f"  {pipeline}: {len(row)} models", file=sys.stderr, flush=True)
     with open(args.out, "w") as f:
         json.dump(out, f, indent=1, sort_keys=True)
     return 0
@@ -118,6 +128,8 @@ def main(argv=None) -> int:
     r.add_argument("--models", default="", help="only models whose file name matches this regex")
     r.add_argument("--pipelines", default="", help="only pipelines matching this regex")
     r.add_argument("--timeout", type=float, default=300.0)
+    r.add_argument("--jobs", type=int, default=1, help="models run at a time")
+    r.add_argument("--all-targets", action="store_true", help="also target=NAME for every profile")
     c = sub.add_parser("compare")
     c.add_argument("a")
     c.add_argument("b")

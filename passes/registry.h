@@ -19,8 +19,8 @@ namespace onnxsurgeon::passes {
 const std::vector<PassInfo>& BuiltinPassTable();
 // Makes core's AllPasses()/FindPass() see that table. Every program calls it once at start
 // (the CLI's main, the Python module, the test and fuzz mains): core does not link the
-// passes library, so it cannot reach the table itself. It also gives check --target the
-// opset converter's dry run (core's SetOpsetConversionCheck).
+// passes library, so it cannot reach the table itself. convert-opset's entry carries the
+// opset converter's dry run (PassInfo::dry_run), which check --target asks.
 void InstallBuiltinPasses();
 // The opset converter's dry run (passes/opset/converter.cc): the nodes a conversion of the
 // model to `opset` cannot convert, and why; none when the conversion itself fails early.

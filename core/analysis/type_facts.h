@@ -20,6 +20,10 @@
 // rewrites keep what every value computes; the types set on the model's values that a
 // rewrite may have made decidable (below a node whose inputs it changed) are dropped by
 // ForgetBelowRewrites, and between passes Refresh re-infers them from the graph inputs.
+//
+// A pass whose rules read the types set on the model's values asks for them with Ensure,
+// naming what it still lacks and which sources may fill it in: passes do not run the
+// local shape rules or onnx inference themselves.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +34,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
+#include "core/interop/onnx_interop.h"
 #include "core/ir/constant.h"
 #include "core/ir/model.h"
 #include "core/ir/shape.h"
@@ -52,6 +58,23 @@ struct TypeFactsOptions {
   // shapes the model has (core/shape/contradictions.h): what a pass that turns the vectors
   // it decides into constants reads (resolve-shapes).
   bool symbolic_skips_failing_subgraphs = false;
+};
+
+// Where Ensure finds the types a pass lacks, cheapest first.
+enum class TypeSources {
+  kLocalRules,          // the op table's local rules only: no onnx inference
+  kLocalRulesThenOnnx,  // the local rules; onnx inference only if a type is still missing
+  kOnnx,                // onnx inference only
+  kOnnxAfresh,          // drop the in-memory types that are not static (ForgetInferred), onnx
+                        // inference from the graph inputs, then the local rules for what it left
+  kReinfer,             // onnx inference and the local rules in rounds (ReinferShapes)
+};
+
+// What a pass asks Ensure for: the sources, and how onnx inference runs and whether the
+// types it sets are saved (InferShapesOptions::record_value_info).
+struct TypeRequest {
+  TypeSources sources = TypeSources::kLocalRulesThenOnnx;
+  InferShapesOptions infer;
 };
 
 class TypeFacts : public RewriteListener {
@@ -89,6 +112,13 @@ class TypeFacts : public RewriteListener {
   void InferBySchema(const Node& node, const std::string& domain, int64_t opset);
 
   // ---- the types set on the model's values (the first source above) --------------------
+  // Given a model, the pass's question "is a type I read still missing?" and a request.
+  // Execute nothing when it says no; else the request's sources in order, asking again
+  // between two (kLocalRulesThenOnnx). Result the number of values that gained a type; an
+  // error only from onnx inference (kOnnxAfresh still runs the local rules after it).
+  static StatusOr<int> Ensure(Model& model, absl::FunctionRef<bool(const Model&)> missing, const TypeRequest& request);
+  // The question of a pass that wants every type there is to find.
+  static bool AnyMissing(const Model&) { return true; }
   // Given a model rewritten since its types were inferred or declared. Execute drops the
   // in-memory types that are not fully static (ForgetInferred); then, when some declared
   // type (value_info, graph outputs) has a dim that is not static, re-infers in memory from

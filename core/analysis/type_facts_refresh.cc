@@ -1,5 +1,6 @@
 // TypeFacts' write side: keeping the types set on the model's values current after
-// rewrites (core/analysis/type_facts.h: Refresh, ForgetInferred, ForgetBelowRewrites).
+// rewrites and filling them in for a pass (core/analysis/type_facts.h: Ensure, Refresh,
+// ForgetInferred, ForgetBelowRewrites).
 #include "absl/container/flat_hash_set.h"
 #include "core/analysis/type_facts.h"
 #include "core/interop/onnx_interop.h"
@@ -103,6 +104,31 @@ StatusOr<int> TypeFacts::Refresh(Model& model) {
   int refined = 0;
   for (const auto& [v, before] : open) refined += v->type()->SerializeAsString() != before;
   return refined;
+}
+
+StatusOr<int> TypeFacts::Ensure(Model& model, absl::FunctionRef<bool(const Model&)> missing,
+                                const TypeRequest& request) {
+  if (!missing(model)) return 0;
+  const InferShapesOptions& infer = request.infer;
+  switch (request.sources) {
+    case TypeSources::kLocalRules: return PropagateShapes(model, infer);
+    case TypeSources::kLocalRulesThenOnnx: {
+      int gained = PropagateShapes(model, infer);
+      if (!missing(model)) return gained;
+      OS_ASSIGN_OR_RETURN(int inferred, InferShapes(model, infer));
+      return gained + inferred;
+    }
+    case TypeSources::kOnnx: return InferShapes(model, infer);
+    case TypeSources::kOnnxAfresh: {
+      ForgetInferred(model);
+      StatusOr<int> inferred = InferShapes(model, infer);
+      int local = PropagateShapes(model, infer);  // what onnx left untyped, the local rules may type
+      if (!inferred.ok()) return inferred.status();
+      return *inferred + local;
+    }
+    case TypeSources::kReinfer: return ReinferShapes(model, infer);
+  }
+  return 0;
 }
 
 int TypeFacts::ForgetBelowRewrites() {

@@ -1,10 +1,10 @@
 #include "core/inspect/declared_shapes.h"
 
+#include "core/analysis/type_facts.h"
 #include "core/interop/onnx_interop.h"
 #include "core/io/exporter.h"
 #include "core/io/importer.h"
 #include "core/ir/shape.h"
-#include "core/shape/propagate.h"
 
 namespace onnxsurgeon {
 namespace {}  // namespace
@@ -29,11 +29,10 @@ std::vector<DeclaredShapeConflict> DeclaredShapeConflicts(const Model& model) {
   if (declared_outputs.empty() && declared_infos.empty()) return conflicts;
   auto copy = ImportModel(std::move(proto));
   if (!copy.ok()) return conflicts;
-  InferShapesOptions options;
-  options.record_value_info = false;
-
-  PropagateShapes(**copy, options);
-  (void)InferShapes(**copy, options);  // a model inference cannot go through has no verdict here
+  TypeRequest request;  // the local rules, then onnx inference for what they leave
+  request.infer.record_value_info = false;
+  (void)TypeFacts::Ensure(**copy, TypeFacts::AnyMissing,
+                          request);  // a model inference cannot go through has no verdict here
   const Graph& g = (*copy)->graph();
   auto check = [&](const Value* v, const std::map<std::string, onnx::TypeProto>& declared, bool output) {
     auto it = v ? declared.find(v->name()) : declared.end();

@@ -42,13 +42,10 @@ std::deque<PassInfo>& Registered() {
 }
 
 const std::vector<PassInfo>* g_builtin = nullptr;  // set once at start, before any thread
-OpsetConversionCheck g_opset_check = nullptr;      // likewise
 
 }  // namespace
 
 void SetBuiltinPasses(const std::vector<PassInfo>& table) { g_builtin = &table; }
-void SetOpsetConversionCheck(OpsetConversionCheck check) { g_opset_check = check; }
-OpsetConversionCheck GetOpsetConversionCheck() { return g_opset_check; }
 
 const std::vector<PassInfo>& AllPasses() {
   static const std::vector<PassInfo> none;

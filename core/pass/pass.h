@@ -88,6 +88,11 @@ StatusOr<PassResult> RunWithinBudget(Pass& pass, const std::string& name, Model&
 
 struct FixedPointPipeline;
 
+// A node a run of a pass cannot handle, and why (a dry run's answer).
+struct UnconvertibleNode {
+  std::string node, op, where, why;
+};
+
 // A pass as the pass table (passes/passes.def) declares it.
 struct PassInfo {
   std::string name;                     // kebab-case
@@ -98,6 +103,10 @@ struct PassInfo {
   // For a pass that is a declared pipeline of other passes (simplify): its steps, which
   // the listing and the docs print. Null otherwise.
   const FixedPointPipeline* pipeline = nullptr;
+  // For a pass that can say without running it which nodes a run with these options would
+  // fail on (convert-opset: the nodes with no form at the opset; check --target asks it).
+  // Null otherwise: every node is taken to be handled.
+  std::function<std::vector<UnconvertibleNode>(const Model&, const PassOptions&)> dry_run;
 };
 
 // Given a pass and options for it. Execute checks every key is declared and every value
@@ -112,16 +121,6 @@ StatusOr<std::unique_ptr<Pass>> CreatePass(const PassInfo& info, const PassOptio
 const std::vector<PassInfo>& AllPasses();
 // Given the built-in table (it must outlive every use). Execute makes AllPasses() return it.
 void SetBuiltinPasses(const std::vector<PassInfo>& table);
-// A node a conversion of a model to an opset cannot convert, and why.
-struct UnconvertibleNode {
-  std::string node, op, where, why;
-};
-// The opset converter's dry run: the nodes a conversion to `opset` cannot convert. check
-// --target asks it; the program installs it with the table (InstallBuiltinPasses). Null
-// until then: every node is taken to convert.
-using OpsetConversionCheck = std::vector<UnconvertibleNode> (*)(const Model& model, int64_t opset);
-void SetOpsetConversionCheck(OpsetConversionCheck check);
-OpsetConversionCheck GetOpsetConversionCheck();
 // A pass of the table, else one registered at run time; null when neither has it.
 const PassInfo* FindPass(std::string_view name);
 

@@ -131,15 +131,6 @@ int PropagateShapes(Model& model, const InferShapesOptions& options) {
   return gained;
 }
 
-StatusOr<int> EnsureShapes(Model& model, const InferShapesOptions& options,
-                           absl::FunctionRef<bool(const Model&)> needs) {
-  if (!needs(model)) return 0;
-  int gained = PropagateShapes(model, options);
-  if (!needs(model)) return gained;
-  OS_ASSIGN_OR_RETURN(int inferred, InferShapes(model, options));
-  return gained + inferred;
-}
-
 StatusOr<int> ReinferShapes(Model& model, const InferShapesOptions& options) {
   OS_ASSIGN_OR_RETURN(int gained, InferShapes(model, options));
   InferShapesOptions fill = options;

@@ -16,7 +16,6 @@
 #pragma once
 
 #include "absl/container/flat_hash_map.h"
-#include "absl/functional/function_ref.h"
 #include "core/interop/onnx_interop.h"
 #include "core/ir/model.h"
 #include "onnx/onnx_pb.h"
@@ -39,13 +38,6 @@ absl::flat_hash_map<const Value*, onnx::TypeProto> PropagatedTypes(const Graph& 
 // options.record_value_info). Result the number of values that gained a type.
 int PropagateShapes(Model& model, const InferShapesOptions& options);
 
-// Given a model, inference options and the caller's question "is a type I need still
-// missing?". Execute nothing when it says no; else the local rules, and onnx shape
-// inference only if the question still says yes afterwards.
-// Result the number of values that gained a type; an error only from onnx inference.
-StatusOr<int> EnsureShapes(Model& model, const InferShapesOptions& options,
-                           absl::FunctionRef<bool(const Model&)> needs);
-
 // Given a model and inference options. Execute onnx shape inference (InferShapes), then the
 // local rules for the values it left untyped, and again, only filling in, while a round adds
 // a type: onnx reads the rules' types on its next call, and the rules read onnx's. A shape
@@ -56,9 +48,11 @@ StatusOr<int> EnsureShapes(Model& model, const InferShapesOptions& options,
 // error only from onnx inference.
 StatusOr<int> ReinferShapes(Model& model, const InferShapesOptions& options);
 
-// Keeping the types set on the model's values current after rewrites (forgetting what a
-// rewrite may have made decidable, re-inferring from the graph inputs) is the type
-// service's: TypeFacts::Refresh, ForgetInferred, ForgetBelowRewrites (core/analysis/type_facts.h).
+// Filling in the types a pass reads (TypeFacts::Ensure) and keeping the types set on the
+// model's values current after rewrites (forgetting what a rewrite may have made decidable,
+// re-inferring from the graph inputs) is the type service's: TypeFacts::Ensure, Refresh,
+// ForgetInferred, ForgetBelowRewrites (core/analysis/type_facts.h). Passes ask it; they do
+// not call PropagateShapes or ReinferShapes themselves.
 
 // True when some node output of the main graph (or its subgraphs) has no type: what
 // InferShapes could still add. When false, InferShapes would change nothing in memory.

@@ -30,7 +30,6 @@
 #include "core/analysis/type_facts.h"
 #include "core/pass/pattern_pass.h"
 #include "core/rewrite/greedy_driver.h"
-#include "core/shape/propagate.h"
 #include "passes/contrib/common.h"
 #include "passes/registry.h"
 
@@ -186,9 +185,9 @@ class LowerContribOpsPass : public Pass {
       // inference too, in memory only (the local rules alone walk the nodes once in order,
       // and the optimizer's graphs are not always sorted).
       if (waiting) {
-        InferShapesOptions infer;
-        infer.record_value_info = false;
-        if (!EnsureShapes(model, infer, [](const Model&) { return true; }).ok()) result.Count("shape-inference-failed");
+        TypeRequest request;
+        request.infer.record_value_info = false;
+        if (!TypeFacts::Ensure(model, TypeFacts::AnyMissing, request).ok()) result.Count("shape-inference-failed");
       }
     }
 

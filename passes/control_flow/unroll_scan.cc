@@ -26,6 +26,7 @@
 #include "passes/control_flow/unroll_scan.h"
 
 #include "absl/strings/str_cat.h"
+#include "core/analysis/type_facts.h"
 #include "core/interop/onnx_interop.h"
 #include "core/ir/clone.h"
 #include "core/ir/constant.h"
@@ -33,7 +34,6 @@
 #include "core/ir/shape.h"
 #include "core/ir/tensor.h"
 #include "core/pass/pattern_pass.h"
-#include "core/shape/propagate.h"
 #include "passes/control_flow/innermost_first.h"
 #include "passes/registry.h"
 
@@ -257,10 +257,10 @@ void InferScanInputShapes(Model& model) {
     }
     return false;
   };
-  InferShapesOptions options;  // as InferShapes(model, false): recorded in value_info
-  options.data_propagation = false;
-  options.max_payload_bytes = -1;
-  (void)EnsureShapes(model, options, needs);
+  TypeRequest request;  // as InferShapes(model, false): recorded in value_info
+  request.infer.data_propagation = false;
+  request.infer.max_payload_bytes = -1;
+  (void)TypeFacts::Ensure(model, needs, request);
 }
 
 class UnrollScanPass : public Pass {

@@ -37,6 +37,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "core/analysis/type_facts.h"
 #include "core/eval/kernel.h"
 #include "core/eval/slicing.h"
 #include "core/interop/onnx_interop.h"
@@ -44,7 +45,6 @@
 #include "core/ir/shape.h"
 #include "core/rewrite/rewriter.h"
 #include "core/shape/contradictions.h"
-#include "core/shape/propagate.h"
 #include "passes/fold/skip_operand.h"
 #include "passes/registry.h"
 
@@ -469,10 +469,10 @@ class FoldConstantsPass : public Pass {
       // Local rules first, onnx inference if a Shape still reads unknown dims. Failure
       // only costs the Shape folds; the rest of the pass does not depend on it.
       constexpr int64_t kInferValueBytes = 4096;  // larger weights go as type and dims only
-      InferShapesOptions infer;
-      infer.max_payload_bytes = kInferValueBytes;
-      infer.record_value_info = false;  // types for folding decisions, not saved
-      if (!EnsureShapes(model, infer, NeedsShapeInference).ok()) {
+      TypeRequest request;
+      request.infer.max_payload_bytes = kInferValueBytes;
+      request.infer.record_value_info = false;  // types for folding decisions, not saved
+      if (!TypeFacts::Ensure(model, NeedsShapeInference, request).ok()) {
         result.counts["left/shape-inference-failed"] += 1;
       }
     }

@@ -26,10 +26,10 @@
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
+#include "core/analysis/type_facts.h"
 #include "core/ir/constant.h"
 #include "core/ir/shape.h"
 #include "core/pass/pattern_pass.h"
-#include "core/shape/propagate.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
@@ -309,9 +309,9 @@ class TransposeReshape : public NodeRule<Node*> {  // the plan: the Transpose to
 class FuseTransposesPass : public PatternPass {
  public:
   StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
-    InferShapesOptions infer;
-    infer.record_value_info = false;                       // ranks to decide with, not saved
-    if (NeedsRanks(model)) PropagateShapes(model, infer);  // the local rules only: no onnx inference
+    TypeRequest request{.sources = TypeSources::kLocalRules};  // no onnx inference
+    request.infer.record_value_info = false;                   // ranks to decide with, not saved
+    (void)TypeFacts::Ensure(model, NeedsRanks, request);
     RewriteFacts facts(model);
     facts.Emplace<GemmForbidden>(context.IsForbidden("Gemm"));
     return RunRules(model, context, facts);

@@ -132,9 +132,9 @@ class FixLayerNormPass : public Pass {
     // are refined first: a dim computed from a graph input's is named as that dim, so
     // the rules see x's batch and the broadcast mean's batch as one (TypeFacts::Refresh).
     if (!TypeFacts::Refresh(model).ok()) result.Count("shape-inference-failed");
-    InferShapesOptions infer;
-    infer.record_value_info = false;
-    if (!EnsureShapes(model, infer, HasUntypedOutputs).ok()) result.Count("shape-inference-failed");
+    TypeRequest request;
+    request.infer.record_value_info = false;
+    if (!TypeFacts::Ensure(model, HasUntypedOutputs, request).ok()) result.Count("shape-inference-failed");
 
     GreedyOptions options = WithDebugPatterns({}, context);
     // Below opset 17 (to=auto) or with to=decomposed, a matched LayerNorm is written out

@@ -1,11 +1,11 @@
 #include "passes/lowering/element_type.h"
 
 #include "absl/strings/str_cat.h"
+#include "core/analysis/type_facts.h"
 #include "core/interop/onnx_interop.h"
 #include "core/ir/constant.h"
 #include "core/ir/dtypes.h"
 #include "core/ir/graph.h"
-#include "core/shape/propagate.h"
 
 namespace onnxsurgeon::lowering {
 
@@ -20,10 +20,10 @@ void InferTypesIfNeeded(Model& model, std::string_view op_type) {
       if (n->op_type() == op_type && n->domain().empty() && ElementType(n->input(0)) == 0) return true;
     return false;
   };
-  InferShapesOptions options;  // as InferShapes(model, false): recorded in value_info
-  options.data_propagation = false;
-  options.max_payload_bytes = -1;
-  (void)EnsureShapes(model, options, needs);
+  TypeRequest request;  // as InferShapes(model, false): recorded in value_info
+  request.infer.data_propagation = false;
+  request.infer.max_payload_bytes = -1;
+  (void)TypeFacts::Ensure(model, needs, request);
 }
 
 std::string WhyNotFloat(const Node& node, const Value* value) {

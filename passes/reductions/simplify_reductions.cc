@@ -17,9 +17,9 @@
 // After:   m = ReduceMean<keepdims=0>(x, [-1]); r = y
 #include <algorithm>
 
+#include "core/analysis/type_facts.h"
 #include "core/ir/shape.h"
 #include "core/pass/pattern_pass.h"
-#include "core/shape/propagate.h"
 #include "passes/reductions/rules.h"
 #include "passes/registry.h"
 
@@ -43,9 +43,9 @@ class SimplifyReductionsPass : public PatternPass {
         if (IsCandidate(*n) && n->input(0) && !ShapeOf(n->input(0))) return true;
       return false;
     };
-    InferShapesOptions infer;
-    infer.record_value_info = false;
-    (void)EnsureShapes(model, infer, needs);  // without shapes the rules refuse, saying why
+    TypeRequest request;
+    request.infer.record_value_info = false;
+    (void)TypeFacts::Ensure(model, needs, request);  // without shapes the rules refuse, saying why
     return PatternPass::Run(model, context);
   }
 };

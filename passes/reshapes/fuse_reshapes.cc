@@ -44,11 +44,11 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "core/analysis/type_facts.h"
 #include "core/interop/onnx_interop.h"
 #include "core/ir/constant.h"
 #include "core/ir/shape.h"
 #include "core/pass/pattern_pass.h"
-#include "core/shape/propagate.h"
 #include "core/shape/rules.h"
 #include "passes/registry.h"
 #include "passes/reshapes/flatten_region.h"
@@ -368,12 +368,12 @@ class FuseReshapesPass : public PatternPass {
     AddRule(reshapes::MakeFlattenRegionRule("Reshape"));
   }
   StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
-    InferShapesOptions infer;
-    infer.data_propagation = false;
-    infer.record_value_info = false;  // shapes to decide with, not saved
+    TypeRequest request;
+    request.infer.data_propagation = false;
+    request.infer.record_value_info = false;  // shapes to decide with, not saved
     // Local rules first; onnx inference only for what they leave unknown. Failure:
     // unknown shapes, those rules refuse.
-    (void)EnsureShapes(model, infer, NeedsShapes);
+    (void)TypeFacts::Ensure(model, NeedsShapes, request);
     OS_ASSIGN_OR_RETURN(PassResult result, PatternPass::Run(model, context));
     if (result.counts.contains("flatten-region")) {  // it inserts its nodes before its root
       OS_RETURN_IF_ERROR(SortAll(model.graph()));

@@ -26,7 +26,6 @@
 #include "core/interop/onnx_interop.h"
 #include "core/ir/shape.h"
 #include "core/pass/pattern_pass.h"
-#include "core/shape/propagate.h"
 #include "passes/registry.h"
 #include "passes/resolve_shapes/rules.h"
 
@@ -116,20 +115,18 @@ class ResolveShapesPass : public Pass {
  public:
   StatusOr<PassResult> Run(Model& model, const PassContext& context) override {
     PassResult result;
-    InferShapesOptions infer;
-    infer.record_value_info = false;  // types for deciding, not saved
+    TypeRequest request;
+    request.infer.record_value_info = false;  // types for deciding, not saved
     // Local rules first; onnx inference only if a shape is still unknown. The local rules
     // leave a dim unknown where it follows from shape arithmetic (a Reshape whose shape is
     // a Concat of Gathers of a Shape); onnx inference's data propagation follows it, so when
     // such a dim is read, the in-memory types are inferred afresh by onnx. Without that, a
     // chain of k such layers took k simplify rounds, and a run on the output found more.
-    if (ReadsUnknownDim(model)) {
-      TypeFacts::ForgetInferred(model);
-      if (!InferShapes(model, infer).ok()) result.counts["left/shape-inference-failed"] += 1;
-      PropagateShapes(model, infer);  // what onnx left untyped, the local rules may type
-    } else if (!EnsureShapes(model, infer, NeedsShapeInference).ok()) {
+    bool afresh = ReadsUnknownDim(model);
+    TypeRequest first = request;
+    if (afresh) first.sources = TypeSources::kOnnxAfresh;
+    if (!TypeFacts::Ensure(model, afresh ? TypeFacts::AnyMissing : NeedsShapeInference, first).ok())
       result.counts["left/shape-inference-failed"] += 1;
-    }
     // A rewrite makes a Reshape's shape constant; only then do the local rules know its
     // output's dims, which the next layer's Shape reads. So analysis and rules repeat, with
     // the types below the rewritten nodes dropped (RunOnce) and re-derived by the local rules
@@ -140,7 +137,8 @@ class ResolveShapesPass : public Pass {
       if (!changed) break;
       // Untyped values (dropped, or never typed) below the rewrites: the local rules first,
       // onnx only if a shape this pass reads is still missing.
-      if (!EnsureShapes(model, infer, NeedsShapeInference).ok()) result.counts["left/shape-inference-failed"] += 1;
+      if (!TypeFacts::Ensure(model, NeedsShapeInference, request).ok())
+        result.counts["left/shape-inference-failed"] += 1;
     }
     return result;
   }

@@ -29,6 +29,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "core/analysis/type_facts.h"
 #include "core/interop/onnx_interop.h"
 #include "core/ir/constant.h"
 #include "core/ir/dtypes.h"
@@ -221,7 +222,10 @@ class RewriteIndexPutPass : public Pass {
       bool unknown = false;
       for (size_t i = 1; i < n->num_inputs(); ++i) unknown |= n->input(i) && ElementType(n->input(i)) == 0;
       if (unknown) {
-        (void)InferShapes(model, /*data_propagation=*/false);
+        TypeRequest request{.sources = TypeSources::kOnnx};  // as InferShapes(model, false)
+        request.infer.data_propagation = false;
+        request.infer.max_payload_bytes = -1;
+        (void)TypeFacts::Ensure(model, TypeFacts::AnyMissing, request);
         break;
       }
     }

@@ -18,11 +18,11 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "core/analysis/type_facts.h"
 #include "core/interop/onnx_interop.h"
 #include "core/ir/graph.h"
 #include "core/ir/node.h"
 #include "core/ir/value.h"
-#include "core/shape/propagate.h"
 #include "passes/registry.h"
 
 namespace onnxsurgeon::passes {
@@ -49,11 +49,11 @@ class InferShapesPass : public Pass {
   StatusOr<PassResult> Run(Model& model, const PassContext&) override {
     PassResult result;
     std::string before = TypeSignature(model);
-    InferShapesOptions options;
-    options.record_value_info = true;
-    options.drop_value_info = reset_;
-    options.replace_types = reset_;
-    auto adopted = ReinferShapes(model, options);
+    TypeRequest request{.sources = TypeSources::kReinfer};
+    request.infer.record_value_info = true;
+    request.infer.drop_value_info = reset_;
+    request.infer.replace_types = reset_;
+    auto adopted = TypeFacts::Ensure(model, TypeFacts::AnyMissing, request);
     if (!adopted.ok()) {
       return absl::Status(adopted.status().code(),
                           absl::StrCat("shape inference failed: ", adopted.status().message()));

@@ -29,10 +29,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "core/analysis/type_facts.h"
 #include "core/interop/onnx_interop.h"
 #include "core/io/exporter.h"
 #include "core/ir/shape.h"
-#include "core/shape/propagate.h"
 #include "onnx/defs/schema.h"
 #include "onnx/shape_inference/implementation.h"
 #include "passes/registry.h"
@@ -189,10 +189,10 @@ class SetInputShapePass : public Pass {
  private:
   // Shape inference from scratch over the new input shapes (old value_info ignored).
   static Status Reinfer(Model& model) {
-    InferShapesOptions options;
-    options.drop_value_info = true;
-    options.replace_types = true;
-    auto adopted = ReinferShapes(model, options);
+    TypeRequest request{.sources = TypeSources::kReinfer};
+    request.infer.drop_value_info = true;
+    request.infer.replace_types = true;
+    auto adopted = TypeFacts::Ensure(model, TypeFacts::AnyMissing, request);
     if (!adopted.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("shape inference with the new shapes failed: ", adopted.status().message()));

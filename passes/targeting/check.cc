@@ -110,8 +110,9 @@ class Checker {
     std::string fact = Fact(absl::StrCat("ai.onnx opset ", p_.opset_min, "..", p_.opset_max));
     std::string reason = absl::StrCat("the model imports ai.onnx opset ", opset);
     int64_t goal = std::clamp<int64_t>(opset, p_.opset_min, p_.opset_max);
-    OpsetConversionCheck dry_run = GetOpsetConversionCheck();
-    std::vector<UnconvertibleNode> left = dry_run ? dry_run(model_, goal) : std::vector<UnconvertibleNode>{};
+    std::vector<UnconvertibleNode> left;
+    if (const PassInfo* convert = FindPass("convert-opset"); convert && convert->dry_run)
+      left = convert->dry_run(model_, PassOptions(convert->options, {{"opset", absl::StrCat(goal)}}));
     if (left.empty()) {
       Block(nullptr, reason, fact, p_.opset_source, &PlanStepNamed("convert-opset"));
       return;

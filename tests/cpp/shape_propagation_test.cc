@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/analysis/type_facts.h"
 #include "core/eval/slicing.h"
 #include "core/io/importer.h"
 #include "core/shape/propagate.h"
@@ -323,18 +324,18 @@ TEST(ShapePropagation, DeclaredTypesAreKept) {
   EXPECT_FALSE(HasUntypedOutputs(*model));
 }
 
-TEST(ShapePropagation, EnsureShapesSkipsOnnxWhenRulesSuffice) {
+TEST(ShapePropagation, EnsureSkipsOnnxWhenRulesSuffice) {
   auto model = Parse(std::string(kHeader17) + R"(g (float[N,4] x) => (float[N,?] y) {
       a = Relu(x)  b = com.example.Foo(a)  y = Relu(b) })");
   ASSERT_TRUE(model);
-  InferShapesOptions options;
-  options.record_value_info = false;
+  TypeRequest request;
+  request.infer.record_value_info = false;
   int asked = 0;
   auto needs_a = [&](const Model& m) {
     ++asked;
     return !m.graph().FindValue("a")->has_type();
   };
-  EXPECT_EQ(*EnsureShapes(*model, options, needs_a), 1);
+  EXPECT_EQ(*TypeFacts::Ensure(*model, needs_a, request), 1);
   EXPECT_EQ(asked, 2);                     // before and after the rules; onnx not needed
   EXPECT_TRUE(HasUntypedOutputs(*model));  // b: a custom op
 }

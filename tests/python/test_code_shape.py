@@ -219,6 +219,22 @@ def test_pass_libraries_form_a_chain() -> None:
     assert not offenders, offenders
 
 
+def test_passes_ask_the_type_service_for_types() -> None:
+    """Passes (and core/inspect) fill in the types they read through the one type service,
+    TypeFacts::Ensure (core/analysis/type_facts.h), never by running the local shape rules or
+    onnx inference themselves."""
+    drivers = re.compile(r"\b(?:EnsureShapes|PropagateShapes|ReinferShapes|InferShapes)\(")
+    offenders = []
+    for path in _sources():
+        relative = path.relative_to(REPO_ROOT).as_posix()
+        if path.suffix == ".py" or not relative.startswith(("passes/", "core/inspect/")):
+            continue
+        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            if drivers.search(line.split("//")[0]):
+                offenders.append(f"{relative}:{number}")
+    assert not offenders, f"ask TypeFacts::Ensure instead: {offenders}"
+
+
 _CODE_FOLDERS = ("core", "passes", "cli", "python", "tests", "bench", "scripts", "fuzz", "targets")
 
 

@@ -9,41 +9,17 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import control_flow_models as cfm  # noqa: E402
-
-
-def outputs(path: Path, feeds: dict) -> list[np.ndarray]:
-    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    names = {i.name for i in sess.get_inputs()}
-    return sess.run(None, {k: v for k, v in feeds.items() if k in names})
-
-
-def ops(path: Path) -> list[str]:
-    m = onnx.load(str(path))
-    found = []
-
-    def walk(g):
-        for n in g.node:
-            found.append(n.op_type)
-            for a in n.attribute:
-                if a.type == onnx.AttributeProto.GRAPH:
-                    walk(a.g)
-
-    walk(m.graph)
-    for f in m.functions:
-        for n in f.node:
-            found.append(n.op_type)
-    return found
+import model_helpers as mh  # noqa: E402
 
 
 def assert_same(original: Path, rewritten: Path, sets: list[dict]) -> None:
     for feeds in sets:
-        for a, b in zip(outputs(original, feeds), outputs(rewritten, feeds), strict=True):
+        for a, b in zip(mh.ort_outputs(original, feeds), mh.ort_outputs(rewritten, feeds), strict=True):
             assert a.shape == b.shape and a.dtype == b.dtype
             np.testing.assert_array_equal(a, b)  # the same ops on the same data: bit-exact
 
@@ -53,7 +29,7 @@ def test_if_to_where_is_exact_on_every_branch(build, tmp_path, run_cli):
     src, sets = build(tmp_path)
     out = tmp_path / "out.onnx"
     run_cli("--pass", "inline-functions,if-to-where", src, "-o", out)
-    assert "If" in ops(src) and "If" not in ops(out)
+    assert "If" in mh.op_types(src) and "If" not in mh.op_types(out)
     onnx.checker.check_model(str(out), full_check=True)
     assert_same(src, out, sets)
 
@@ -62,18 +38,18 @@ def test_if_with_runtime_index_is_refused(tmp_path, run_cli):
     src, sets = cfm.if_script_gather(tmp_path)
     # The original raises only when it takes the side with the bad index; computing both would raise always.
     with pytest.raises(Exception):
-        outputs(src, sets[0] | {"k": np.array(7, np.int64)})
-    outputs(src, sets[1])
+        mh.ort_outputs(src, sets[0] | {"k": np.array(7, np.int64)})
+    mh.ort_outputs(src, sets[1])
     out = tmp_path / "out.onnx"
     proc = run_cli("--pass", "if-to-where", src, "-o", out, "--debug-patterns")
     assert "may raise on its data: its indices are computed at run time" in proc.stderr
-    assert "If" in ops(out)
+    assert "If" in mh.op_types(out)
 
 
 def test_merged_decoder_if_is_refused_for_its_shapes(tmp_path, run_cli):
     src, sets = cfm.if_merged_decoder(tmp_path)
     for feeds in sets:
-        outputs(src, feeds)
+        mh.ort_outputs(src, feeds)
     proc = run_cli("check", "--target", "rknn2", src, expect_rc=None)
     assert "if-to-where refuses it: output 0's shapes" in proc.stdout + proc.stderr
     assert "are not proven identical" in proc.stdout + proc.stderr
@@ -87,7 +63,7 @@ def test_target_plans_if_to_where(target, tmp_path, run_cli):
     out = tmp_path / "out.onnx"
     shapes = ["--input-shapes", "x:3x8"] if target == "nncase-k210" else []
     run_cli("--target", target, *shapes, src, "-o", out)
-    assert "If" not in ops(out)
+    assert "If" not in mh.op_types(out)
     assert_same(src, out, sets)
 
 
@@ -96,10 +72,10 @@ def test_unroll_loop_is_exact(build, tmp_path, run_cli):
     src, sets = build(tmp_path)
     out = tmp_path / "out.onnx"
     run_cli("--pass", "fold-constants,unroll-loop", src, "-o", out)
-    assert "Loop" in ops(src) and "Loop" not in ops(out)
+    assert "Loop" in mh.op_types(src) and "Loop" not in mh.op_types(out)
     onnx.checker.check_model(str(out), full_check=True)
     for feeds in sets:
-        for a, b in zip(outputs(src, feeds), outputs(out, feeds), strict=True):
+        for a, b in zip(mh.ort_outputs(src, feeds), mh.ort_outputs(out, feeds), strict=True):
             assert a.shape == b.shape and a.dtype == b.dtype
             np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
 
@@ -111,9 +87,9 @@ def test_target_plans_unroll_loop(target, tmp_path, run_cli):
     assert "-> fold-constants,unroll-loop" in check.stdout + check.stderr
     out = tmp_path / "out.onnx"
     run_cli("--target", target, src, "-o", out)
-    assert "Loop" not in ops(out)
+    assert "Loop" not in mh.op_types(out)
     for feeds in sets:
-        for a, b in zip(outputs(src, feeds), outputs(out, feeds), strict=True):
+        for a, b in zip(mh.ort_outputs(src, feeds), mh.ort_outputs(out, feeds), strict=True):
             np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
 
 
@@ -135,7 +111,7 @@ def test_corpus_cond_export_is_exact_on_both_branches(target, repo_root, tmp_pat
         pytest.skip("corpus not generated")
     out = tmp_path / "out.onnx"
     run_cli("--target", target, src, "-o", out)
-    assert "If" not in ops(out)
+    assert "If" not in mh.op_types(out)
     rng = np.random.default_rng(0)
     sets = [{"x": (rng.standard_normal((2, 16)) * s).astype(np.float32)} for s in (1, -1, 5, -5, 0.01)] * 2
     cond = onnx.load(str(src))
@@ -144,7 +120,7 @@ def test_corpus_cond_export_is_exact_on_both_branches(target, repo_root, tmp_pat
     gemm_b = next(onnx.numpy_helper.to_array(i) for i in cond.graph.initializer if i.name == "proj.bias")
     for feeds in sets:
         taken.add(bool((feeds["x"] @ gemm_w.T + gemm_b).sum() > 0))
-        for a, b in zip(outputs(src, feeds), outputs(out, feeds), strict=True):
+        for a, b in zip(mh.ort_outputs(src, feeds), mh.ort_outputs(out, feeds), strict=True):
             np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
     assert taken == {True, False}
 
@@ -172,5 +148,5 @@ def test_slice_step_to_gather_is_exact(starts, ends, steps, tmp_path, run_cli):
     src, out = tmp_path / "s.onnx", tmp_path / "o.onnx"
     onnx.save(m, str(src))
     run_cli("--pass", "slice-step-to-gather", src, "-o", out)
-    assert "Slice" not in ops(out) and "Gather" in ops(out)
+    assert "Slice" not in mh.op_types(out) and "Gather" in mh.op_types(out)
     assert_same(src, out, [{"x": np.random.default_rng(0).standard_normal((2, 8, 3)).astype(np.float32)}])

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, str(Path(__file__).parent))
+import model_helpers as mh  # noqa: E402
 import rnn_models  # noqa: E402
 
 RTOL = 2e-6  # relative to the output's largest magnitude (sums in another order)
@@ -39,23 +39,15 @@ def max_error(ref, got) -> float:
     return max(float(np.abs(a - b).max() / max(1.0, float(np.abs(a).max()))) for a, b in zip(ref, got))
 
 
-def ops(path: Path) -> set[str]:
-    return {n.op_type for n in onnx.load(path).graph.node}
-
-
-def session_run(path, feeds):
-    return ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, feeds)
-
-
 @pytest.mark.parametrize("name", rnn_models.NAMES)
 @pytest.mark.parametrize("pipeline", ["unroll-rnn", "split-rnn-batch"])
 def test_torch_exports_match(cli_path, tmp_path, name, pipeline):
     src = rnn_models.export(name, tmp_path / f"{name}.onnx")
     out = rewrite(cli_path, src, pipeline)
     feeds = rnn_models.inputs(name, seed=3)
-    assert max_error(session_run(src, feeds), session_run(out, feeds)) < RTOL
+    assert max_error(mh.ort_outputs(src, feeds), mh.ort_outputs(out, feeds)) < RTOL
     if pipeline == "unroll-rnn":
-        assert not ops(out) & {"LSTM", "GRU", "RNN"}
+        assert not set(mh.op_types(out)) & {"LSTM", "GRU", "RNN"}
 
 
 # ------------------------------------------------------------------ hand-built nodes
@@ -128,10 +120,10 @@ def reference(tmp_path, op, kw, feeds):
     if not kw.get("layout"):
         path = tmp_path / "ref.onnx"
         onnx.save(node_model(op, **kw), path)
-        return session_run(path, feeds)
+        return mh.ort_outputs(path, feeds)
     path = tmp_path / "ref0.onnx"
     onnx.save(node_model(op, **dict(kw, layout=0)), path)
-    out = session_run(path, {k: np.ascontiguousarray(v.transpose(1, 0, 2)) for k, v in feeds.items()})
+    out = mh.ort_outputs(path, {k: np.ascontiguousarray(v.transpose(1, 0, 2)) for k, v in feeds.items()})
     return [out[0].transpose(2, 0, 1, 3), *(o.transpose(1, 0, 2) for o in out[1:])]
 
 
@@ -149,7 +141,7 @@ def test_attributes_match(cli_path, tmp_path, op, kw):
     }
     for pipeline in ("unroll-rnn", "split-rnn-batch"):
         out = rewrite(cli_path, src, pipeline)
-        got = session_run(out, feeds) if not kw.get("layout") or pipeline == "unroll-rnn" else None
+        got = mh.ort_outputs(out, feeds) if not kw.get("layout") or pipeline == "unroll-rnn" else None
         if got is not None:
             assert max_error(reference(tmp_path, op, kw, feeds), got) < RTOL, pipeline
 
@@ -183,9 +175,9 @@ def test_convtranspose_exports_match(cli_path, tmp_path, name):
     src = tmp_path / "ct.onnx"
     torch.onnx.export(module, (x,), str(src), input_names=["x"], opset_version=13, dynamo=False)
     out = rewrite(cli_path, src, "convtranspose-to-conv")
-    assert "ConvTranspose" not in ops(out)
+    assert "ConvTranspose" not in mh.op_types(out)
     feeds = {"x": np.random.default_rng(2).standard_normal(x.shape).astype(np.float32)}
-    assert max_error(session_run(src, feeds), session_run(out, feeds)) < RTOL
+    assert max_error(mh.ort_outputs(src, feeds), mh.ort_outputs(out, feeds)) < RTOL
 
 
 # ------------------------------------------------------------------ --target plans them
@@ -207,7 +199,7 @@ def test_target_unrolls(cli_path, tmp_path, target, name, gone):
     proc = run(cli_path, "--target", target, "--check", src, "-o", out)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "unroll-rnn" in proc.stderr
-    assert not ops(out) & gone
+    assert not set(mh.op_types(out)) & gone
 
 
 def test_check_names_the_rewrites_for_nncase_k210(cli_path, tmp_path):

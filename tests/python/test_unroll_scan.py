@@ -10,36 +10,16 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import model_helpers as mh  # noqa: E402
 import scan_models as sm  # noqa: E402
 
 
-def outputs(path: Path, feeds: dict) -> list[np.ndarray]:
-    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-    names = {i.name for i in sess.get_inputs()}
-    return sess.run(None, {k: v for k, v in feeds.items() if k in names})
-
-
-def ops(path: Path) -> set[str]:
-    found = set()
-
-    def walk(g):
-        for n in g.node:
-            found.add(n.op_type)
-            for a in n.attribute:
-                if a.type == onnx.AttributeProto.GRAPH:
-                    walk(a.g)
-
-    walk(onnx.load(str(path)).graph)
-    return found
-
-
 def assert_same(src: Path, out: Path, feeds: dict) -> None:
-    for a, b in zip(outputs(src, feeds), outputs(out, feeds), strict=True):
+    for a, b in zip(mh.ort_outputs(src, feeds), mh.ort_outputs(out, feeds), strict=True):
         assert a.shape == b.shape and a.dtype == b.dtype
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
 
@@ -51,7 +31,7 @@ def test_every_axis_and_direction(in_axis, in_reverse, out_axis, out_reverse, tm
     src, feeds = sm.scan_rnn(tmp_path, in_axis, in_reverse, out_axis, out_reverse)
     out = tmp_path / "out.onnx"
     run_cli("--pass", "unroll-scan", src, "-o", out)
-    assert "Scan" in ops(src) and "Scan" not in ops(out)
+    assert "Scan" in mh.op_types(src) and "Scan" not in mh.op_types(out)
     onnx.checker.check_model(str(out), full_check=True)
     assert_same(src, out, feeds)
 
@@ -61,7 +41,7 @@ def test_older_opsets(opset, tmp_path, run_cli):
     src, feeds = sm.scan_rnn(tmp_path, 1, 1, 1, 1, opset=opset)
     out = tmp_path / "out.onnx"
     run_cli("--pass", "unroll-scan", src, "-o", out)
-    assert "Scan" not in ops(out)
+    assert "Scan" not in mh.op_types(out)
     assert_same(src, out, feeds)
 
 
@@ -70,7 +50,7 @@ def test_opset8_batched_form(reverse, batch, lens, tmp_path, run_cli):
     src, feeds = sm.scan_batched(tmp_path, reverse, batch, lens)
     out = tmp_path / "out.onnx"
     run_cli("--pass", "unroll-scan", src, "-o", out)
-    assert "Scan" not in ops(out)
+    assert "Scan" not in mh.op_types(out)
     onnx.checker.check_model(str(out), full_check=True)
     assert_same(src, out, feeds)
 
@@ -80,7 +60,7 @@ def test_opset8_partial_sequence_lens_is_refused(tmp_path, run_cli):
     out = tmp_path / "out.onnx"
     r = run_cli("--pass", "unroll-scan", "--debug-patterns", src, "-o", out)
     assert "its sequence_lens holds 2, not the sequence length 3" in r.stdout + r.stderr
-    assert "Scan" in ops(out)
+    assert "Scan" in mh.op_types(out)
 
 
 def test_dynamic_length_is_named_and_static_shapes_unroll(tmp_path, run_cli):
@@ -93,7 +73,7 @@ def test_dynamic_length_is_named_and_static_shapes_unroll(tmp_path, run_cli):
     assert "give --input-shapes: with static inputs, its sequence length is known" in check.stdout + check.stderr
     out = tmp_path / "out.onnx"
     run_cli("--target", "nncase-k210", "--input-shapes", "x:3,2,4;z:3,4", src, "-o", out)
-    assert "Scan" not in ops(out)
+    assert "Scan" not in mh.op_types(out)
     assert_same(src, out, feeds)
 
 
@@ -102,7 +82,7 @@ def test_max_steps_is_named(tmp_path, run_cli):
     out = tmp_path / "out.onnx"
     r = run_cli("--pass", "unroll-scan(max-steps=2)", "--debug-patterns", src, "-o", out)
     assert "its sequence length 3 is above max-steps=2" in r.stdout + r.stderr
-    assert "Scan" in ops(out)
+    assert "Scan" in mh.op_types(out)
 
 
 @pytest.mark.parametrize("target", ["nncase-k210", "nncase-k230", "rknn2", "tflite"])
@@ -112,7 +92,7 @@ def test_target_plans_unroll_scan(target, tmp_path, run_cli):
     assert "-> unroll-scan" in check.stdout + check.stderr
     out = tmp_path / "out.onnx"
     run_cli("--target", target, src, "-o", out)
-    assert "Scan" not in ops(out)
+    assert "Scan" not in mh.op_types(out)
     assert_same(src, out, feeds)
 
 
@@ -135,9 +115,9 @@ def test_tf2onnx_custom_rnn_exports(name, repo_root, tmp_path, run_cli):
     expected = list(np.load(src.with_suffix(".expected.npz")).values())
     out = tmp_path / "out.onnx"
     run_cli("--pass", "unroll-scan", src, "-o", out)
-    assert "Scan" in ops(src) and "Scan" not in ops(out)
+    assert "Scan" in mh.op_types(src) and "Scan" not in mh.op_types(out)
     assert_same(src, out, feeds)
-    for a, b in zip(outputs(out, feeds), expected, strict=True):
+    for a, b in zip(mh.ort_outputs(out, feeds), expected, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)  # against TensorFlow itself
 
 
@@ -171,5 +151,5 @@ def test_body_returning_its_inputs(tmp_path, run_cli):
         "xs": np.random.rand(2, 3).astype(np.float32),
     }
     expected = ReferenceEvaluator(onnx.load(str(src))).run(None, feeds)
-    for a, b in zip(expected, outputs(out, feeds), strict=True):
+    for a, b in zip(expected, mh.ort_outputs(out, feeds), strict=True):
         np.testing.assert_array_equal(a, b)
