@@ -15,9 +15,9 @@
 // Before:  y = HardSigmoid<alpha=0.2>(x)                     x, y: float16
 // After:   y = Cast<to=FLOAT16>(HardSigmoid<alpha=0.2>(Cast<to=FLOAT>(x)))
 #include "absl/strings/str_cat.h"
+#include "core/analysis/type_facts.h"
 #include "core/ir/shape.h"
 #include "core/pass/pattern_pass.h"
-#include "core/shape/propagate.h"
 #include "passes/lowering/element_type.h"
 #include "passes/registry.h"
 
@@ -81,10 +81,10 @@ class ComputeInFloat32Pass : public PatternPass {
           return true;
       return false;
     };
-    InferShapesOptions options;  // recorded in value_info, as lowering's inference
-    options.data_propagation = false;
-    options.max_payload_bytes = -1;
-    (void)EnsureShapes(model, options, needs);
+    TypeRequest request;  // recorded in value_info, as lowering's inference
+    request.infer.data_propagation = false;
+    request.infer.max_payload_bytes = -1;
+    (void)TypeFacts::Ensure(model, needs, request);
     return PatternPass::Run(model, context);
   }
 
