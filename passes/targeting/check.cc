@@ -357,9 +357,10 @@ class Checker {
   // convert (Col2Im before 18), so the plan does not run a conversion that fails.
   std::string WhyNoConversionTo(int64_t opset) const {
     if (model_.OpsetVersion("") <= opset) return "";
-    OpsetConversionCheck dry_run = GetOpsetConversionCheck();
-    if (!dry_run) return "";
-    std::vector<UnconvertibleNode> left = dry_run(model_, opset);
+    const PassInfo* convert = FindPass("convert-opset");
+    if (!convert || !convert->dry_run) return "";
+    std::vector<UnconvertibleNode> left =
+        convert->dry_run(model_, PassOptions(convert->options, {{"opset", absl::StrCat(opset)}}));
     if (left.empty()) return "";
     return absl::StrCat("converting to opset ", opset, " for this form fails: ", left[0].op, " (", left[0].where,
                         "): ", left[0].why);
