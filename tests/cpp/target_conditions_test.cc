@@ -59,7 +59,7 @@ TEST(Conditions, EveryBuiltinKindHasAParserAndADoc) {
     EXPECT_NE(kind->parse, nullptr) << kind->keyword;
     if (!kind->remedy.empty()) EXPECT_NE(FindPlanStep(kind->remedy), nullptr) << kind->keyword;
   }
-  EXPECT_EQ(keywords.size(), 27u);
+  EXPECT_EQ(keywords.size(), 28u);
   EXPECT_NE(ConditionsText(true).find("- `outer-scope-input`: "), std::string::npos);
 }
 
@@ -315,6 +315,23 @@ TEST(ConditionKinds, NegativeConstantIndexAsksItsRemedy) {
       std::string(kHead13) + "g (float[2,8,16] X) => (float[2,16] Y) <int64 K = {-9}> { Y = Gather<axis = 1>(X, K) }";
   EXPECT_EQ(Fix(Fact("\"Gather\"", when), out_of_range),
             "none: gather-nonnegative-indices refuses it: index -9 is out of range for dim 8");
+}
+
+// x[t] of rank-3+ data: a scalar constant index on axis 0; other axes, vector indices and
+// rank 2 are not the form.
+TEST(ConditionKinds, DropsLeadingAxisAsksItsRemedy) {
+  const std::string when = "drops-leading-axis";
+  auto gather = [](const std::string& x, const std::string& y, const std::string& k, const std::string& axis) {
+    return std::string(kHead13) + "g (float" + x + " X) => (float" + y + " Y) <" + k + "> { Y = Gather" + axis +
+           "(X, K) }";
+  };
+  EXPECT_EQ(Fix(Fact("\"Gather\"", when), gather("[5,2,3]", "[2,3]", "int64 K = {0}", "<axis = 0>")),
+            "gather-scalar-to-reshape");
+  EXPECT_EQ(Fix(Fact("\"Gather\"", when), gather("[5,b,f]", "[b,f]", "int64 K = {0}", "")),
+            "none: gather-scalar-to-reshape refuses it: more than one of the data's dims after axis 0 is not static");
+  EXPECT_EQ(Fix(Fact("\"Gather\"", when), gather("[5,2,3]", "[5,3]", "int64 K = {0}", "<axis = 1>")), "<0 blockers>");
+  EXPECT_EQ(Fix(Fact("\"Gather\"", when), gather("[5,2,3]", "[1,2,3]", "int64[1] K = {0}", "")), "<0 blockers>");
+  EXPECT_EQ(Fix(Fact("\"Gather\"", when), gather("[5,3]", "[3]", "int64 K = {0}", "")), "<0 blockers>");
 }
 
 TEST(ConditionKinds, ChannelAxisEqualsSpatial) {
