@@ -16,8 +16,8 @@ exported and after --target tflite and compares with onnxruntime:
   step2_scale     x[:, :, 1] * 2 on x [5,2,3] (axis 2: control)
   rnn_time_major  h = tanh(Linear(x[t]) + Linear(h)) over t of x [5,2,3], every h and the last
   rnn_square      the same over x [5,4,4] (batch = features)
-  unit_square_linear  x [1,32,32] reshaped to [32,32] (a unit dim dropped, no flattening), then
-                  Linear(32, 32) (Reshape when square-ncw-input: not its form)
+  unit_square_linear  x [1,32,32] reshaped to [32,32] (a unit dim dropped), then Linear(32, 32):
+                  Reshape when square-ncw-input holds for it too (measured wrong, 2.8)
 
 Recorded results: tflite_layout_models.txt.
 """
