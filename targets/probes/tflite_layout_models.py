@@ -19,6 +19,9 @@ exported and after --target tflite and compares with onnxruntime:
   unit_square_linear  x [1,32,32] reshaped to [32,32] (a unit dim dropped), then Linear(32, 32):
                   Reshape when square-ncw-input holds for it too (measured wrong, 2.8)
 
+  lstm_state      LSTM(16, 32, batch_first) over x [1,10,16] from initial h and c given as graph
+                  inputs [1,1,32] (LSTM when dynamic-input:5)
+
 Recorded results: tflite_layout_models.txt.
 """
 
@@ -70,6 +73,16 @@ class UnitSquareLinear(nn.Module):
         return self.linear(x.reshape(32, 32))
 
 
+class LstmState(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(16, 32, batch_first=True)
+
+    def forward(self, x, h, c):
+        y, (h2, c2) = self.lstm(x, (h, c))
+        return y, h2, c2
+
+
 MODELS = {
     "step0_gemm": (Step(lambda x: x[0], nn.Linear(3, 4)), (5, 2, 3)),
     "step0_matmul": (Step(lambda x: x[0], MatMulHead()), (5, 2, 3)),
@@ -89,3 +102,15 @@ for name, (module, shape) in MODELS.items():
         module, (x,), f"{name}.onnx", input_names=["x"], output_names=outputs, opset_version=13, dynamo=False
     )
     np.savez(f"{name}.inputs.npz", x=x.numpy())
+
+x, h, c = torch.randn(1, 10, 16), torch.randn(1, 1, 32), torch.randn(1, 1, 32)
+torch.onnx.export(
+    LstmState(),
+    (x, h, c),
+    "lstm_state.onnx",
+    input_names=["x", "h", "c"],
+    output_names=["y", "hn", "cn"],
+    opset_version=13,
+    dynamo=False,
+)
+np.savez("lstm_state.inputs.npz", x=x.numpy(), h=h.numpy(), c=c.numpy())

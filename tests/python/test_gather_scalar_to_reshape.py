@@ -101,3 +101,28 @@ def test_tf2onnx_time_major_scan(repo_root, tmp_path, run_cli):
     assert "Scan" not in op_types(out)
     for a, b in zip(run(src, feeds), run(out, feeds), strict=True):
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
+
+
+class LstmState(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(6, 8, batch_first=True)
+
+    def forward(self, x, h, c):
+        return self.lstm(x, (h, c))[0]
+
+
+def test_tflite_names_lstm_with_initial_state_inputs(tmp_path, run_cli):
+    """onnx2tf dropped axis 0 of a rank-3 initial state held channels-last: a state that is a
+    graph input stays named; unrolled by hand (unroll-rnn, then --target) it is exact."""
+    torch.manual_seed(0)
+    x, h, c = torch.randn(1, 5, 6), torch.randn(1, 1, 8), torch.randn(1, 1, 8)
+    src, out = tmp_path / "src.onnx", tmp_path / "out.onnx"
+    torch.onnx.export(LstmState(), (x, h, c), str(src), input_names=["x", "h", "c"], opset_version=13, dynamo=False)
+    r = run_cli("--target", "tflite", src, "-o", out, expect_rc=None)
+    assert r.returncode != 0 and "lacks LSTM when dynamic-input:5" in r.stderr and not out.exists()
+    run_cli("--pass", "unroll-rnn", "--target", "tflite", src, "-o", out)
+    assert "LSTM" not in op_types(out)
+    feeds = {"x": x.numpy(), "h": h.numpy(), "c": c.numpy()}
+    for a, b in zip(run(src, feeds), run(out, feeds), strict=True):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
