@@ -22,6 +22,10 @@ exported and after --target tflite and compares with onnxruntime:
   lstm_state      LSTM(16, 32, batch_first) over x [1,10,16] from initial h and c given as graph
                   inputs [1,1,32] (LSTM when dynamic-input:5)
 
+  crnn_bi_lstm    Conv2d(1, 12) + MaxPool over H of x [1,1,8,24], squeeze(2).permute(2, 0, 1) to a
+                  time-major [24,1,12], a bidirectional LSTM(12, 10), Linear, log_softmax (open)
+  crnn_uni_lstm   the same with a unidirectional LSTM (open)
+
 Recorded results: tflite_layout_models.txt.
 """
 
@@ -83,6 +87,18 @@ class LstmState(nn.Module):
         return y, h2, c2
 
 
+class CrnnLstm(nn.Module):
+    def __init__(self, bidirectional):
+        super().__init__()
+        self.conv, self.pool = nn.Conv2d(1, 12, 3, padding=1), nn.MaxPool2d((8, 1))
+        self.lstm = nn.LSTM(12, 10, bidirectional=bidirectional)
+        self.out = nn.Linear(20 if bidirectional else 10, 7)
+
+    def forward(self, x):
+        f = self.pool(torch.relu(self.conv(x))).squeeze(2).permute(2, 0, 1)
+        return self.out(self.lstm(f)[0]).log_softmax(2)
+
+
 MODELS = {
     "step0_gemm": (Step(lambda x: x[0], nn.Linear(3, 4)), (5, 2, 3)),
     "step0_matmul": (Step(lambda x: x[0], MatMulHead()), (5, 2, 3)),
@@ -93,6 +109,8 @@ MODELS = {
     "rnn_time_major": (TimeMajorRnn(3), (5, 2, 3)),
     "rnn_square": (TimeMajorRnn(4), (5, 4, 4)),
     "unit_square_linear": (UnitSquareLinear(), (1, 32, 32)),
+    "crnn_bi_lstm": (CrnnLstm(True), (1, 1, 8, 24)),
+    "crnn_uni_lstm": (CrnnLstm(False), (1, 1, 8, 24)),
 }
 
 for name, (module, shape) in MODELS.items():
