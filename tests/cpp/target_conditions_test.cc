@@ -59,7 +59,7 @@ TEST(Conditions, EveryBuiltinKindHasAParserAndADoc) {
     EXPECT_NE(kind->parse, nullptr) << kind->keyword;
     if (!kind->remedy.empty()) EXPECT_NE(FindPlanStep(kind->remedy), nullptr) << kind->keyword;
   }
-  EXPECT_EQ(keywords.size(), 28u);
+  EXPECT_EQ(keywords.size(), 30u);
   EXPECT_NE(ConditionsText(true).find("- `outer-scope-input`: "), std::string::npos);
 }
 
@@ -346,17 +346,38 @@ TEST(ConditionKinds, NegativeConstantIndexAsksItsRemedy) {
             "none: gather-nonnegative-indices refuses it: index -9 is out of range for dim 8");
 }
 
+// x[t] of rank-3+ data: a scalar constant index on axis 0; other axes, vector indices and
+// rank 2 are not the form.
+TEST(ConditionKinds, DropsLeadingAxisAsksItsRemedy) {
+  const std::string when = "drops-leading-axis";
+  auto gather = [](const std::string& x, const std::string& y, const std::string& k, const std::string& axis) {
+    return std::string(kHead13) + "g (float" + x + " X) => (float" + y + " Y) <" + k + "> { Y = Gather" + axis +
+           "(X, K) }";
+  };
+  EXPECT_EQ(Fix(Fact("\"Gather\"", when), gather("[5,2,3]", "[2,3]", "int64 K = {0}", "<axis = 0>")),
+            "gather-scalar-to-reshape");
+  EXPECT_EQ(Fix(Fact("\"Gather\"", when), gather("[5,b,f]", "[b,f]", "int64 K = {0}", "")),
+            "none: gather-scalar-to-reshape refuses it: more than one of the data's dims after axis 0 is not static");
+  EXPECT_EQ(Fix(Fact("\"Gather\"", when), gather("[5,2,3]", "[5,3]", "int64 K = {0}", "<axis = 1>")), "<0 blockers>");
+  EXPECT_EQ(Fix(Fact("\"Gather\"", when), gather("[5,2,3]", "[1,2,3]", "int64[1] K = {0}", "")), "<0 blockers>");
+  EXPECT_EQ(Fix(Fact("\"Gather\"", when), gather("[5,3]", "[3]", "int64 K = {0}", "")), "<0 blockers>");
+}
+
+// Only a Concat with an input computed from an Add of two computed values (through any ops
+// but a Conv) counts: onnx2tf got those wrong, Concats of inputs, Convs and a bias Add right.
 TEST(ConditionKinds, ChannelAxisEqualsSpatial) {
-  const std::string model =
-      std::string(kHead13) +
-      "g (float[2,8,8,12] A, float[2,8,8,12] B) => (float[2,16,8,12] Y) { Y = Concat<axis = 1>(A, B) }";
-  auto reasons = Reasons(Fact("\"Concat\"", "channel-axis-equals-spatial"), model);
+  auto concat = [](const std::string& hw, const std::string& body) {
+    return std::string(kHead13) + "g (float[2,8," + hw + "] A, float[2,8," + hw + "] B) => (float[2,16," + hw +
+           "] Y) <float[1] C = {0.5}> {\n" + body + "\n}";
+  };
+  const std::string fact = Fact("\"Concat\"", "channel-axis-equals-spatial");
+  auto reasons = Reasons(fact, concat("8,12", "S = Add(A, B)\nR = Relu(S)\nY = Concat<axis = 1>(R, B)"));
   ASSERT_EQ(reasons.size(), 1u);
-  EXPECT_EQ(reasons[0], "Concat (axis 1 of 'A' [2,8,8,12] has the size of its axis 2)");
-  const std::string unlike =
-      std::string(kHead13) +
-      "g (float[2,8,10,12] A, float[2,8,10,12] B) => (float[2,16,10,12] Y) { Y = Concat<axis = 1>(A, B) }";
-  EXPECT_TRUE(Reasons(Fact("\"Concat\"", "channel-axis-equals-spatial"), unlike).empty());
+  EXPECT_EQ(reasons[0], "Concat (axis 1 of 'B' [2,8,8,12] has the size of its axis 2, an input computed from an Add)");
+  EXPECT_TRUE(Reasons(fact, concat("10,12", "S = Add(A, B)\nY = Concat<axis = 1>(S, B)")).empty());
+  EXPECT_TRUE(Reasons(fact, concat("8,12", "Y = Concat<axis = 1>(A, B)")).empty());
+  EXPECT_TRUE(Reasons(fact, concat("8,12", "S = Add(A, C)\nY = Concat<axis = 1>(S, B)")).empty());
+  EXPECT_TRUE(Reasons(fact, concat("8,12", "S = Mul(A, B)\nY = Concat<axis = 1>(S, B)")).empty());
 }
 
 TEST(ConditionKinds, SquareNcwInput) {

@@ -988,17 +988,19 @@ def test_tflite_rank4_mask_reshape_becomes_unsqueeze(corpus, run_cli, oracle, tm
 
 
 def _concat_model(path, hw):
+    # The Concat's first input is an Add of two computed values: the form onnx2tf got wrong.
     g = helper.make_graph(
-        [helper.make_node("Concat", ["a", "b"], ["y"], axis=1)],
+        [helper.make_node("Add", ["a", "b"], ["s"]), helper.make_node("Concat", ["s", "b"], ["y"], axis=1)],
         "g",
         [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, 8, *hw]) for n in ("a", "b")],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, *hw])],
+        value_info=[helper.make_tensor_value_info("s", TensorProto.FLOAT, [1, 8, *hw])],
     )
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), path)
 
 
 def test_tflite_names_concat_over_channels_the_size_of_a_spatial_axis(run_cli, tmp_path):
-    """onnx2tf concatenated two [2,8,8,12] tensors on axis 1 wrongly (channels = height,
+    """onnx2tf concatenated an Add's [2,8,8,12] result on axis 1 wrongly (channels = height,
     measured on fpn_dynamic_hw_op13): check --target names it, --target refuses it and
     writes nothing; with height 10 nothing blocks."""
     same, other = tmp_path / "same.onnx", tmp_path / "other.onnx"

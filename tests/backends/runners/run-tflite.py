@@ -42,6 +42,15 @@ def sanitize(name):
     return re.sub(r"[^A-Za-z0-9_]", "_", name.replace(":", "__"))
 
 
+def onnx2tf_input_name(name, signaturedefs):
+    """A graph input's name as onnx2tf matches keep_ncw_or_nchw_or_ncdhw_input_names against
+    it: it renames the graph's tensors before (onnx2tf.py's sanitizing, 1.29.24: ':' as '__',
+    and with signature defs a leading '/' as 'wa/'), and silently ignores a name it does not
+    find, converting that input channels-last (tf2onnx's 'x:0' came out transposed)."""
+    name = name.replace(":", "__")
+    return re.sub("^/", "wa/", name) if signaturedefs else name
+
+
 # onnx2tf validates a model whose inputs all look like NHWC images ([N<=20,H,W,3]) on sample
 # images it downloads into its cwd unless this file is there (utils/common_functions.py,
 # download_test_image_data). The backend run must not reach the network: a fixed local
@@ -106,7 +115,10 @@ def run(model, inputs, workdir):
                     non_verbose=True,
                     output_signaturedefs=signaturedefs,
                     # (onnx2tf accepts only 3-D to 5-D inputs in this list)
-                    keep_ncw_or_nchw_or_ncdhw_input_names=[n for n, a in inputs.items() if 3 <= a.ndim <= 5] or None,
+                    keep_ncw_or_nchw_or_ncdhw_input_names=[
+                        onnx2tf_input_name(n, signaturedefs) for n, a in inputs.items() if 3 <= a.ndim <= 5
+                    ]
+                    or None,
                 )
                 exc = None
             except BaseException as e:  # onnx2tf calls sys.exit(1) on an unsupported model
