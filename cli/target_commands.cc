@@ -70,6 +70,7 @@ std::vector<Fact> ProfileFacts(const target::Profile& p) {
                                                  : p.qdq == "dequantize" ? "run in float"
                                                                          : "refused"),
          p.qdq_source);
+  if (p.float_block_weights) fact("block-quantized contrib ops lowered with float weights", p.qdq_source);
   if (p.ml_stated)
     fact(absl::StrCat("ai.onnx.ml ops: ", p.ml_ops ? "yes" : "no", ", string tensors: ", p.strings ? "yes" : "no",
                       ", sequences/maps: ", p.sequences ? "yes" : "no"),

@@ -128,6 +128,10 @@ Status ReadQuantization(TableReader& q, Profile& p) {
   OS_ASSIGN_OR_RETURN(p.qdq, q.String("qdq", true));
   if (p.qdq != "consume" && p.qdq != "dequantize" && p.qdq != "refuse")
     return q.Error("qdq", absl::StrCat("'", p.qdq, "' (want consume, dequantize or refuse)"));
+  OS_ASSIGN_OR_RETURN(std::string block_weights, q.String("block_weights", false, "keep"));
+  if (block_weights != "keep" && block_weights != "float")
+    return q.Error("block_weights", absl::StrCat("'", block_weights, "' (want keep or float)"));
+  p.float_block_weights = block_weights == "float";
   OS_ASSIGN_OR_RETURN(p.qdq_source, q.SourceOf());
   return q.CheckNoUnknownKeys();
 }

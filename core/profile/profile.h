@@ -91,6 +91,11 @@ struct Profile {
   // fold-qdq removes where they are on constants.
   std::string qdq;
   std::string qdq_source;
+  // [quantization] block_weights: how the plan lowers block-quantized contrib ops
+  // (MatMulNBits, GatherBlockQuantized) where the blocked DequantizeLinear form exists
+  // (opset 21): "keep" their int4 weights (default) or write "float" ones, for a runtime
+  // that computes compressed weights only approximately (OpenVINO's CPU plugin).
+  bool float_block_weights = false;
   // Without [ml] nothing is claimed (all true, nothing refused).
   bool ml_stated = false;
   bool ml_ops = true;

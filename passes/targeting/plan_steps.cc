@@ -183,7 +183,8 @@ int64_t OpsetBeforeForms(const CompiledProfile& t, const Model& model) {
 
 // lower-contrib-ops limited to the contrib ops the target does not run, each named once
 // (in the pass's table order); MatMulNBits and GatherBlockQuantized as float weights where
-// the target or the model is below opset 21 (the blocked DequantizeLinear form needs 21).
+// the target or the model is below opset 21 (the blocked DequantizeLinear form needs 21) or
+// the profile asks for them ([quantization] block_weights = "float").
 std::string LowerContribOpsText(const StepTextContext& c) {
   std::set<std::string> lacking;
   const TypeFacts types(c.model);
@@ -197,7 +198,7 @@ std::string LowerContribOpsText(const StepTextContext& c) {
   if (ops.empty()) return "lower-contrib-ops";
   std::string text = absl::StrCat("lower-contrib-ops(ops=", absl::StrJoin(ops, ";"));
   if ((lacking.count("MatMulNBits") || lacking.count("GatherBlockQuantized")) &&
-      (c.model.OpsetVersion("") < 21 || c.target.profile.opset_max < 21))
+      (c.model.OpsetVersion("") < 21 || c.target.profile.opset_max < 21 || c.target.profile.float_block_weights))
     absl::StrAppend(&text, ",dequantize=true");
   return absl::StrCat(text, ")");
 }

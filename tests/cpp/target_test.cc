@@ -60,6 +60,19 @@ TEST(Profiles, UnknownKeyIsAnError) {
   EXPECT_NE(q.status().message().find("x.toml: shapes.statik: unknown key"), std::string::npos) << q.status().message();
 }
 
+TEST(Profiles, BlockWeightsKeepByDefaultFloatOnRequest) {
+  const std::string q = "[quantization]\nqdq = \"consume\"\nsource = \"s\"\n";
+  auto keep = ParseProfile(std::string(kMinimal) + q, "x.toml");
+  ASSERT_TRUE(keep.ok()) << keep.status().message();
+  EXPECT_FALSE(keep->float_block_weights);
+  auto as_float = ParseProfile(std::string(kMinimal) + q + "block_weights = \"float\"\n", "x.toml");
+  ASSERT_TRUE(as_float.ok()) << as_float.status().message();
+  EXPECT_TRUE(as_float->float_block_weights);
+  auto bad = ParseProfile(std::string(kMinimal) + q + "block_weights = \"int4\"\n", "x.toml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("(want keep or float)"), std::string::npos) << bad.status().message();
+}
+
 TEST(Profiles, FactWithoutSourceIsAnError) {
   auto p = ParseProfile(std::string(kMinimal) + "[erf]\nsupported = false\n", "x.toml");
   ASSERT_FALSE(p.ok());

@@ -94,7 +94,8 @@ PLANS = {
         "gpt2_nf4": "lower-contrib-ops(ops=MatMulBnb4)",
     },
     # OpenVINO runs MatMulNBits approximately (its CPU plugin quantizes the activations:
-    # targets/probes/openvino_matmul_nbits.txt), so it is lowered with float weights too
+    # targets/probes/openvino_matmul_nbits.txt) and the blocked int4 DequantizeLinear form
+    # alike, so its profile asks for float weights ([quantization] block_weights)
     "openvino": {
         "llama_int4": "lower-contrib-ops(ops=MatMulNBits;GatherBlockQuantized,dequantize=true)",
         "gpt2_nf4": "lower-contrib-ops(ops=MatMulBnb4)",
