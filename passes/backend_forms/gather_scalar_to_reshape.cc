@@ -27,6 +27,7 @@ namespace {
 
 struct Plan {
   std::vector<int64_t> result_dims;  // the Reshape's shape: the data's dims after axis 0
+  bool allow_zero = false;           // a dim is 0: Reshape must read it as 0, not "copy"
 };
 
 int64_t GatherAxis(const Node& gather, size_t rank) {
@@ -49,6 +50,12 @@ Verdict<Plan> Decide(const Node& gather, const std::optional<Shape>& data_shape)
   for (size_t i = 1; i < data_shape->size(); ++i) {
     const Dim& d = (*data_shape)[i];
     if (!d.is_static() && ++dynamic > 1) return Refuse("more than one of the data's dims after axis 0 is not static");
+    // Reshape reads a 0 in its shape as "copy the input's dim" unless allowzero (opset 14).
+    if (d.is_static() && d.value == 0) {
+      if (gather.graph()->OpsetVersion("") < 14)
+        return Refuse("a dim after axis 0 is 0 (an empty tensor) and Reshape's allowzero needs opset 14");
+      plan.allow_zero = true;
+    }
     plan.result_dims.push_back(d.is_static() ? d.value : -1);
   }
   return plan;
@@ -95,7 +102,14 @@ class GatherScalarToReshapePass : public PatternPass {
                               rw.Constant(IntTensor(onnx::TensorProto::INT64,
                                                     {static_cast<int64_t>(plan.result_dims.size())}, plan.result_dims),
                                           "shape"));
-          Value* y = rw.Op("Reshape", {kept, shape}, {});
+          std::vector<onnx::AttributeProto> reshape_attrs;
+          if (plan.allow_zero) {
+            onnx::AttributeProto& a = reshape_attrs.emplace_back();
+            a.set_name("allowzero");
+            a.set_type(onnx::AttributeProto::INT);
+            a.set_i(1);
+          }
+          Value* y = rw.Op("Reshape", {kept, shape}, std::move(reshape_attrs));
           const Value* out = old.output(0);
           if (out->has_type()) *y->mutable_info()->mutable_type() = out->info()->type();
           return std::vector<Value*>{y};
