@@ -7,14 +7,13 @@
 #include "absl/strings/str_join.h"
 #include "core/inspect/inspect.h"
 #include "core/inspect/model_stats.h"
+#include "core/ir/domains.h"
 #include "core/ir/dtypes.h"
 
 namespace onnxsurgeon {
 namespace {
 
-std::string OpKey(const Node& n) {
-  return n.domain().empty() || n.domain() == "ai.onnx" ? n.op_type() : absl::StrCat(n.domain(), "::", n.op_type());
-}
+std::string OpKey(const Node& n) { return QualifiedOpName(n.domain(), n.op_type()); }
 
 std::string ValueName(const Value* v) { return v ? v->name() : ""; }
 

@@ -13,9 +13,7 @@
 namespace onnxsurgeon {
 namespace {
 
-std::string OpKey(const Node& n) {
-  return n.domain().empty() || n.domain() == "ai.onnx" ? n.op_type() : absl::StrCat(n.domain(), "::", n.op_type());
-}
+std::string OpKey(const Node& n) { return QualifiedOpName(n.domain(), n.op_type()); }
 
 std::string ShapeToString(const onnx::TensorShapeProto& shape) {
   std::vector<std::string> dims;

@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "core/ir/domains.h"
 #include "core/ir/dtypes.h"
 #include "onnx/defs/schema.h"
 
@@ -99,16 +100,15 @@ uint64_t FieldCount(const T& t, int field) {
 }
 
 std::string NodeLabel(const onnx::NodeProto& n, int index) {
-  std::string op = n.domain().empty() || n.domain() == "ai.onnx" ? n.op_type() : n.domain() + "::" + n.op_type();
+  std::string op = QualifiedOpName(n.domain(), n.op_type());
   return n.name().empty() ? Cat("node #", index, " (", op, ")") : Cat("node '", n.name(), "' (", op, ")");
 }
-
-std::string_view Canonical(std::string_view domain) { return domain == "ai.onnx" ? std::string_view() : domain; }
 
 class Validator {
  public:
   explicit Validator(const onnx::ModelProto& model) : model_(model) {
-    for (const auto& f : model.functions()) local_functions_.insert({std::string(Canonical(f.domain())), f.name()});
+    for (const auto& f : model.functions())
+      local_functions_.insert({std::string(CanonicalDomain(f.domain())), f.name()});
   }
 
   Status Run(const std::vector<std::optional<uint64_t>>* main_raw) {
@@ -126,7 +126,7 @@ class Validator {
     std::set<std::tuple<std::string, std::string, std::string>> seen;
     for (const auto& f : m.functions()) {
       std::string where = Cat("function '", f.domain(), "::", f.name(), "'");
-      if (!seen.insert({std::string(Canonical(f.domain())), f.name(), f.overload()}).second) {
+      if (!seen.insert({std::string(CanonicalDomain(f.domain())), f.name(), f.overload()}).second) {
         return Invalid(where, f.overload().empty() ? "" : Cat(" (overload '", f.overload(), "')"), " is defined twice");
       }
       auto fn_opsets = opsets;  // a body may use the model's imports it does not repeat
@@ -151,7 +151,7 @@ class Validator {
     const auto& known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
     OpsetMap out;
     for (const auto& imp : imports) {
-      std::string domain(Canonical(imp.domain()));
+      std::string domain(CanonicalDomain(imp.domain()));
       std::string shown = domain.empty() ? "ai.onnx" : domain;
       // Repeated imports that agree are accepted, as onnx's checker and onnxruntime do
       // (skl2onnx writes them); the importer keeps one. Ones that disagree are ambiguous.
@@ -210,7 +210,7 @@ class Validator {
     for (int i = 0; i < nodes.size(); ++i) {
       const onnx::NodeProto& n = nodes[i];
       if (n.op_type().empty()) return Invalid(where, ": ", NodeLabel(n, i), " has no op_type");
-      std::string domain(Canonical(n.domain()));
+      std::string domain(CanonicalDomain(n.domain()));
       auto imported = opsets.find(domain);
       if (imported == opsets.end()) {
         return Invalid(where, ": ", NodeLabel(n, i), " uses domain '", domain.empty() ? "ai.onnx" : domain,
@@ -247,7 +247,7 @@ class Validator {
   }
 
   const onnx::OpSchema* Schema(const std::string& op, int64_t opset, const std::string& domain) {
-    auto key = std::make_tuple(op, std::string(Canonical(domain)), opset);
+    auto key = std::make_tuple(op, std::string(CanonicalDomain(domain)), opset);
     auto it = schemas_.find(key);
     if (it != schemas_.end()) return it->second;
     const onnx::OpSchema* s = opset > std::numeric_limits<int>::max()

@@ -9,6 +9,14 @@ bool IsStandardDomain(std::string_view domain) {
   return domain.empty() || domain == "ai.onnx.ml";
 }
 
+std::string QualifiedOpName(std::string_view domain, std::string_view op_type) {
+  domain = CanonicalDomain(domain);
+  if (domain.empty()) return std::string(op_type);
+  std::string name(domain);
+  name.append("::").append(op_type);
+  return name;
+}
+
 std::set<std::string> NodeDomains(const Graph& graph) {
   std::set<std::string> used;
   for (const Node* n : graph.AllNodesRecursive()) used.insert(std::string(CanonicalDomain(n->domain())));

@@ -22,6 +22,9 @@ inline std::string_view CanonicalDomain(std::string_view domain) {
 // schema check asks the registry itself: core/inspect/inspect.cc OnnxHasSchemasFor.)
 bool IsStandardDomain(std::string_view domain);
 
+// How reports name an op: "Relu" in the default domain, "com.microsoft::Attention" elsewhere.
+std::string QualifiedOpName(std::string_view domain, std::string_view op_type);
+
 // Given a graph. Result the canonical domains of its nodes, its subgraphs' included.
 std::set<std::string> NodeDomains(const Graph& graph);
 // Given a model. Result the canonical domains its nodes use (every graph: main graph,

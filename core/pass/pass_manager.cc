@@ -6,14 +6,14 @@
 #include "core/inspect/declared_shapes.h"
 #include "core/interop/onnx_interop.h"
 #include "core/io/exporter.h"
+#include "core/ir/domains.h"
 
 namespace onnxsurgeon {
 
 std::map<std::string, int64_t> OpHistogram(const Model& model) {
   std::map<std::string, int64_t> h;
   for (Node* n : model.graph().AllNodesRecursive()) {
-    const std::string& d = n->domain();
-    ++h[d.empty() || d == "ai.onnx" ? n->op_type() : absl::StrCat(d, "::", n->op_type())];
+    ++h[QualifiedOpName(n->domain(), n->op_type())];
   }
   return h;
 }

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/ir/domains.h"
 #include "core/ir/function.h"
 #include "core/ir/graph.h"
 
@@ -12,7 +13,7 @@ namespace {
 void PostOrder(Graph& g, std::string_view op_type, std::vector<Node*>& out) {
   for (Node* n : g.nodes()) {
     for (Graph* sub : n->subgraphs()) PostOrder(*sub, op_type, out);
-    if (n->op_type() == op_type && (n->domain().empty() || n->domain() == "ai.onnx")) out.push_back(n);
+    if (n->op_type() == op_type && CanonicalDomain(n->domain()).empty()) out.push_back(n);
   }
 }
 

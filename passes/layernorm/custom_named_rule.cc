@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/ir/constant.h"
+#include "core/ir/domains.h"
 #include "core/ir/shape.h"
 #include "core/rewrite/facts.h"
 #include "core/shape/symbolic.h"
@@ -118,8 +119,7 @@ std::unique_ptr<RewriteRule> MakeCustomNamedRule(std::vector<std::string> names,
 }  // namespace fusion
 
 bool IsCustomNamedLayerNorm(const Node& n, const std::vector<std::string>& names) {
-  std::string_view domain = CanonicalDomain(n.domain());
-  if (domain.empty() || domain == "ai.onnx.ml") return false;
+  if (IsStandardDomain(n.domain())) return false;
   return std::any_of(names.begin(), names.end(),
                      [&](const std::string& name) { return absl::EqualsIgnoreCase(n.op_type(), name); });
 }
