@@ -110,9 +110,7 @@ class Checker {
     std::string fact = Fact(absl::StrCat("ai.onnx opset ", p_.opset_min, "..", p_.opset_max));
     std::string reason = absl::StrCat("the model imports ai.onnx opset ", opset);
     int64_t goal = std::clamp<int64_t>(opset, p_.opset_min, p_.opset_max);
-    std::vector<UnconvertibleNode> left;
-    if (const PassInfo* convert = FindPass("convert-opset"); convert && convert->dry_run)
-      left = convert->dry_run(model_, PassOptions(convert->options, {{"opset", absl::StrCat(goal)}}));
+    std::vector<UnconvertibleNode> left = UnconvertibleAt(goal);
     if (left.empty()) {
       Block(nullptr, reason, fact, p_.opset_source, &PlanStepNamed("convert-opset"));
       return;
@@ -353,14 +351,18 @@ class Checker {
     return {nullptr, fact.condition ? fact.condition->WhyNoRemedy(n, context) : ""};
   }
 
+  // The nodes convert-opset's dry run cannot take to `opset` (none without a dry run).
+  std::vector<UnconvertibleNode> UnconvertibleAt(int64_t opset) const {
+    const PassInfo* convert = FindPass("convert-opset");
+    if (!convert || !convert->dry_run) return {};
+    return convert->dry_run(model_, PassOptions(convert->options, {{"opset", absl::StrCat(opset)}}));
+  }
+
   // "" when convert-opset can take the whole model to `opset`; else which node it cannot
   // convert (Col2Im before 18), so the plan does not run a conversion that fails.
   std::string WhyNoConversionTo(int64_t opset) const {
     if (model_.OpsetVersion("") <= opset) return "";
-    const PassInfo* convert = FindPass("convert-opset");
-    if (!convert || !convert->dry_run) return "";
-    std::vector<UnconvertibleNode> left =
-        convert->dry_run(model_, PassOptions(convert->options, {{"opset", absl::StrCat(opset)}}));
+    std::vector<UnconvertibleNode> left = UnconvertibleAt(opset);
     if (left.empty()) return "";
     return absl::StrCat("converting to opset ", opset, " for this form fails: ", left[0].op, " (", left[0].where,
                         "): ", left[0].why);
