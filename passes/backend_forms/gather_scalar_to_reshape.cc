@@ -103,12 +103,7 @@ class GatherScalarToReshapePass : public PatternPass {
                                                     {static_cast<int64_t>(plan.result_dims.size())}, plan.result_dims),
                                           "shape"));
           std::vector<onnx::AttributeProto> reshape_attrs;
-          if (plan.allow_zero) {
-            onnx::AttributeProto& a = reshape_attrs.emplace_back();
-            a.set_name("allowzero");
-            a.set_type(onnx::AttributeProto::INT);
-            a.set_i(1);
-          }
+          if (plan.allow_zero) reshape_attrs.push_back(Rewriter::AttrInt("allowzero", 1));
           Value* y = rw.Op("Reshape", {kept, shape}, std::move(reshape_attrs));
           const Value* out = old.output(0);
           if (out->has_type()) *y->mutable_info()->mutable_type() = out->info()->type();
